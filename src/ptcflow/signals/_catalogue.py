@@ -1,0 +1,60 @@
+"""The signal type catalogue: every ``type`` a ptcflow signal can carry."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = (
+    "EMBED_RESULT",
+    "LLM_DELTA",
+    "LLM_RESPONSE",
+    "REQUEST_COMPLETED",
+    "REQUEST_ERROR",
+    "REQUEST_FAILED",
+    "REQUEST_STARTED",
+    "SIGNAL_TYPES",
+    "TERMINAL_TYPES",
+    "TOOL_RESULT",
+    "TOOL_STARTED",
+    "USAGE",
+)
+
+LLM_DELTA: Final = "ai.llm.delta"
+"""A streamed fragment of an LLM response (text or tool-call arguments)."""
+LLM_RESPONSE: Final = "ai.llm.response"
+"""The terminal signal of an LLM directive; ``data["result"]`` is an Ok/Err envelope."""
+USAGE: Final = "ai.usage"
+"""Token usage of one LLM call; always published just before its ``ai.llm.response``."""
+EMBED_RESULT: Final = "ai.embed.result"
+"""The terminal signal of an ``LLMEmbed`` directive."""
+TOOL_STARTED: Final = "ai.tool.started"
+"""A tool call began executing; always precedes its ``ai.tool.result``."""
+TOOL_RESULT: Final = "ai.tool.result"
+"""The terminal signal of ``ToolExec`` / ``EmitToolError`` / a child run used as a tool."""
+REQUEST_STARTED: Final = "ai.request.started"
+"""A run began; ``data["input"]`` holds its input (the journal replays from it)."""
+REQUEST_COMPLETED: Final = "ai.request.completed"
+"""A run ended successfully; ``data["result"]`` holds the Ok envelope of its answer."""
+REQUEST_FAILED: Final = "ai.request.failed"
+"""A run ended in failure; ``data["result"]`` holds the Err envelope."""
+REQUEST_ERROR: Final = "ai.request.error"
+"""A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
+
+SIGNAL_TYPES: Final = frozenset(
+    {
+        LLM_DELTA,
+        LLM_RESPONSE,
+        USAGE,
+        EMBED_RESULT,
+        TOOL_STARTED,
+        TOOL_RESULT,
+        REQUEST_STARTED,
+        REQUEST_COMPLETED,
+        REQUEST_FAILED,
+        REQUEST_ERROR,
+    }
+)
+"""Every signal type ptcflow publishes."""
+
+TERMINAL_TYPES: Final = frozenset({LLM_RESPONSE, EMBED_RESULT, TOOL_RESULT, REQUEST_ERROR})
+"""Signal types that end a directive: exactly one is published per directive."""

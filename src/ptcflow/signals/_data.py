@@ -1,0 +1,112 @@
+"""Typed ``data`` payloads, one struct per signal type.
+
+A signal's ``data`` is one of these structs, so strategies can ``match`` on it and the
+journal can decode it back to exactly the same value (see :data:`DATA_TYPES`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from ptcflow.signals import _catalogue as t
+from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
+from ptcflow.signals._messages import EmbedResponse, LLMChunk, LLMResponse, Usage
+
+__all__ = (
+    "DATA_TYPES",
+    "EmbedResultData",
+    "LLMDeltaData",
+    "LLMResponseData",
+    "RequestEndData",
+    "RequestErrorData",
+    "RequestStartedData",
+    "ToolResultData",
+    "ToolStartedData",
+    "UsageData",
+)
+
+
+class _Data(msgspec.Struct, frozen=True, kw_only=True):
+    pass
+
+
+class LLMDeltaData(_Data, frozen=True, kw_only=True):
+    """``ai.llm.delta``: one streamed chunk."""
+
+    chunk: LLMChunk
+
+
+class UsageData(_Data, frozen=True, kw_only=True):
+    """``ai.usage``: token usage of one LLM call."""
+
+    usage: Usage
+    model: str = ""
+
+
+class LLMResponseData(_Data, frozen=True, kw_only=True):
+    """``ai.llm.response``: the result of an LLM call and how many attempts it took."""
+
+    result: Ok[LLMResponse] | Err
+    attempts: int = 1
+
+
+class EmbedResultData(_Data, frozen=True, kw_only=True):
+    """``ai.embed.result``: the result of an embedding call."""
+
+    result: Ok[EmbedResponse] | Err
+    attempts: int = 1
+
+
+class ToolStartedData(_Data, frozen=True, kw_only=True):
+    """``ai.tool.started``: a tool call began."""
+
+    tool_name: str
+    arguments: dict[str, Any] = {}
+
+
+class ToolResultData(_Data, frozen=True, kw_only=True):
+    """``ai.tool.result``: the result of a tool call (or of a child run used as a tool)."""
+
+    tool_name: str
+    result: Ok[Any] | Err
+    attempts: int = 1
+    duration_ms: float = 0.0
+
+
+class RequestStartedData(_Data, frozen=True, kw_only=True):
+    """``ai.request.started``: a run began with this input."""
+
+    input: Any = None
+    agent: str = ""
+
+
+class RequestEndData(_Data, frozen=True, kw_only=True):
+    """``ai.request.completed`` / ``ai.request.failed``: how a run ended."""
+
+    result: Ok[Any] | Err
+    usage: Usage = Usage()
+    reason: str = ""
+
+
+class RequestErrorData(_Data, frozen=True, kw_only=True):
+    """``ai.request.error``: a request was rejected (busy, invalid)."""
+
+    error: ErrorEnvelope
+    reason: str = ""
+
+
+DATA_TYPES: Final[dict[str, type[Any]]] = {
+    t.LLM_DELTA: LLMDeltaData,
+    t.USAGE: UsageData,
+    t.LLM_RESPONSE: LLMResponseData,
+    t.EMBED_RESULT: EmbedResultData,
+    t.TOOL_STARTED: ToolStartedData,
+    t.TOOL_RESULT: ToolResultData,
+    t.REQUEST_STARTED: RequestStartedData,
+    t.REQUEST_COMPLETED: RequestEndData,
+    t.REQUEST_FAILED: RequestEndData,
+    t.REQUEST_ERROR: RequestErrorData,
+}
+"""The ``data`` struct of each catalogued signal type (used to decode journals)."""
