@@ -1,0 +1,525 @@
+"""The runtime values of PTC-Lisp and the Clojure semantics on top of plain Python objects.
+
+=============  =====================================================================
+PTC-Lisp       Python
+=============  =====================================================================
+``nil``        ``None``
+booleans       ``bool``
+integers       ``int`` (no ratios; ``/`` returns a float)
+floats         ``float``
+strings        ``str`` (a character is a 1-char ``str``)
+keywords       :class:`Keyword` (interned: ``Keyword("a") is Keyword("a")``)
+vectors, seqs  ``tuple`` (builtins are eager: there are no lazy seqs, lists print as ``[...]``)
+maps           ``dict`` (never mutated after construction: builtins copy on ``assoc``)
+sets           ``frozenset``
+regexes        :class:`Regex` (prints as ``#"..."``)
+functions      any Python callable; program functions are :class:`LispFn`, builtins
+               are :class:`Builtin`
+=============  =====================================================================
+
+Equality (:func:`lisp_eq`) follows Clojure: ``1`` and ``1.0`` differ, ``1`` and ``true`` differ,
+collections compare structurally. Map keys and set members use Python hashing, so keys that
+Python considers equal collide (``{1 :a, true :b}`` holds one key): a documented deviation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final, final
+
+from ptcflow.lisp.errors import LispError, type_error
+
+if TYPE_CHECKING:
+    from ptcflow.lisp.limits import Budget
+
+__all__ = (
+    "Builtin",
+    "Keyword",
+    "LispFn",
+    "Regex",
+    "from_python",
+    "iter_of",
+    "lisp_eq",
+    "to_fn",
+    "to_python",
+    "truthy",
+)
+
+_KEYWORDS: dict[str, Keyword] = {}  # the intern table; keywords are immortal like Clojure's
+
+
+@final
+class Keyword:
+    """An interned, immutable keyword such as ``:a`` or ``:user/id``.
+
+    Keywords are callable as a lookup function: ``(:a m)`` is ``(get m :a)`` and
+    ``(:a m default)`` is ``(get m :a default)``; on a set ``(:a s)`` is ``:a`` when ``:a``
+    is a member.
+
+    Args:
+        name: the name without the leading colon (may contain ``/``).
+
+    Example:
+        >>> Keyword("a") is Keyword("a")
+        True
+        >>> str(Keyword("a")), Keyword("a")({Keyword("a"): 1})
+        (':a', 1)
+    """
+
+    __slots__ = ("name",)
+    name: str
+
+    def __new__(cls, name: str) -> Keyword:
+        kw = _KEYWORDS.get(name)
+        if kw is None:
+            if not isinstance(name, str):
+                raise TypeError(f"Keyword name must be a str, got {type(name).__name__}")
+            kw = object.__new__(cls)
+            object.__setattr__(kw, "name", name)
+            kw = _KEYWORDS.setdefault(name, kw)
+        return kw
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        raise AttributeError("Keyword is immutable")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError("Keyword is immutable")
+
+    def __call__(self, coll: object, default: object = None) -> Any:
+        """Look this keyword up in a map (or a set); ``default`` when absent or not a map."""
+        if type(coll) is dict:
+            return coll.get(self, default)
+        if type(coll) is frozenset:
+            return self if self in coll else default
+        return default
+
+    def __str__(self) -> str:
+        return ":" + self.name
+
+    def __repr__(self) -> str:
+        return f"Keyword({self.name!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Keyword, (self.name,))
+
+    def __copy__(self) -> Keyword:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Keyword:
+        return self
+
+    def __lt__(self, other: object) -> bool:
+        if type(other) is Keyword:
+            return self.name < other.name
+        return NotImplemented
+
+
+@final
+class Regex:
+    """A compiled regular expression value; prints as ``#"pattern"``.
+
+    Build them with the ``re-pattern`` builtin or the reader's ``#"..."`` literal, which check
+    the pattern for catastrophic backtracking first.
+
+    Args:
+        pattern: a compiled Python pattern.
+
+    Example:
+        >>> Regex(re.compile(r"\\d+")).source
+        '\\\\d+'
+    """
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern: re.Pattern[str] = pattern
+
+    @property
+    def source(self) -> str:
+        """The pattern text."""
+        return self.pattern.pattern
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Regex and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __repr__(self) -> str:
+        return f"Regex({self.source!r})"
+
+
+class LispFn:
+    """Base class of functions defined by programs (``fn``, ``defn``); lisp-core subclasses it.
+
+    Args:
+        name: the function's name (``None`` for an anonymous ``fn``).
+        min_arity: the fewest arguments it accepts.
+        max_arity: the most arguments it accepts, ``None`` when variadic.
+    """
+
+    __slots__ = ("max_arity", "min_arity", "name")
+
+    def __init__(self, name: str | None, min_arity: int, max_arity: int | None) -> None:
+        self.name = name
+        self.min_arity = min_arity
+        self.max_arity = max_arity
+
+    def __call__(self, *args: Any) -> Any:
+        """Apply the function to positional arguments."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<fn {self.name or 'anonymous'}>"
+
+
+@final
+class Builtin:
+    """One whitelisted builtin function and its documentation.
+
+    Args:
+        name: the name programs use (``"get"``, ``"clojure.string/join"``).
+        fn: the implementation; takes the run's :class:`~ptcflow.lisp.limits.Budget` as its
+            first argument when ``needs_budget`` is true.
+        min_arity: the fewest arguments.
+        max_arity: the most arguments, ``None`` when variadic.
+        needs_budget: the builtin builds input-sized results, prints, or matches regexes.
+        doc: a one-line description.
+        signature: the call shapes, e.g. ``"(get m k) (get m k default)"``.
+        category: the group in the reference page (``"maps"``, ``"strings"``, ...).
+
+    Calling a ``Builtin`` calls ``fn``; a ``needs_budget`` builtin must first be bound to a
+    run's budget with :meth:`bind` (the runner does this per run).
+    """
+
+    __slots__ = (
+        "category",
+        "doc",
+        "fn",
+        "max_arity",
+        "min_arity",
+        "name",
+        "needs_budget",
+        "signature",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        min_arity: int,
+        max_arity: int | None,
+        needs_budget: bool = False,
+        doc: str,
+        signature: str,
+        category: str,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.min_arity = min_arity
+        self.max_arity = max_arity
+        self.needs_budget = needs_budget
+        self.doc = doc
+        self.signature = signature
+        self.category = category
+
+    def __call__(self, *args: Any) -> Any:
+        """Call the implementation (bind ``needs_budget`` builtins first)."""
+        if self.needs_budget:
+            raise LispError("analysis", f"builtin {self.name} used without a run budget")
+        return self.fn(*args)
+
+    def bind(self, budget: Budget) -> Builtin:
+        """Return this builtin with ``budget`` bound as the first argument (or ``self``).
+
+        Args:
+            budget: the run's budget.
+
+        Returns:
+            A ``Builtin`` with ``needs_budget`` false that can be called and passed as a value.
+        """
+        if not self.needs_budget:
+            return self
+        fn = self.fn
+
+        def bound(*args: Any) -> Any:
+            return fn(budget, *args)
+
+        return Builtin(
+            self.name,
+            bound,
+            min_arity=self.min_arity,
+            max_arity=self.max_arity,
+            needs_budget=False,
+            doc=self.doc,
+            signature=self.signature,
+            category=self.category,
+        )
+
+    def accepts(self, n_args: int) -> bool:
+        """Whether a call with ``n_args`` arguments has a valid arity."""
+        return n_args >= self.min_arity and (self.max_arity is None or n_args <= self.max_arity)
+
+    def __repr__(self) -> str:
+        return f"<builtin {self.name}>"
+
+
+def truthy(x: object) -> bool:
+    """Clojure truthiness: only ``nil`` and ``false`` are falsy.
+
+    Example:
+        >>> truthy(0), truthy(""), truthy(None), truthy(False)
+        (True, True, False, False)
+    """
+    return x is not None and x is not False
+
+
+# Types whose Python equality is exactly Clojure equality.
+_PLAIN: Final = frozenset({str, Keyword, int, type(None), bool, Regex})
+
+
+def _strict(x: object) -> object:
+    """A key whose Python equality is Clojure equality (separates 1, 1.0 and true)."""
+    t = type(x)
+    if t is str or t is Keyword or t is int:
+        return x
+    if t is bool:
+        return ("#bool", x)
+    if t is float:
+        return ("#float", x)
+    if t is tuple:
+        return ("#vec", *map(_strict, x))  # type: ignore[call-overload]
+    if t is frozenset:
+        return ("#set", frozenset(map(_strict, x)))  # type: ignore[call-overload]
+    if t is dict:
+        return ("#map", frozenset((_strict(k), _strict(v)) for k, v in x.items()))  # type: ignore[attr-defined]
+    return x
+
+
+def _loose_key(k: object) -> bool:
+    t = type(k)
+    return not (t is str or t is Keyword)
+
+
+def lisp_eq(a: object, b: object) -> bool:
+    """Clojure ``=``: structural, and numbers of different kinds are not equal.
+
+    ``1`` and ``1.0`` differ, ``1`` and ``true`` differ, ``nil`` equals only ``nil``, vectors
+    and sequences (both tuples) compare element-wise, maps and sets structurally. ``##NaN`` is
+    not equal to itself.
+
+    Example:
+        >>> lisp_eq((1, (2,)), (1, (2,))), lisp_eq(1, 1.0), lisp_eq(1, True)
+        (True, False, False)
+    """
+    if a is b:
+        return not (type(a) is float and math.isnan(a))
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is tuple:
+        if len(a) != len(b):  # type: ignore[arg-type]
+            return False
+        return all(map(lisp_eq, a, b))  # type: ignore[call-overload]
+    if ta is dict:
+        return _dict_eq(a, b)  # type: ignore[arg-type]
+    if ta is frozenset:
+        if a != b:
+            return False
+        if any(map(_loose_key, a)):  # type: ignore[call-overload]
+            return frozenset(map(_strict, a)) == frozenset(map(_strict, b))  # type: ignore[call-overload]
+        return True
+    return a == b
+
+
+def _dict_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    if len(a) != len(b):
+        return False
+    loose = False
+    for k, v in a.items():
+        try:
+            w = b[k]
+        except KeyError:
+            return False
+        if not lisp_eq(v, w):
+            return False
+        if not loose and _loose_key(k):
+            loose = True
+    if loose:
+        return frozenset(map(_strict, a)) == frozenset(map(_strict, b))
+    return True
+
+
+def _vector_fn(v: tuple[Any, ...]) -> Callable[..., Any]:
+    def index(i: object, *default: object) -> Any:
+        if type(i) is not int:
+            raise type_error("a vector used as a function", "an integer index", i)
+        if 0 <= i < len(v):
+            return v[i]
+        if default:
+            return default[0]
+        raise LispError(
+            "type", f"index {i} is out of bounds for a vector of {len(v)}; use (get v i) for nil"
+        )
+
+    return index
+
+
+def to_fn(x: object, fn_name: str = "this function") -> Callable[..., Any]:
+    """Return a callable for ``x``: functions as they are, keywords, maps, sets and vectors
+    as lookups.
+
+    Args:
+        x: a function, keyword, map (key lookup), set (membership), or vector (index lookup).
+        fn_name: the builtin asking, for the error message.
+
+    Returns:
+        A Python callable taking positional arguments.
+
+    Raises:
+        LispError: ``x`` cannot be called (category ``"type"``).
+
+    Example:
+        >>> to_fn({Keyword("a"): 1})(Keyword("a"))
+        1
+    """
+    if callable(x):
+        return x
+    t = type(x)
+    if t is dict:
+        return x.get  # type: ignore[attr-defined, no-any-return]
+    if t is frozenset:
+        s: frozenset[Any] = x  # type: ignore[assignment]
+        return lambda k, default=None: k if k in s else default
+    if t is tuple:
+        return _vector_fn(x)  # type: ignore[arg-type]
+    raise type_error(fn_name, "a function (or a keyword, map, set or vector)", x)
+
+
+def to_python(x: object, *, keep_keywords: bool = False) -> Any:
+    """Convert a PTC-Lisp value to JSON-like Python data.
+
+    Keyword map keys become their name strings; keyword values become names too unless
+    ``keep_keywords``. Vectors and sets become lists (sets sorted when their members can be
+    compared), regexes their pattern text.
+
+    Args:
+        x: the value.
+        keep_keywords: keep :class:`Keyword` values (not map keys) as keywords.
+
+    Returns:
+        ``None``, ``bool``, ``int``, ``float``, ``str``, ``list``, ``dict`` (or ``Keyword``).
+
+    Raises:
+        LispError: ``x`` contains a function (category ``"type"``).
+
+    Example:
+        >>> to_python({Keyword("a"): (1, Keyword("b"))})
+        {'a': [1, 'b']}
+    """
+    t = type(x)
+    if t is str or t is int or t is float or t is bool or x is None:
+        return x
+    if t is Keyword:
+        return x if keep_keywords else x.name  # type: ignore[attr-defined]
+    if t is tuple:
+        return [to_python(v, keep_keywords=keep_keywords) for v in x]  # type: ignore[attr-defined]
+    if t is dict:
+        return {
+            (k.name if type(k) is Keyword else _python_key(k)): to_python(
+                v, keep_keywords=keep_keywords
+            )
+            for k, v in x.items()  # type: ignore[attr-defined]
+        }
+    if t is frozenset:
+        items = [to_python(v, keep_keywords=keep_keywords) for v in x]  # type: ignore[attr-defined]
+        try:
+            items.sort()
+        except TypeError:
+            pass
+        return items
+    if t is Regex:
+        return x.source  # type: ignore[attr-defined]
+    if callable(x):
+        raise type_error("returning a result", "data (a function cannot be returned)", x)
+    raise type_error("returning a result", "data", x)
+
+
+def _python_key(k: object) -> Any:
+    if type(k) is tuple:
+        return tuple(_python_key(v) for v in k)
+    return to_python(k)
+
+
+def from_python(x: object, *, keywordize_keys: bool = True) -> Any:
+    """Convert JSON-like Python data into PTC-Lisp values.
+
+    Args:
+        x: ``dict``/``list``/``tuple``/``set``/``frozenset``/``str``/``int``/``float``/
+            ``bool``/``None`` (nested), or values that already are PTC-Lisp values.
+        keywordize_keys: turn ``str`` map keys into keywords, so programs write ``(:id row)``.
+
+    Returns:
+        The PTC-Lisp value (lists and tuples become tuples, sets frozensets).
+
+    Raises:
+        TypeError: ``x`` contains an object of another type (at the boundary, a caller bug).
+
+    Example:
+        >>> from_python({"id": [1, 2]})
+        {Keyword('id'): (1, 2)}
+    """
+    t = type(x)
+    if t is str or t is int or t is float or t is bool or x is None or t is Keyword:
+        return x
+    if t is dict:
+        out = {}
+        for k, v in x.items():  # type: ignore[attr-defined]
+            if keywordize_keys and type(k) is str:
+                k = Keyword(k)
+            else:
+                k = from_python(k, keywordize_keys=keywordize_keys)
+            out[k] = from_python(v, keywordize_keys=keywordize_keys)
+        return out
+    if t is list or t is tuple:
+        return tuple(from_python(v, keywordize_keys=keywordize_keys) for v in x)  # type: ignore[attr-defined]
+    if t is set or t is frozenset:
+        return frozenset(from_python(v, keywordize_keys=keywordize_keys) for v in x)  # type: ignore[attr-defined]
+    if t is Regex or isinstance(x, LispFn | Builtin):
+        return x
+    # Subclasses of the plain types (IntEnum, str enums, dict subclasses) convert as their base.
+    for base, conv in _BASES:
+        if isinstance(x, base):
+            return from_python(conv(x), keywordize_keys=keywordize_keys)
+    raise TypeError(
+        f"cannot pass a {type(x).__name__} into PTC-Lisp: convert it to dict/list/str/int/"
+        "float/bool/None first"
+    )
+
+
+_BASES: Final[tuple[tuple[type, Callable[[Any], Any]], ...]] = (
+    (bool, bool),
+    (int, int),
+    (float, float),
+    (str, str),
+    (dict, dict),
+    (list, tuple),
+    (tuple, tuple),
+    (set, frozenset),
+    (frozenset, frozenset),
+)
+
+
+def iter_of(x: object) -> Iterable[Any]:
+    """Iterate a collection the way Clojure's ``seq`` does (maps yield ``[k v]`` pairs)."""
+    t = type(x)
+    if t is tuple or t is frozenset or t is str:
+        return x  # type: ignore[return-value]
+    if x is None:
+        return ()
+    if t is dict:
+        return x.items()  # type: ignore[attr-defined, no-any-return]
+    raise type_error("seq", "a collection", x)
