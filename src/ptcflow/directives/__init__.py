@@ -1,0 +1,27 @@
+"""Directives: the side effects a strategy asks for, as frozen tagged structs."""
+
+from __future__ import annotations
+
+from ptcflow.directives._base import (
+    RESERVED_CONTEXT_KEY as RESERVED_CONTEXT_KEY,
+    Directive as Directive,
+    EmitRequestError as EmitRequestError,
+    EmitToolError as EmitToolError,
+    LLMEmbed as LLMEmbed,
+    LLMGenerate as LLMGenerate,
+    LLMStream as LLMStream,
+    RunChild as RunChild,
+    ToolExec as ToolExec,
+)
+
+__all__ = (
+    "RESERVED_CONTEXT_KEY",
+    "Directive",
+    "EmitRequestError",
+    "EmitToolError",
+    "LLMEmbed",
+    "LLMGenerate",
+    "LLMStream",
+    "RunChild",
+    "ToolExec",
+)
