@@ -1,0 +1,67 @@
+"""The signature language: typed contracts between agents and tools.
+
+A signature names the inputs a tool or agent takes and the output it gives, in a compact
+text form made for LLM prompts::
+
+    (query :string, limit :int?) -> [{id :int, title :string}]
+
+Parse it once with :func:`parse`, then validate inputs (leniently coerced) and outputs
+(strict), render it back for prompts, or export JSON Schema. :func:`signature_from_callable`
+infers a signature from Python type hints; :class:`Template` expands ``{{placeholders}}``
+and :func:`check_placeholders` checks them against a signature.
+
+Example:
+    >>> from ptcflow.signature import parse
+    >>> sig = parse("(id :int) -> {name :string, email :string?}")
+    >>> sig.validate_input({"id": "7"}).warnings
+    ['id: coerced string "7" to int']
+    >>> sig.validate_output({"name": 3}).errors
+    ['name: expected string, got int 3']
+"""
+
+from __future__ import annotations
+
+from ptcflow.signature._ast import (
+    Field as Field,
+    Fields as Fields,
+    ListOf as ListOf,
+    Param as Param,
+    Prim as Prim,
+    Type as Type,
+)
+from ptcflow.signature._errors import (
+    SignatureError as SignatureError,
+    SignatureWarning as SignatureWarning,
+)
+from ptcflow.signature._hints import (
+    signature_from_callable as signature_from_callable,
+    type_from_hint as type_from_hint,
+)
+from ptcflow.signature._parser import parse as parse, parse_type as parse_type
+from ptcflow.signature._render import render_type as render_type
+from ptcflow.signature._signature import Signature as Signature
+from ptcflow.signature._template import (
+    Template as Template,
+    check_placeholders as check_placeholders,
+)
+from ptcflow.signature._validate import ValidationResult as ValidationResult
+
+__all__ = (
+    "Field",
+    "Fields",
+    "ListOf",
+    "Param",
+    "Prim",
+    "Signature",
+    "SignatureError",
+    "SignatureWarning",
+    "Template",
+    "Type",
+    "ValidationResult",
+    "check_placeholders",
+    "parse",
+    "parse_type",
+    "render_type",
+    "signature_from_callable",
+    "type_from_hint",
+)
