@@ -6,6 +6,14 @@ Everything a strategy receives is a :class:`Signal` whose ``data`` is a typed st
 
 from __future__ import annotations
 
+from ptcflow.signals._bus import (
+    BusStatistics as BusStatistics,
+    Overflow as Overflow,
+    SignalBus as SignalBus,
+    SignalOverflowError as SignalOverflowError,
+    Subscription as Subscription,
+    SubscriptionStatistics as SubscriptionStatistics,
+)
 from ptcflow.signals._catalogue import (
     EMBED_RESULT as EMBED_RESULT,
     LLM_DELTA as LLM_DELTA,
@@ -98,6 +106,7 @@ __all__ = (
     "UNKNOWN_TOOL",
     "USAGE",
     "VALIDATION",
+    "BusStatistics",
     "EmbedResponse",
     "EmbedResultData",
     "Err",
@@ -108,12 +117,17 @@ __all__ = (
     "LLMResponseData",
     "Message",
     "Ok",
+    "Overflow",
     "RequestEndData",
     "RequestErrorData",
     "RequestStartedData",
     "Result",
     "Signal",
+    "SignalBus",
+    "SignalOverflowError",
     "StreamAssembler",
+    "Subscription",
+    "SubscriptionStatistics",
     "ToolCall",
     "ToolCallDelta",
     "ToolResultData",

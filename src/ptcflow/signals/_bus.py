@@ -1,0 +1,504 @@
+"""The signal bus: synchronous, non-blocking publish; pattern subscriptions with bounded buffers.
+
+Publishing never waits and never fails: each subscription owns a bounded buffer and an
+overflow policy, so a slow subscriber loses signals (and counts them) instead of slowing
+down the runtime. With nobody subscribed, :meth:`SignalBus.publish` checks one attribute
+and returns.
+
+Patterns are dot-separated signal types in which a ``*`` segment matches exactly one
+segment and a ``**`` segment matches any number of segments (zero included)::
+
+    "ai.tool.result"   exactly that type
+    "ai.tool.*"        ai.tool.started, ai.tool.result
+    "ai.**"            every ai.* type (and "ai" itself)
+    "**"               everything
+
+A pattern is compiled once when subscribing; the set of subscriptions matching a signal
+type is computed once per type and cached until the subscriptions change.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Final, Literal, Self, TypeAlias
+
+import anyio
+import anyio.lowlevel
+import msgspec
+
+from ptcflow.errors import UsageError
+from ptcflow.signals._signal import Signal
+
+__all__ = (
+    "BusStatistics",
+    "Overflow",
+    "SignalBus",
+    "SignalOverflowError",
+    "Subscription",
+    "SubscriptionStatistics",
+    "compile_pattern",
+)
+
+Overflow: TypeAlias = Literal["drop_oldest", "drop_newest", "error"]
+"""What a full subscription does with a new signal (see :meth:`SignalBus.subscribe`)."""
+
+_POLICIES: Final = ("drop_oldest", "drop_newest", "error")
+_MAX_CACHED_TYPES: Final = 4096
+
+
+class SignalOverflowError(UsageError):
+    """A subscription with ``overflow="error"`` fell behind and lost signals.
+
+    Raised by :meth:`Subscription.receive` once the signals buffered before the gap have
+    been consumed; the subscription is closed at that point.
+    """
+
+
+class SubscriptionStatistics(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot of one subscription.
+
+    ``delivered`` counts signals accepted into the buffer, ``dropped`` those lost to the
+    overflow policy, ``buffered`` those waiting to be received.
+    """
+
+    pattern: str
+    run_id: str | None
+    buffer: int
+    overflow: str
+    buffered: int
+    delivered: int
+    dropped: int
+    closed: bool
+
+
+class BusStatistics(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot of a :class:`SignalBus`.
+
+    ``published`` counts signals published while at least one subscription was open
+    (publishing to an idle bus is free and not counted); ``delivered`` and ``dropped``
+    sum the open subscriptions, which are listed one by one in ``per_subscriber``.
+    """
+
+    published: int
+    delivered: int
+    dropped: int
+    subscribers: int
+    per_subscriber: tuple[SubscriptionStatistics, ...] = ()
+
+
+def compile_pattern(pattern: str) -> tuple[str, ...]:
+    """Check a subscription pattern and split it into segments.
+
+    Args:
+        pattern: dot-separated segments; ``*`` is one segment, ``**`` any number.
+
+    Returns:
+        The segments, ready for matching.
+
+    Raises:
+        UsageError: the pattern is empty, has an empty segment (``"ai..tool"``) or a
+            wildcard inside a segment (``"ai.to*"``).
+
+    Example:
+        >>> compile_pattern("ai.tool.*")
+        ('ai', 'tool', '*')
+    """
+    if not isinstance(pattern, str) or not pattern:
+        raise UsageError(
+            f"subscription pattern must be a non-empty string, got {pattern!r}; "
+            'use "**" to receive every signal'
+        )
+    segments = tuple(pattern.split("."))
+    for seg in segments:
+        if not seg:
+            raise UsageError(f"subscription pattern {pattern!r} has an empty segment")
+        if "*" in seg and seg not in ("*", "**"):
+            raise UsageError(
+                f"subscription pattern {pattern!r}: wildcards must be whole segments "
+                f'("*" for one segment, "**" for any number), not {seg!r}'
+            )
+    return segments
+
+
+def _matches(pattern: tuple[str, ...], segments: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not segments
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_matches(rest, segments[i:]) for i in range(len(segments) + 1))
+    if not segments:
+        return False
+    return (head == "*" or head == segments[0]) and _matches(rest, segments[1:])
+
+
+class _Inbox:
+    """The bus-side half of a subscription: buffer, policy, counters, wake-up event."""
+
+    __slots__ = (
+        "buffer",
+        "capacity",
+        "closed",
+        "delivered",
+        "dropped",
+        "overflow",
+        "overflowed",
+        "pattern",
+        "run_id",
+        "segments",
+        "waiter",
+    )
+
+    def __init__(self, pattern: str, run_id: str | None, capacity: int, overflow: str) -> None:
+        self.pattern = pattern
+        self.segments = compile_pattern(pattern)
+        self.run_id = run_id
+        self.capacity = capacity
+        self.overflow = overflow
+        self.buffer: deque[Signal] = deque()
+        self.delivered = 0
+        self.dropped = 0
+        self.overflowed = False
+        self.closed = False
+        self.waiter: anyio.Event | None = None
+
+    def matches(self, type: str) -> bool:
+        return _matches(self.segments, tuple(type.split(".")))
+
+    def offer(self, signal: Signal) -> bool:
+        """Buffer one signal; return False when the inbox must leave the bus (overflowed)."""
+        buffer = self.buffer
+        if len(buffer) >= self.capacity:
+            self.dropped += 1
+            if self.overflow == "drop_oldest":
+                buffer.popleft()
+            elif self.overflow == "drop_newest":
+                return True
+            else:
+                self.overflowed = True
+                self.wake()
+                return False
+        buffer.append(signal)
+        self.delivered += 1
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            waiter.set()
+        return True
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            waiter.set()
+
+    def statistics(self) -> SubscriptionStatistics:
+        return SubscriptionStatistics(
+            pattern=self.pattern,
+            run_id=self.run_id,
+            buffer=self.capacity,
+            overflow=self.overflow,
+            buffered=len(self.buffer),
+            delivered=self.delivered,
+            dropped=self.dropped,
+            closed=self.closed,
+        )
+
+
+class _Route:
+    """The inboxes one signal type reaches: those for every run, and those by run id."""
+
+    __slots__ = ("by_run", "every")
+
+    def __init__(self, every: tuple[_Inbox, ...], by_run: dict[str, tuple[_Inbox, ...]]) -> None:
+        self.every = every
+        self.by_run = by_run
+
+
+class SignalBus:
+    """Fan signals out to pattern subscriptions without ever blocking the publisher.
+
+    :meth:`publish` is synchronous and must be called from the event loop thread (the
+    runtime does); subscriptions are consumed with ``async for``. Each subscription has a
+    bounded buffer; when it is full the subscription's overflow policy applies:
+
+    - ``"drop_oldest"`` (default): the oldest buffered signal is discarded;
+    - ``"drop_newest"``: the new signal is discarded;
+    - ``"error"``: the subscription stops receiving, and :meth:`Subscription.receive`
+      raises :class:`SignalOverflowError` after the signals buffered before the gap.
+
+    Dropped signals are counted (:meth:`statistics`, :meth:`Subscription.statistics`).
+
+    Example:
+        >>> import anyio
+        >>> from ptcflow.signals import Signal
+        >>> async def main() -> list[str]:
+        ...     bus = SignalBus()
+        ...     async with bus.subscribe("ai.tool.*") as sub:
+        ...         bus.publish(Signal.create("ai.tool.started"))
+        ...         bus.publish(Signal.create("ai.usage"))
+        ...         bus.publish(Signal.create("ai.tool.result"))
+        ...         return [(await sub.receive()).type, sub.receive_nowait().type]
+        >>> anyio.run(main)
+        ['ai.tool.started', 'ai.tool.result']
+    """
+
+    __slots__ = ("_closed", "_idle", "_inboxes", "_published", "_routes")
+
+    def __init__(self) -> None:
+        self._idle = True
+        self._closed = False
+        self._inboxes: dict[_Inbox, None] = {}  # insertion-ordered set
+        self._routes: dict[str, _Route] = {}
+        self._published = 0
+
+    def publish(self, signal: Signal) -> None:
+        """Deliver ``signal`` to every matching subscription; never blocks, never raises.
+
+        Costs one attribute check when nobody is subscribed.
+        """
+        if self._idle:
+            return
+        self._published += 1
+        route = self._routes.get(signal.type)
+        if route is None:
+            route = self._route(signal.type)
+        targets = route.every
+        if route.by_run:
+            targets += route.by_run.get(signal.run_id, ())
+        for inbox in targets:
+            buffer = inbox.buffer
+            if len(buffer) < inbox.capacity:  # the common case, inlined
+                buffer.append(signal)
+                inbox.delivered += 1
+                if inbox.waiter is not None:
+                    inbox.wake()
+            elif not inbox.offer(signal):
+                self._remove(inbox)
+
+    def subscribe(
+        self,
+        pattern: str = "**",
+        *,
+        run_id: str | None = None,
+        buffer: int = 1024,
+        overflow: Overflow = "drop_oldest",
+    ) -> Subscription:
+        """Open a subscription to the signals whose type matches ``pattern``.
+
+        The subscription receives every matching signal published from now on, until it
+        is closed (leaving ``async with``, :meth:`Subscription.close`, or dropping the
+        last reference to it). Does not block.
+
+        Args:
+            pattern: ``"ai.tool.result"``, ``"ai.tool.*"``, ``"ai.**"``, ``"**"``.
+            run_id: only receive signals of this run.
+            buffer: how many signals may wait to be received (at least 1).
+            overflow: ``"drop_oldest"``, ``"drop_newest"`` or ``"error"`` (see the class).
+
+        Raises:
+            UsageError: invalid pattern, buffer or overflow, or the bus is closed.
+
+        Example:
+            >>> bus = SignalBus()
+            >>> sub = bus.subscribe("ai.**", buffer=10)
+            >>> bus.statistics().subscribers
+            1
+            >>> sub.close(); bus.statistics().subscribers
+            0
+        """
+        if self._closed:
+            raise UsageError("cannot subscribe to a closed SignalBus; create a new bus")
+        if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
+            raise UsageError(f"subscribe(buffer=...) must be an int >= 1, got {buffer!r}")
+        if overflow not in _POLICIES:
+            raise UsageError(
+                f"subscribe(overflow=...) must be one of {', '.join(map(repr, _POLICIES))}, "
+                f"got {overflow!r}"
+            )
+        inbox = _Inbox(pattern, run_id, buffer, overflow)
+        self._inboxes[inbox] = None
+        self._routes = {}
+        self._idle = False
+        return Subscription(self, inbox)
+
+    def close(self) -> None:
+        """Close the bus: open subscriptions end after their buffered signals.
+
+        Later :meth:`publish` calls do nothing; :meth:`subscribe` raises. Idempotent.
+        """
+        self._closed = True
+        for inbox in tuple(self._inboxes):
+            self._remove(inbox)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def statistics(self) -> BusStatistics:
+        """Return a frozen snapshot: counters and one entry per open subscription."""
+        per = tuple(inbox.statistics() for inbox in self._inboxes)
+        return BusStatistics(
+            published=self._published,
+            delivered=sum(s.delivered for s in per),
+            dropped=sum(s.dropped for s in per),
+            subscribers=len(per),
+            per_subscriber=per,
+        )
+
+    def _route(self, type: str) -> _Route:
+        every: list[_Inbox] = []
+        by_run: dict[str, list[_Inbox]] = {}
+        for inbox in self._inboxes:
+            if inbox.matches(type):
+                if inbox.run_id is None:
+                    every.append(inbox)
+                else:
+                    by_run.setdefault(inbox.run_id, []).append(inbox)
+        route = _Route(tuple(every), {k: tuple(v) for k, v in by_run.items()})
+        if len(self._routes) >= _MAX_CACHED_TYPES:
+            self._routes = {}
+        self._routes[type] = route
+        return route
+
+    def _remove(self, inbox: _Inbox) -> None:
+        inbox.closed = True
+        inbox.wake()
+        if self._inboxes.pop(inbox, 0) is None:
+            self._routes = {}
+            self._idle = not self._inboxes
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._inboxes)} subscriptions"
+        return f"<SignalBus {state}, {self._published} published>"
+
+
+class Subscription:
+    """An open subscription: an async iterator of signals and an async context manager.
+
+    Created by :meth:`SignalBus.subscribe`; it receives signals from that moment on.
+    Leaving ``async with`` (or calling :meth:`close`) unsubscribes; so does dropping the
+    last reference, so a forgotten subscription never leaks. Iteration ends when the
+    subscription or its bus is closed (after the buffered signals).
+
+    Example:
+        >>> import anyio
+        >>> from ptcflow.signals import Signal
+        >>> async def main() -> list[int]:
+        ...     bus = SignalBus()
+        ...     sub = bus.subscribe("ai.usage", buffer=2, overflow="drop_newest")
+        ...     for n in range(3):
+        ...         bus.publish(Signal.create("ai.usage", seq=n))
+        ...     bus.close()
+        ...     return [s.seq async for s in sub]
+        >>> anyio.run(main)
+        [0, 1]
+    """
+
+    __slots__ = ("__weakref__", "_bus", "_inbox")
+
+    def __init__(self, bus: SignalBus, inbox: _Inbox) -> None:
+        self._bus = bus
+        self._inbox = inbox
+
+    @property
+    def pattern(self) -> str:
+        """The pattern this subscription was opened with."""
+        return self._inbox.pattern
+
+    @property
+    def run_id(self) -> str | None:
+        """The run this subscription is restricted to, if any."""
+        return self._inbox.run_id
+
+    @property
+    def closed(self) -> bool:
+        """True once the subscription no longer receives new signals."""
+        return self._inbox.closed
+
+    def receive_nowait(self) -> Signal:
+        """Return the next buffered signal without waiting.
+
+        Raises:
+            anyio.WouldBlock: nothing is buffered and the subscription is open.
+            anyio.EndOfStream: nothing is buffered and the subscription is closed.
+            SignalOverflowError: the buffer overflowed under ``overflow="error"``.
+        """
+        inbox = self._inbox
+        if inbox.buffer:
+            return inbox.buffer.popleft()
+        if inbox.overflowed:
+            inbox.overflowed = False  # raise once, then behave as closed
+            raise SignalOverflowError(
+                f"subscription {inbox.pattern!r} lost signals: its buffer of {inbox.capacity} "
+                "was full (overflow='error'); consume faster, raise buffer=, or use "
+                "overflow='drop_oldest'"
+            )
+        if inbox.closed:
+            raise anyio.EndOfStream
+        raise anyio.WouldBlock
+
+    async def receive(self) -> Signal:
+        """Wait for the next signal. Always a checkpoint.
+
+        Raises:
+            anyio.EndOfStream: the subscription (or its bus) is closed and drained.
+            SignalOverflowError: the buffer overflowed under ``overflow="error"``.
+        """
+        inbox = self._inbox
+        await anyio.lowlevel.checkpoint()
+        while True:
+            try:
+                return self.receive_nowait()
+            except anyio.WouldBlock:
+                waiter = inbox.waiter
+                if waiter is None:
+                    waiter = inbox.waiter = anyio.Event()
+                await waiter.wait()
+
+    def drain_nowait(self) -> Iterator[Signal]:
+        """Yield the buffered signals without waiting, oldest first."""
+        buffer = self._inbox.buffer
+        while buffer:
+            yield buffer.popleft()
+
+    def close(self) -> None:
+        """Unsubscribe: no new signals arrive; buffered ones can still be received."""
+        if not self._inbox.closed:
+            self._bus._remove(self._inbox)
+
+    def statistics(self) -> SubscriptionStatistics:
+        """Return a frozen snapshot of this subscription's counters."""
+        return self._inbox.statistics()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Signal:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def __del__(self) -> None:
+        inbox = getattr(self, "_inbox", None)
+        if inbox is not None and not inbox.closed:
+            self._bus._remove(inbox)
+
+    def __repr__(self) -> str:
+        i = self._inbox
+        state = "closed" if i.closed else "open"
+        return f"<Subscription {i.pattern!r} {state}, {len(i.buffer)}/{i.capacity} buffered>"
