@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ptcflow.signals._bus import (
     BusStatistics as BusStatistics,
-    Overflow as Overflow,
     SignalBus as SignalBus,
     SignalOverflowError as SignalOverflowError,
     Subscription as Subscription,
@@ -117,7 +116,6 @@ __all__ = (
     "LLMResponseData",
     "Message",
     "Ok",
-    "Overflow",
     "RequestEndData",
     "RequestErrorData",
     "RequestStartedData",
