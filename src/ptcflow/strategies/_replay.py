@@ -1,0 +1,77 @@
+"""Rebuild a strategy's state from the signals of a run (its journal)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from ptcflow.errors import UsageError
+from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
+from ptcflow.strategies._protocol import RunInfo, Strategy
+
+__all__ = ("replay",)
+
+S = TypeVar("S")
+
+
+def replay(
+    strategy: Strategy[S],
+    signals: Iterable[Signal],
+    *,
+    tools: tuple[ToolSpec, ...] | None = None,
+) -> S:
+    """Feed a run's signals to ``strategy`` and return the state it ends in.
+
+    The first ``ai.request.started`` signal starts the run: the strategy is initialised
+    from a :class:`RunInfo` built from it (``run_id``, ``request_id``, ``parent_run_id``,
+    ``data.input``). Every later signal of the same run is folded through
+    ``strategy.handle`` in ``seq`` order, exactly as the runtime fed them, so the result
+    equals the live run's final state. Signals of other runs (child agents) are skipped.
+    The directives the strategy returns are discarded: nothing is performed again.
+
+    Args:
+        strategy: the strategy the run used, configured the same way.
+        signals: the journal of the run (any order; sorted by ``seq`` here).
+        tools: the tool specs the run had; defaults to ``data.tools`` of the start signal
+            when it records them, else none.
+
+    Returns:
+        The final state.
+
+    Raises:
+        UsageError: when the signals hold no ``ai.request.started``.
+
+    Example:
+        >>> from ptcflow.strategies import ReAct
+        >>> start = Signal.create("ai.request.started", RequestStartedData(input="hi"),
+        ...                       run_id="r1", seq=1)
+        >>> replay(ReAct(), [start]).status
+        'awaiting_llm'
+    """
+    ordered = list(signals)
+    start = next((s for s in ordered if s.type == REQUEST_STARTED), None)
+    if start is None:
+        raise UsageError(
+            "replay() needs the run's ai.request.started signal to initialise the strategy; "
+            "pass the whole journal of the run (read it with the journal reader)"
+        )
+    data = start.data
+    raw_input: Any = data.input if isinstance(data, RequestStartedData) else None
+    if tools is None:
+        recorded = getattr(data, "tools", None)
+        tools = tuple(recorded) if recorded else ()
+    run = RunInfo(
+        run_id=start.run_id,
+        input=raw_input,
+        request_id=start.request_id,
+        parent_run_id=start.parent_run_id,
+        tools=tools,
+    )
+    state, _ = strategy.init(run)
+    later = sorted(
+        (s for s in ordered if s is not start and s.run_id == start.run_id),
+        key=lambda s: s.seq,
+    )
+    for signal in later:
+        state, _ = strategy.handle(state, signal)
+    return state

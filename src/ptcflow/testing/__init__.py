@@ -1,0 +1,18 @@
+"""Test helpers: a scripted model and tools to drive strategies as plain functions.
+
+Use :class:`ScriptedLLM` in place of a real model to test agents offline, with faults
+injected per turn; drive a strategy without any runtime with :func:`run_strategy` and the
+signals a :class:`SignalFactory` builds.
+"""
+
+from __future__ import annotations
+
+from ptcflow.testing._drive import SignalFactory as SignalFactory, run_strategy as run_strategy
+from ptcflow.testing._scripted import (
+    Fault as Fault,
+    ScriptedLLM as ScriptedLLM,
+    ScriptItem as ScriptItem,
+    Turn as Turn,
+)
+
+__all__ = ("Fault", "ScriptItem", "ScriptedLLM", "SignalFactory", "Turn", "run_strategy")
