@@ -81,6 +81,7 @@ _DEFAULTS: dict[str, Any] = {}
 _DEFAULTS.update(msgspec.structs.asdict(Limits()))
 
 _CLOCK_EVERY = 1024  # steps between clock checks
+_ELEMENT_BYTES = 16  # estimated bytes per collection element (pointer + share of the object)
 
 
 def _no_yield() -> None:
@@ -96,6 +97,8 @@ class Budget:
 
     Attributes:
         steps: evaluation steps taken so far.
+        allocated: estimated bytes allocated by builtins so far (cumulative, a conservative
+            estimate checked against ``max_memory_bytes``).
         tool_calls: tool calls made so far (the runner counts them).
         prints: captured output chunks of ``println``/``print``/``prn``.
         output_chars: characters captured so far.
@@ -109,6 +112,7 @@ class Budget:
         "_next_check",
         "_next_yield",
         "_yield_every",
+        "allocated",
         "deadline",
         "limits",
         "maybe_yield",
@@ -127,6 +131,7 @@ class Budget:
         self._next_yield = now + self._yield_every
         self._next_check = min(_CLOCK_EVERY, limits.max_steps + 1)
         self.steps = 0
+        self.allocated = 0
         self.tool_calls = 0
         self.prints: list[str] = []
         self.output_chars = 0
@@ -170,18 +175,37 @@ class Budget:
     def check_size(self, n: int, what: str = "collection") -> None:
         """Refuse a collection of ``n`` elements when it exceeds ``max_collection_size``.
 
+        Also counts ``n`` elements (about 16 bytes each) towards ``max_memory_bytes``.
+
         Args:
             n: the number of elements about to be built.
             what: what is being built, for the message (``"range"``, ``"concat"``).
 
         Raises:
-            LimitExceeded: ``n`` is over ``max_collection_size``.
+            LimitExceeded: ``n`` is over ``max_collection_size``, or the run has built more
+                than ``max_memory_bytes`` of data.
         """
         if n > self.limits.max_collection_size:
             raise LimitExceeded(
                 "max_collection_size",
                 f"{what} would build {n} elements, over the limit of "
                 f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
+            )
+        self.charge(n * _ELEMENT_BYTES, what)
+
+    def charge(self, n_bytes: int, what: str = "data") -> None:
+        """Count ``n_bytes`` of newly built data towards ``max_memory_bytes``.
+
+        Raises:
+            LimitExceeded: the run has built more than ``max_memory_bytes`` (an estimate).
+        """
+        allocated = self.allocated + n_bytes
+        self.allocated = allocated
+        if allocated > self.limits.max_memory_bytes:
+            raise LimitExceeded(
+                "max_memory_bytes",
+                f"{what}: the program built about {allocated} bytes of data, over the limit of "
+                f"{self.limits.max_memory_bytes}; build fewer or smaller collections",
             )
 
     def check_string(self, s: str, what: str = "string") -> str:
@@ -190,12 +214,7 @@ class Budget:
         Raises:
             LimitExceeded: ``s`` is over ``max_string_length``.
         """
-        if len(s) > self.limits.max_string_length:
-            raise LimitExceeded(
-                "max_string_length",
-                f"{what} would build a string of {len(s)} characters, over the limit of "
-                f"{self.limits.max_string_length}; build a shorter string",
-            )
+        self.check_string_length(len(s), what)
         return s
 
     def check_string_length(self, n: int, what: str = "string") -> None:
@@ -210,6 +229,7 @@ class Budget:
                 f"{what} would build a string of {n} characters, over the limit of "
                 f"{self.limits.max_string_length}; build a shorter string",
             )
+        self.charge(n, what)
 
     def check_regex_input(self, s: str, what: str) -> None:
         """Refuse scanning a string longer than ``max_regex_input`` with a regex.

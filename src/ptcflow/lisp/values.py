@@ -39,6 +39,7 @@ __all__ = (
     "Keyword",
     "LispFn",
     "Regex",
+    "eq_key",
     "from_python",
     "iter_of",
     "lisp_eq",
@@ -297,6 +298,20 @@ def _strict(x: object) -> object:
     if t is dict:
         return ("#map", frozenset((_strict(k), _strict(v)) for k, v in x.items()))  # type: ignore[attr-defined]
     return x
+
+
+def eq_key(x: object) -> object:
+    """A hashable key whose Python equality is Clojure equality (``1``, ``1.0``, ``true`` and
+    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says).
+
+    Used by ``distinct``, ``distinct?`` and friends. Raises ``TypeError`` only for values that
+    cannot be hashed at all.
+
+    Example:
+        >>> eq_key(1) == eq_key(1.0), eq_key({Keyword("a"): 1}) == eq_key({Keyword("a"): 1})
+        (False, True)
+    """
+    return _strict(x)
 
 
 def _loose_key(k: object) -> bool:

@@ -1,0 +1,406 @@
+"""Building collections: conj, concat, into, range, repeat, partition, group-by, ...
+
+Every builtin whose result can be larger than its input checks the run's budget before
+building it, so ``(range 1e12)`` fails at once with a ``limit`` error and never allocates.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+from typing import Any
+
+from ptcflow.lisp.builtins._registry import (
+    Registry,
+    count_arg,
+    iterate,
+    num,
+    seq,
+    unhashable,
+)
+from ptcflow.lisp.errors import LispError, type_error
+from ptcflow.lisp.limits import Budget
+from ptcflow.lisp.values import eq_key, lisp_eq, to_fn
+
+REGISTRY = Registry("collections", "Building collections")
+add = REGISTRY.add
+
+
+@add("list", "(list & xs)", "A sequence of the arguments (prints as a vector).")
+def list_(*xs: Any) -> tuple[Any, ...]:
+    return xs
+
+
+@add("vector", "(vector & xs)", "A vector of the arguments.")
+def vector(*xs: Any) -> tuple[Any, ...]:
+    return xs
+
+
+@add("hash-map", "(hash-map & kvs)", "A map of the key/value arguments.")
+def hash_map(*kvs: Any) -> dict[Any, Any]:
+    if len(kvs) % 2:
+        raise LispError("arity", "hash-map needs an even number of arguments: keys and values")
+    try:
+        return dict(zip(kvs[::2], kvs[1::2], strict=True))
+    except TypeError:
+        raise unhashable("hash-map", kvs) from None
+
+
+def _frozenset(fn: str, items: Any) -> frozenset[Any]:
+    try:
+        return frozenset(items)
+    except TypeError:
+        raise unhashable(fn, items) from None
+
+
+@add("hash-set", "(hash-set & xs)", "A set of the arguments.")
+def hash_set(*xs: Any) -> frozenset[Any]:
+    return _frozenset("hash-set", xs)
+
+
+@add("set", "(set coll)", "A set of the elements of coll.")
+def set_(coll: Any) -> frozenset[Any]:
+    if type(coll) is frozenset:
+        return coll
+    return _frozenset("set", iterate("set", coll))
+
+
+@add(
+    "cons", "(cons x coll)", "A sequence of x followed by the elements of coll.", needs_budget=True
+)
+def cons(budget: Budget, x: Any, coll: Any) -> tuple[Any, ...]:
+    s = seq("cons", coll)
+    budget.check_size(len(s) + 1, "cons")
+    return (x, *s)
+
+
+def _conj1(fn: str, coll: Any, x: Any) -> Any:
+    t = type(coll)
+    if t is dict:
+        if type(x) is dict:
+            return {**coll, **x}
+        if type(x) is tuple and len(x) == 2:
+            try:
+                return {**coll, x[0]: x[1]}
+            except TypeError:
+                raise unhashable(fn, x[0]) from None
+        raise type_error(fn, "a [key value] pair or a map to add to a map", x)
+    if t is frozenset:
+        try:
+            return coll | {x}
+        except TypeError:
+            raise unhashable(fn, x) from None
+    raise type_error(fn, "a vector, map, set or nil to add to", coll)
+
+
+@add(
+    "conj",
+    "(conj coll x & xs)",
+    "coll with the elements added: at the end of a vector (nil gives a vector), "
+    "[k v] pairs into a map, members into a set.",
+    needs_budget=True,
+)
+def conj(budget: Budget, *args: Any) -> Any:
+    if not args:
+        return ()
+    coll, xs = args[0], args[1:]
+    t = type(coll)
+    if t is tuple or coll is None:
+        base = coll or ()
+        budget.check_size(len(base) + len(xs), "conj")
+        return base + xs
+    if t is dict or t is frozenset:
+        budget.check_size(len(coll) + len(xs), "conj")
+    for x in xs:
+        coll = _conj1("conj", coll, x)
+    return coll
+
+
+@add(
+    "concat",
+    "(concat & colls)",
+    "A sequence of the elements of all colls in order.",
+    needs_budget=True,
+)
+def concat(budget: Budget, *colls: Any) -> tuple[Any, ...]:
+    parts = [seq("concat", c) for c in colls]
+    budget.check_size(sum(map(len, parts)), "concat")
+    if len(parts) == 2:
+        return parts[0] + parts[1]
+    return tuple(chain.from_iterable(parts))
+
+
+@add(
+    "into",
+    "(into to from)",
+    "to with all elements of from added, as by conj (vectors, maps and sets).",
+    needs_budget=True,
+)
+def into(budget: Budget, to: Any, *rest: Any) -> Any:
+    if not rest:
+        return to
+    if len(rest) > 1:
+        raise LispError("arity", "into takes (into to from); transducers are not supported")
+    src = rest[0]
+    t = type(to)
+    if t is tuple or to is None:
+        s = seq("into", src)
+        base = to or ()
+        budget.check_size(len(base) + len(s), "into")
+        return base + s
+    if t is dict:
+        if type(src) is dict:
+            budget.check_size(len(to) + len(src), "into")
+            return {**to, **src}
+        items = seq("into", src)
+        budget.check_size(len(to) + len(items), "into")
+        out = dict(to)
+        for x in items:
+            if type(x) is dict:
+                out.update(x)
+            elif type(x) is tuple and len(x) == 2:
+                try:
+                    out[x[0]] = x[1]
+                except TypeError:
+                    raise unhashable("into", x[0]) from None
+            else:
+                raise type_error("into", "[key value] pairs to put into a map", x)
+        return out
+    if t is frozenset:
+        items = seq("into", src)
+        budget.check_size(len(to) + len(items), "into")
+        return to | _frozenset("into", items)
+    raise type_error("into", "a vector, map, set or nil to add to", to)
+
+
+@add(
+    "flatten",
+    "(flatten coll)",
+    "The non-vector leaves of nested vectors, as one flat sequence.",
+    needs_budget=True,
+)
+def flatten(budget: Budget, coll: Any) -> tuple[Any, ...]:
+    if type(coll) is not tuple:
+        return ()
+    out: list[Any] = []
+    stack = [iter(coll)]
+    limit = budget.limits.max_collection_size
+    while stack:
+        for x in stack[-1]:
+            if type(x) is tuple:
+                stack.append(iter(x))
+                break
+            out.append(x)
+            if len(out) > limit:
+                budget.check_size(len(out), "flatten")
+        else:
+            stack.pop()
+    budget.check_size(len(out), "flatten")
+    return tuple(out)
+
+
+@add(
+    "interleave",
+    "(interleave & colls)",
+    "The first element of each coll, then the second of each, ... (stops at the shortest).",
+    needs_budget=True,
+)
+def interleave(budget: Budget, *colls: Any) -> tuple[Any, ...]:
+    seqs = [seq("interleave", c) for c in colls]
+    if not seqs:
+        return ()
+    budget.check_size(min(map(len, seqs)) * len(seqs), "interleave")
+    return tuple(x for group in zip(*seqs, strict=False) for x in group)
+
+
+@add(
+    "interpose",
+    "(interpose sep coll)",
+    "The elements of coll with sep between each two.",
+    needs_budget=True,
+)
+def interpose(budget: Budget, sep: Any, coll: Any) -> tuple[Any, ...]:
+    s = seq("interpose", coll)
+    budget.check_size(max(2 * len(s) - 1, 0), "interpose")
+    out: list[Any] = []
+    for i, x in enumerate(s):
+        if i:
+            out.append(sep)
+        out.append(x)
+    return tuple(out)
+
+
+@add("distinct", "(distinct coll)", "The elements without duplicates, first occurrence kept.")
+def distinct(coll: Any) -> tuple[Any, ...]:
+    seen: set[Any] = set()
+    out: list[Any] = []
+    for x in iterate("distinct", coll):
+        try:
+            k = eq_key(x)
+        except TypeError:
+            raise unhashable("distinct", x) from None
+        if k not in seen:
+            seen.add(k)
+            out.append(x)
+    return tuple(out)
+
+
+def _range_len(start: float, end: float, step: float) -> int:
+    if step > 0:
+        return max(0, math.ceil((end - start) / step))
+    return max(0, math.ceil((start - end) / -step))
+
+
+@add(
+    "range",
+    "(range end) (range start end) (range start end step)",
+    "Numbers from start (default 0) up to but excluding end, by step (default 1).",
+    needs_budget=True,
+)
+def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
+    if not args:
+        raise LispError(
+            "arity", "range needs an end: (range 10); infinite ranges are not supported"
+        )
+    if len(args) > 3:
+        raise LispError(
+            "arity", "range takes (range end), (range start end) or (range start end step)"
+        )
+    for a in args:
+        num("range", a)
+        if type(a) is float and not math.isfinite(a):
+            raise type_error("range", "finite numbers", a)
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1)
+    if len(args) == 3:
+        step = args[2]
+    if step == 0:
+        raise LispError("type", "range: step must not be 0 (that would be infinite)")
+    n = _range_len(start, end, step)
+    budget.check_size(n, "range")
+    if type(start) is int and type(end) is int and type(step) is int:
+        return tuple(range(start, end, step))
+    return tuple(start + i * step for i in range(n))
+
+
+@add(
+    "repeat",
+    "(repeat n x)",
+    "A sequence of n copies of x (infinite repeat is not supported).",
+    needs_budget=True,
+)
+def repeat(budget: Budget, n: Any, *x: Any) -> tuple[Any, ...]:
+    if len(x) != 1:
+        raise LispError("arity", "repeat takes (repeat n x); infinite sequences are not supported")
+    k = max(count_arg("repeat", n), 0)
+    budget.check_size(k, "repeat")
+    return (x[0],) * k
+
+
+@add("zipmap", "(zipmap keys vals)", "A map pairing each key with the value at the same position.")
+def zipmap(keys: Any, vals: Any) -> dict[Any, Any]:
+    try:
+        return dict(zip(iterate("zipmap", keys), iterate("zipmap", vals), strict=False))
+    except TypeError:
+        raise unhashable("zipmap", keys) from None
+
+
+def _chunks(fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool) -> tuple[Any, ...]:
+    size = count_arg(fn, n)
+    stride = count_arg(fn, step)
+    if size <= 0 or stride <= 0:
+        raise LispError(
+            "type", f"{fn}: the size and step must be positive, got {size} and {stride}"
+        )
+    s = seq(fn, coll)
+    out = []
+    for i in range(0, len(s), stride):
+        chunk = s[i : i + size]
+        if len(chunk) < size:
+            if pad is not None:
+                chunk = (chunk + seq(fn, pad))[:size]
+                out.append(chunk)
+            elif keep_partial:
+                out.append(chunk)
+            break
+        out.append(chunk)
+    return tuple(out)
+
+
+@add(
+    "partition",
+    "(partition n coll) (partition n step coll) (partition n step pad coll)",
+    "Chunks of n elements, each starting step after the previous; an incomplete last "
+    "chunk is dropped unless pad fills it.",
+)
+def partition(n: Any, a: Any, b: Any = None, c: Any = None, *more: Any) -> tuple[Any, ...]:
+    if more:
+        raise LispError("arity", "partition takes at most 4 arguments")
+    if b is None and c is None:
+        return _chunks("partition", n, n, a, None, False)
+    if c is None:
+        return _chunks("partition", n, a, b, None, False)
+    return _chunks("partition", n, a, c, b if b is not None else (), False)
+
+
+@add(
+    "partition-all",
+    "(partition-all n coll) (partition-all n step coll)",
+    "Chunks of n elements; the last chunk may be shorter.",
+)
+def partition_all(n: Any, a: Any, b: Any = None) -> tuple[Any, ...]:
+    if b is None:
+        return _chunks("partition-all", n, n, a, None, True)
+    return _chunks("partition-all", n, a, b, None, True)
+
+
+@add(
+    "partition-by",
+    "(partition-by f coll)",
+    "Splits coll into runs of consecutive elements with equal (f x).",
+)
+def partition_by(f: Any, coll: Any) -> tuple[Any, ...]:
+    fn = to_fn(f, "partition-by")
+    out: list[tuple[Any, ...]] = []
+    run: list[Any] = []
+    mark: Any = None
+    for x in iterate("partition-by", coll):
+        k = fn(x)
+        if run and not lisp_eq(k, mark):
+            out.append(tuple(run))
+            run = []
+        run.append(x)
+        mark = k
+    if run:
+        out.append(tuple(run))
+    return tuple(out)
+
+
+@add("group-by", "(group-by f coll)", "A map from (f x) to the vector of elements with that key.")
+def group_by(f: Any, coll: Any) -> dict[Any, Any]:
+    fn = to_fn(f, "group-by")
+    groups: dict[Any, list[Any]] = {}
+    try:
+        for x in iterate("group-by", coll):
+            k = fn(x)
+            g = groups.get(k)
+            if g is None:
+                groups[k] = [x]
+            else:
+                g.append(x)
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+        raise unhashable("group-by", k) from None
+    return {k: tuple(v) for k, v in groups.items()}
+
+
+@add("frequencies", "(frequencies coll)", "A map from each distinct element to its count.")
+def frequencies(coll: Any) -> dict[Any, int]:
+    counts: dict[Any, int] = {}
+    get = counts.get
+    try:
+        for x in iterate("frequencies", coll):
+            counts[x] = get(x, 0) + 1
+    except TypeError:
+        raise unhashable("frequencies", coll) from None
+    return counts

@@ -1,0 +1,225 @@
+"""Predicates: type checks, number tests, emptiness and membership, and ``type``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptcflow.lisp.builtins._registry import Registry, integer, num, unhashable
+from ptcflow.lisp.errors import type_error
+from ptcflow.lisp.values import Keyword, LispFn, Regex, eq_key as _strict
+
+REGISTRY = Registry("predicates", "Predicates")
+add = REGISTRY.add
+
+
+@add("nil?", "(nil? x)", "True when x is nil.")
+def is_nil(x: Any) -> bool:
+    return x is None
+
+
+@add("some?", "(some? x)", "True when x is not nil.")
+def is_some(x: Any) -> bool:
+    return x is not None
+
+
+@add("number?", "(number? x)", "True for integers and floats.")
+def is_number(x: Any) -> bool:
+    t = type(x)
+    return t is int or t is float
+
+
+@add("int?", "(int? x)", "True for integers.", aliases=("integer?",))
+def is_int(x: Any) -> bool:
+    return type(x) is int
+
+
+@add("float?", "(float? x)", "True for floats.", aliases=("double?",))
+def is_float(x: Any) -> bool:
+    return type(x) is float
+
+
+@add("string?", "(string? x)", "True for strings.")
+def is_string(x: Any) -> bool:
+    return type(x) is str
+
+
+@add("keyword?", "(keyword? x)", "True for keywords.")
+def is_keyword(x: Any) -> bool:
+    return type(x) is Keyword
+
+
+@add("map?", "(map? x)", "True for maps.")
+def is_map(x: Any) -> bool:
+    return type(x) is dict
+
+
+@add(
+    "vector?",
+    "(vector? x)",
+    "True for vectors and sequences (both are vectors here).",
+    aliases=("seq?", "sequential?", "list?"),
+)
+def is_vector(x: Any) -> bool:
+    return type(x) is tuple
+
+
+@add("set?", "(set? x)", "True for sets.")
+def is_set(x: Any) -> bool:
+    return type(x) is frozenset
+
+
+@add("coll?", "(coll? x)", "True for vectors, maps and sets.")
+def is_coll(x: Any) -> bool:
+    t = type(x)
+    return t is tuple or t is dict or t is frozenset
+
+
+@add("fn?", "(fn? x)", "True for functions (not for keywords or maps used as functions).")
+def is_fn(x: Any) -> bool:
+    return callable(x) and type(x) is not Keyword
+
+
+@add("boolean?", "(boolean? x)", "True for true and false.")
+def is_boolean(x: Any) -> bool:
+    return type(x) is bool
+
+
+@add("true?", "(true? x)", "True when x is exactly true.")
+def is_true(x: Any) -> bool:
+    return x is True
+
+
+@add("false?", "(false? x)", "True when x is exactly false.")
+def is_false(x: Any) -> bool:
+    return x is False
+
+
+@add("empty?", "(empty? coll)", "True when coll is nil or has no elements.")
+def is_empty(coll: Any) -> bool:
+    if coll is None:
+        return True
+    t = type(coll)
+    if t is tuple or t is str or t is dict or t is frozenset:
+        return not coll
+    raise type_error("empty?", "a collection or string", coll)
+
+
+@add("even?", "(even? n)", "True when the integer n is even.")
+def is_even(n: Any) -> bool:
+    return integer("even?", n) % 2 == 0
+
+
+@add("odd?", "(odd? n)", "True when the integer n is odd.")
+def is_odd(n: Any) -> bool:
+    return integer("odd?", n) % 2 == 1
+
+
+@add("pos?", "(pos? x)", "True when x > 0.")
+def is_pos(x: Any) -> bool:
+    return num("pos?", x) > 0
+
+
+@add("neg?", "(neg? x)", "True when x < 0.")
+def is_neg(x: Any) -> bool:
+    return num("neg?", x) < 0
+
+
+@add("zero?", "(zero? x)", "True when x is 0 or 0.0.")
+def is_zero(x: Any) -> bool:
+    return num("zero?", x) == 0
+
+
+@add("pos-int?", "(pos-int? x)", "True for integers > 0.")
+def is_pos_int(x: Any) -> bool:
+    return type(x) is int and x > 0
+
+
+@add("neg-int?", "(neg-int? x)", "True for integers < 0.")
+def is_neg_int(x: Any) -> bool:
+    return type(x) is int and x < 0
+
+
+@add("nat-int?", "(nat-int? x)", "True for integers >= 0.")
+def is_nat_int(x: Any) -> bool:
+    return type(x) is int and x >= 0
+
+
+@add(
+    "contains?",
+    "(contains? coll k)",
+    "True when the map has key k, the set has member k, or k is a valid index of the vector.",
+)
+def contains(coll: Any, k: Any) -> bool:
+    t = type(coll)
+    if t is dict or t is frozenset:
+        try:
+            if k not in coll:
+                return False
+        except TypeError:
+            return False
+        tk = type(k)
+        return not (tk is float or tk is bool or tk is tuple) or _exact_member(coll, k)
+    if coll is None:
+        return False
+    if t is tuple or t is str:
+        return type(k) is int and 0 <= k < len(coll)
+    raise type_error("contains?", "a map, set, vector or string", coll)
+
+
+def _exact_member(coll: Any, k: Any) -> bool:
+    """``k in coll`` also matches Python-equal keys (1.0 for 1); check the exact type."""
+    sk = _strict(k)
+    return any(_strict(x) == sk for x in coll)
+
+
+@add("distinct?", "(distinct? x & ys)", "True when no two arguments are equal.")
+def is_distinct(x: Any, *ys: Any) -> bool:
+    seen = set()
+    for v in (x, *ys):
+        try:
+            key = _strict(v)
+            if key in seen:
+                return False
+            seen.add(key)
+        except TypeError:
+            raise unhashable("distinct?", v) from None
+    return True
+
+
+@add("any?", "(any? x)", "Always true.")
+def is_any(x: Any) -> bool:
+    return True
+
+
+@add("regex?", "(regex? x)", 'True for regex values such as #"\\d+".')
+def is_regex(x: Any) -> bool:
+    return type(x) is Regex
+
+
+_TYPES = {
+    type(None): Keyword("nil"),
+    bool: Keyword("boolean"),
+    int: Keyword("int"),
+    float: Keyword("float"),
+    str: Keyword("string"),
+    Keyword: Keyword("keyword"),
+    tuple: Keyword("vector"),
+    dict: Keyword("map"),
+    frozenset: Keyword("set"),
+    Regex: Keyword("regex"),
+}
+
+
+@add(
+    "type",
+    "(type x)",
+    "The type of x as a keyword: :nil :boolean :int :float :string :keyword :vector :map "
+    ":set :regex :fn.",
+)
+def type_of(x: Any) -> Keyword:
+    k = _TYPES.get(type(x))
+    if k is not None:
+        return k
+    if callable(x) or isinstance(x, LispFn):
+        return Keyword("fn")
+    return Keyword(type(x).__name__)

@@ -1,0 +1,190 @@
+"""How builtin modules declare their functions, and the checks they share."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Final, TypeVar
+
+from ptcflow.lisp.errors import LispError, type_error
+from ptcflow.lisp.values import Builtin, Keyword
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Registry:
+    """The builtins of one category, in declaration order.
+
+    Args:
+        category: the group name shown in the reference page.
+        title: the heading of the group in the reference page.
+    """
+
+    def __init__(self, category: str, title: str) -> None:
+        self.category = category
+        self.title = title
+        self.builtins: list[Builtin] = []
+
+    def add(
+        self,
+        name: str,
+        signature: str,
+        doc: str,
+        *,
+        aliases: Iterable[str] = (),
+        needs_budget: bool = False,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as ``name`` (and ``aliases``).
+
+        The arity comes from the Python signature: required positional parameters are the
+        minimum, parameters with defaults raise the maximum, ``*args`` makes it variadic.
+        """
+
+        def decorate(fn: F) -> F:
+            lo, hi = _arity(fn, needs_budget)
+            for n in (name, *aliases):
+                sig = re.sub(r"\(" + re.escape(name) + r"(?=[ )])", "(" + n, signature)
+                self.builtins.append(
+                    Builtin(
+                        n,
+                        fn,
+                        min_arity=lo,
+                        max_arity=hi,
+                        needs_budget=needs_budget,
+                        doc=doc,
+                        signature=sig,
+                        category=self.category,
+                    )
+                )
+            return fn
+
+        return decorate
+
+
+def _arity(fn: Callable[..., Any], needs_budget: bool) -> tuple[int, int | None]:
+    lo = 0
+    hi: int | None = 0
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            hi = None
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if p.default is p.empty:
+                lo += 1
+            if hi is not None:
+                hi += 1
+    if needs_budget:
+        lo -= 1
+        if hi is not None:
+            hi -= 1
+    return lo, hi
+
+
+class _Missing:
+    """Marks an optional argument that was not given (``nil`` is a real value)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+def is_num(x: object) -> bool:
+    """Whether ``x`` is a PTC-Lisp number (``int`` or ``float``, never ``bool``)."""
+    t = type(x)
+    return t is int or t is float
+
+
+def num(fn: str, x: object) -> int | float:
+    """Return ``x`` when it is a number, else raise the type error of ``fn``."""
+    t = type(x)
+    if t is int or t is float:
+        return x  # type: ignore[return-value]
+    raise type_error(fn, "numbers", x)
+
+
+def integer(fn: str, x: object, what: str = "an integer") -> int:
+    """Return ``x`` when it is an integer, else raise the type error of ``fn``."""
+    if type(x) is int:
+        return x
+    raise type_error(fn, what, x)
+
+
+def count_arg(fn: str, n: object) -> int:
+    """A count argument (``take``, ``drop``, ``repeat``): an integer, or a float rounded up."""
+    t = type(n)
+    if t is int:
+        return n  # type: ignore[return-value]
+    if t is float and math.isfinite(n):  # type: ignore[arg-type]
+        return math.ceil(n)  # type: ignore[call-overload, no-any-return]
+    raise type_error(fn, "a number for the count", n)
+
+
+def seq(fn: str, coll: object) -> tuple[Any, ...]:
+    """The elements of a collection as a tuple (maps give ``[k v]`` pairs, nil gives ``()``)."""
+    t = type(coll)
+    if t is tuple:
+        return coll  # type: ignore[return-value]
+    if coll is None:
+        return ()
+    if t is dict:
+        return tuple(coll.items())  # type: ignore[attr-defined]
+    if t is frozenset or t is str:
+        return tuple(coll)  # type: ignore[arg-type]
+    raise type_error(fn, "a collection", coll)
+
+
+def iterate(fn: str, coll: object) -> Iterable[Any]:
+    """The elements of a collection, without copying when possible."""
+    t = type(coll)
+    if t is tuple or t is frozenset or t is str:
+        return coll  # type: ignore[return-value]
+    if coll is None:
+        return ()
+    if t is dict:
+        return coll.items()  # type: ignore[attr-defined, no-any-return]
+    raise type_error(fn, "a collection", coll)
+
+
+def string(fn: str, x: object) -> str:
+    """Return ``x`` when it is a string, else raise the type error of ``fn``."""
+    if type(x) is str:
+        return x
+    raise type_error(fn, "a string", x)
+
+
+def check_map(fn: str, m: object) -> dict[Any, Any]:
+    """Return ``m`` as a map: maps as they are, ``nil`` as ``{}``; else a type error."""
+    if type(m) is dict:
+        return m
+    if m is None:
+        return {}
+    raise type_error(fn, "a map", m)
+
+
+def unhashable(fn: str, x: object) -> LispError:
+    """The error for a map used as a map key or set member (Python cannot hash dicts)."""
+    return LispError(
+        "type",
+        f"{fn}: a map cannot be a map key or a set member here ({_short(x)}); "
+        "use a vector or a keyword as the key instead",
+    )
+
+
+def _short(x: object) -> str:
+    from ptcflow.lisp.printer import pr_str
+
+    return pr_str(x, limit=60)
+
+
+def keyword_name(x: object) -> str | None:
+    """The name of a keyword or string, else ``None``."""
+    if type(x) is Keyword:
+        return x.name
+    if type(x) is str:
+        return x
+    return None

@@ -1,0 +1,105 @@
+"""Sets: union, intersection, difference, disj, subset?, superset? (also ``clojure.set/``
+and ``set/``). Vectors are accepted where a set is expected and treated as sets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptcflow.lisp.builtins._registry import Registry, iterate, unhashable
+from ptcflow.lisp.errors import type_error
+from ptcflow.lisp.limits import Budget
+
+REGISTRY = Registry("sets", "Sets")
+add = REGISTRY.add
+
+
+def _aliases(name: str) -> tuple[str, ...]:
+    return (f"clojure.set/{name}", f"set/{name}")
+
+
+def _as_set(fn: str, s: Any) -> frozenset[Any]:
+    t = type(s)
+    if t is frozenset:
+        return s  # type: ignore[no-any-return]
+    if s is None:
+        return frozenset()
+    if t is tuple or t is dict:
+        try:
+            return frozenset(iterate(fn, s))
+        except TypeError:
+            raise unhashable(fn, s) from None
+    raise type_error(fn, "sets", s)
+
+
+@add(
+    "union",
+    "(union & sets)",
+    "A set of the members of all sets.",
+    aliases=_aliases("union"),
+    needs_budget=True,
+)
+def union(budget: Budget, *sets: Any) -> frozenset[Any]:
+    out: frozenset[Any] = frozenset()
+    for s in sets:
+        out = out | _as_set("union", s)
+    budget.check_size(len(out), "union")
+    return out
+
+
+@add(
+    "intersection",
+    "(intersection s & sets)",
+    "A set of the members present in every set.",
+    aliases=_aliases("intersection"),
+)
+def intersection(s: Any, *sets: Any) -> frozenset[Any]:
+    out = _as_set("intersection", s)
+    for x in sets:
+        out = out & _as_set("intersection", x)
+    return out
+
+
+@add(
+    "difference",
+    "(difference s & sets)",
+    "A set of the members of s that are in none of the other sets.",
+    aliases=_aliases("difference"),
+)
+def difference(s: Any, *sets: Any) -> frozenset[Any]:
+    out = _as_set("difference", s)
+    for x in sets:
+        out = out - _as_set("difference", x)
+    return out
+
+
+@add(
+    "subset?",
+    "(subset? a b)",
+    "True when every member of a is in b.",
+    aliases=_aliases("subset?"),
+)
+def is_subset(a: Any, b: Any) -> bool:
+    return _as_set("subset?", a) <= _as_set("subset?", b)
+
+
+@add(
+    "superset?",
+    "(superset? a b)",
+    "True when every member of b is in a.",
+    aliases=_aliases("superset?"),
+)
+def is_superset(a: Any, b: Any) -> bool:
+    return _as_set("superset?", a) >= _as_set("superset?", b)
+
+
+@add("disj", "(disj s & xs)", "The set s without the members xs.")
+def disj(s: Any, *xs: Any) -> Any:
+    if s is None:
+        return None
+    if type(s) is not frozenset:
+        raise type_error("disj", "a set", s)
+    try:
+        return s - frozenset(xs)
+    except TypeError:
+        raise unhashable("disj", xs) from None

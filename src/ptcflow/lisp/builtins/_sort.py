@@ -1,0 +1,140 @@
+"""Sorting: ``sort`` and ``sort-by`` (stable), plus ``min-key`` / ``max-key``."""
+
+from __future__ import annotations
+
+from functools import cmp_to_key
+from typing import Any
+
+from ptcflow.lisp.builtins._compare import compare
+from ptcflow.lisp.builtins._registry import MISSING, Registry, num, seq
+from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.values import Builtin, Keyword, to_fn
+
+REGISTRY = Registry("sorting", "Sorting")
+add = REGISTRY.add
+
+_ASCENDING = frozenset({"<", "<=", "compare"})
+_DESCENDING = frozenset({">", ">="})
+
+
+def _comparator(fn: str, comp: Any) -> Any:
+    """A Python ``cmp`` from a Clojure comparator (a boolean ``<``-style fn or an int one)."""
+    f = to_fn(comp, fn)
+
+    def cmp(a: Any, b: Any) -> int:
+        r = f(a, b)
+        t = type(r)
+        if t is bool:
+            if r:
+                return -1
+            r2 = f(b, a)
+            return 1 if r2 is not None and r2 is not False else 0
+        if t is int or t is float:
+            return -1 if r < 0 else (1 if r > 0 else 0)
+        if r is None:
+            r2 = f(b, a)
+            return 1 if r2 is not None and r2 is not False else 0
+        raise LispError(
+            "type",
+            f"{fn}: the comparator must return a boolean or a number; use < or > or compare",
+        )
+
+    return cmp
+
+
+def _direction(comp: Any) -> bool | None:
+    """``False`` for an ascending builtin comparator, ``True`` for a descending one."""
+    if type(comp) is Builtin:
+        if comp.name in _ASCENDING:
+            return False
+        if comp.name in _DESCENDING:
+            return True
+    return None
+
+
+def _homogeneous(keys: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether Python's own ordering of ``keys`` equals Clojure's (all numbers or strings)."""
+    if not keys:
+        return True
+    t0 = type(keys[0])
+    if t0 is int or t0 is float:
+        for k in keys:
+            t = type(k)
+            if (t is not int and t is not float) or k != k:
+                return False
+        return True
+    if t0 is str:
+        return all(type(k) is str for k in keys)
+    return False
+
+
+def _sorted(fn: str, items: tuple[Any, ...], keys: list[Any] | None, comp: Any) -> tuple[Any, ...]:
+    ks = items if keys is None else keys
+    direction = False if comp is None else _direction(comp)
+    if direction is not None:
+        if _homogeneous(ks):
+            if keys is None:
+                return tuple(sorted(items, reverse=direction))
+            order = sorted(range(len(items)), key=keys.__getitem__, reverse=direction)
+            return tuple(items[i] for i in order)
+        if all(type(k) is Keyword for k in ks):
+            pairs = sorted(zip(ks, items, strict=True), key=lambda p: p[0].name, reverse=direction)
+            return tuple(x for _, x in pairs)
+        cmp = compare if not direction else (lambda a, b: compare(b, a))
+    else:
+        cmp = _comparator(fn, comp)
+    if keys is None:
+        return tuple(sorted(items, key=cmp_to_key(cmp)))
+    pkey = cmp_to_key(cmp)
+    order = sorted(range(len(items)), key=lambda i: pkey(keys[i]))
+    return tuple(items[i] for i in order)
+
+
+@add(
+    "sort",
+    "(sort coll) (sort comp coll)",
+    "The elements in order (stable); comp is a comparator such as < > or compare.",
+)
+def sort(a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+    if b is MISSING:
+        return _sorted("sort", seq("sort", a), None, None)
+    return _sorted("sort", seq("sort", b), None, a)
+
+
+@add(
+    "sort-by",
+    "(sort-by keyfn coll) (sort-by keyfn comp coll)",
+    "The elements ordered by (keyfn x) (stable); e.g. (sort-by :price > items).",
+)
+def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+    f = to_fn(keyfn, "sort-by")
+    if b is MISSING:
+        items = seq("sort-by", a)
+        comp = None
+    else:
+        items = seq("sort-by", b)
+        comp = a
+    keys = [f(x) for x in items]
+    return _sorted("sort-by", items, keys, comp)
+
+
+@add("max-key", "(max-key k x & xs)", "The x for which (k x) is largest (the last on ties).")
+def max_key(k: Any, x: Any, *xs: Any) -> Any:
+    f = to_fn(k, "max-key")
+    best, kb = x, num("max-key", f(x))
+    for y in xs:
+        ky = num("max-key", f(y))
+        if ky >= kb:
+            best, kb = y, ky
+    return best
+
+
+@add("min-key", "(min-key k x & xs)", "The x for which (k x) is smallest (the last on ties).")
+def min_key(k: Any, x: Any, *xs: Any) -> Any:
+    f = to_fn(k, "min-key")
+    best, kb = x, num("min-key", f(x))
+    for y in xs:
+        ky = num("min-key", f(y))
+        if ky <= kb:
+            best, kb = y, ky
+    return best
