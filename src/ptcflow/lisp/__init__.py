@@ -1,0 +1,51 @@
+"""PTC-Lisp: the small Clojure subset models write to call tools (programmatic tool calling).
+
+A model answers with one program; :func:`run` reads it, checks it (unbound names, unknown
+tools, malformed forms: nothing runs when any is wrong), compiles it to closures and runs it in
+a greenlet, suspending on each tool call while the event loop runs the tool::
+
+    import ptcflow.lisp as lisp
+
+    async def search(args):
+        return [{"id": 1, "title": args["q"]}]
+
+    result = await lisp.run(
+        '(let [hits (call "search" {:q ctx/topic})] (return (map :id hits)))',
+        ctx={"topic": "greenlets"},
+        tools={"search": search},
+    )
+    result.value  # [1]
+
+See ``docs/lisp.md`` for the language and ``docs/lisp-builtins.md`` for the builtins.
+"""
+
+from __future__ import annotations
+
+from ptcflow.lisp._frontend import extract_code as extract_code
+from ptcflow.lisp._runner import (
+    LispResult as LispResult,
+    ToolCallRecord as ToolCallRecord,
+    analyze as analyze,
+    parse as parse,
+    run as run,
+    run_sync as run_sync,
+)
+from ptcflow.lisp.errors import LimitExceeded as LimitExceeded, LispError as LispError
+from ptcflow.lisp.limits import Limits as Limits
+from ptcflow.lisp.printer import pr_str as pr_str
+from ptcflow.lisp.values import Keyword as Keyword
+
+__all__ = (
+    "Keyword",
+    "LimitExceeded",
+    "Limits",
+    "LispError",
+    "LispResult",
+    "ToolCallRecord",
+    "analyze",
+    "extract_code",
+    "parse",
+    "pr_str",
+    "run",
+    "run_sync",
+)

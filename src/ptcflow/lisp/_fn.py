@@ -1,0 +1,165 @@
+"""Program functions: compiled arities and the :class:`Closure` values ``fn`` creates.
+
+A closure holds, per arity, the captured values (copied from the creating frame, so each
+closure sees the values of its creation, as Clojure's immutable locals do) and a compiled
+``invoke(captured, self, args)``. Invoking lays the frame out as
+``[captured..., args..., rest?, locals...]``, counts a step, and tracks the call depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ptcflow.lisp import _ast as A
+from ptcflow.lisp._destructure import Binder
+from ptcflow.lisp._runtime import Recur, RunState
+from ptcflow.lisp.errors import LimitExceeded, arity_error
+from ptcflow.lisp.values import LispFn
+
+__all__ = ("Closure", "make_fn_factory")
+
+Invoke = Callable[[tuple[Any, ...], "Closure", tuple[Any, ...]], Any]
+
+
+class Closure(LispFn):
+    """A function value created by ``fn``/``defn`` in a program."""
+
+    __slots__ = ("_captured", "_fixed", "_variadic")
+
+    def __init__(
+        self,
+        name: str | None,
+        fixed: dict[int, tuple[Invoke, tuple[Any, ...]]],
+        variadic: tuple[int, Invoke, tuple[Any, ...]] | None,
+    ) -> None:
+        lo = min([*fixed, *([variadic[0]] if variadic else [])])
+        super().__init__(name, lo, None if variadic else max(fixed))
+        self._fixed = fixed
+        self._variadic = variadic
+
+    def __call__(self, *args: Any) -> Any:
+        """Apply the function to positional arguments."""
+        entry = self._fixed.get(len(args))
+        if entry is not None:
+            return entry[0](entry[1], self, args)
+        v = self._variadic
+        if v is not None and len(args) >= v[0]:
+            return v[1](v[2], self, args)
+        raise arity_error(self.name or "fn", len(args), self._expected())
+
+    def _expected(self) -> str:
+        counts = [str(n) for n in sorted(self._fixed)]
+        if self._variadic is not None:
+            counts.append(f"{self._variadic[0]} or more")
+        return " or ".join(counts)
+
+
+def make_fn_factory(
+    state: RunState,
+    compile_node: Callable[[A.Node], Callable[[list[Any]], Any]],
+    binder: Callable[[A.Pattern], Binder],
+) -> Callable[[A.FnNode], Callable[[list[Any]], Any]]:
+    """Return ``compile_fn(node) -> ev`` for this run."""
+
+    def compile_fn(node: A.FnNode) -> Callable[[list[Any]], Any]:
+        name = node.name
+        arities = [(a, _invoke(state, compile_node, binder, a, name)) for a in node.arities]
+        outer = [tuple(o.index for o, _ in a.captures) for a, _ in arities]
+        fixed_specs = [
+            (len(a.params), inv, idx)
+            for (a, inv), idx in zip(arities, outer, strict=True)
+            if a.rest is None
+        ]
+        var_specs = [
+            (len(a.params), inv, idx)
+            for (a, inv), idx in zip(arities, outer, strict=True)
+            if a.rest is not None
+        ]
+
+        def make(frame: list[Any]) -> Closure:
+            fixed = {n: (inv, tuple([frame[i] for i in idx])) for n, inv, idx in fixed_specs}
+            variadic = None
+            if var_specs:
+                n, inv, idx = var_specs[0]
+                variadic = (n, inv, tuple([frame[i] for i in idx]))
+            return Closure(name, fixed, variadic)
+
+        return make
+
+    return compile_fn
+
+
+def _invoke(
+    state: RunState,
+    compile_node: Callable[[A.Node], Callable[[list[Any]], Any]],
+    binder: Callable[[A.Pattern], Binder],
+    arity: A.Arity,
+    name: str | None,
+) -> Invoke:
+    assert arity.body is not None
+    body = compile_node(arity.body)
+    ncap = len(arity.captures)
+    nfixed = len(arity.params)
+    has_rest = arity.rest is not None
+    pad = [None] * (arity.nslots - ncap - nfixed - (1 if has_rest else 0))
+    self_idx = arity.self_slot.index if arity.self_slot is not None else -1
+    destructure: list[tuple[int, Binder]] = [
+        (ncap + i, binder(p)) for i, p in enumerate(arity.params) if not isinstance(p, A.PSym)
+    ]
+    if has_rest and not isinstance(arity.rest, A.PSym):
+        assert arity.rest is not None
+        destructure.append((ncap + nfixed, binder(arity.rest)))
+    budget = state.budget
+    max_depth = budget.limits.max_depth
+    max_loops = budget.limits.max_loop_iterations
+    has_recur = arity.has_recur
+    label = name or "an anonymous fn"
+
+    def enter() -> None:
+        depth = state.depth + 1
+        if depth > max_depth:
+            raise LimitExceeded(
+                "max_depth",
+                f"calls nested deeper than {max_depth} (in {label}); use loop/recur, reduce or "
+                "map instead of deep recursion",
+            )
+        state.depth = depth
+        budget.step()
+
+    def invoke(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
+        enter()
+        try:
+            if has_rest:
+                frame = [*captured, *args[:nfixed], args[nfixed:] or None, *pad]
+            else:
+                frame = [*captured, *args, *pad]
+            if self_idx >= 0:
+                frame[self_idx] = fn
+            for idx, bind in destructure:
+                bind(frame, frame[idx])
+            r = body(frame)
+            if has_recur:
+                n = 0
+                while type(r) is Recur:
+                    n += 1
+                    if n > max_loops:
+                        raise LimitExceeded(
+                            "max_loop_iterations",
+                            f"recur in {label} ran more than {max_loops} iterations; make sure "
+                            "it ends",
+                        )
+                    budget.step()
+                    vals = r.values
+                    for i in range(nfixed):
+                        frame[ncap + i] = vals[i]
+                    if has_rest:
+                        frame[ncap + nfixed] = vals[nfixed]
+                    for idx, bind in destructure:
+                        bind(frame, frame[idx])
+                    r = body(frame)
+            return r
+        finally:
+            state.depth -= 1
+
+    return invoke

@@ -1,0 +1,355 @@
+"""Running a program: parse, analyze, compile, then drive its greenlet from the event loop.
+
+The program runs synchronously in a greenlet. Whenever it needs to wait it suspends with a
+request (``_runtime``); :func:`run` awaits the request in the event loop (a tool call, a
+checkpoint, or a batch of tool calls in a task group) and resumes the program with the answer.
+This is the ``greenlet_spawn``/``await_only`` pattern: no thread per program, so thousands of
+programs can wait on tools in one loop. A cancelled or timed-out run throws ``GreenletExit``
+into the program, which unwinds at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import msgspec
+from greenlet import GreenletExit, greenlet
+
+from ptcflow.errors import UsageError
+from ptcflow.lisp._analyzer import Analyzer, Program
+from ptcflow.lisp._compiler import Compiler
+from ptcflow.lisp._forms import Form
+from ptcflow.lisp._reader import read
+from ptcflow.lisp._runtime import (
+    YIELD,
+    Batch,
+    FailSignal,
+    Outcome,
+    ReturnSignal,
+    RunState,
+    ToolRequest,
+    tool_value,
+)
+from ptcflow.lisp.errors import LimitExceeded, LispError
+from ptcflow.lisp.limits import Budget, Limits
+from ptcflow.lisp.values import Builtin, from_python, to_python
+
+__all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
+
+Tool = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool call a program made.
+
+    Args:
+        name: the tool's name.
+        args: the arguments as plain Python data (string keys).
+        result: what the tool returned (``None`` when it failed).
+        duration_ms: how long the call took.
+        error: the error message when the tool failed, else ``None``.
+    """
+
+    name: str
+    args: dict[str, Any]
+    result: Any = None
+    duration_ms: float = 0.0
+    error: str | None = None
+
+
+class LispResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What one run of a program produced.
+
+    Args:
+        value: the program's value (of ``return``, or of its last form) as Python data: map
+            keys become strings, keyword values stay :class:`~ptcflow.lisp.Keyword`.
+        returned: the program ended with ``(return v)``.
+        failed: the program ended with ``(fail v)``.
+        fail_value: the value given to ``fail``, as Python data.
+        prints: the captured output of ``println`` and friends.
+        memory: the memory after the run (unchanged when the run failed or raised).
+        tool_calls: every tool call made, in order of completion.
+        error: ``None``, or the :class:`~ptcflow.lisp.LispError` that ended the run.
+    """
+
+    value: Any = None
+    returned: bool = False
+    failed: bool = False
+    fail_value: Any = None
+    prints: list[str] = msgspec.field(default_factory=list)
+    memory: dict[str, Any] = msgspec.field(default_factory=dict)
+    tool_calls: list[ToolCallRecord] = msgspec.field(default_factory=list)
+    error: LispError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the program neither raised an error nor called ``fail``."""
+        return self.error is None and not self.failed
+
+
+def _default_builtins() -> Mapping[str, Builtin]:
+    from ptcflow.lisp.builtins import BUILTINS
+
+    return BUILTINS
+
+
+def parse(source: str) -> tuple[Form, ...]:
+    """Read PTC-Lisp source into forms (with line and column).
+
+    Raises:
+        LispError: category ``"parse"``.
+
+    Example:
+        >>> len(parse("(def x 1) (+ x 2)"))
+        2
+    """
+    return read(source)
+
+
+def analyze(
+    source: str | tuple[Form, ...],
+    *,
+    tool_names: Collection[str] | None = None,
+    ctx_keys: Collection[str] | None = None,
+    memory_keys: Collection[str] = (),
+    builtins: Mapping[str, Builtin] | None = None,
+) -> Program:
+    """Parse (when given text) and analyze a program without running it.
+
+    Args:
+        source: program text, or forms from :func:`parse`.
+        tool_names: the callable tools; ``None`` skips the unknown-tool check.
+        ctx_keys: the keys of ``ctx``; ``None`` skips the ``ctx/`` check.
+        memory_keys: names already in memory (defined by earlier turns).
+        builtins: the builtin registry (default: all of ``ptcflow.lisp.builtins``).
+
+    Returns:
+        The analyzed program (``.tools_used`` lists the tools it names).
+
+    Raises:
+        LispError: ``parse``, ``analysis``, ``unbound``, ``arity`` or ``unknown_tool``.
+
+    Example:
+        >>> sorted(analyze('(call "search" {:q "x"})', tool_names=["search"]).tools_used)
+        ['search']
+    """
+    forms = read(source) if isinstance(source, str) else source
+    an = Analyzer(
+        _default_builtins() if builtins is None else builtins,
+        tool_names=tool_names,
+        ctx_keys=ctx_keys,
+        globals_=memory_keys,
+    )
+    try:
+        return an.program(forms)
+    except RecursionError:
+        raise LimitExceeded("max_depth", "the program is nested too deeply to analyze") from None
+
+
+class _Driver:
+    """Answers a program's requests in the event loop."""
+
+    def __init__(self, tools: Mapping[str, Tool], records: list[ToolCallRecord]) -> None:
+        self.tools = tools
+        self.records = records
+
+    async def answer(self, request: Any) -> Any:
+        if request is YIELD:
+            await anyio.lowlevel.checkpoint()
+            return None
+        if type(request) is ToolRequest:
+            return await self.call_tool(request)
+        if type(request) is Batch:
+            answers: list[Any] = [None] * len(request.requests)
+
+            async def one(i: int, r: Any) -> None:
+                answers[i] = await self.answer(r)
+
+            async with anyio.create_task_group() as tg:
+                for i, r in enumerate(request.requests):
+                    tg.start_soon(one, i, r)
+            return answers
+        raise AssertionError(f"unknown request {request!r}")  # pragma: no cover
+
+    async def call_tool(self, req: ToolRequest) -> Outcome:
+        tool = self.tools.get(req.name)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "none"
+            err = LispError("unknown_tool", f'unknown tool "{req.name}"; available: {available}')
+            return Outcome(error=err)
+        start = time.perf_counter()
+        error: str | None = None
+        result: Any = None
+        try:
+            result = await tool(req.args)
+        except Exception as exc:  # the tool's failure becomes a value the program sees
+            error = str(exc) or type(exc).__name__
+        if error is None:
+            error = _envelope_error(result)
+            if error is not None:
+                result = None
+        ms = (time.perf_counter() - start) * 1000
+        self.records.append(
+            ToolCallRecord(name=req.name, args=req.args, result=result, duration_ms=ms, error=error)
+        )
+        if error is not None:
+            return Outcome(error=LispError("tool_error", f'tool "{req.name}" failed: {error}'))
+        try:
+            return Outcome(tool_value(result))
+        except TypeError as exc:
+            return Outcome(error=LispError("tool_error", f'tool "{req.name}" returned {exc}'))
+
+
+def _envelope_error(result: Any) -> str | None:
+    """The message of an error envelope (``{"ok": False, "error": {...}}`` or an object with
+    ``type``/``message``/``retryable``), else ``None``."""
+    if type(result) is dict and result.get("ok") is False and "error" in result:
+        err = result["error"]
+        if isinstance(err, dict):
+            kind = err.get("type")
+            msg = err.get("message", err)
+            return f"{kind}: {msg}" if kind else str(msg)
+        return str(err)
+    if all(hasattr(result, a) for a in ("type", "message", "retryable")) and not isinstance(
+        result, dict | list | str
+    ):
+        return f"{result.type}: {result.message}"
+    return None
+
+
+def _python_value(value: Any) -> Any:
+    try:
+        return to_python(value, keep_keywords=True)
+    except LispError:
+        from ptcflow.lisp.printer import pr_str
+
+        return pr_str(value, limit=200)
+
+
+async def run(
+    source: str,
+    *,
+    ctx: Mapping[str, Any] | None = None,
+    tools: Mapping[str, Tool] | None = None,
+    tool_names: Collection[str] | None = None,
+    memory: Mapping[str, Any] | None = None,
+    limits: Limits | None = None,
+) -> LispResult:
+    """Run one PTC-Lisp program.
+
+    Blocks (awaits) while the program's tool calls run. Program errors never raise: they are
+    returned in ``LispResult.error``; only misuse of this function raises.
+
+    Args:
+        source: the program text (use :func:`extract_code` on a model's raw response first).
+        ctx: read-only input, plain Python data with string keys, read as ``ctx/key``.
+        tools: name -> async callable taking one ``dict`` of string keys.
+        tool_names: names to accept in the static check (default: the keys of ``tools``).
+        memory: the ``memory`` of the previous turn's result.
+        limits: the run's limits (default ``Limits()``).
+
+    Returns:
+        A :class:`LispResult`.
+
+    Raises:
+        UsageError: ``ctx`` or ``memory`` hold values that are not plain data.
+
+    Example:
+        >>> async def add(args):
+        ...     return args["a"] + args["b"]
+        >>> r = anyio.run(functools.partial(run, '(return (call "add" {:a 1 :b 2}))',
+        ...                                 tools={"add": add}))
+        >>> r.value, r.returned
+        (3, True)
+    """
+    limits = Limits() if limits is None else limits
+    tools = {} if tools is None else tools
+    names = frozenset(tools) if tool_names is None else frozenset(tool_names) | frozenset(tools)
+    try:
+        ctx_values = {str(k): from_python(v) for k, v in (ctx or {}).items()}
+        mem_in = {str(k): from_python(v, keywordize_keys=False) for k, v in (memory or {}).items()}
+    except TypeError as exc:
+        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
+    budget = Budget(limits)
+    working = dict(mem_in)
+    records: list[ToolCallRecord] = []
+
+    def finish(**kw: Any) -> LispResult:
+        committed = kw.pop("commit", False)
+        return LispResult(
+            prints=list(budget.prints),
+            memory=working if committed else dict(mem_in),
+            tool_calls=records,
+            **kw,
+        )
+
+    try:
+        program = analyze(source, tool_names=names, ctx_keys=ctx_values, memory_keys=mem_in)
+        state = RunState(budget, ctx_values, working, names)
+        entry = Compiler(state, {}).compile(program.body)
+    except LispError as err:
+        return finish(error=err)
+    budget.maybe_yield = state.yield_now
+    nslots = program.nslots
+
+    def main() -> Any:
+        return entry([None] * nslots)
+
+    g = greenlet(main)
+    driver = _Driver(tools, records)
+    remaining = max(0.0, budget.deadline - time.monotonic())
+    timed_out = True
+    try:
+        with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
+            value = await _drive(g, driver)
+            timed_out = False
+    except ReturnSignal as sig:
+        return finish(value=_python_value(sig.value), returned=True, commit=True)
+    except FailSignal as sig:
+        v = _python_value(sig.value)
+        return finish(failed=True, fail_value=v, value=v)
+    except LispError as err:
+        return finish(error=err)
+    except RecursionError:
+        return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
+    except MemoryError:
+        return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
+    if timed_out:
+        return finish(
+            error=LispError(
+                "timeout",
+                f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
+                "included); do less per turn",
+            )
+        )
+    return finish(value=_python_value(value), commit=True)
+
+
+async def _drive(g: greenlet, driver: _Driver) -> Any:
+    request = g.switch()
+    while not g.dead:
+        try:
+            answer = await driver.answer(request)
+        except BaseException:
+            if not g.dead:
+                g.throw(GreenletExit)
+            raise
+        request = g.switch(answer)
+    return request
+
+
+def run_sync(source: str, **kwargs: Any) -> LispResult:
+    """Run a program from synchronous code (starts an event loop; takes :func:`run`'s
+    arguments).
+
+    Example:
+        >>> run_sync("(+ 1 2)").value
+        3
+    """
+    return anyio.run(functools.partial(run, source, **kwargs))
