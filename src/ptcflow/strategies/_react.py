@@ -56,7 +56,8 @@ __all__ = ("ReAct",)
 
 _NONE: tuple[Directive, ...] = ()
 _replace = msgspec.structs.replace
-_to_builtins = msgspec.to_builtins
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 class ReAct(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,7 +163,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
-        return _to_builtins(state)
+        return _decode(_encode(state))
 
     # -- transitions -----------------------------------------------------------------
 

@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 from ptcflow.errors import UsageError
 from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
-from ptcflow.strategies._protocol import RunInfo, Strategy
+from ptcflow.strategies._fold import Folds
+from ptcflow.strategies._protocol import RunInfo
 
 __all__ = ("replay",)
 
@@ -15,7 +16,7 @@ S = TypeVar("S")
 
 
 def replay(
-    strategy: Strategy[S],
+    strategy: Folds[S],
     signals: Iterable[Signal],
     *,
     tools: tuple[ToolSpec, ...] | None = None,

@@ -34,7 +34,8 @@ from ptcflow.signals import (
     UsageData,
     normalize_result,
 )
-from ptcflow.strategies import RunInfo, Strategy
+from ptcflow.strategies import RunInfo
+from ptcflow.strategies._fold import Folds
 
 __all__ = ("SignalFactory", "run_strategy")
 
@@ -171,7 +172,7 @@ def _tool_name(call: str | Directive, given: str) -> str:
 
 
 def run_strategy(
-    strategy: Strategy[S],
+    strategy: Folds[S],
     signals: Iterable[Signal],
     *,
     run: RunInfo | None = None,

@@ -1,0 +1,57 @@
+"""SignalFactory and run_strategy: a strategy driven as a plain function."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptcflow.directives import LLMGenerate, ToolExec
+from ptcflow.errors import UsageError
+from ptcflow.signals import Err, ErrorEnvelope, Ok, ToolCall, ToolSpec
+from ptcflow.strategies import ReAct, RunInfo
+from ptcflow.testing import SignalFactory, run_strategy
+
+
+def test_factory_numbers_and_correlates_signals() -> None:
+    sig = SignalFactory("r1", request_id="q")
+    d = LLMGenerate(id="r1/llm/1", request_id="q7", iteration=3, messages=())
+    usage, response = sig.llm_reply(d, "hi")
+    assert (usage.seq, response.seq) == (1, 2)
+    assert response.call_id == response.causation_id == "r1/llm/1"
+    assert (response.request_id, response.iteration) == ("q7", 3)
+    assert response.run_id == "r1" and response.id == "r1/signal/2"
+    started = sig.request_started("x")
+    assert started.request_id == "q" and started.call_id is None
+
+
+def test_factory_normalizes_tool_results() -> None:
+    sig = SignalFactory()
+    d = ToolExec(id="c1", tool_name="add")
+    started, result = sig.tool_reply(d, (False, "boom"))
+    assert started.data.tool_name == "add"
+    assert isinstance(result.data.result, Err) and result.data.result.error.message == "boom"
+    assert sig.tool_result("c2", ErrorEnvelope.make("timeout", "t")).data.result.error.retryable
+    assert sig.tool_result("c3", 5).data.result == Ok(payload=5)
+
+
+def test_run_strategy_from_a_start_signal() -> None:
+    sig = SignalFactory("r1")
+    call = ToolCall(id="c1", name="add", input={"x": 1})
+    signals = [
+        sig.request_started("2+3?"),
+        *sig.llm_reply("r1/llm/1", "", tool_calls=[call]),
+        *sig.tool_reply("c1", 5, tool_name="add"),
+        *sig.llm_reply("r1/llm/2", "5"),
+    ]
+    state, directives = run_strategy(ReAct(), signals, tools=[ToolSpec(name="add")])
+    assert state.text == "5"
+    assert [d.id for d in directives] == ["r1/llm/1", "c1", "r1/llm/2"]
+
+
+def test_run_strategy_with_explicit_run_info() -> None:
+    state, directives = run_strategy(ReAct(), [], run=RunInfo(run_id="x", input="hi"))
+    assert state.status == "awaiting_llm" and len(directives) == 1
+
+
+def test_run_strategy_needs_a_start() -> None:
+    with pytest.raises(UsageError, match="request_started"):
+        run_strategy(ReAct(), [])

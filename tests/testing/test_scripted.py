@@ -1,0 +1,199 @@
+"""ScriptedLLM: scripted answers, streaming, faults, recorded requests."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime._provider import (
+    EmbedRequest,
+    LLMProvider,
+    LLMRequest,
+    ModelResolver,
+    ProviderError,
+)
+from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, Usage
+from ptcflow.testing import ScriptedLLM, Turn
+
+
+def request(text: str = "hi", model: str = "") -> LLMRequest:
+    return LLMRequest(model=model, messages=(Message(role="user", content=text),))
+
+
+async def collect(llm: ScriptedLLM, req: LLMRequest) -> list[LLMChunk]:
+    return [chunk async for chunk in llm.stream(req)]
+
+
+def test_implements_the_provider_and_resolver_protocols() -> None:
+    llm = ScriptedLLM([])
+    assert isinstance(llm, LLMProvider)
+    assert isinstance(llm, ModelResolver)
+    assert llm.resolve(None, "fast") == (llm, "fast")
+    assert llm.resolve(None, None) == (llm, "scripted")
+
+
+@pytest.mark.anyio
+async def test_answers_text_then_tool_calls_in_order_and_records_requests() -> None:
+    llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "5"])
+    first = await llm.generate(request("2+3?", model="m1"))
+    assert first.tool_calls == (ToolCall(id="call_1_0", name="add", input={"x": 2, "y": 3}),)
+    assert first.finish_reason == "tool_calls"
+    assert first.model == "m1"
+    second = await llm.generate(request("again"))
+    assert (second.text, second.tool_calls, second.finish_reason) == ("5", (), "stop")
+    assert second.model == "scripted"
+    assert [r.messages[0].content for r in llm.requests] == ["2+3?", "again"]
+    assert llm.remaining == 0
+
+
+@pytest.mark.anyio
+async def test_parallel_calls_keep_given_ids_and_usage() -> None:
+    usage = Usage(input_tokens=11, output_tokens=3)
+    calls = [ToolCall(id="a", name="x"), ScriptedLLM.tool_call("y")]
+    llm = ScriptedLLM([calls, Turn(text="ok", usage=usage)])
+    response = await llm.generate(request())
+    assert [c.id for c in response.tool_calls] == ["a", "call_1_1"]
+    assert (await llm.generate(request())).usage == usage
+
+
+@pytest.mark.anyio
+async def test_default_usage_is_deterministic_and_positive() -> None:
+    a = await ScriptedLLM(["hello"]).generate(request("some words here"))
+    b = await ScriptedLLM(["hello"]).generate(request("some words here"))
+    assert a.usage == b.usage
+    assert a.usage.input_tokens > 0 and a.usage.output_tokens > 0
+
+
+@pytest.mark.anyio
+async def test_function_script_decides_from_the_request() -> None:
+    def answer(req: LLMRequest) -> str:
+        return req.messages[-1].content.upper()
+
+    llm = ScriptedLLM(answer)
+    assert (await llm.generate(request("abc"))).text == "ABC"
+    assert (await llm.generate(request("xy"))).text == "XY"
+    assert llm.remaining == -1
+
+
+@pytest.mark.anyio
+async def test_running_out_says_which_request() -> None:
+    llm = ScriptedLLM(["only"])
+    await llm.generate(request())
+    with pytest.raises(UsageError, match=r"ran out: request #2 .* 1 turn"):
+        await llm.generate(request("second question"))
+
+
+@pytest.mark.anyio
+async def test_bad_entry_is_a_usage_error() -> None:
+    llm = ScriptedLLM([42])  # type: ignore[list-item]
+    with pytest.raises(UsageError, match="request #1 is a int"):
+        await llm.generate(request())
+
+
+def test_bad_script_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="list of turns"):
+        ScriptedLLM("hello")
+
+
+@pytest.mark.anyio
+async def test_stream_yields_words_tool_calls_then_usage() -> None:
+    llm = ScriptedLLM(
+        [Turn(text="hello big world", tool_calls=(ScriptedLLM.tool_call("add", x=1),))]
+    )
+    chunks = await collect(llm, request())
+    assert "".join(c.text for c in chunks) == "hello big world"
+    assert len([c for c in chunks if c.text]) == 3
+    assert chunks[-1].usage is not None and chunks[-1].finish_reason == "tool_calls"
+    assembler = StreamAssembler()
+    for c in chunks:
+        assembler.add(c)
+    response = assembler.response()
+    assert response.tool_calls == (ToolCall(id="call_1_0", name="add", input={"x": 1}),)
+    assert response.text == "hello big world"
+
+
+@pytest.mark.anyio
+async def test_stream_uses_given_chunks() -> None:
+    llm = ScriptedLLM([Turn(text="ab", chunks=("a", "b"))])
+    assert [c.text for c in await collect(llm, request()) if c.text] == ["a", "b"]
+
+
+@pytest.mark.anyio
+async def test_timeout_fault_raises_timeout_error() -> None:
+    llm = ScriptedLLM([ScriptedLLM.timeout(), "ok"])
+    with pytest.raises(TimeoutError, match="request #1"):
+        await llm.generate(request())
+    assert (await llm.generate(request())).text == "ok"
+
+
+@pytest.mark.anyio
+async def test_hang_fault_waits_for_the_callers_deadline() -> None:
+    llm = ScriptedLLM([ScriptedLLM.timeout(hang=True)])
+    with anyio.move_on_after(0.01) as scope:
+        await llm.generate(request())
+    assert scope.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_rate_limited_fault_carries_retry_after() -> None:
+    llm = ScriptedLLM([ScriptedLLM.rate_limited(retry_after=0.25)])
+    with pytest.raises(ProviderError) as info:
+        await llm.generate(request())
+    assert info.value.retry_after == 0.25
+    assert info.value.envelope.type == "rate_limited"
+    assert info.value.envelope.retryable
+    assert info.value.envelope.details["status"] == 429
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("turn", "kind", "retryable"),
+    [
+        (ScriptedLLM.server_error(502), "transient", True),
+        (ScriptedLLM.auth_error(), "auth", False),
+        (ScriptedLLM.malformed(), "provider_error", False),
+    ],
+)
+async def test_provider_faults_are_classified(turn: Turn, kind: str, retryable: bool) -> None:
+    llm = ScriptedLLM([turn])
+    with pytest.raises(ProviderError) as info:
+        await llm.generate(request())
+    assert (info.value.envelope.type, info.value.envelope.retryable) == (kind, retryable)
+
+
+@pytest.mark.anyio
+async def test_faults_also_apply_when_streaming() -> None:
+    llm = ScriptedLLM([ScriptedLLM.server_error()])
+    with pytest.raises(ProviderError):
+        await collect(llm, request())
+
+
+@pytest.mark.anyio
+async def test_malformed_stream_yields_arguments_that_do_not_parse() -> None:
+    llm = ScriptedLLM([ScriptedLLM.malformed()])
+    assembler = StreamAssembler()
+    for chunk in await collect(llm, request()):
+        assembler.add(chunk)
+    with pytest.raises(ValueError, match="malformed JSON"):
+        assembler.response()
+
+
+@pytest.mark.anyio
+async def test_latency_is_the_models_not_a_test_wait() -> None:
+    llm = ScriptedLLM(["slow"], latency=5.0)
+    with anyio.move_on_after(0.01) as scope:
+        await llm.generate(request())
+    assert scope.cancelled_caught  # it really sleeps
+    fast = ScriptedLLM([Turn(text="fast", latency=0.0)], latency=5.0)
+    with anyio.fail_after(1):
+        assert (await fast.generate(request())).text == "fast"
+
+
+@pytest.mark.anyio
+async def test_embed_is_deterministic() -> None:
+    llm = ScriptedLLM([])
+    a = await llm.embed(EmbedRequest(model="e", inputs=("hello", "world")))
+    b = await llm.embed(EmbedRequest(model="e", inputs=("hello", "world")))
+    assert a == b and len(a.vectors) == 2 and a.model == "e"
+    assert llm.requests == []
