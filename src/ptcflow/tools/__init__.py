@@ -1,0 +1,64 @@
+"""Tools: Python functions a model can call.
+
+Build a :class:`Tool` from a function with :func:`tool` (name, description, argument
+docs and JSON Schema are inferred from the function), collect an agent's tools with
+:func:`for_agent`, describe them to a model with :func:`render_tool_catalog` or
+:func:`tool_definitions`, and run a model's :class:`ToolCall` with :func:`dispatch`.
+
+Example:
+    >>> import anyio
+    >>> from ptcflow.tools import ToolCall, dispatch, for_agent, tool
+    >>> @tool
+    ... def add(x: int, y: int) -> int:
+    ...     '''Add two integers and return the sum.'''
+    ...     return x + y
+    >>> tools = for_agent([add])
+    >>> anyio.run(dispatch, tools, ToolCall(id="call_1", name="add", input={"x": 2, "y": 3}))
+    ToolResult(id='call_1', output=5, is_error=False, name='add', warnings=(), effects=())
+"""
+
+from __future__ import annotations
+
+from ptcflow.tools._catalog import (
+    render_tool_catalog as render_tool_catalog,
+    render_tool_signature as render_tool_signature,
+    tool_definitions as tool_definitions,
+)
+from ptcflow.tools._dispatch import dispatch as dispatch, dispatch_sync as dispatch_sync
+from ptcflow.tools._docstrings import DocInfo as DocInfo, parse_docstring as parse_docstring
+from ptcflow.tools._introspect import callable_name as callable_name
+from ptcflow.tools._messages import (
+    ToolCall as ToolCall,
+    ToolContext as ToolContext,
+    ToolDefinition as ToolDefinition,
+    ToolResult as ToolResult,
+)
+from ptcflow.tools._registry import (
+    RESERVED_TOOL_NAMES as RESERVED_TOOL_NAMES,
+    ToolSource as ToolSource,
+    find_by_name as find_by_name,
+    for_agent as for_agent,
+)
+from ptcflow.tools._tool import TOOL_NAME_RE as TOOL_NAME_RE, Tool as Tool, tool as tool
+
+__all__ = (
+    "RESERVED_TOOL_NAMES",
+    "TOOL_NAME_RE",
+    "DocInfo",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolResult",
+    "ToolSource",
+    "callable_name",
+    "dispatch",
+    "dispatch_sync",
+    "find_by_name",
+    "for_agent",
+    "parse_docstring",
+    "render_tool_catalog",
+    "render_tool_signature",
+    "tool",
+    "tool_definitions",
+)

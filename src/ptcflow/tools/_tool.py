@@ -1,0 +1,545 @@
+"""The :class:`Tool`: a Python callable plus the data a model needs to call it."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, Final, overload
+
+import msgspec
+
+from ptcflow.errors import UsageError
+from ptcflow.signature import (
+    Param,
+    Prim,
+    Signature,
+    SignatureError,
+    SignatureWarning,
+    parse,
+    type_from_hint,
+)
+from ptcflow.tools._docstrings import parse_docstring
+from ptcflow.tools._introspect import (
+    ParamInfo,
+    callable_doc,
+    callable_name,
+    context_param,
+    inspect_params,
+    is_async_callable,
+    return_hint,
+)
+from ptcflow.tools._messages import ToolDefinition
+
+__all__ = ("TOOL_NAME_RE", "Tool", "tool")
+
+#: Names every major provider accepts for a function tool.
+TOOL_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+_SIGNATURE_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+ANY: Final = Prim(name="any")
+_EMPTY_OBJECT: Final[dict[str, Any]] = {"type": "object", "properties": {}, "required": []}
+_EMPTY_HINT: Final = inspect.Parameter.empty
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or TOOL_NAME_RE.fullmatch(name) is None:
+        fixed = re.sub(r"[^A-Za-z0-9_-]+", "_", str(name)).strip("_")[:64] or "my_tool"
+        raise UsageError(
+            f"invalid tool name {name!r}: use 1-64 letters, digits, '_' or '-' (model "
+            f"providers reject anything else), e.g. name={fixed!r}"
+        )
+    return name
+
+
+def _check_option(label: str, value: object, minimum: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(
+            f"{label} must be an int >= {minimum} or None (inherit the executor's default), "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _is_any(node: Any) -> bool:
+    return isinstance(node, Prim) and node.name == "any"
+
+
+class Tool:
+    """A callable, model-facing tool.
+
+    Most tools are built from a function with :func:`tool` / :meth:`Tool.from_function`,
+    which infer everything. The constructor is the low-level form: give the schema (or a
+    signature) yourself, for example for tools whose schema comes from an external system.
+
+    Args:
+        name: the name the model calls the tool by (``[A-Za-z0-9_-]{1,64}``).
+        fn: the callable that does the work, sync or async.
+        description: when and why to call the tool.
+        signature: the input/output contract, as text (``"(q :string) -> [:string]"``) or
+            a :class:`~ptcflow.signature.Signature`. Inputs are validated against it.
+        input_schema: JSON Schema of the input; derived from ``signature`` when omitted.
+        output_schema: JSON Schema of the output; derived from ``signature`` when omitted
+            (``None`` when the output is ``:any``).
+        pass_input: call ``fn(input_map)`` instead of ``fn(**input_map)``.
+        timeout_ms: per-attempt timeout the executor applies (``None``: inherit).
+        max_retries: retries the executor allows (``None``: inherit).
+        param_docs: parameter name -> description, put into ``input_schema``.
+
+    Raises:
+        UsageError: an invalid name, option, or signature.
+
+    Example:
+        >>> def search(query: str) -> list[str]:
+        ...     return [query]
+        >>> web = Tool("web", search, signature="(query :string) -> [:string]")
+        >>> web.input_schema["required"]
+        ['query']
+    """
+
+    __slots__ = (
+        "_accepts_extra",
+        "_params",
+        "context_param",
+        "description",
+        "fn",
+        "input_schema",
+        "is_async",
+        "max_retries",
+        "name",
+        "output_schema",
+        "param_docs",
+        "pass_input",
+        "signature",
+        "timeout_ms",
+    )
+
+    name: str
+    fn: Callable[..., Any]
+    description: str
+    signature: Signature | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    pass_input: bool
+    is_async: bool
+    timeout_ms: int | None
+    max_retries: int | None
+    param_docs: dict[str, str]
+    context_param: str | None
+    _params: tuple[ParamInfo, ...] | None
+    _accepts_extra: bool
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str = "",
+        signature: str | Signature | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        pass_input: bool = False,
+        timeout_ms: int | None = None,
+        max_retries: int | None = None,
+        param_docs: Mapping[str, str] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise UsageError(f"tool {name!r} needs a callable fn, got {type(fn).__name__}")
+        if isinstance(signature, str):
+            signature = parse(signature)
+        if signature is not None and not isinstance(signature, Signature):
+            raise UsageError(
+                f"tool {name!r}: signature must be a string or a Signature, "
+                f"got {type(signature).__name__}"
+            )
+        docs = dict(param_docs or {})
+        set_ = object.__setattr__
+        set_(self, "name", _check_name(name))
+        set_(self, "fn", fn)
+        set_(self, "description", description or "")
+        set_(self, "signature", signature)
+        set_(self, "pass_input", bool(pass_input))
+        set_(self, "is_async", is_async_callable(fn))
+        set_(self, "timeout_ms", _check_option("timeout_ms", timeout_ms, 1))
+        set_(self, "max_retries", _check_option("max_retries", max_retries, 0))
+        set_(self, "param_docs", docs)
+        if input_schema is None:
+            input_schema = _with_docs(signature.input_schema(), docs) if signature else None
+        set_(self, "input_schema", dict(input_schema or _EMPTY_OBJECT))
+        if output_schema is None and signature is not None and not _is_any(signature.output):
+            output_schema = signature.output_schema()
+        set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
+        try:
+            params: list[ParamInfo] | None = inspect_params(fn)
+        except UsageError:
+            params = None  # builtins without a readable signature: pass arguments as given
+        set_(self, "_params", tuple(params) if params is not None else None)
+        set_(self, "context_param", context_param(params) if params else None)
+        set_(
+            self,
+            "_accepts_extra",
+            params is None or any(p.kind == "var_keyword" for p in params),
+        )
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"Tool is immutable; use tool.replace({key}=...) for a changed copy")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("Tool is immutable")
+
+    def __repr__(self) -> str:
+        rendered = self.signature.with_name(None).render() if self.signature else "(...)"
+        return f"Tool(name={self.name!r}, signature={rendered!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tool):
+            return NotImplemented
+        return all(getattr(self, s) == getattr(other, s) for s in Tool.__slots__)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.signature, id(self.fn)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (no validation), so decorated functions
+        stay usable as plain functions."""
+        return self.fn(*args, **kwargs)
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The data sent to a model: name, description and schemas (no callable)."""
+        return ToolDefinition(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+        )
+
+    def replace(self, **changes: Any) -> Tool:
+        """Return a copy with some constructor arguments changed.
+
+        Changing ``signature`` re-derives the schemas unless they are changed too.
+
+        Example:
+            >>> t = Tool("a", len, signature="(x :any) -> :int")
+            >>> t.replace(name="length").name
+            'length'
+        """
+        unknown = set(changes) - _CONSTRUCTOR_ARGS
+        if unknown:
+            raise UsageError(
+                f"Tool.replace() got unknown fields {sorted(unknown)}; "
+                f"known: {sorted(_CONSTRUCTOR_ARGS)}"
+            )
+        kwargs: dict[str, Any] = {k: getattr(self, k) for k in _CONSTRUCTOR_ARGS}
+        if "signature" in changes:
+            kwargs["input_schema"] = None
+            kwargs["output_schema"] = None
+        kwargs.update(changes)
+        return Tool(**kwargs)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        signature: str | Signature | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        pass_input: bool = False,
+        timeout_ms: int | None = None,
+        max_retries: int | None = None,
+    ) -> Tool:
+        """Build a tool from a function, inferring what is not overridden.
+
+        The name is the function's ``__qualname__`` (see :func:`callable_name`), the
+        description the docstring's summary, per-parameter docs (Google, NumPy or Sphinx
+        style) become schema descriptions, and the input/output types come from the type
+        hints. An explicit ``signature`` replaces the hints. A parameter annotated
+        :class:`ToolContext` is injected at dispatch and left out of the schema.
+
+        Args:
+            fn: a function, method, ``functools.partial`` or callable object; sync or async.
+            name: override the name.
+            description: override the description.
+            signature: an explicit contract (text or Signature) instead of the hints.
+            input_schema: an explicit JSON Schema for the input.
+            output_schema: an explicit JSON Schema for the output.
+            pass_input: call ``fn(input_map)`` instead of unpacking the map.
+            timeout_ms: per-attempt timeout for the executor (``None``: inherit).
+            max_retries: retries for the executor (``None``: inherit).
+
+        Returns:
+            The tool.
+
+        Raises:
+            UsageError: ``fn`` is not callable, a hint has no signature equivalent, or the
+                signature does not match the function's parameters.
+
+        Warns:
+            SignatureWarning: a parameter has no type hint (it becomes ``:any``).
+
+        Example:
+            >>> def add(x: int, y: int) -> int:
+            ...     '''Add two integers.'''
+            ...     return x + y
+            >>> Tool.from_function(add).definition.input_schema["required"]
+            ['x', 'y']
+        """
+        if isinstance(fn, Tool):
+            overrides = {
+                k: v
+                for k, v in {
+                    "name": name,
+                    "description": description,
+                    "signature": signature,
+                    "input_schema": input_schema,
+                    "output_schema": output_schema,
+                    "timeout_ms": timeout_ms,
+                    "max_retries": max_retries,
+                }.items()
+                if v is not None
+            }
+            if pass_input:
+                overrides["pass_input"] = True
+            return fn.replace(**overrides) if overrides else fn
+        tool_name = name if name is not None else callable_name(fn)
+        params = inspect_params(fn)
+        ctx = context_param(params)
+        doc = parse_docstring(callable_doc(fn))
+        if isinstance(signature, str):
+            signature = parse(signature)
+        if signature is None and not pass_input:
+            signature = _signature_from_params(tool_name, fn, params, ctx)
+        elif signature is not None and not pass_input:
+            _check_matches(tool_name, signature, params, ctx)
+        if signature is not None and _SIGNATURE_NAME_RE.fullmatch(tool_name):
+            signature = signature.with_name(tool_name)
+        return cls(
+            tool_name,
+            fn,
+            description=doc.summary if description is None else description,
+            signature=signature,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            pass_input=pass_input,
+            timeout_ms=timeout_ms,
+            max_retries=max_retries,
+            param_docs=doc.params,
+        )
+
+    def arguments(
+        self, values: Mapping[str, Any], context: object = None
+    ) -> tuple[list[Any], dict[str, Any], list[str]]:
+        """Map validated named input to ``(args, kwargs, notes)`` for calling :attr:`fn`.
+
+        Omitted parameters keep their Python defaults; a ``null`` sent for a parameter
+        whose hint does not admit ``None`` is dropped so the default applies; names the
+        function does not accept are dropped (``notes`` says so) unless it takes
+        ``**kwargs``. ``context`` fills the :class:`ToolContext` parameter, if any.
+
+        Raises:
+            KeyError: a required parameter is missing (the message names it).
+        """
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        notes: list[str] = []
+        if self.pass_input or self._params is None:
+            if self.pass_input:
+                args.append(dict(values))
+            else:
+                kwargs.update((k, v) for k, v in values.items() if isinstance(k, str))
+            if self.context_param is not None:
+                kwargs[self.context_param] = context
+            return args, kwargs, notes
+        known: set[str] = set()
+        for p in self._params:
+            if p.kind in ("var_positional", "var_keyword"):
+                continue
+            if p.name == self.context_param:
+                if p.kind == "positional":
+                    args.append(context)
+                else:
+                    kwargs[p.name] = context
+                continue
+            known.add(p.name)
+            if p.name not in values or (values[p.name] is None and _drop_none(p)):
+                if not p.has_default:
+                    raise KeyError(p.name)
+                if p.kind == "positional":
+                    args.append(p.default)  # keep later positional-only values in place
+                continue
+            if p.kind == "positional":
+                args.append(values[p.name])
+            else:
+                kwargs[p.name] = values[p.name]
+        for key, value in values.items():
+            if key in known or key == self.context_param:
+                continue
+            if self._accepts_extra and isinstance(key, str):
+                kwargs[key] = value
+            else:
+                notes.append(f"{key}: ignored, {self.name} takes no such argument")
+        return args, kwargs, notes
+
+
+_CONSTRUCTOR_ARGS: Final = frozenset(
+    {
+        "name",
+        "fn",
+        "description",
+        "signature",
+        "input_schema",
+        "output_schema",
+        "pass_input",
+        "timeout_ms",
+        "max_retries",
+        "param_docs",
+    }
+)
+
+
+def _drop_none(p: ParamInfo) -> bool:
+    """True when ``None`` was sent for a defaulted parameter whose hint rejects ``None``."""
+    return p.has_default and p.hint is not _EMPTY_HINT and not _hint_allows_none(p.hint)
+
+
+def _hint_allows_none(hint: Any) -> bool:
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    if hint is None or hint is type(None) or hint is Any:
+        return True
+    return type(None) in typing.get_args(hint)
+
+
+def _with_docs(schema: dict[str, Any], docs: Mapping[str, str]) -> dict[str, Any]:
+    props = schema.get("properties")
+    if not docs or not isinstance(props, dict):
+        return schema
+    for key, text in docs.items():
+        if key in props and text:
+            props[key] = {**props[key], "description": text}
+    return schema
+
+
+def _signature_from_params(
+    tool_name: str, fn: Callable[..., Any], params: list[ParamInfo], ctx: str | None
+) -> Signature:
+    out: list[Param] = []
+    for p in params:
+        if p.kind in ("var_positional", "var_keyword") or p.name == ctx:
+            continue
+        if p.hint is _EMPTY_HINT:
+            warnings.warn(
+                f"parameter {p.name!r} of tool {tool_name!r} has no type hint; it becomes "
+                f":any (annotate it, e.g. {p.name}: str, or pass signature=...)",
+                SignatureWarning,
+                stacklevel=4,
+            )
+            node = ANY
+        else:
+            node = _convert(tool_name, p.name, p.hint)
+        if p.has_default and not node.optional:
+            node = msgspec.structs.replace(node, optional=True)
+        out.append(Param(name=p.name, type=node))
+    hint = return_hint(fn)
+    output = ANY if hint is _EMPTY_HINT else _convert(tool_name, "return", hint)
+    return Signature(params=tuple(out), output=output)
+
+
+def _convert(tool_name: str, where: str, hint: Any) -> Any:
+    try:
+        return type_from_hint(hint)
+    except SignatureError as exc:
+        raise SignatureError(f"tool {tool_name!r}, {where}: {exc.reason}") from exc
+
+
+def _check_matches(
+    tool_name: str, signature: Signature, params: list[ParamInfo], ctx: str | None
+) -> None:
+    accepts_extra = any(p.kind == "var_keyword" for p in params)
+    names = {p.name for p in params if p.kind not in ("var_positional", "var_keyword")}
+    for declared in signature.params:
+        if declared.name not in names and not accepts_extra:
+            raise UsageError(
+                f"tool {tool_name!r}: the signature declares {declared.name!r} but the "
+                f"function takes {sorted(names - {ctx})}; rename the parameter or fix the "
+                "signature"
+            )
+    declared_names = {p.name for p in signature.params}
+    for p in params:
+        if p.kind in ("var_positional", "var_keyword") or p.name == ctx or p.has_default:
+            continue
+        if p.name not in declared_names:
+            raise UsageError(
+                f"tool {tool_name!r}: the function requires {p.name!r} but the signature "
+                f"does not declare it; add '{p.name} :type' to the signature"
+            )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    signature: str | Signature | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    pass_input: bool = False,
+    timeout_ms: int | None = None,
+    max_retries: int | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+@overload
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    signature: str | Signature | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    pass_input: bool = False,
+    timeout_ms: int | None = None,
+    max_retries: int | None = None,
+) -> Tool: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    **options: Any,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a :class:`Tool` from a function: ``@tool``, ``@tool(...)`` or ``tool(fn, ...)``.
+
+    Takes the keyword options of :meth:`Tool.from_function`. The tool stays callable
+    like the function it wraps.
+
+    Example:
+        >>> @tool(name="add_numbers")
+        ... def add(x: int, y: int) -> int:
+        ...     '''Add two integers and return the sum.'''
+        ...     return x + y
+        >>> (add.name, add.description, add(2, 3))
+        ('add_numbers', 'Add two integers and return the sum.', 5)
+    """
+    if fn is None:
+
+        def decorate(f: Callable[..., Any]) -> Tool:
+            return Tool.from_function(f, **options)
+
+        return decorate
+    return Tool.from_function(fn, **options)
