@@ -6,9 +6,9 @@ import pytest
 
 from ptcflow.directives import LLMGenerate, ToolExec
 from ptcflow.errors import UsageError
-from ptcflow.signals import Err, ErrorEnvelope, Ok, ToolCall, ToolSpec
+from ptcflow.signals import Err, ErrorEnvelope, Ok, Signal, SignalBus, ToolCall, ToolSpec
 from ptcflow.strategies import ReAct, RunInfo
-from ptcflow.testing import SignalFactory, run_strategy
+from ptcflow.testing import SignalFactory, collect_signals, run_strategy
 
 
 def test_factory_numbers_and_correlates_signals() -> None:
@@ -55,3 +55,26 @@ def test_run_strategy_with_explicit_run_info() -> None:
 def test_run_strategy_needs_a_start() -> None:
     with pytest.raises(UsageError, match="request_started"):
         run_strategy(ReAct(), [])
+
+
+def test_collect_signals_reads_up_to_date_and_closes() -> None:
+    bus = SignalBus()
+    with collect_signals(bus, "ai.tool.*", run_id="r1") as log:
+        bus.publish(Signal.create("ai.tool.started", run_id="r1"))
+        assert log.types() == ["ai.tool.started"]
+        bus.publish(Signal.create("ai.tool.result", run_id="r1"))
+        bus.publish(Signal.create("ai.tool.result", run_id="r2"))
+        bus.publish(Signal.create("ai.usage", run_id="r1"))
+    bus.publish(Signal.create("ai.tool.result", run_id="r1"))
+    assert log.types() == ["ai.tool.started", "ai.tool.result"]
+    assert len(log.of_type("ai.tool.result")) == 1
+    assert bus.statistics().subscribers == 0
+
+
+def test_collect_signals_refuses_to_hide_lost_signals() -> None:
+    bus = SignalBus()
+    with collect_signals(bus, buffer=1) as log:
+        bus.publish(Signal.create("a"))
+        bus.publish(Signal.create("b"))
+    with pytest.raises(UsageError, match="lost 1 signal"):
+        _ = log.signals

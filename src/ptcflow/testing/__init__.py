@@ -7,6 +7,7 @@ signals a :class:`SignalFactory` builds.
 
 from __future__ import annotations
 
+from ptcflow.testing._collect import SignalLog as SignalLog, collect_signals as collect_signals
 from ptcflow.testing._drive import SignalFactory as SignalFactory, run_strategy as run_strategy
 from ptcflow.testing._scripted import (
     Fault as Fault,
@@ -15,4 +16,13 @@ from ptcflow.testing._scripted import (
     Turn as Turn,
 )
 
-__all__ = ("Fault", "ScriptItem", "ScriptedLLM", "SignalFactory", "Turn", "run_strategy")
+__all__ = (
+    "Fault",
+    "ScriptItem",
+    "ScriptedLLM",
+    "SignalFactory",
+    "SignalLog",
+    "Turn",
+    "collect_signals",
+    "run_strategy",
+)
