@@ -1,0 +1,147 @@
+"""An incremental server-sent-events decoder (the WHATWG ``text/event-stream`` format).
+
+The adapters read the raw response bytes through the SDK's streaming response and decode
+events here, so every byte of an event is available when it turns out to be malformed, and
+no SDK async generator is left for the garbage collector to finalize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+__all__ = ("SSEDecoder", "SSEEvent", "SSEResponse")
+
+
+class SSEEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One dispatched event: its ``event`` name (``""`` when absent) and ``data`` text."""
+
+    event: str = ""
+    data: str = ""
+    id: str | None = None
+
+
+class SSEDecoder:
+    """Feed bytes in any split; get complete events out.
+
+    Example:
+        >>> d = SSEDecoder()
+        >>> d.feed(b"event: ping\\nda") + d.feed(b"ta: {}\\n\\n")
+        [SSEEvent(event='ping', data='{}', id=None)]
+    """
+
+    __slots__ = ("_buffer", "_data", "_event", "_id")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._event = ""
+        self._data: list[str] = []
+        self._id: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Add bytes; return the events completed by them."""
+        self._buffer += chunk
+        out: list[SSEEvent] = []
+        while True:
+            cut = _line_end(self._buffer)
+            if cut is None:
+                return out
+            end, size = cut
+            line = self._buffer[:end].decode("utf-8", "replace")
+            self._buffer = self._buffer[end + size :]
+            event = self._line(line)
+            if event is not None:
+                out.append(event)
+
+    def flush(self) -> list[SSEEvent]:
+        """Dispatch a last event left without its blank line at end of stream."""
+        events = self.feed(b"\n\n") if self._buffer or self._data else []
+        self._buffer = b""
+        return events
+
+    def _line(self, line: str) -> SSEEvent | None:
+        if not line:
+            if not self._data and not self._event:
+                return None
+            event = SSEEvent(event=self._event, data="\n".join(self._data), id=self._id)
+            self._event, self._data = "", []
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            self._id = value
+        return None
+
+
+def _line_end(buffer: bytes) -> tuple[int, int] | None:
+    """Return (index, separator length) of the first line ending (CRLF, LF or CR)."""
+    lf = buffer.find(b"\n")
+    cr = buffer.find(b"\r")
+    if cr == -1 and lf == -1:
+        return None
+    if cr == -1 or (lf != -1 and lf < cr):
+        return lf, 1
+    if cr + 1 == len(buffer):
+        return None  # a CR at the end may be the first half of CRLF
+    return cr, 2 if buffer[cr + 1 : cr + 2] == b"\n" else 1
+
+
+class SSEResponse:
+    """Events of one streaming HTTP response (an ``httpx2.Response`` from an SDK).
+
+    :meth:`receive` returns the events of the next network read (``None`` at the end of
+    the body). :meth:`aclose` releases the connection; when the body was not read to the
+    end it closes the response and then lets the HTTP library's generators finish, so none
+    is left for the garbage collector (trio reports those as a ``ResourceWarning``).
+
+    Args:
+        response: the streaming response (anything with ``aiter_bytes()`` and ``aclose()``).
+        classify: turns an exception raised while reading into the one to raise.
+    """
+
+    __slots__ = ("_chunks", "_classify", "_decoder", "_ended", "_response")
+
+    def __init__(self, response: Any, classify: Callable[[Exception], Exception]) -> None:
+        self._response = response
+        self._classify = classify
+        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+        self._decoder = SSEDecoder()
+        self._ended = False
+
+    async def receive(self) -> list[SSEEvent] | None:
+        """Wait for the next bytes; return the events they complete (``None`` at the end)."""
+        if self._ended:
+            return None
+        try:
+            data = await anext(self._chunks)
+        except StopAsyncIteration:
+            self._ended = True
+            return self._decoder.flush()
+        except Exception as exc:
+            self._ended = True
+            raise self._classify(exc) from exc
+        return self._decoder.feed(data)
+
+    async def aclose(self) -> None:
+        """Release the connection (idempotent; shielded, it never waits on the server)."""
+        with anyio.CancelScope(shield=True):
+            if not self._ended:
+                self._ended = True
+                await self._response.aclose()
+                try:  # resume the generator chain on a closed stream: it ends at once
+                    await anext(self._chunks)
+                except (Exception, StopAsyncIteration):
+                    pass
+            aclose = getattr(self._chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            await self._response.aclose()
