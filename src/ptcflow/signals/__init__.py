@@ -60,6 +60,14 @@ from ptcflow.signals._envelope import (
     normalize_result as normalize_result,
     tool_result_content as tool_result_content,
 )
+from ptcflow.signals._journal import (
+    JournalError as JournalError,
+    JournalWriter as JournalWriter,
+    decode_signal as decode_signal,
+    encode_signal as encode_signal,
+    read_journal as read_journal,
+    record_journal as record_journal,
+)
 from ptcflow.signals._messages import (
     EmbedResponse as EmbedResponse,
     LLMChunk as LLMChunk,
@@ -110,6 +118,8 @@ __all__ = (
     "EmbedResultData",
     "Err",
     "ErrorEnvelope",
+    "JournalError",
+    "JournalWriter",
     "LLMChunk",
     "LLMDeltaData",
     "LLMResponse",
@@ -133,10 +143,14 @@ __all__ = (
     "ToolStartedData",
     "Usage",
     "UsageData",
+    "decode_signal",
+    "encode_signal",
     "error_from_exception",
     "is_secret_key",
     "new_id",
     "normalize_result",
+    "read_journal",
+    "record_journal",
     "sanitize",
     "tool_result_content",
     "uuid7",

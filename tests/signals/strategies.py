@@ -1,0 +1,146 @@
+"""Hypothesis strategies for signals and their typed data payloads (JSON-native values)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ptcflow.signals import (
+    DATA_TYPES,
+    EMBED_RESULT,
+    LLM_DELTA,
+    LLM_RESPONSE,
+    REQUEST_COMPLETED,
+    REQUEST_ERROR,
+    REQUEST_FAILED,
+    REQUEST_STARTED,
+    TOOL_RESULT,
+    TOOL_STARTED,
+    USAGE,
+    EmbedResponse,
+    EmbedResultData,
+    Err,
+    ErrorEnvelope,
+    LLMChunk,
+    LLMDeltaData,
+    LLMResponse,
+    LLMResponseData,
+    Ok,
+    RequestEndData,
+    RequestErrorData,
+    RequestStartedData,
+    Signal,
+    ToolCall,
+    ToolCallDelta,
+    ToolResultData,
+    ToolStartedData,
+    Usage,
+    UsageData,
+)
+
+text = st.text(max_size=12)
+floats = st.floats(allow_nan=False, allow_infinity=False)
+ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+counts = st.integers(min_value=0, max_value=10**9)
+
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | ints | floats | text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(text, children, max_size=4),
+    max_leaves=12,
+)
+json_objects = st.dictionaries(text, json_values, max_size=4)
+
+usages = st.builds(
+    Usage,
+    input_tokens=counts,
+    output_tokens=counts,
+    cache_read_tokens=counts,
+    cache_write_tokens=counts,
+)
+tool_calls = st.builds(ToolCall, id=text, name=text, input=json_objects)
+responses = st.builds(
+    LLMResponse,
+    text=text,
+    tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+    usage=usages,
+    finish_reason=text,
+    model=text,
+)
+deltas = st.builds(
+    ToolCallDelta,
+    index=st.integers(0, 5),
+    id=st.none() | text,
+    name=st.none() | text,
+    arguments=text,
+)
+chunks = st.builds(
+    LLMChunk,
+    text=text,
+    tool_calls=st.lists(deltas, max_size=3).map(tuple),
+    usage=st.none() | usages,
+    finish_reason=st.none() | text,
+    model=st.none() | text,
+)
+embeds = st.builds(
+    EmbedResponse,
+    vectors=st.lists(st.lists(floats, max_size=4).map(tuple), max_size=3).map(tuple),
+    usage=usages,
+    model=text,
+)
+envelopes = st.builds(
+    ErrorEnvelope, type=text, message=text, details=json_objects, retryable=st.booleans()
+)
+effects = st.lists(json_values, max_size=3).map(tuple)
+errs = st.builds(Err, error=envelopes, effects=effects)
+
+
+def results(payloads: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Ok(payload) or Err envelopes."""
+    return st.builds(Ok, payload=payloads, effects=effects) | errs
+
+
+attempts = st.integers(1, 10)
+DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
+    LLM_DELTA: st.builds(LLMDeltaData, chunk=chunks),
+    USAGE: st.builds(UsageData, usage=usages, model=text),
+    LLM_RESPONSE: st.builds(LLMResponseData, result=results(responses), attempts=attempts),
+    EMBED_RESULT: st.builds(EmbedResultData, result=results(embeds), attempts=attempts),
+    TOOL_STARTED: st.builds(ToolStartedData, tool_name=text, arguments=json_objects),
+    TOOL_RESULT: st.builds(
+        ToolResultData,
+        tool_name=text,
+        result=results(json_values),
+        attempts=attempts,
+        duration_ms=floats,
+    ),
+    REQUEST_STARTED: st.builds(RequestStartedData, input=json_values, agent=text),
+    REQUEST_COMPLETED: st.builds(
+        RequestEndData, result=results(json_values), usage=usages, reason=text
+    ),
+    REQUEST_FAILED: st.builds(RequestEndData, result=errs, usage=usages, reason=text),
+    REQUEST_ERROR: st.builds(RequestErrorData, error=envelopes, reason=text),
+}
+assert set(DATA_STRATEGIES) == set(DATA_TYPES)
+
+
+@st.composite
+def signals(draw: st.DrawFn, type: str | None = None) -> Signal:
+    """A signal of a catalogued type (or ``type``) with random correlation fields."""
+    kind = type if type is not None else draw(st.sampled_from(sorted(DATA_TYPES)))
+    return Signal(
+        type=kind,
+        source=draw(text),
+        id=draw(text),
+        time=draw(text),
+        data=draw(DATA_STRATEGIES[kind]),
+        subject=draw(st.none() | text),
+        run_id=draw(text),
+        request_id=draw(st.none() | text),
+        call_id=draw(st.none() | text),
+        iteration=draw(st.integers(0, 1000)),
+        seq=draw(st.integers(0, 10**6)),
+        parent_run_id=draw(st.none() | text),
+        causation_id=draw(st.none() | text),
+        traceparent=draw(st.none() | text),
+    )
