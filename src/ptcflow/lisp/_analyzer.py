@@ -319,7 +319,6 @@ class Analyzer:
         return A.ToolCall(name_node, arg_node, form.line, form.column)
 
 
-
 def _collect_defs(forms: Iterable[Form]) -> Iterable[str]:
     for f in forms:
         if isinstance(f, ListForm | VecForm | MapForm | SetForm):

@@ -199,6 +199,8 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
             m: dict[Any, Any] = {}
         elif type(value) is dict:
             m = value
+        elif type(value) is tuple and len(value) % 2 == 0:  # keyword arguments: (f :a 1)
+            m = dict(zip(value[::2], value[1::2], strict=True))
         else:
             raise LispError(
                 "destructure",

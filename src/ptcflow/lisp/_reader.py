@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp.errors import LispError
-from ptcflow.lisp.values import Keyword, Regex
+from ptcflow.lisp.values import Keyword
 
 __all__ = ("MAX_NESTING", "read", "read_data", "read_one")
 
@@ -259,10 +259,14 @@ class _Reader:
         start = self.pos
         self.pos += 1
         pattern = self.scan_string(start, regex=True)
+        from ptcflow.lisp.builtins import compile_regex
+
         try:
-            value = Regex(re.compile(pattern))
-        except re.error as exc:
-            raise self.error(f"invalid regex #{pattern!r}: {exc}", start) from None
+            value = compile_regex(pattern)
+        except LispError as exc:
+            line, col = self.where(start)
+            category = "parse" if exc.category == "type" else exc.category
+            raise LispError(category, exc.message, line=line, column=col) from None
         return Lit(value, *self.where(start))
 
     def read_symbolic(self) -> Form:

@@ -158,7 +158,9 @@ def contains(coll: Any, k: Any) -> bool:
         except TypeError:
             return False
         tk = type(k)
-        return not (tk is float or tk is bool or tk is tuple) or _exact_member(coll, k)
+        if tk is int and k not in (0, 1):
+            return True  # documented: an int also finds an equal float key (1 for 1.0)
+        return tk is str or tk is Keyword or _exact_member(coll, k)
     if coll is None:
         return False
     if t is tuple or t is str:
