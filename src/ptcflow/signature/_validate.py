@@ -44,6 +44,7 @@ _INT_RE: Final = re.compile(r"\s*[+-]?\d+\s*")
 _FLOAT_RE: Final = re.compile(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*")
 _LIST_TYPES: Final = (list, tuple, set, frozenset)
 _MAX_TYPE_TEXT: Final = 80
+_MAX_ALIASES: Final = 8
 
 
 class ValidationResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -308,31 +309,44 @@ def _type_text(node: Type) -> str:
 
 
 def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
+    # Keys other than the exact field name (":id", keyword objects) are learned as
+    # aliases the first time they are seen, so later maps are looked up directly.
     specs = tuple(
-        (f.name, _compile(f.type, coerce, strict), not f.optional, _type_text(f.type))
+        (f.name, _compile(f.type, coerce, strict), not f.optional, _type_text(f.type), [])
         for f in node.fields
     )
     names = frozenset(f.name for f in node.fields)
+    known: set[Any] = set(names)
     allowed = ", ".join(f.name for f in node.fields) or "no fields"
 
     def fields(value: Any, path: PathNode, ctx: _Ctx) -> Any:
         if not isinstance(value, Mapping):
             return ctx.fail(path, "map", value)
-        normalized: dict[str, Any] | None = None
+        originals: dict[str, Any] | None = None
         changed: dict[str, Any] | None = None
         get = value.get
-        for name, check, required, type_text in specs:
+        for name, check, required, type_text, aliases in specs:
             old = get(name, MISSING)
             if old is MISSING:
-                if normalized is None:
-                    normalized = {key_name(k): v for k, v in value.items()}
-                old = normalized.get(name, MISSING)
-                if old is MISSING:
-                    if required:
-                        ctx.errors.append(
-                            f"{format_path((path, name))}: missing required field, expected {type_text}"
-                        )
-                    continue
+                for alias in aliases:
+                    old = get(alias, MISSING)
+                    if old is not MISSING:
+                        break
+                else:
+                    if originals is None and not value.keys() <= known:
+                        originals = {key_name(k): k for k in value}
+                    key = MISSING if originals is None else originals.get(name, MISSING)
+                    if key is MISSING:
+                        if required:
+                            ctx.errors.append(
+                                f"{format_path((path, name))}: missing required field, "
+                                f"expected {type_text}"
+                            )
+                        continue
+                    old = value[key]
+                    if len(aliases) < _MAX_ALIASES:
+                        aliases.append(key)
+                        known.add(key)
                 if coerce:
                     if changed is None:
                         changed = {}
