@@ -1,0 +1,59 @@
+"""The runtime: performs directives and drives strategies to a :class:`Step`.
+
+``async with Runtime(llm=..., tools=...) as rt: step = await rt.run(strategy, input)``.
+See docs/runtime.md and docs/telemetry.md.
+"""
+
+from __future__ import annotations
+
+from ptcflow.runtime._config import (
+    UNSET as UNSET,
+    Limits as Limits,
+    RetryPolicy as RetryPolicy,
+    Unset as Unset,
+    backoff_delay as backoff_delay,
+)
+from ptcflow.runtime._context import DirectiveContext as DirectiveContext
+from ptcflow.runtime._executor import (
+    Executor as Executor,
+    ExecutorStatistics as ExecutorStatistics,
+)
+from ptcflow.runtime._kinds import Handler as Handler
+from ptcflow.runtime._provider import (
+    EmbedRequest as EmbedRequest,
+    LLMProvider as LLMProvider,
+    LLMRequest as LLMRequest,
+    ModelResolver as ModelResolver,
+    ProviderError as ProviderError,
+)
+from ptcflow.runtime._runtime import (
+    RunHandle as RunHandle,
+    Runtime as Runtime,
+    run as run,
+    run_sync as run_sync,
+)
+from ptcflow.runtime._step import Step as Step
+from ptcflow.runtime._telemetry import Telemetry as Telemetry
+
+__all__ = (
+    "UNSET",
+    "DirectiveContext",
+    "EmbedRequest",
+    "Executor",
+    "ExecutorStatistics",
+    "Handler",
+    "LLMProvider",
+    "LLMRequest",
+    "Limits",
+    "ModelResolver",
+    "ProviderError",
+    "RetryPolicy",
+    "RunHandle",
+    "Runtime",
+    "Step",
+    "Telemetry",
+    "Unset",
+    "backoff_delay",
+    "run",
+    "run_sync",
+)

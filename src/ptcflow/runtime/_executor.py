@@ -1,0 +1,344 @@
+"""The executor: performs directives under deadlines, retries, limits and cancellation.
+
+Each directive runs in one task of the Runtime's long-lived task group, inside one cancel
+scope that carries its deadline (the smaller of the run's remaining budget and the
+directive's ``timeout_ms``). Per attempt it calls the kind's handler; retryable failures
+are retried with capped exponential backoff and full jitter. Whatever happens -- success,
+failure, timeout, cancellation, invalid fields, a crashing handler -- the executor
+publishes **exactly one** terminal signal per directive, from a ``finally`` block.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from ptcflow.directives import Directive
+from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
+from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._kinds import Kind, builtin_kinds, custom_kind, unknown_kind
+from ptcflow.runtime._telemetry import Telemetry, attach, detach
+from ptcflow.signals import CANCELLED, INTERNAL, TIMEOUT, VALIDATION, Err, ErrorEnvelope
+
+if TYPE_CHECKING:
+    from ptcflow.runtime._scope import RunScope
+
+__all__ = ("Executor", "ExecutorStatistics")
+
+_CANCEL_LOOP_GUARD = 1_000
+
+
+class ExecutorStatistics(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot of an :class:`Executor`'s counters.
+
+    Attributes:
+        started: directives accepted (valid or not).
+        in_flight: directives being performed now.
+        max_in_flight: the most directives ever performed at once.
+        succeeded: directives whose terminal result was ``Ok``.
+        failed: directives whose terminal result was ``Err`` (any type).
+        cancelled: failed with type ``cancelled``.
+        timed_out: failed with type ``timeout``.
+        retries: extra attempts made after retryable failures.
+        runs_started: runs started on this executor (child runs included).
+        runs_active: runs not finished yet.
+    """
+
+    started: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    timed_out: int = 0
+    retries: int = 0
+    runs_started: int = 0
+    runs_active: int = 0
+
+
+class Executor:
+    """Performs directives for the runs of one :class:`~ptcflow.runtime.Runtime`.
+
+    The Runtime builds it; users reach it as ``rt.executor`` (for :meth:`statistics`) and
+    extend it through ``Runtime(handlers={Kind: handler})`` (see docs/runtime.md for the
+    handler signature).
+
+    Args:
+        task_group: the Runtime's long-lived task group; every directive task runs in it.
+        retry: the retry policy.
+        limits: concurrency limits.
+        telemetry: where spans and metrics go (``None``: nowhere).
+        handlers: extra directive kinds, ``{DirectiveSubclass: async handler}``.
+        rand: the random source of backoff jitter (inject one in tests).
+    """
+
+    def __init__(
+        self,
+        task_group: TaskGroup,
+        *,
+        retry: RetryPolicy,
+        limits: Limits,
+        telemetry: Telemetry | None = None,
+        handlers: dict[type[Directive], Callable[..., Any]] | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self._tg = task_group
+        self.retry = retry
+        self.limits = limits
+        self.telemetry = telemetry if telemetry is not None and telemetry.active else None
+        self.log_events = telemetry is not None and telemetry.log_events
+        self.log: Any = telemetry.log if telemetry is not None else None
+        self._rand = rand
+        self._kinds: dict[type[Any], Kind] = builtin_kinds()
+        for cls, fn in (handlers or {}).items():
+            self._kinds[cls] = custom_kind(cls, fn)
+        self._global = (
+            anyio.CapacityLimiter(limits.max_directives) if limits.max_directives else None
+        )
+        self.thread_limiter = anyio.CapacityLimiter(limits.sync_tool_threads)
+        self._provider_limiters: dict[str, anyio.CapacityLimiter | None] = {}
+        self._tool_limiters: dict[str, anyio.CapacityLimiter | None] = {}
+        self._c = [0] * 10  # counters, in ExecutorStatistics field order
+
+    def statistics(self) -> ExecutorStatistics:
+        """Return a frozen snapshot of the counters (see :class:`ExecutorStatistics`)."""
+        return ExecutorStatistics(
+            **dict(zip(ExecutorStatistics.__struct_fields__, self._c, strict=True))
+        )
+
+    # -- limiters ------------------------------------------------------------------------
+
+    def provider_limiter(self, name: str) -> anyio.CapacityLimiter | None:
+        """Return the limiter of provider ``name`` (``None`` when unlimited)."""
+        try:
+            return self._provider_limiters[name]
+        except KeyError:
+            n = self.limits.limit_for_provider(name)
+            lim = self._provider_limiters[name] = anyio.CapacityLimiter(n) if n else None
+            return lim
+
+    def tool_limiter(self, name: str) -> anyio.CapacityLimiter | None:
+        """Return the limiter of tool ``name`` (``None`` when unlimited)."""
+        try:
+            return self._tool_limiters[name]
+        except KeyError:
+            n = self.limits.limit_for_tool(name)
+            lim = self._tool_limiters[name] = anyio.CapacityLimiter(n) if n else None
+            return lim
+
+    # -- submission ----------------------------------------------------------------------
+
+    def run_started(self) -> None:
+        """Count a run (called by the run scope)."""
+        self._c[8] += 1
+        self._c[9] += 1
+
+    def run_ended(self) -> None:
+        """Count a finished run (called by the run scope)."""
+        self._c[9] -= 1
+
+    def kind_of(self, directive: Directive) -> Kind:
+        """Return the handler registration for ``directive`` (by class, then base classes)."""
+        cls = type(directive)
+        kind = self._kinds.get(cls)
+        if kind is None:
+            for base in cls.__mro__[1:]:
+                if base is Directive:
+                    break
+                if base in self._kinds:
+                    kind = self._kinds[base]
+                    break
+            if kind is None:
+                kind = unknown_kind(cls)
+            self._kinds[cls] = kind
+        return kind
+
+    def submit(self, run: RunScope, directive: Directive) -> None:
+        """Accept one directive of ``run``; never blocks, never raises.
+
+        Invalid directives, unknown kinds and directives submitted while the run is
+        being cancelled get their terminal signal at once; others start a task.
+        """
+        c = self._c
+        c[0] += 1
+        ctx = DirectiveContext(run, directive)
+        kind = self.kind_of(directive)
+        problems = directive.problems()
+        if problems:
+            text = "; ".join(problems)
+            err = ErrorEnvelope.make(
+                VALIDATION,
+                f"invalid {type(directive).__name__} directive {directive.id!r}: {text}",
+                {"problems": problems, "kind": type(directive).__name__},
+            )
+            self.finish(ctx, kind, Err(error=err))
+            return
+        if run.cancelling is not None:
+            run.cancel_loop += 1
+            if run.cancel_loop > _CANCEL_LOOP_GUARD:
+                return  # the strategy keeps asking for work while cancelled; stop looping
+            self.finish(ctx, kind, run.cancelling)
+            return
+        if kind.inline is not None:
+            self.finish(ctx, kind, kind.inline(ctx))
+            return
+        if kind.prepare_sync is not None:
+            kind.prepare_sync(ctx)
+        run.inflight[ctx] = None
+        c[1] += 1
+        if c[1] > c[2]:
+            c[2] = c[1]
+        ctx.deadline = run.deadline
+        tm = directive.timeout_ms
+        if tm is not None:
+            ctx.deadline = min(ctx.deadline, anyio.current_time() + tm / 1000.0)
+        self._tg.start_soon(self._perform, ctx, kind, name=directive.id)
+
+    # -- performing ----------------------------------------------------------------------
+
+    async def _perform(self, ctx: DirectiveContext, kind: Kind) -> None:
+        result: Any = None
+        token = None
+        try:
+            with anyio.CancelScope(deadline=ctx.deadline) as scope:
+                ctx._scope = scope
+                if ctx.cancel_reason is not None:
+                    scope.cancel()
+                ctx.started_at = anyio.current_time()
+                tel = self.telemetry
+                if tel is not None:
+                    kind.open_span(ctx, tel)
+                    token = attach(ctx.otel_context)
+                result = kind.prepare(ctx) if kind.prepare is not None else None
+                if result is None:
+                    result = await self._attempts(ctx, kind)
+            if scope.cancelled_caught and result is None:
+                result = ctx.cancel_reason or self._timeout(ctx)
+        except Exception as exc:
+            result = Err(error=self._crash(ctx, kind, exc))
+        finally:
+            detach(token)
+            ctx._scope = None
+            if result is None:  # cancelled from outside the run (the Runtime is closing)
+                result = ctx.cancel_reason or _cancelled("the runtime was closed")
+            self.finish(ctx, kind, result)
+
+    async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:
+        d = ctx.directive
+        allowed = min(d.max_retries, self.retry.max_retries_cap) if kind.retries else 0
+        at = self.retry.attempt_timeout_ms
+        while True:
+            ctx.attempt += 1
+            ctx.retry_after = None
+            if self._global is not None:
+                async with self._global:
+                    result = await self._attempt(ctx, kind, at)
+            else:
+                result = await self._attempt(ctx, kind, at)
+            if result.ok or not result.error.retryable or ctx.attempt > allowed or ctx.no_retry:
+                return result
+            delay = backoff_delay(
+                ctx.attempt,
+                d.retry_backoff_ms,
+                self.retry,
+                retry_after_s=ctx.retry_after,
+                rand=self._rand,
+            )
+            if anyio.current_time() + delay >= ctx.deadline:
+                return result  # waiting would pass the deadline: report the last failure
+            self._c[7] += 1
+            if self.log_events:
+                self.log.debug(
+                    "directive.retry",
+                    run_id=ctx.run_id,
+                    call_id=d.id,
+                    attempt=ctx.attempt,
+                    error_type=result.error.type,
+                    delay_s=round(delay, 4),
+                )
+            await anyio.sleep(delay)
+
+    async def _attempt(self, ctx: DirectiveContext, kind: Kind, attempt_ms: int | None) -> Any:
+        if attempt_ms is None:
+            return await kind.perform(ctx)
+        limit = anyio.current_time() + attempt_ms / 1000.0
+        if limit >= ctx.deadline:
+            return await kind.perform(ctx)
+        with anyio.CancelScope(deadline=limit) as scope:
+            return await kind.perform(ctx)
+        if scope.cancelled_caught and ctx.cancel_reason is None:
+            return Err(
+                error=ErrorEnvelope.make(
+                    TIMEOUT,
+                    f"attempt {ctx.attempt} of {ctx.directive.id!r} exceeded its "
+                    f"{attempt_ms} ms attempt timeout",
+                    {"timeout_ms": attempt_ms, "scope": "attempt", "attempt": ctx.attempt},
+                )
+            )
+        raise AssertionError(
+            "unreachable: attempt scope exited without a result"
+        )  # pragma: no cover
+
+    def _timeout(self, ctx: DirectiveContext) -> Err:
+        d = ctx.directive
+        if d.timeout_ms is not None and ctx.deadline < ctx.run.deadline:
+            msg = f"{type(d).__name__} {d.id!r} exceeded its {d.timeout_ms} ms deadline"
+            details: dict[str, Any] = {"timeout_ms": d.timeout_ms, "scope": "directive"}
+        else:
+            msg = f"{type(d).__name__} {d.id!r} ran out of the run's time budget"
+            details = {"scope": "mission"}
+        details["attempts"] = ctx.attempt
+        return Err(error=ErrorEnvelope.make(TIMEOUT, msg, details, retryable=False))
+
+    def _crash(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> ErrorEnvelope:
+        d = ctx.directive
+        if self.log is not None:
+            self.log.error(
+                "directive.handler_crashed",
+                run_id=ctx.run_id,
+                call_id=d.id,
+                kind=type(d).__name__,
+                exc_info=exc,
+            )
+        return ErrorEnvelope.make(
+            INTERNAL,
+            f"the {kind.label} handler crashed while performing {type(d).__name__} "
+            f"{d.id!r}: {type(exc).__name__}: {exc}",
+            {"exception": type(exc).__name__, "kind": type(d).__name__},
+            retryable=False,
+        )
+
+    def finish(self, ctx: DirectiveContext, kind: Kind, result: Any) -> None:
+        """Publish the terminal signal of ``ctx`` exactly once (later calls do nothing)."""
+        if ctx.done:
+            return
+        ctx.done = True
+        c = self._c
+        run = ctx.run
+        if run.inflight.pop(ctx, False) is None:
+            c[1] -= 1
+        if result.ok:
+            c[3] += 1
+        else:
+            c[4] += 1
+            t = result.error.type
+            if t == CANCELLED:
+                c[5] += 1
+            elif t == TIMEOUT:
+                c[6] += 1
+        tel = self.telemetry
+        if tel is not None and ctx.started_at:
+            kind.close_span(ctx, tel, result, anyio.current_time() - ctx.started_at)
+        try:
+            kind.terminal(ctx, result)
+        finally:
+            run.flight_done()
+
+
+def _cancelled(message: str) -> Err:
+    return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))

@@ -1,0 +1,464 @@
+"""The :class:`Runtime`: owns the task group, runs strategies, returns :class:`Step`s."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import sys
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ptcflow.directives import Directive
+from ptcflow.errors import UsageError
+from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
+from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._scope import RunScope
+from ptcflow.runtime._step import Step
+from ptcflow.runtime._telemetry import Telemetry, current_context
+from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.signals import CANCELLED, Err, ErrorEnvelope, new_id
+
+__all__ = ("RunHandle", "Runtime", "run", "run_sync")
+
+
+class _State(enum.Enum):
+    NEW = "new"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class RunHandle:
+    """A run started with :meth:`Runtime.start`: wait for it, or cancel it.
+
+    Example:
+        >>> # handle = rt.start(strategy, "hi"); handle.cancel(); step = await handle.wait()
+    """
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, scope: RunScope) -> None:
+        self._scope = scope
+
+    def __repr__(self) -> str:
+        return f"<RunHandle {self.run_id!r} {'done' if self.done else 'running'}>"
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self._scope.run_id
+
+    @property
+    def done(self) -> bool:
+        """True once the run has ended (its Step is available)."""
+        return self._scope.finished
+
+    @property
+    def step(self) -> Step | None:
+        """The run's Step once it has ended, else ``None``."""
+        return self._scope.step
+
+    def cancel(self, message: str = "") -> None:
+        """Cancel the run (does not block; a no-op once it has ended).
+
+        In-flight LLM calls, tools and child runs are cancelled; each pending tool call
+        still gets an ``ai.tool.result`` of type ``cancelled``; the Step fails with type
+        ``cancelled``.
+        """
+        text = message or f"run {self.run_id} was cancelled by its handle"
+        self._scope.cancel(Err(error=ErrorEnvelope.make(CANCELLED, text, retryable=False)))
+
+    async def wait(self) -> Step:
+        """Block until the run has ended and its directives have exited; return its Step."""
+        return await self._scope.wait_done()
+
+
+class Runtime:
+    """Runs agent strategies: an async context manager owning one long-lived task group.
+
+    Args:
+        llm: the model backend, an :class:`~ptcflow.runtime.LLMProvider` or a
+            :class:`~ptcflow.runtime.ModelResolver` (a model registry).
+        tools: the default tools of every run (anything :func:`ptcflow.tools.for_agent`
+            accepts; a mapping of name to function works too).
+        retry: the :class:`RetryPolicy` (default ``RetryPolicy()``).
+        limits: the :class:`Limits` (default ``Limits()``: no concurrency caps).
+        telemetry: a :class:`Telemetry` (default: the global OpenTelemetry providers, which
+            cost nothing unless an SDK is configured). ``None`` turns telemetry off.
+        bus: a :class:`~ptcflow.signals.SignalBus` (or anything with a sync
+            ``publish(signal)``) that receives every signal of every run.
+        handlers: handlers for extra directive kinds, ``{MyDirective: handler}``.
+        agents: agents child runs may start by name (``RunChild``), ``{name: strategy}``.
+
+    Raises:
+        UsageError: when used outside ``async with``, re-entered or used after closing.
+
+    Example:
+        >>> async def main():  # doctest: +SKIP
+        ...     async with Runtime(llm=my_llm, tools=[add]) as rt:
+        ...         step = await rt.run(ReAct(), "What is 2 + 3?")
+        ...     return step.unwrap()
+    """
+
+    def __init__(
+        self,
+        *,
+        llm: Any = None,
+        tools: Any = None,
+        retry: RetryPolicy | Unset = UNSET,
+        limits: Limits | Unset = UNSET,
+        telemetry: Telemetry | Unset | None = UNSET,
+        bus: Any = None,
+        handlers: Mapping[type[Directive], Callable[..., Any]] | None = None,
+        agents: Mapping[str, Any] | None = None,
+        rand: Callable[[], float] | None = None,
+    ) -> None:
+        self.llm = llm
+        self._toolbox = Toolbox.build(tools)
+        self.retry = retry if isinstance(retry, RetryPolicy) else RetryPolicy()
+        self.limits = limits if isinstance(limits, Limits) else Limits()
+        if isinstance(telemetry, Unset):
+            telemetry = Telemetry()
+        self.telemetry = telemetry
+        self._tel = telemetry if telemetry is not None and telemetry.active else None
+        self._tracing = self._tel is not None and self._tel.tracing
+        self.bus = bus
+        self._handlers = dict(handlers or {})
+        for cls in self._handlers:
+            if not (isinstance(cls, type) and issubclass(cls, Directive)):
+                raise UsageError(
+                    f"handlers keys must be Directive subclasses, got {cls!r}; "
+                    "write Runtime(handlers={MyDirective: handler})"
+                )
+        self.agents = dict(agents or {})
+        self._rand = rand
+        self._state = _State.NEW
+        self._tg: TaskGroup | None = None
+        self._executor: Executor | None = None
+        self._runs: dict[RunScope, None] = {}
+
+    def __repr__(self) -> str:
+        return f"<Runtime {self._state.value} runs={len(self._runs)} llm={self.llm!r}>"
+
+    async def __aenter__(self) -> Runtime:
+        if self._state is not _State.NEW:
+            raise UsageError(
+                f"this Runtime is {self._state.value}; a Runtime can be entered once. "
+                "Create a new Runtime(...) for each `async with` block."
+            )
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        kwargs: dict[str, Any] = {}
+        if self._rand is not None:
+            kwargs["rand"] = self._rand
+        self._executor = Executor(
+            tg,
+            retry=self.retry,
+            limits=self.limits,
+            telemetry=self.telemetry,
+            handlers=self._handlers,
+            **kwargs,
+        )
+        self._state = _State.OPEN
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        """Wait for runs started with :meth:`start`; cancel them if the block raised."""
+        assert self._tg is not None
+        if exc is not None:
+            for scope in list(self._runs):
+                scope.cancel(
+                    Err(
+                        error=ErrorEnvelope.make(
+                            CANCELLED,
+                            f"the Runtime closed with {type(exc).__name__}",
+                            retryable=False,
+                        )
+                    )
+                )
+        try:
+            return await self._tg.__aexit__(exc_type, exc, tb)
+        finally:
+            self._state = _State.CLOSED
+
+    @property
+    def executor(self) -> Executor:
+        """The executor (for :meth:`Executor.statistics`)."""
+        self._check_open()
+        assert self._executor is not None
+        return self._executor
+
+    def statistics(self) -> ExecutorStatistics:
+        """Return the executor's counters (a frozen snapshot)."""
+        return self.executor.statistics()
+
+    def _check_open(self) -> None:
+        if self._state is _State.OPEN:
+            return
+        if self._state is _State.NEW:
+            raise UsageError(
+                "this Runtime is not open: use it inside `async with Runtime(...) as rt:`"
+            )
+        raise UsageError("this Runtime is closed; create a new Runtime(...) to run more agents")
+
+    def _open(
+        self,
+        strategy: Any,
+        input: Any,
+        *,
+        tools: Any,
+        llm: Any,
+        run_id: str | None,
+        request_id: str | None,
+        timeout: float | Unset | None,
+        agents: Mapping[str, Any] | None,
+        record: bool,
+        name: str | None,
+    ) -> RunScope:
+        self._check_open()
+        if not callable(getattr(strategy, "init", None)) or not callable(
+            getattr(strategy, "handle", None)
+        ):
+            raise UsageError(
+                f"rt.run() needs a strategy (init/handle/outcome/snapshot), got {strategy!r}"
+            )
+        if isinstance(timeout, Unset):
+            ms = self.limits.mission_timeout_ms
+            timeout = None if ms is None else ms / 1000.0
+        deadline = anyio.current_effective_deadline()
+        if timeout is not None:
+            if timeout <= 0:
+                raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+            deadline = min(deadline, anyio.current_time() + timeout)
+        assert self._executor is not None
+        rid = run_id or new_id("run_")
+        scope = RunScope(
+            self._executor,
+            self,
+            strategy,
+            input,
+            run_id=rid,
+            request_id=request_id or rid,
+            parent_run_id=None,
+            tools=self._toolbox if tools is None else Toolbox.build(tools),
+            llm=self.llm if llm is None else llm,
+            agents=self.agents if agents is None else {**self.agents, **agents},
+            bus=self.bus,
+            record=record,
+            deadline=deadline,
+            telemetry=self._tel,
+            otel_parent=current_context() if self._tracing else None,
+            name=name,
+        )
+        return scope
+
+    async def run(
+        self,
+        strategy: Any,
+        input: Any = None,
+        *,
+        tools: Any = None,
+        llm: Any = None,
+        run_id: str | None = None,
+        request_id: str | None = None,
+        timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
+        agents: Mapping[str, Any] | None = None,
+        record: bool = False,
+        name: str | None = None,
+    ) -> Step:
+        """Run ``strategy`` on ``input`` to the end and return its :class:`Step`. Blocks.
+
+        Args:
+            strategy: a :class:`~ptcflow.strategies.Strategy`.
+            input: the run's input (the strategy reads it from ``RunInfo.input``).
+            tools: tools for this run instead of the Runtime's.
+            llm: a provider or model resolver for this run instead of the Runtime's.
+            run_id: the run's id (default: a fresh ``run_<uuid7>``).
+            request_id: the request id on the run's signals (default: the run id).
+            timeout: the mission deadline in seconds (``None``: none; default:
+                ``Limits.mission_timeout_ms``). An enclosing anyio deadline also applies.
+            agents: extra agents this run's ``RunChild`` directives may start.
+            record: keep the run's signals on ``Step.signals``.
+            name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+
+        Returns:
+            The Step. Failures inside the run (a tool raised, the model timed out, the
+            strategy raised) are on ``step.error``, not raised.
+
+        Raises:
+            UsageError: the Runtime is not open or the arguments are invalid.
+        """
+        scope = self._open(
+            strategy,
+            input,
+            tools=tools,
+            llm=llm,
+            run_id=run_id,
+            request_id=request_id,
+            timeout=timeout,
+            agents=agents,
+            record=record,
+            name=name,
+        )
+        self._runs[scope] = None
+        try:
+            scope.start()
+            return await scope.drive()
+        finally:
+            del self._runs[scope]
+
+    def start(
+        self,
+        strategy: Any,
+        input: Any = None,
+        *,
+        tools: Any = None,
+        llm: Any = None,
+        run_id: str | None = None,
+        request_id: str | None = None,
+        timeout: float | Unset | None = UNSET,
+        agents: Mapping[str, Any] | None = None,
+        record: bool = False,
+        name: str | None = None,
+    ) -> RunHandle:
+        """Start a run in the Runtime's task group and return its :class:`RunHandle`.
+
+        Does not block. Same arguments as :meth:`run`. Leaving the Runtime's ``async
+        with`` block waits for started runs (and cancels them if the block raised).
+        """
+        scope = self._open(
+            strategy,
+            input,
+            tools=tools,
+            llm=llm,
+            run_id=run_id,
+            request_id=request_id,
+            timeout=timeout,
+            agents=agents,
+            record=record,
+            name=name,
+        )
+        self._runs[scope] = None
+        scope.start()
+        assert self._tg is not None
+        self._tg.start_soon(self._drive_started, scope, name=f"run {scope.run_id}")
+        return RunHandle(scope)
+
+    async def _drive_started(self, scope: RunScope) -> None:
+        try:
+            await scope.drive()
+        finally:
+            self._runs.pop(scope, None)
+
+    def open_child(
+        self, parent: RunScope, ctx: DirectiveContext, strategy: Any, input: Any
+    ) -> RunScope:
+        """Create the scope of a child run started by directive ``ctx`` of ``parent``."""
+        d = ctx.directive
+        return RunScope(
+            parent.executor,
+            self,
+            strategy,
+            input,
+            run_id=f"{parent.run_id}/{d.id}",
+            request_id=d.request_id or parent.request_id,
+            parent_run_id=parent.run_id,
+            tools=parent.tools,
+            llm=parent.llm,
+            agents=parent.agents,
+            bus=self.bus,
+            record=False,
+            deadline=min(ctx.deadline, anyio.current_effective_deadline()),
+            telemetry=parent.telemetry,
+            otel_parent=ctx.otel_context,
+            name=getattr(d, "agent", None),
+        )
+
+
+async def run(
+    strategy: Any,
+    input: Any = None,
+    *,
+    llm: Any = None,
+    tools: Any = None,
+    retry: RetryPolicy | Unset = UNSET,
+    limits: Limits | Unset = UNSET,
+    telemetry: Telemetry | Unset | None = UNSET,
+    bus: Any = None,
+    handlers: Mapping[type[Directive], Callable[..., Any]] | None = None,
+    agents: Mapping[str, Any] | None = None,
+    timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
+    run_id: str | None = None,
+    record: bool = False,
+) -> Step:
+    """Run one strategy in a temporary :class:`Runtime` and return its Step. Blocks.
+
+    Example:
+        >>> # step = await run(ReAct(), "What is 2 + 3?", llm=ScriptedLLM([...]), tools=[add])
+    """
+    async with Runtime(
+        llm=llm,
+        tools=tools,
+        retry=retry,
+        limits=limits,
+        telemetry=telemetry,
+        bus=bus,
+        handlers=handlers,
+        agents=agents,
+    ) as rt:
+        return await rt.run(strategy, input, timeout=timeout, run_id=run_id, record=record)
+
+
+def run_sync(
+    strategy: Any,
+    input: Any = None,
+    *,
+    backend: str = "asyncio",
+    **kwargs: Any,
+) -> Step:
+    """Run one strategy from synchronous code (``anyio.run``) and return its Step.
+
+    Takes the same keyword arguments as :func:`run`, plus ``backend`` (``"asyncio"`` or
+    ``"trio"``).
+
+    Raises:
+        UsageError: when called from inside a running event loop (``await run(...)``
+            there instead).
+    """
+    if _in_event_loop():
+        raise UsageError(
+            "run_sync() was called inside a running event loop; it would block that loop. "
+            "Use `await ptcflow.runtime.run(...)` (or a Runtime) in async code instead."
+        )
+
+    async def main() -> Step:
+        return await run(strategy, input, **kwargs)
+
+    result: Step = anyio.run(main, backend=backend)
+    return result
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+            return True
+        except RuntimeError:
+            return False
+    return False

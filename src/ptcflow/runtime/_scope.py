@@ -1,0 +1,414 @@
+"""A run scope: one run of a strategy, from ``ai.request.started`` to its :class:`Step`.
+
+The scope numbers the run's signals (``seq``), publishes them, and folds each one into the
+strategy at once, in order (a re-entrant emit is queued, never nested), submitting the
+directives the strategy returns. The strategy is pure and synchronous, so routing needs no
+task and no queue hop: a directive's terminal signal reaches ``strategy.handle`` in the
+task that produced it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ptcflow.runtime._step import Step
+from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.signals import (
+    CANCELLED,
+    INTERNAL,
+    REQUEST_COMPLETED,
+    REQUEST_FAILED,
+    REQUEST_STARTED,
+    TIMEOUT,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    RequestEndData,
+    RequestStartedData,
+    Signal,
+    Usage,
+)
+from ptcflow.strategies._protocol import Outcome, RunInfo
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from ptcflow.runtime._context import DirectiveContext
+    from ptcflow.runtime._executor import Executor
+    from ptcflow.runtime._telemetry import Telemetry
+
+__all__ = ("RunScope",)
+
+_CANCEL_GRACE_S = 5.0
+_SOURCE = "ptcflow"
+
+
+class RunScope:
+    """The live state of one run (internal; users hold a :class:`RunHandle`)."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        runtime: Any,
+        strategy: Any,
+        input: Any,
+        *,
+        run_id: str,
+        request_id: str | None,
+        parent_run_id: str | None,
+        tools: Toolbox,
+        llm: Any,
+        agents: dict[str, Any],
+        bus: Any,
+        record: bool,
+        deadline: float,
+        telemetry: Telemetry | None,
+        otel_parent: Any,
+        name: str | None = None,
+    ) -> None:
+        self.executor = executor
+        self.runtime = runtime
+        self.strategy = strategy
+        self.input = input
+        self.run_id = run_id
+        self.request_id = request_id
+        self.parent_run_id = parent_run_id
+        self.tools = tools
+        self.llm = llm
+        self.agents = agents
+        self.deadline = deadline
+        self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
+        self._publish = bus.publish if bus is not None else None
+        self.recorded: list[Signal] | None = [] if record else None
+        self.telemetry = telemetry
+        self.otel_parent = otel_parent
+        self.otel_context: Any = None
+        self.span: Span | None = None
+        self.seq = 0
+        self.state: Any = None
+        self.inflight: dict[DirectiveContext, None] = {}
+        self.cancelling: Err | None = None
+        self.cancel_loop = 0
+        self.finished = False
+        self.step: Step | None = None
+        self.usage = Usage()
+        self.turns = 0
+        self.tool_calls = 0
+        self.clock = anyio.current_time
+        self.started = 0.0
+        self._pending: deque[Signal] = deque()
+        self._draining = False
+        self._done = anyio.Event()
+        self._idle: anyio.Event | None = None
+
+    def __repr__(self) -> str:
+        status = "finished" if self.finished else ("cancelling" if self.cancelling else "running")
+        return f"<RunScope {self.run_id!r} {self.name} {status} in_flight={len(self.inflight)}>"
+
+    # -- signals -------------------------------------------------------------------------
+
+    def emit(self, type: str, data: Any, ctx: DirectiveContext | None = None) -> Signal:
+        """Number, publish and route one signal of this run."""
+        self.seq += 1
+        if ctx is not None:
+            d = ctx.directive
+            sig = Signal.create(
+                type,
+                data,
+                source=_SOURCE,
+                run_id=self.run_id,
+                request_id=d.request_id,
+                call_id=d.id,
+                iteration=d.iteration,
+                seq=self.seq,
+                parent_run_id=self.parent_run_id,
+                causation_id=d.id,
+                traceparent=None if ctx.span is None else _traceparent(ctx.span),
+            )
+        else:
+            sig = Signal.create(
+                type,
+                data,
+                source=_SOURCE,
+                run_id=self.run_id,
+                request_id=self.request_id,
+                seq=self.seq,
+                parent_run_id=self.parent_run_id,
+                traceparent=None if self.span is None else _traceparent(self.span),
+            )
+        if self._publish is not None:
+            self._publish(sig)
+        if self.recorded is not None:
+            self.recorded.append(sig)
+        if not self.finished and type != REQUEST_STARTED:
+            self._pending.append(sig)
+            if not self._draining:
+                self._drain()
+        return sig
+
+    def _drain(self) -> None:
+        self._draining = True
+        strategy = self.strategy
+        submit = self.executor.submit
+        try:
+            while self._pending:
+                sig = self._pending.popleft()
+                if self.finished:
+                    self._pending.clear()
+                    return
+                try:
+                    self.state, directives = strategy.handle(self.state, sig)
+                    outcome = None if self.cancelling else strategy.outcome(self.state)
+                except Exception as exc:
+                    self._crashed(
+                        exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
+                    )
+                    return
+                for d in directives:
+                    submit(self, d)
+                if outcome is not None and not self.finished:
+                    self._end(outcome)
+        finally:
+            self._draining = False
+            if self.cancelling is not None and not self.inflight and not self.finished:
+                self._end_cancelled()
+
+    def snapshot(self) -> Any:
+        """Return the strategy's snapshot of the current state (for tool contexts)."""
+        return self.strategy.snapshot(self.state)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Publish ``ai.request.started``, initialise the strategy, submit its directives."""
+        self.started = self.clock()
+        self.executor.run_started()
+        tel = self.telemetry
+        if tel is not None and tel.tracing:
+            self.span = tel.start_span(
+                f"invoke_agent {self.name}",
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": self.name,
+                    "gen_ai.conversation.id": self.run_id,
+                },
+                self.otel_parent,
+            )
+            self.otel_context = tel.context_of(self.span, self.otel_parent)
+        self.emit(REQUEST_STARTED, RequestStartedData(input=self.input, agent=self.name))
+        info = RunInfo(
+            run_id=self.run_id,
+            input=self.input,
+            request_id=self.request_id,
+            parent_run_id=self.parent_run_id,
+            tools=self.tools.specs,
+        )
+        self._draining = True
+        try:
+            try:
+                self.state, directives = self.strategy.init(info)
+                outcome = self.strategy.outcome(self.state)
+            except Exception as exc:
+                self._crashed(exc, "initialising the run (init)")
+                return
+            for d in directives:
+                self.executor.submit(self, d)
+            if outcome is not None and not self.finished:
+                self._end(outcome)
+        finally:
+            self._draining = False
+        if self._pending and not self.finished:
+            self._drain()
+
+    def _end(self, outcome: Outcome) -> None:
+        result: Any = outcome.result
+        if not isinstance(result, Ok | Err):
+            result = Err(
+                error=ErrorEnvelope.make(
+                    INTERNAL,
+                    f"strategy {self.name!r} returned an outcome whose result is "
+                    f"{type(result).__name__}, not Ok or Err",
+                )
+            )
+        self._finish(
+            result, outcome.usage if outcome.usage != Usage() else self.usage, outcome.reason
+        )
+
+    def _crashed(self, exc: Exception, where: str) -> None:
+        log = self.executor.log
+        if log is not None:
+            log.error("run.strategy_crashed", run_id=self.run_id, strategy=self.name, exc_info=exc)
+        err = ErrorEnvelope.make(
+            INTERNAL,
+            f"strategy {self.name!r} raised {type(exc).__name__} while {where}: {exc}",
+            {"strategy": self.name, "exception": type(exc).__name__, "where": where},
+            retryable=False,
+        )
+        self._finish(Err(error=err), self.usage, "strategy_error", route=False)
+
+    def _finish(
+        self, result: Ok[Any] | Err, usage: Usage, reason: str, *, route: bool = True
+    ) -> None:
+        """End the run: publish the end signal, fold it in, cancel leftovers, build the Step."""
+        if self.finished:
+            return
+        self.finished = True
+        self._pending.clear()
+        end_type = REQUEST_COMPLETED if isinstance(result, Ok) else REQUEST_FAILED
+        reason = reason or ("completed" if isinstance(result, Ok) else "failed")
+        sig = self.emit(end_type, RequestEndData(result=result, usage=usage, reason=reason))
+        if route:
+            try:
+                self.state, _ = self.strategy.handle(self.state, sig)
+            except Exception:
+                pass  # the run is over; the Step below already says how it ended
+        now = self.clock()
+        self.step = Step(
+            run_id=self.run_id,
+            ok=isinstance(result, Ok),
+            value=result.payload if isinstance(result, Ok) else None,
+            error=result.error if isinstance(result, Err) else None,
+            usage=usage,
+            reason=reason,
+            turns=self.turns,
+            tool_calls=self.tool_calls,
+            duration_ms=round((now - self.started) * 1000.0, 3),
+            signals=tuple(self.recorded) if self.recorded is not None else (),
+        )
+        leftover = _cancelled(f"run {self.run_id} ended before this directive finished")
+        for ctx in list(self.inflight):
+            ctx.cancel(leftover)
+        tel = self.telemetry
+        if tel is not None and self.span is not None:
+            tel.end_span(
+                self.span,
+                result,
+                **{
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                },
+            )
+        self.executor.run_ended()
+        self._done.set()
+        self.flight_done()
+
+    def cancel(self, reason: Err) -> None:
+        """Cancel the run: in-flight directives end with ``reason``, then the run fails."""
+        if self.finished or self.cancelling is not None:
+            return
+        self.cancelling = reason
+        for ctx in list(self.inflight):
+            ctx.cancel(reason)
+        if not self.inflight and not self._draining:
+            self._end_cancelled()
+
+    def _end_cancelled(self) -> None:
+        reason = self.cancelling
+        assert reason is not None
+        self._finish(reason, self.usage, reason.error.type)
+
+    def flight_done(self) -> None:
+        """Called after each terminal signal: ends a cancelled run once nothing is in flight."""
+        if self.inflight:
+            return
+        if self.cancelling is not None and not self.finished and not self._draining:
+            self._end_cancelled()
+        if self._idle is not None:
+            self._idle.set()
+
+    # -- waiting -------------------------------------------------------------------------
+
+    async def drive(self) -> Step:
+        """Wait for the run to end under its mission deadline; return its Step.
+
+        Cancelling the awaiting task cancels the run (every in-flight directive still gets
+        its terminal signal) and re-raises the cancellation.
+        """
+        try:
+            if not self._done.is_set():
+                if self.deadline < math.inf:
+                    with anyio.CancelScope(deadline=self.deadline):
+                        await self._done.wait()
+                    if not self._done.is_set():
+                        self.cancel(
+                            Err(
+                                error=ErrorEnvelope.make(
+                                    TIMEOUT,
+                                    f"run {self.run_id} ({self.name}) exceeded its time budget",
+                                    {"scope": "mission"},
+                                    retryable=False,
+                                )
+                            )
+                        )
+                        await self._wait_finished()
+                else:
+                    await self._done.wait()
+            if self.inflight:
+                await self.wait_idle()
+        except anyio.get_cancelled_exc_class():
+            self.cancel(_cancelled(f"run {self.run_id} ({self.name}) was cancelled"))
+            await self._wait_finished()
+            raise
+        assert self.step is not None
+        return self.step
+
+    async def _wait_finished(self) -> None:
+        """Wait (shielded, bounded) until the run is over and no directive is in flight."""
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(_CANCEL_GRACE_S):
+                await self._done.wait()
+                if self.inflight:
+                    await self.wait_idle()
+            if self.inflight or not self.finished:
+                self._force_end()
+
+    def _force_end(self) -> None:
+        """Last resort when directives ignore cancellation: answer them and end the run."""
+        log = self.executor.log
+        if log is not None:
+            log.warning(
+                "run.cancel_grace_exceeded", run_id=self.run_id, in_flight=len(self.inflight)
+            )
+        reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
+        for ctx in list(self.inflight):
+            self.executor.finish(ctx, self.executor.kind_of(ctx.directive), reason)
+        if not self.finished:
+            self._finish(reason, self.usage, reason.error.type)
+
+    async def wait_done(self) -> Step:
+        """Wait until the run has ended and its directives have exited; return the Step."""
+        await self._done.wait()
+        if self.inflight:
+            await self.wait_idle()
+        assert self.step is not None
+        return self.step
+
+    async def wait_idle(self) -> None:
+        """Wait until no directive of this run is in flight."""
+        while self.inflight:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+
+    @property
+    def done(self) -> bool:
+        """True once the run has ended."""
+        return self.finished
+
+    async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
+        """Run ``strategy`` as a child of this run, inside directive ``ctx``'s task."""
+        child: RunScope = self.runtime.open_child(self, ctx, strategy, input)
+        child.start()
+        return await child.drive()
+
+
+def _cancelled(message: str) -> Err:
+    return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))
+
+
+def _traceparent(span: Span) -> str:
+    sc = span.get_span_context()
+    return f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}"

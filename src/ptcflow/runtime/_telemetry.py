@@ -1,0 +1,213 @@
+"""OpenTelemetry GenAI spans and metrics, and structlog events, for the runtime.
+
+What is traced is decided once, when :class:`Telemetry` is built: with the API's default
+(no-op or proxy) providers, tracing and metrics are off and the runtime never calls into
+OpenTelemetry at all. Spans follow the GenAI semantic conventions:
+
+* ``invoke_agent {name}`` per run (child runs nest under the directive that started them),
+* ``chat {model}`` per LLM call, ``embeddings {model}`` per embedding call,
+* ``execute_tool {tool}`` per tool call,
+
+with ``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.model``,
+``gen_ai.usage.input_tokens`` / ``output_tokens``, ``gen_ai.tool.name``,
+``gen_ai.tool.call.id`` and ``error.type``. Directive spans are parented explicitly on their
+run's span (never on whatever span happens to be current in the task that routed the
+signal), and attached as the current span inside the directive's task, so instrumented code
+a tool calls (an HTTP client, a database driver) nests under ``execute_tool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+import structlog
+from opentelemetry import context as otel_context, metrics, trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from ptcflow.signals import Err, Ok, Usage
+
+__all__ = ("Telemetry",)
+
+_NOOP_TRACER_PROVIDERS = ("ProxyTracerProvider", "NoOpTracerProvider")
+_NOOP_METER_PROVIDERS = ("_ProxyMeterProvider", "NoOpMeterProvider")
+_encoder = msgspec.json.Encoder()
+_SCOPE = "ptcflow"
+
+
+def _is_noop(provider: object, names: tuple[str, ...]) -> bool:
+    return type(provider).__name__ in names
+
+
+class Telemetry:
+    """Where the runtime sends spans, metrics and log events.
+
+    Args:
+        tracer_provider: an OpenTelemetry ``TracerProvider``; defaults to the global one.
+            With the API's default (proxy / no-op) provider, tracing is off: no span is
+            ever created and no clock is read for it.
+        meter_provider: a ``MeterProvider``; defaults to the global one (same rule).
+        capture_content: record message and tool-argument content on spans
+            (``gen_ai.input.messages``, ``gen_ai.output.messages``,
+            ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``). Off by default:
+            prompts and tool data often hold personal data.
+        log_events: emit structlog debug events for runs and directives (``run.started``,
+            ``directive.retry``, ...) with ``run_id`` / ``call_id`` bound. Failures the
+            runtime must report (a crashing strategy or handler) are logged at error
+            level regardless.
+        logger: the structlog logger to use (default ``structlog.get_logger("ptcflow")``).
+
+    Example:
+        >>> from opentelemetry.sdk.trace import TracerProvider
+        >>> Telemetry(tracer_provider=TracerProvider()).tracing
+        True
+        >>> Telemetry().tracing   # no SDK configured globally
+        False
+    """
+
+    __slots__ = (
+        "_duration",
+        "_tokens",
+        "_tracer",
+        "capture_content",
+        "log",
+        "log_events",
+        "metrics",
+        "tracing",
+    )
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+        capture_content: bool = False,
+        log_events: bool = False,
+        logger: Any = None,
+    ) -> None:
+        tp = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        mp = meter_provider if meter_provider is not None else metrics.get_meter_provider()
+        self.tracing = not _is_noop(tp, _NOOP_TRACER_PROVIDERS)
+        self.metrics = not _is_noop(mp, _NOOP_METER_PROVIDERS)
+        self.capture_content = capture_content
+        self.log_events = log_events
+        self.log: Any = logger if logger is not None else structlog.get_logger("ptcflow")
+        self._tracer = tp.get_tracer(_SCOPE) if self.tracing else None
+        if self.metrics:
+            meter = mp.get_meter(_SCOPE)
+            self._tokens: Any = meter.create_histogram(
+                "gen_ai.client.token.usage",
+                unit="{token}",
+                description="Number of input and output tokens used",
+            )
+            self._duration: Any = meter.create_histogram(
+                "gen_ai.client.operation.duration",
+                unit="s",
+                description="GenAI operation duration",
+            )
+        else:
+            self._tokens = self._duration = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Telemetry(tracing={self.tracing}, metrics={self.metrics}, "
+            f"capture_content={self.capture_content}, log_events={self.log_events})"
+        )
+
+    @property
+    def active(self) -> bool:
+        """True when spans or metrics are recorded (the runtime skips every hook otherwise)."""
+        return self.tracing or self.metrics
+
+    # -- spans -------------------------------------------------------------------------
+
+    def start_span(
+        self, name: str, attributes: Mapping[str, Any], parent: otel_context.Context | None
+    ) -> Span | None:
+        """Start a span parented on ``parent`` (or the current context); ``None`` when off."""
+        if self._tracer is None:
+            return None
+        return self._tracer.start_span(
+            name, context=parent, kind=SpanKind.INTERNAL, attributes=dict(attributes)
+        )
+
+    @staticmethod
+    def context_of(span: Span | None, base: otel_context.Context | None = None) -> Any:
+        """Return an OTel context in which ``span`` is current (``None`` when no span)."""
+        if span is None:
+            return None
+        return trace.set_span_in_context(span, base)
+
+    @staticmethod
+    def traceparent(span: Span | None) -> str | None:
+        """Return the W3C ``traceparent`` of ``span`` (``None`` when no span)."""
+        if span is None:
+            return None
+        sc = span.get_span_context()
+        return f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}"
+
+    def end_span(self, span: Span | None, result: Ok[Any] | Err | None, **attrs: Any) -> None:
+        """Set the result attributes (``error.type`` on failure) and end ``span``."""
+        if span is None:
+            return
+        for key, value in attrs.items():
+            if value is not None:
+                span.set_attribute(key, value)
+        if isinstance(result, Err):
+            span.set_attribute("error.type", result.error.type)
+            span.set_status(Status(StatusCode.ERROR, result.error.message[:200]))
+        span.end()
+
+    def content(self, span: Span | None, key: str, value: Any) -> None:
+        """Record ``value`` as JSON under ``key`` when content capture is on."""
+        if span is None or not self.capture_content:
+            return
+        try:
+            text = _encoder.encode(value).decode("utf-8")
+        except (TypeError, ValueError, OverflowError):
+            text = repr(value)
+        span.set_attribute(key, text[:16_000])
+
+    # -- metrics -----------------------------------------------------------------------
+
+    def record(
+        self,
+        operation: str,
+        duration_s: float,
+        *,
+        provider: str = "",
+        model: str = "",
+        usage: Usage | None = None,
+        error_type: str | None = None,
+    ) -> None:
+        """Record ``gen_ai.client.operation.duration`` and (with usage) token usage."""
+        if self._duration is None:
+            return
+        attrs: dict[str, Any] = {"gen_ai.operation.name": operation}
+        if provider:
+            attrs["gen_ai.provider.name"] = provider
+        if model:
+            attrs["gen_ai.request.model"] = model
+        if error_type is not None:
+            attrs["error.type"] = error_type
+        self._duration.record(duration_s, attrs)
+        if usage is not None and error_type is None:
+            self._tokens.record(usage.input_tokens, {**attrs, "gen_ai.token.type": "input"})
+            self._tokens.record(usage.output_tokens, {**attrs, "gen_ai.token.type": "output"})
+
+
+def attach(ctx: Any) -> object | None:
+    """Make ``ctx`` the current OTel context of this task; returns the detach token."""
+    return None if ctx is None else otel_context.attach(ctx)
+
+
+def detach(token: object | None) -> None:
+    """Undo :func:`attach`."""
+    if token is not None:
+        otel_context.detach(token)  # type: ignore[arg-type]
+
+
+def current_context() -> Any:
+    """Return the caller's current OTel context."""
+    return otel_context.get_current()
