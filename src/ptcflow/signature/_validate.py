@@ -311,7 +311,7 @@ def _type_text(node: Type) -> str:
 def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
     # Keys other than the exact field name (":id", keyword objects) are learned as
     # aliases the first time they are seen, so later maps are looked up directly.
-    specs = tuple(
+    specs: tuple[tuple[str, Check, bool, str, list[Any]], ...] = tuple(
         (f.name, _compile(f.type, coerce, strict), not f.optional, _type_text(f.type), [])
         for f in node.fields
     )
