@@ -279,7 +279,14 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     budget.check_size(n, "range")
     if type(start) is int and type(end) is int and type(step) is int:
         return tuple(range(start, end, step))
-    return tuple(start + i * step for i in range(n))
+    out = []
+    x = start
+    for _ in range(n + 1):  # repeated addition, as Clojure does; n + 1 bounds float drift
+        if (step > 0 and x >= end) or (step < 0 and x <= end):
+            break
+        out.append(x)
+        x += step
+    return tuple(out)
 
 
 @add(

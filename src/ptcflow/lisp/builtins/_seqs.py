@@ -109,7 +109,7 @@ def drop_last(n: Any, *coll: Any) -> tuple[Any, ...]:
         return seq("drop-last", n)[:-1]
     k = count_arg("drop-last", n)
     s = seq("drop-last", coll[0])
-    return s[: len(s) - k] if k > 0 else s
+    return s[: max(len(s) - k, 0)] if k > 0 else s
 
 
 @add(
