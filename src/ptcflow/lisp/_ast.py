@@ -209,28 +209,41 @@ class PSym(Pattern):
 class PVec(Pattern):
     """``[a b & rest :as all]``."""
 
-    __slots__ = ("as_", "items", "rest")
+    __slots__ = ("as_", "column", "items", "line", "rest")
 
-    def __init__(self, items: tuple[Pattern, ...], rest: Pattern | None, as_: Slot | None) -> None:
+    def __init__(
+        self,
+        items: tuple[Pattern, ...],
+        rest: Pattern | None,
+        as_: Slot | None,
+        line: int = 0,
+        column: int = 0,
+    ) -> None:
         self.items = items
         self.rest = rest
         self.as_ = as_
+        self.line = line
+        self.column = column
 
 
 class PDict(Pattern):
     """``{a :a, :keys [b], :strs [c], :or {b 1}, :as m}``."""
 
-    __slots__ = ("as_", "defaults", "entries")
+    __slots__ = ("as_", "column", "defaults", "entries", "line")
 
     def __init__(
         self,
         entries: tuple[tuple[Pattern, Any], ...],
         defaults: dict[Slot, Node],
         as_: Slot | None,
+        line: int = 0,
+        column: int = 0,
     ) -> None:
         self.entries = entries
         self.defaults = defaults
         self.as_ = as_
+        self.line = line
+        self.column = column
 
 
 class Let(Node):

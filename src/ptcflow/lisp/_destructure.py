@@ -83,7 +83,7 @@ def _vector(an: Analyzer, form: VecForm, scope: Scope, names: dict[str, Slot]) -
         require(rest is None, f, "nothing but :as may follow the & name in a vector binding")
         items.append(analyze_pattern(an, f, scope, names))
         i += 1
-    return PVec(tuple(items), rest, as_)
+    return PVec(tuple(items), rest, as_, form.line, form.column)
 
 
 def _map(an: Analyzer, form: MapForm, scope: Scope, names: dict[str, Slot]) -> Pattern:
@@ -129,7 +129,7 @@ def _map(an: Analyzer, form: MapForm, scope: Scope, names: dict[str, Slot]) -> P
         if slot is None:
             fail_at(form, f":or names {name}, which this map binding does not bind")
         defaults[slot] = an.analyze(dform, scope, tail=False)
-    return PDict(tuple(entries), defaults, as_)
+    return PDict(tuple(entries), defaults, as_, form.line, form.column)
 
 
 def compile_binder(pattern: Pattern, compile_node: Callable[[Node], Evaluator]) -> Binder:
@@ -147,7 +147,7 @@ def compile_binder(pattern: Pattern, compile_node: Callable[[Node], Evaluator]) 
     return _compile_map(pattern, compile_node)
 
 
-def _seq_of(value: Any) -> tuple[Any, ...] | str:
+def _seq_of(value: Any, line: int, column: int) -> tuple[Any, ...] | str:
     t = type(value)
     if t is tuple or t is str:
         return value  # type: ignore[no-any-return]
@@ -157,15 +157,19 @@ def _seq_of(value: Any) -> tuple[Any, ...] | str:
         return tuple(value.items())
     raise LispError(
         "destructure",
-        f"cannot destructure a {_kind(value)} with a vector binding [a b]: "
+        f"cannot destructure {_kind(value)} with a vector binding [a b]: "
         "it needs a vector, list or string",
+        line=line,
+        column=column,
     )
 
 
 def _kind(value: Any) -> str:
-    from ptcflow.lisp.printer import type_name
+    from ptcflow.lisp.printer import pr_str, type_name
 
-    return type_name(value)
+    name = type_name(value)
+    article = "an" if name[:1] in "aeiou" else "a"
+    return f"{article} {name} {pr_str(value, limit=40)}"
 
 
 def _compile_vector(p: PVec, compile_node: Callable[[Node], Evaluator]) -> Binder:
@@ -173,9 +177,10 @@ def _compile_vector(p: PVec, compile_node: Callable[[Node], Evaluator]) -> Binde
     n = len(items)
     rest = compile_binder(p.rest, compile_node) if p.rest is not None else None
     as_idx = p.as_.index if p.as_ is not None else -1
+    line, column = p.line, p.column
 
     def bind_vec(frame: list[Any], value: Any) -> None:
-        seq = _seq_of(value)
+        seq = _seq_of(value, line, column)
         size = len(seq)
         for i in range(n):
             items[i](frame, seq[i] if i < size else None)
@@ -193,6 +198,7 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
     defaults = {slot.index: compile_node(node) for slot, node in p.defaults.items()}
     as_idx = p.as_.index if p.as_ is not None else -1
     missing = object()
+    line, column = p.line, p.column
 
     def bind_map(frame: list[Any], value: Any) -> None:
         if value is None:
@@ -204,8 +210,10 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
         else:
             raise LispError(
                 "destructure",
-                f"cannot destructure a {_kind(value)} with a map binding {{:keys [...]}}: "
+                f"cannot destructure {_kind(value)} with a map binding {{:keys [...]}}: "
                 "it needs a map",
+                line=line,
+                column=column,
             )
         for bind, key, idx in entries:
             v = m.get(key, missing)

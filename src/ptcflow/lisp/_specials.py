@@ -62,7 +62,7 @@ SHAPES: Final[dict[str, Shape]] = {
     "some->": Shape(1, None, "(some-> x (f a) g ...)"),
     "some->>": Shape(1, None, "(some->> x (f a) g ...)"),
     "comment": Shape(0, None, "(comment anything...)"),
-    "call": Shape(1, 2, '(call "tool-name" {:arg value ...})'),
+    "call": Shape(1, None, '(call "tool-name" {:arg value ...})'),
     "return": Shape(0, 1, "(return value)"),
     "fail": Shape(0, 1, '(fail {:reason :not-found :message "..."})'),
     "memory/put": Shape(2, 2, "(memory/put :key value)"),
