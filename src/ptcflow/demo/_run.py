@@ -1,0 +1,141 @@
+"""The offline demo: one agent with a live view of its signals, then many agents at once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from ptcflow.demo._model import demo_model, question_for
+from ptcflow.demo._tools import convert_currency, search_orders, total
+from ptcflow.demo._view import render_signal
+from ptcflow.runtime import Runtime, Step
+from ptcflow.signals import SignalBus, Subscription
+from ptcflow.strategies import ReAct
+
+__all__ = ("CUSTOMERS", "DemoReport", "demo_agent", "demo_tools", "run_demo")
+
+CUSTOMERS = ("Alice", "Bob", "Chen", "Dana", "Emre", "Fatima")
+"""The customers in the demo data; the concurrent agents ask about them in turn."""
+
+SYSTEM_PROMPT = (
+    "You are an order analyst. Use the tools to look orders up, convert currencies and add "
+    "amounts; answer in one sentence."
+)
+
+
+class DemoReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What the demo measured.
+
+    Attributes:
+        answer: the single agent's final answer.
+        agents: how many agents ran concurrently.
+        ok: how many of them completed.
+        seconds: wall time of the concurrent phase.
+        runs_per_second: ``agents / seconds``.
+    """
+
+    answer: str
+    agents: int
+    ok: int
+    seconds: float
+    runs_per_second: float
+
+
+def demo_tools() -> list[Callable[..., Any]]:
+    """The demo's tools: ``search_orders``, ``convert_currency``, ``total``."""
+    return [search_orders, convert_currency, total]
+
+
+def demo_agent() -> ReAct:
+    """The demo's agent: a ReAct loop with an analyst system prompt."""
+    return ReAct(system_prompt=SYSTEM_PROMPT, max_iterations=6, name="order-analyst")
+
+
+async def run_demo(
+    *,
+    agents: int = 1000,
+    latency_ms: float = 20.0,
+    customer: str = "Alice",
+    out: Callable[[str], None] = print,
+) -> DemoReport:
+    """Run the demo and print it through ``out``. Blocks until done; offline.
+
+    First one agent answers a question about ``customer`` while every ``ai.**`` signal is
+    printed as it is published; then ``agents`` agents run concurrently on one Runtime
+    (the scripted model waits ``latency_ms`` per call, like a fast real model).
+
+    Args:
+        agents: how many agents to run concurrently (0 skips that part).
+        latency_ms: the scripted model's latency per call.
+        customer: whom the single agent is asked about.
+        out: where lines go.
+
+    Returns:
+        A :class:`DemoReport`.
+    """
+    agent = demo_agent()
+    question = question_for(customer)
+    out("ptcflow demo: a ReAct agent on a scripted model, with real Python tools over")
+    out("ptcflow/data/orders.json (offline: no network, no API key).")
+    out("")
+    out(f"Question: {question}")
+    out("Signals (bus subscription 'ai.**'):")
+    bus = SignalBus()
+    async with Runtime(
+        llm=demo_model(latency=latency_ms / 1000), tools=demo_tools(), bus=bus
+    ) as rt:
+        sub = bus.subscribe("ai.**")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_print_signals, sub, out)
+            step = await rt.run(agent, question, name="order-analyst")
+            sub.close()
+    answer = str(step.value) if step.ok else f"(failed: {step.error})"
+    out("")
+    out(f"Answer: {answer}")
+    out(
+        f"  {step.turns} model calls, {step.tool_calls} tool calls, "
+        f"{step.usage.input_tokens} + {step.usage.output_tokens} tokens, "
+        f"{step.duration_ms:.1f} ms"
+    )
+    if agents <= 0:
+        return DemoReport(answer=answer, agents=0, ok=0, seconds=0.0, runs_per_second=0.0)
+    out("")
+    out(
+        f"Now {agents:,} agents at once on one Runtime "
+        f"({latency_ms:g} ms simulated model latency per call)..."
+    )
+    steps, seconds = await _many(agent, agents, latency_ms)
+    ok = sum(1 for s in steps if s.ok)
+    rate = agents / seconds if seconds > 0 else float("inf")
+    calls = sum(s.turns for s in steps)
+    out(
+        f"  {ok:,}/{agents:,} completed in {seconds:.2f} s: {rate:,.0f} runs/s "
+        f"({calls:,} model calls, {sum(s.tool_calls for s in steps):,} tool calls)"
+    )
+    sequential = calls * latency_ms / 1000
+    if sequential > 0:
+        out(f"  (one after another, the model latency alone would take {sequential:,.1f} s)")
+    return DemoReport(answer=answer, agents=agents, ok=ok, seconds=seconds, runs_per_second=rate)
+
+
+async def _print_signals(sub: Subscription, out: Callable[[str], None]) -> None:
+    async for signal in sub:
+        out(render_signal(signal))
+
+
+async def _many(agent: ReAct, agents: int, latency_ms: float) -> tuple[list[Step], float]:
+    steps: list[Step] = []
+    started = time.perf_counter()
+    async with Runtime(llm=demo_model(latency=latency_ms / 1000), tools=demo_tools()) as rt:
+
+        async def one(i: int) -> None:
+            steps.append(await rt.run(agent, question_for(CUSTOMERS[i % len(CUSTOMERS)])))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(agents):
+                tg.start_soon(one, i)
+    return steps, time.perf_counter() - started
