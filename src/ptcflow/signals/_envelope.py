@@ -183,11 +183,18 @@ def normalize_result(value: Any) -> Ok[Any] | Err:
         if value[0] in (True, "ok"):
             return Ok(payload=sanitize(value[1]), effects=effects)
         return Err(error=_reason_to_envelope(value[1]), effects=effects)
-    if isinstance(value, Mapping) and isinstance(value.get("ok"), bool) and len(value) <= 3:
+    if (
+        isinstance(value, Mapping)
+        and isinstance(value.get("ok"), bool)
+        and value.keys() <= _ENVELOPE_KEYS
+    ):
         if value["ok"]:
             return Ok(payload=sanitize(value.get("result")))
         return Err(error=_reason_to_envelope(value.get("error")))
     return Ok(payload=sanitize(value))
+
+
+_ENVELOPE_KEYS: Final = frozenset({"ok", "result", "error"})
 
 
 def _is_tag(x: Any) -> bool:

@@ -1,0 +1,90 @@
+"""Signal: CloudEvents fields, correlation defaults, create(), uuid7 ids."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from datetime import datetime
+
+import msgspec
+import pytest
+
+from ptcflow.signals import Signal, new_id, uuid7
+
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def test_uuid7_format_version_and_variant() -> None:
+    for _ in range(200):
+        text = uuid7()
+        assert UUID_RE.match(text), text
+        parsed = uuid.UUID(text)
+        assert parsed.version == 7
+        assert parsed.variant == uuid.RFC_4122
+
+
+def test_uuid7_carries_the_unix_millisecond_time() -> None:
+    before = time.time_ns() // 1_000_000
+    value = uuid.UUID(uuid7()).int
+    after = time.time_ns() // 1_000_000
+    assert before <= value >> 80 <= after
+
+
+def test_uuid7_is_time_ordered_and_unique() -> None:
+    ids = []
+    for _ in range(5):
+        ids.append(uuid7())
+        ms = time.time_ns() // 1_000_000
+        while time.time_ns() // 1_000_000 == ms:  # step into the next millisecond
+            pass
+    assert ids == sorted(ids)
+    many = [uuid7() for _ in range(10_000)]
+    assert len(set(many)) == len(many)
+
+
+def test_new_id_prefix() -> None:
+    rid = new_id("run_")
+    assert rid.startswith("run_") and UUID_RE.match(rid[4:])
+    assert UUID_RE.match(new_id())
+
+
+def test_create_fills_id_time_and_defaults() -> None:
+    s = Signal.create("ai.usage", {"x": 1}, run_id="run_1", seq=3, iteration=2)
+    assert UUID_RE.match(s.id)
+    assert s.time.endswith("Z")
+    parsed = datetime.fromisoformat(s.time.replace("Z", "+00:00"))
+    assert parsed.tzinfo is not None
+    assert (s.type, s.source, s.data, s.specversion) == ("ai.usage", "ptcflow", {"x": 1}, "1.0")
+    assert (s.run_id, s.seq, s.iteration) == ("run_1", 3, 2)
+    assert s.request_id is s.call_id is s.parent_run_id is s.causation_id is None
+    assert s.traceparent is None and s.subject is None
+    assert Signal.create("x", source="me").source == "me"
+
+
+def test_signal_fields_cover_cloudevents_and_correlation() -> None:
+    fields = set(Signal.__struct_fields__)
+    assert {"id", "source", "type", "subject", "time", "data", "specversion"} <= fields
+    assert {
+        "run_id",
+        "request_id",
+        "call_id",
+        "iteration",
+        "seq",
+        "parent_run_id",
+        "causation_id",
+        "traceparent",
+    } <= fields
+
+
+def test_signals_are_frozen_and_hashable_without_data() -> None:
+    s = Signal.create("ai.usage")
+    with pytest.raises(AttributeError):
+        s.seq = 1  # type: ignore[misc]
+    assert hash(s) == hash(msgspec.structs.replace(s))
+    assert msgspec.structs.replace(s, seq=9).seq == 9
+
+
+def test_signal_json_omits_defaults() -> None:
+    s = Signal(type="ai.usage", source="s", id="i", time="t")
+    assert msgspec.json.encode(s) == b'{"type":"ai.usage","source":"s","id":"i","time":"t"}'
