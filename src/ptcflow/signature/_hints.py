@@ -186,11 +186,18 @@ def _resolve(owner: type) -> dict[str, Any]:
 def _typeddict(hint: type, seen: tuple[Any, ...]) -> Fields:
     hints = _resolve(hint)
     optional_keys: frozenset[str] = getattr(hint, "__optional_keys__", frozenset())
-    return Fields(
-        fields=tuple(
-            _field(hint, k, _strip_required(h), k in optional_keys, seen) for k, h in hints.items()
-        )
-    )
+    fields = []
+    for key, field_hint in hints.items():
+        # Checked on the hint too: with string annotations __optional_keys__ misses them.
+        origin = typing.get_origin(field_hint)
+        if origin is typing.NotRequired:
+            optional = True
+        elif origin is typing.Required:
+            optional = False
+        else:
+            optional = key in optional_keys
+        fields.append(_field(hint, key, _strip_required(field_hint), optional, seen))
+    return Fields(fields=tuple(fields))
 
 
 def _strip_required(hint: Any) -> Any:
