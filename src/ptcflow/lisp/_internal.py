@@ -23,7 +23,17 @@ def _no_match(form: str, value: Any) -> NoReturn:
     )
 
 
+def _lt(i: int, n: Any) -> bool:
+    if type(n) is not int and type(n) is not float:
+        from ptcflow.lisp.errors import type_error
+
+        raise type_error("dotimes", "a number of times", n)
+    return i < n
+
+
 INTERNAL: Final[dict[str, Callable[..., Any]]] = {
+    "#<": _lt,
+    "#inc": lambda i: i + 1,
     "#some?": _some,
     "#no-match": _no_match,
 }

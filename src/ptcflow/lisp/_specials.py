@@ -54,6 +54,7 @@ SHAPES: Final[dict[str, Shape]] = {
     "or": Shape(0, None, "(or expr...)"),
     "for": Shape(2, 2, "(for [x coll :when test :let [y ...] :while test] body)"),
     "doseq": Shape(1, None, "(doseq [x coll] body...)"),
+    "dotimes": Shape(1, None, "(dotimes [i n] body...)"),
     "->": Shape(1, None, "(-> x (f a) g ...)"),
     "->>": Shape(1, None, "(->> x (f a) g ...)"),
     "as->": Shape(2, None, "(as-> x name (f name) ...)"),
@@ -255,6 +256,28 @@ def _some_arrow(last: bool) -> Callable[[ListForm], Form]:
     return expand
 
 
+def _dotimes(form: ListForm) -> Form:
+    b = form.items[1]
+    require(
+        isinstance(b, VecForm) and len(b.items) == 2 and isinstance(b.items[0], Sym),
+        b,
+        "dotimes takes a name and a count: (dotimes [i 3] ...)",
+    )
+    assert isinstance(b, VecForm)
+    i, n = b.items
+    limit = _gensym(form, "n")
+    test = _list(form, _sym(form, "#<"), i, limit)
+    again = _list(form, _sym(form, "recur"), _list(form, _sym(form, "#inc"), i))
+    body = _list(form, _sym(form, "do"), *form.items[2:], again)
+    loop = _list(
+        form,
+        _sym(form, "loop"),
+        VecForm((i, Lit(0, form.line, form.column)), form.line, form.column),
+        _list(form, _sym(form, "if"), test, body, _nil(form)),
+    )
+    return _list(form, _sym(form, "let"), VecForm((limit, n), form.line, form.column), loop)
+
+
 def _comment(form: ListForm) -> Form:
     return _nil(form)
 
@@ -293,6 +316,7 @@ MACROS: Final[dict[str, Callable[[ListForm], Form]]] = {
     "some->": _some_arrow(last=False),
     "some->>": _some_arrow(last=True),
     "comment": _comment,
+    "dotimes": _dotimes,
     "defn": _defn,
     "defn-": _defn,
 }
