@@ -10,7 +10,9 @@ publishes **exactly one** terminal signal per directive, from a ``finally`` bloc
 
 from __future__ import annotations
 
+import asyncio
 import random
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,19 @@ if TYPE_CHECKING:
 __all__ = ("Executor", "ExecutorStatistics")
 
 _CANCEL_LOOP_GUARD = 1_000
+
+
+def backend_clock() -> Callable[[], float]:
+    """Return the running backend's clock (what ``anyio.current_time`` reads), resolved once."""
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        clock: Callable[[], float] = trio.current_time
+        return clock
+    return anyio.current_time  # pragma: no cover - another backend
 
 
 class ExecutorStatistics(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,6 +103,7 @@ class Executor:
         rand: Callable[[], float] = random.random,
     ) -> None:
         self._tg = task_group
+        self.clock = backend_clock()
         self.retry = retry
         self.limits = limits
         self.telemetry = telemetry if telemetry is not None and telemetry.active else None
@@ -196,7 +212,7 @@ class Executor:
         ctx.deadline = run.deadline
         tm = directive.timeout_ms
         if tm is not None:
-            ctx.deadline = min(ctx.deadline, anyio.current_time() + tm / 1000.0)
+            ctx.deadline = min(ctx.deadline, self.clock() + tm / 1000.0)
         self._tg.start_soon(self._perform, ctx, kind, name=directive.id)
 
     # -- performing ----------------------------------------------------------------------
@@ -209,7 +225,7 @@ class Executor:
                 ctx._scope = scope
                 if ctx.cancel_reason is not None:
                     scope.cancel()
-                ctx.started_at = anyio.current_time()
+                ctx.started_at = self.clock()
                 tel = self.telemetry
                 if tel is not None:
                     kind.open_span(ctx, tel)
@@ -249,7 +265,7 @@ class Executor:
                 retry_after_s=ctx.retry_after,
                 rand=self._rand,
             )
-            if anyio.current_time() + delay >= ctx.deadline:
+            if self.clock() + delay >= ctx.deadline:
                 return result  # waiting would pass the deadline: report the last failure
             self._c[7] += 1
             if self.log_events:
@@ -266,7 +282,7 @@ class Executor:
     async def _attempt(self, ctx: DirectiveContext, kind: Kind, attempt_ms: int | None) -> Any:
         if attempt_ms is None:
             return await kind.perform(ctx)
-        limit = anyio.current_time() + attempt_ms / 1000.0
+        limit = self.clock() + attempt_ms / 1000.0
         if limit >= ctx.deadline:
             return await kind.perform(ctx)
         with anyio.CancelScope(deadline=limit) as scope:
@@ -333,7 +349,7 @@ class Executor:
                 c[6] += 1
         tel = self.telemetry
         if tel is not None and ctx.started_at:
-            kind.close_span(ctx, tel, result, anyio.current_time() - ctx.started_at)
+            kind.close_span(ctx, tel, result, self.clock() - ctx.started_at)
         try:
             kind.terminal(ctx, result)
         finally:

@@ -62,7 +62,7 @@ from ptcflow.signals import (
     normalize_result,
 )
 
-__all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "unknown_kind")
+__all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "is_resolver", "unknown_kind")
 
 Handler = Callable[[Any, DirectiveContext], Awaitable[Any]]
 """A directive handler: ``async def handler(directive, ctx) -> result`` (see docs/runtime.md)."""
@@ -178,7 +178,7 @@ def _resolve(ctx: DirectiveContext, model: str | None, alias: str | None) -> Non
         )
         return
     try:
-        if isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider):
+        if ctx.run.llm_is_resolver:
             provider, name = llm.resolve(model, alias)
         else:
             provider = llm
@@ -191,6 +191,11 @@ def _resolve(ctx: DirectiveContext, model: str | None, alias: str | None) -> Non
 
 def _validation(message: str) -> Err:
     return Err(error=ErrorEnvelope.make(VALIDATION, message, retryable=False))
+
+
+def is_resolver(llm: Any) -> bool:
+    """True when ``llm`` is a model resolver rather than a provider (decided once per run)."""
+    return isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider)
 
 
 def _llm_prepare_sync(ctx: DirectiveContext) -> None:

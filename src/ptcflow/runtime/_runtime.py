@@ -17,6 +17,7 @@ from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._kinds import is_resolver
 from ptcflow.runtime._scope import RunScope
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
@@ -118,6 +119,7 @@ class Runtime:
         rand: Callable[[], float] | None = None,
     ) -> None:
         self.llm = llm
+        self._llm_is_resolver = is_resolver(llm)
         self._toolbox = Toolbox.build(tools)
         self.retry = retry if isinstance(retry, RetryPolicy) else RetryPolicy()
         self.limits = limits if isinstance(limits, Limits) else Limits()
@@ -252,6 +254,7 @@ class Runtime:
             parent_run_id=None,
             tools=self._toolbox if tools is None else Toolbox.build(tools),
             llm=self.llm if llm is None else llm,
+            llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
             agents=self.agents if agents is None else {**self.agents, **agents},
             bus=self.bus,
             record=record,
@@ -375,6 +378,7 @@ class Runtime:
             parent_run_id=parent.run_id,
             tools=parent.tools,
             llm=parent.llm,
+            llm_is_resolver=parent.llm_is_resolver,
             agents=parent.agents,
             bus=self.bus,
             record=False,

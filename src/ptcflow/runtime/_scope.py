@@ -62,6 +62,7 @@ class RunScope:
         parent_run_id: str | None,
         tools: Toolbox,
         llm: Any,
+        llm_is_resolver: bool,
         agents: dict[str, Any],
         bus: Any,
         record: bool,
@@ -79,6 +80,7 @@ class RunScope:
         self.parent_run_id = parent_run_id
         self.tools = tools
         self.llm = llm
+        self.llm_is_resolver = llm_is_resolver
         self.agents = agents
         self.deadline = deadline
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
@@ -98,7 +100,7 @@ class RunScope:
         self.usage = Usage()
         self.turns = 0
         self.tool_calls = 0
-        self.clock = anyio.current_time
+        self.clock = executor.clock
         self.started = 0.0
         self._pending: deque[Signal] = deque()
         self._draining = False

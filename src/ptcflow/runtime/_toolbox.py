@@ -30,11 +30,13 @@ __all__ = ("Toolbox",)
 class Toolbox:
     """A run's tools by name, with their :class:`~ptcflow.signals.ToolSpec`s."""
 
-    __slots__ = ("_fns", "specs")
+    __slots__ = ("_async", "_ctx", "_fns", "specs")
 
     def __init__(self, fns: dict[str, Callable[..., Any]], specs: tuple[ToolSpec, ...]) -> None:
         self._fns = fns
         self.specs = specs
+        self._ctx = frozenset(n for n, f in fns.items() if _takes_context(f))
+        self._async = frozenset(n for n, f in fns.items() if inspect.iscoroutinefunction(f))
 
     @classmethod
     def build(cls, tools: Any) -> Toolbox:
@@ -72,13 +74,10 @@ class Toolbox:
 
     def wants_context(self, name: str) -> bool:
         """True when the tool takes a context (the runtime then snapshots the strategy)."""
-        fn = self._fns.get(name)
-        if fn is None:
-            return False
-        try:
-            return "context" in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            return False
+        return name in self._ctx
+
+    def _is_async(self, name: str) -> bool:
+        return name in self._async
 
     async def call(
         self,
@@ -105,7 +104,7 @@ class Toolbox:
         if context is not None and self.wants_context(name):
             kwargs["context"] = dict(context)
         try:
-            if inspect.iscoroutinefunction(fn):
+            if name in self._async:
                 value = await fn(**kwargs)
             else:
                 value = await anyio.to_thread.run_sync(
@@ -114,6 +113,13 @@ class Toolbox:
         except Exception as exc:
             return Err(error=error_from_exception(exc))
         return normalize_result(value)
+
+
+def _takes_context(fn: Callable[..., Any]) -> bool:
+    try:
+        return "context" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 EMPTY = Toolbox({}, ())
