@@ -102,6 +102,7 @@ class Budget:
         tool_calls: tool calls made so far (the runner counts them).
         prints: captured output chunks of ``println``/``print``/``prn``.
         output_chars: characters captured so far.
+        output_truncated: output went past ``max_output_chars`` and was cut.
         deadline: the clock time at which the run times out.
         maybe_yield: a hook the runner sets; called about every ``yield_interval_ms`` of
             evaluation to let the event loop run (default: does nothing).
@@ -117,6 +118,7 @@ class Budget:
         "limits",
         "maybe_yield",
         "output_chars",
+        "output_truncated",
         "prints",
         "steps",
         "tool_calls",
@@ -135,6 +137,7 @@ class Budget:
         self.tool_calls = 0
         self.prints: list[str] = []
         self.output_chars = 0
+        self.output_truncated = False
         self.maybe_yield: Callable[[], None] = _no_yield
 
     def step(self, n: int = 1) -> None:
@@ -250,12 +253,13 @@ class Budget:
         Output past the cap is dropped and a single ``...[output truncated]`` marker is kept:
         printing too much is not an error, it only loses the excess.
         """
-        room = self.limits.max_output_chars - self.output_chars
-        if room <= 0:
+        if self.output_truncated:
             return
+        room = self.limits.max_output_chars - self.output_chars
         if len(text) > room:
             text = text[:room] + "...[output truncated]"
             self.output_chars = self.limits.max_output_chars
+            self.output_truncated = True
         else:
             self.output_chars += len(text)
         self.prints.append(text)

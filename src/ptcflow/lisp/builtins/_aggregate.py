@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ptcflow.lisp.builtins._maps import get
 from ptcflow.lisp.builtins._registry import Registry, iterate
 from ptcflow.lisp.errors import LispError, type_error
-from ptcflow.lisp.values import to_fn
+from ptcflow.lisp.values import Keyword, to_fn
 
 REGISTRY = Registry("aggregate", "Aggregation")
 add = REGISTRY.add
@@ -106,7 +107,8 @@ def min_by(f: Any, coll: Any) -> Any:
     return _best("min-by", f, coll, lambda a, b: a < b)
 
 
-@add("pluck", "(pluck k rows)", "The value of key k in each row: (pluck :id rows).")
+@add("pluck", "(pluck k rows)", "(get row k) for each row: (pluck :id rows).")
 def pluck(k: Any, rows: Any) -> tuple[Any, ...]:
-    fn = to_fn(k, "pluck")
-    return tuple([fn(r) for r in iterate("pluck", rows)])
+    if type(k) is Keyword:
+        return tuple([k(r) for r in iterate("pluck", rows)])
+    return tuple([get(r, k) for r in iterate("pluck", rows)])

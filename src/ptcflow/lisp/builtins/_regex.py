@@ -8,7 +8,7 @@ pattern:
 2. no quantified group that contains an unbounded quantifier, such as ``(a+)+``, ``(a*)*``,
    ``(\\w+\\s?)*`` or ``(.*a){3}``: write the repetition without nesting;
 3. no unbounded quantifier over an alternation whose branches can start with the same
-   character or that has two empty branches, such as ``(a|a)*`` or ``(ab|ac)+``.
+   character or that has two empty branches, such as ``(a|a)*`` or ``(ab|a.)+``.
 
 Inputs longer than ``max_regex_input`` characters are refused as well. Patterns use Java
 syntax where it differs from Python's: ``(?<name>...)`` named groups and ``\\z`` work.
