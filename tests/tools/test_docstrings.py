@@ -147,7 +147,7 @@ def test_round_trip_every_style(params: dict[str, str], summary: str) -> None:
     expected = {k: " ".join(v.split()) for k, v in params.items()}
     for doc in (google, numpy, sphinx):
         info = parse_docstring(doc)
-        assert info.summary == " ".join(summary.split())
+        assert " ".join(info.summary.split()) == " ".join(summary.split())
         assert {k: " ".join(v.split()) for k, v in info.params.items()} == expected
 
 

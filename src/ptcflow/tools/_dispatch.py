@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
@@ -200,7 +201,7 @@ async def dispatch(
     ``timeout``). The output is validated against the declared output type, if any.
 
     Blocks until the tool finishes; cancelling the caller cancels an async tool and
-    propagates (a sync tool's thread is left to finish on its own).
+    propagates (a sync tool's thread runs to its end first; its result is dropped).
 
     Args:
         tools: the tools, as a ``{name: Tool}`` map or a sequence.
@@ -237,11 +238,12 @@ async def dispatch(
         if tool.is_async:
             output = await tool.fn(*prepared.args, **prepared.kwargs)
         else:
-            output = await anyio.to_thread.run_sync(
-                functools.partial(tool.fn, *prepared.args, **prepared.kwargs), limiter=limiter
-            )
+            (output,) = await anyio.to_thread.run_sync(_boxed, prepared, limiter=limiter)
             if inspect.isawaitable(output):
                 output = await output
+            # A thread cannot be interrupted; when we were cancelled meanwhile, raise now
+            # instead of returning a result nobody is waiting for.
+            await anyio.lowlevel.checkpoint_if_cancelled()
     except Exception as exc:
         return _failed(prepared, call, exc)
     return _finish(prepared, call, output, validation)
@@ -281,6 +283,11 @@ def dispatch_sync(
     except Exception as exc:
         return _failed(prepared, call, exc)
     return _finish(prepared, call, output, validation)
+
+
+def _boxed(prepared: _Prepared) -> tuple[Any]:
+    """Call a sync tool in a worker thread; boxed so an awaitable result is not refused."""
+    return (prepared.tool.fn(*prepared.args, **prepared.kwargs),)
 
 
 async def _call_async(tool: Tool, prepared: _Prepared) -> Any:

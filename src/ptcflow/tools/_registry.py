@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
 from ptcflow.errors import UsageError
@@ -90,7 +90,12 @@ def _short(value: object) -> str:
 
 
 def for_agent(
-    entries: Iterable[ToolEntry] | Mapping[str, ToolEntry] | None,
+    entries: Iterable[ToolEntry]
+    | Mapping[str, ToolEntry]
+    | Callable[..., Any]
+    | Tool
+    | ToolSource
+    | None,
 ) -> dict[str, Tool]:
     """Normalize an agent's tools into an ordered ``{name: Tool}`` map.
 
@@ -116,11 +121,14 @@ def for_agent(
     """
     if entries is None:
         return {}
-    if isinstance(entries, Mapping) or _is_single(entries):
-        entries = [entries]
+    listed: Iterable[ToolEntry]
+    if isinstance(entries, Mapping) or _is_single(entries) or not isinstance(entries, Iterable):
+        listed = [entries]
+    else:
+        listed = entries
     out: dict[str, Tool] = {}
     origin: dict[str, str] = {}
-    for index, entry in enumerate(entries):
+    for index, entry in enumerate(listed):
         if isinstance(entry, Mapping):
             pairs: list[tuple[Any, ToolEntry]] = list(entry.items())
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 import warnings
 from collections.abc import Callable, Mapping
@@ -12,6 +13,7 @@ from typing import Any, Final, overload
 import msgspec
 
 from ptcflow.errors import UsageError
+from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import (
     Param,
     Prim,
@@ -447,9 +449,26 @@ def _signature_from_params(
         if p.has_default and not node.optional:
             node = msgspec.structs.replace(node, optional=True)
         out.append(Param(name=p.name, type=node))
-    hint = return_hint(fn)
+    hint = _output_hint(return_hint(fn))
     output = ANY if hint is _EMPTY_HINT else _convert(tool_name, "return", hint)
     return Signature(params=tuple(out), output=output)
+
+
+def _output_hint(hint: Any) -> Any:
+    """What a return hint says about the payload: ``Ok[T]`` is ``T``, ``Err`` says nothing."""
+    if hint is Err or hint is ErrorEnvelope:
+        return Any
+    if hint is Ok:
+        return Any
+    origin = typing.get_origin(hint)
+    if origin is Ok:
+        return typing.get_args(hint)[0]
+    if origin is typing.Union or origin is types.UnionType:
+        members = [m for m in typing.get_args(hint) if m is not Err and m is not ErrorEnvelope]
+        if len(members) < len(typing.get_args(hint)):
+            unwrapped = [_output_hint(m) for m in members]
+            return unwrapped[0] if len(unwrapped) == 1 else typing.Union[tuple(unwrapped)]  # noqa: UP007
+    return hint
 
 
 def _convert(tool_name: str, where: str, hint: Any) -> Any:
