@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import inspect
 import re
-import types
 import typing
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Final, overload
 
-import msgspec
-
 from ptcflow.errors import UsageError
-from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import (
-    Param,
     Prim,
     Signature,
-    SignatureError,
-    SignatureWarning,
     parse,
-    type_from_hint,
 )
 from ptcflow.tools._docstrings import parse_docstring
+from ptcflow.tools._infer import check_matches, signature_from_params, with_docs
 from ptcflow.tools._introspect import (
     ParamInfo,
     callable_doc,
@@ -31,7 +23,6 @@ from ptcflow.tools._introspect import (
     context_param,
     inspect_params,
     is_async_callable,
-    return_hint,
 )
 from ptcflow.tools._messages import ToolDefinition
 
@@ -170,7 +161,7 @@ class Tool:
         set_(self, "max_retries", _check_option("max_retries", max_retries, 0))
         set_(self, "param_docs", docs)
         if input_schema is None:
-            input_schema = _with_docs(signature.input_schema(), docs) if signature else None
+            input_schema = with_docs(signature.input_schema(), docs) if signature else None
         set_(self, "input_schema", dict(input_schema or _EMPTY_OBJECT))
         if output_schema is None and signature is not None and not _is_any(signature.output):
             output_schema = signature.output_schema()
@@ -317,9 +308,9 @@ class Tool:
         if isinstance(signature, str):
             signature = parse(signature)
         if signature is None and not pass_input:
-            signature = _signature_from_params(tool_name, fn, params, ctx)
+            signature = signature_from_params(tool_name, fn, params, ctx)
         elif signature is not None and not pass_input:
-            _check_matches(tool_name, signature, params, ctx)
+            check_matches(tool_name, signature, params, ctx)
         if signature is not None and _SIGNATURE_NAME_RE.fullmatch(tool_name):
             signature = signature.with_name(tool_name)
         return cls(
@@ -417,88 +408,6 @@ def _hint_allows_none(hint: Any) -> bool:
     if hint is None or hint is type(None) or hint is Any:
         return True
     return type(None) in typing.get_args(hint)
-
-
-def _with_docs(schema: dict[str, Any], docs: Mapping[str, str]) -> dict[str, Any]:
-    props = schema.get("properties")
-    if not docs or not isinstance(props, dict):
-        return schema
-    for key, text in docs.items():
-        if key in props and text:
-            props[key] = {**props[key], "description": text}
-    return schema
-
-
-def _signature_from_params(
-    tool_name: str, fn: Callable[..., Any], params: list[ParamInfo], ctx: str | None
-) -> Signature:
-    out: list[Param] = []
-    for p in params:
-        if p.kind in ("var_positional", "var_keyword") or p.name == ctx:
-            continue
-        if p.hint is _EMPTY_HINT:
-            warnings.warn(
-                f"parameter {p.name!r} of tool {tool_name!r} has no type hint; it becomes "
-                f":any (annotate it, e.g. {p.name}: str, or pass signature=...)",
-                SignatureWarning,
-                stacklevel=4,
-            )
-            node = ANY
-        else:
-            node = _convert(tool_name, p.name, p.hint)
-        if p.has_default and not node.optional:
-            node = msgspec.structs.replace(node, optional=True)
-        out.append(Param(name=p.name, type=node))
-    hint = _output_hint(return_hint(fn))
-    output = ANY if hint is _EMPTY_HINT else _convert(tool_name, "return", hint)
-    return Signature(params=tuple(out), output=output)
-
-
-def _output_hint(hint: Any) -> Any:
-    """What a return hint says about the payload: ``Ok[T]`` is ``T``, ``Err`` says nothing."""
-    if hint is Err or hint is ErrorEnvelope:
-        return Any
-    if hint is Ok:
-        return Any
-    origin = typing.get_origin(hint)
-    if origin is Ok:
-        return typing.get_args(hint)[0]
-    if origin is typing.Union or origin is types.UnionType:
-        members = [m for m in typing.get_args(hint) if m is not Err and m is not ErrorEnvelope]
-        if len(members) < len(typing.get_args(hint)):
-            unwrapped = [_output_hint(m) for m in members]
-            return unwrapped[0] if len(unwrapped) == 1 else typing.Union[tuple(unwrapped)]  # noqa: UP007
-    return hint
-
-
-def _convert(tool_name: str, where: str, hint: Any) -> Any:
-    try:
-        return type_from_hint(hint)
-    except SignatureError as exc:
-        raise SignatureError(f"tool {tool_name!r}, {where}: {exc.reason}") from exc
-
-
-def _check_matches(
-    tool_name: str, signature: Signature, params: list[ParamInfo], ctx: str | None
-) -> None:
-    accepts_extra = any(p.kind == "var_keyword" for p in params)
-    names = {p.name for p in params if p.kind not in ("var_positional", "var_keyword")}
-    for declared in signature.params:
-        if declared.name not in names and not accepts_extra:
-            raise UsageError(
-                f"tool {tool_name!r}: the signature declares {declared.name!r} but the "
-                f"function takes {sorted(names - {ctx})}; rename the parameter or fix the "
-                "signature"
-            )
-    declared_names = {p.name for p in signature.params}
-    for p in params:
-        if p.kind in ("var_positional", "var_keyword") or p.name == ctx or p.has_default:
-            continue
-        if p.name not in declared_names:
-            raise UsageError(
-                f"tool {tool_name!r}: the function requires {p.name!r} but the signature "
-                f"does not declare it; add '{p.name} :type' to the signature"
-            )
 
 
 @overload
