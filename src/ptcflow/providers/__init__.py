@@ -1,16 +1,30 @@
-"""Model providers: OpenAI-compatible and Anthropic adapters, error classification, registry.
+"""Model providers: OpenAI-compatible and Anthropic adapters, a model registry, error
+classification.
 
 The official SDKs are optional extras (``ptcflow[openai]``, ``ptcflow[anthropic]``) and are
-imported only when a provider first talks to its server.
+imported only when a provider first talks to its server. See docs/providers.md.
 """
 
 from __future__ import annotations
 
 from ptcflow.providers._anthropic import AnthropicProvider as AnthropicProvider
+from ptcflow.providers._config_file import find_config as find_config
 from ptcflow.providers._errors import (
     classify_sdk_error as classify_sdk_error,
     parse_retry_after as parse_retry_after,
 )
 from ptcflow.providers._openai import OpenAIProvider as OpenAIProvider
+from ptcflow.providers._registry import (
+    ModelRegistry as ModelRegistry,
+    ProviderConfig as ProviderConfig,
+)
 
-__all__ = ("AnthropicProvider", "OpenAIProvider", "classify_sdk_error", "parse_retry_after")
+__all__ = (
+    "AnthropicProvider",
+    "ModelRegistry",
+    "OpenAIProvider",
+    "ProviderConfig",
+    "classify_sdk_error",
+    "find_config",
+    "parse_retry_after",
+)
