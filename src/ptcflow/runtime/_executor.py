@@ -302,14 +302,18 @@ class Executor:
 
     def _timeout(self, ctx: DirectiveContext) -> Err:
         d = ctx.directive
-        if d.timeout_ms is not None and ctx.deadline < ctx.run.deadline:
-            msg = f"{type(d).__name__} {d.id!r} exceeded its {d.timeout_ms} ms deadline"
-            details: dict[str, Any] = {"timeout_ms": d.timeout_ms, "scope": "directive"}
-        else:
-            msg = f"{type(d).__name__} {d.id!r} ran out of the run's time budget"
-            details = {"scope": "mission"}
-        details["attempts"] = ctx.attempt
-        return Err(error=ErrorEnvelope.make(TIMEOUT, msg, details, retryable=False))
+        if d.timeout_ms is None or ctx.deadline >= ctx.run.deadline:
+            # The run's own deadline passed: the whole run times out, not just this call.
+            ctx._scope = None
+            return ctx.run.expire()
+        return Err(
+            error=ErrorEnvelope.make(
+                TIMEOUT,
+                f"{type(d).__name__} {d.id!r} exceeded its {d.timeout_ms} ms deadline "
+                f"after {ctx.attempt} attempt(s)",
+                {"timeout_ms": d.timeout_ms, "scope": "directive", "attempts": ctx.attempt},
+            )
+        )
 
     def _crash(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> ErrorEnvelope:
         d = ctx.directive

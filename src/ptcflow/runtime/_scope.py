@@ -308,6 +308,19 @@ class RunScope:
         if not self.inflight and not self._draining:
             self._end_cancelled()
 
+    def expire(self) -> Err:
+        """The mission deadline passed: cancel the run with a ``timeout`` error."""
+        err = self.cancelling or Err(
+            error=ErrorEnvelope.make(
+                TIMEOUT,
+                f"run {self.run_id} ({self.name}) exceeded its time budget",
+                {"scope": "mission"},
+                retryable=False,
+            )
+        )
+        self.cancel(err)
+        return err
+
     def _end_cancelled(self) -> None:
         reason = self.cancelling
         assert reason is not None
@@ -336,16 +349,7 @@ class RunScope:
                     with anyio.CancelScope(deadline=self.deadline):
                         await self._done.wait()
                     if not self._done.is_set():
-                        self.cancel(
-                            Err(
-                                error=ErrorEnvelope.make(
-                                    TIMEOUT,
-                                    f"run {self.run_id} ({self.name}) exceeded its time budget",
-                                    {"scope": "mission"},
-                                    retryable=False,
-                                )
-                            )
-                        )
+                        self.expire()
                         await self._wait_finished()
                 else:
                     await self._done.wait()
