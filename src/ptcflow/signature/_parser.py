@@ -12,6 +12,7 @@ Grammar (whitespace and commas between entries are free; commas are optional)::
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import Final, NoReturn
 
 import msgspec
@@ -83,10 +84,16 @@ def parse(text: str | Signature, *, name: str | None = None) -> Signature:
             f"got {type(text).__name__}"
         )
     else:
-        sig = _Parser(text).signature()
+        sig = _parse_cached(text)
     if name is not None:
         sig = sig.with_name(name)
     return sig
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(text: str) -> Signature:
+    """Parse once per distinct text: signatures are immutable, so sharing them is safe."""
+    return _Parser(text).signature()
 
 
 def parse_type(text: str) -> Type:
