@@ -41,6 +41,7 @@ from ptcflow.signals import (
     ToolCallDelta,
     Usage,
 )
+from ptcflow.tools import ToolContext, tool
 
 from .support import MSGS, FakeLLM, Probe, terminals, types_of
 
@@ -466,17 +467,49 @@ async def test_sync_tools_run_in_worker_threads_under_the_thread_limiter() -> No
 
 
 async def test_tool_context_state_is_the_strategy_snapshot() -> None:
-    got: list[dict[str, Any]] = []
+    got: list[ToolContext] = []
 
-    async def look(context: dict[str, Any]) -> str:
-        got.append(context)
+    async def look(ctx: ToolContext) -> str:
+        got.append(ctx)
         return "ok"
 
     d = ToolExec(id="t", tool_name="look", context={"state": "user value", "tenant": "acme"})
-    step = await _run([d], rt_kwargs={"tools": {"look": look}})
+    step = await _run([d], rt_kwargs={"tools": {"look": look}}, run_id="run_ctx")
     assert step.ok
-    assert got[0]["tenant"] == "acme"
-    assert got[0]["state"] == {"steps": 0, "pending": ["t"]}
+    ctx = got[0]
+    assert ctx.metadata == {"tenant": "acme"}
+    assert ctx.state == {"steps": 0, "pending": ["t"]}  # the runtime's snapshot wins
+    assert (ctx.run_id, ctx.call_id, ctx.tool_name) == ("run_ctx", "t", "look")
+
+
+async def test_tool_options_override_the_directive() -> None:
+    calls: list[int] = []
+
+    async def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            await anyio.sleep_forever()
+        return "third time"
+
+    t = tool(flaky, timeout_ms=20, max_retries=2)
+    step = await _run(
+        [ToolExec(id="t", tool_name="flaky", retry_backoff_ms=1)], rt_kwargs={"tools": [t]}
+    )
+    sig = _one_terminal(step, "t")
+    assert sig.data.result.payload == "third time"
+    assert sig.data.attempts == 3
+
+
+async def test_tool_input_is_validated_by_its_signature() -> None:
+    def add(x: int, y: int) -> int:
+        return x + y
+
+    step = await _run(
+        [ToolExec(id="t", tool_name="add", arguments={"x": "two", "y": 3})],
+        rt_kwargs={"tools": [add]},
+    )
+    error = _one_terminal(step, "t").data.result.error
+    assert error.type == "validation" and "add" in error.message
 
 
 # -- statistics ------------------------------------------------------------------------

@@ -28,6 +28,8 @@ class DirectiveContext:
     Attributes:
         directive: the directive being performed.
         attempt: the current attempt, starting at 1.
+        max_retries: retries allowed (the directive's, or the tool's own option).
+        attempt_ms: the per-attempt timeout (the retry policy's, or the tool's own).
         retry_after: set by a handler to the seconds a provider asked to wait before the
             next attempt (HTTP ``Retry-After``); the executor honours it.
         no_retry: set by a handler when retrying would repeat a visible side effect (a
@@ -41,11 +43,13 @@ class DirectiveContext:
     __slots__ = (
         "_scope",
         "attempt",
+        "attempt_ms",
         "cancel_reason",
         "data",
         "deadline",
         "directive",
         "done",
+        "max_retries",
         "no_retry",
         "otel_context",
         "retry_after",
@@ -60,6 +64,8 @@ class DirectiveContext:
         self.run = run
         self.directive = directive
         self.attempt = 0
+        self.max_retries = directive.max_retries
+        self.attempt_ms: int | None = None
         self.retry_after: float | None = None
         self.no_retry = False
         self.done = False

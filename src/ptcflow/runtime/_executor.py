@@ -203,6 +203,7 @@ class Executor:
         if kind.inline is not None:
             self.finish(ctx, kind, kind.inline(ctx))
             return
+        ctx.attempt_ms = self.retry.attempt_timeout_ms
         if kind.prepare_sync is not None:
             kind.prepare_sync(ctx)
         run.inflight[ctx] = None
@@ -246,8 +247,8 @@ class Executor:
 
     async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:
         d = ctx.directive
-        allowed = min(d.max_retries, self.retry.max_retries_cap) if kind.retries else 0
-        at = self.retry.attempt_timeout_ms
+        allowed = min(ctx.max_retries, self.retry.max_retries_cap) if kind.retries else 0
+        at = ctx.attempt_ms
         while True:
             ctx.attempt += 1
             ctx.retry_after = None

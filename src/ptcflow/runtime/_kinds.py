@@ -408,6 +408,15 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
     run = ctx.run
     if run.tools.wants_context(d.tool_name):
         ctx.snapshot = run.snapshot()
+    tool = run.tools.get(d.tool_name)
+    if tool is not None:
+        # A tool's own options win over the directive's: its author knows whether a
+        # retry is safe and how long one call may take.
+        if tool.max_retries is not None:
+            ctx.max_retries = tool.max_retries
+        if tool.timeout_ms is not None:
+            at = ctx.attempt_ms
+            ctx.attempt_ms = tool.timeout_ms if at is None else min(at, tool.timeout_ms)
 
 
 def _tool_prepare(ctx: DirectiveContext) -> Any:
@@ -422,7 +431,9 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
     assert isinstance(d, ToolExec)
     run = ctx.run
     ex = run.executor
-    context = {**d.context, RESERVED_CONTEXT_KEY: ctx.snapshot}
+    metadata = d.context
+    if RESERVED_CONTEXT_KEY in metadata:
+        metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
     limiter = ex.tool_limiter(d.tool_name)
     if limiter is None:
         return await run.tools.call(
@@ -430,7 +441,8 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
             d.arguments,
             call_id=d.id,
             run_id=run.run_id,
-            context=context,
+            state=ctx.snapshot,
+            metadata=metadata,
             limiter=ex.thread_limiter,
         )
     async with limiter:
@@ -439,7 +451,8 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
             d.arguments,
             call_id=d.id,
             run_id=run.run_id,
-            context=context,
+            state=ctx.snapshot,
+            metadata=metadata,
             limiter=ex.thread_limiter,
         )
 
