@@ -201,6 +201,14 @@ class RunScope:
                 self.otel_parent,
             )
             self.otel_context = tel.context_of(self.span, self.otel_parent)
+        if self.executor.log_events:
+            self.executor.log.debug(
+                "run.started",
+                run_id=self.run_id,
+                agent=self.name,
+                parent_run_id=self.parent_run_id,
+                request_id=self.request_id,
+            )
         self.emit(REQUEST_STARTED, RequestStartedData(input=self.input, agent=self.name))
         info = RunInfo(
             run_id=self.run_id,
@@ -294,7 +302,20 @@ class RunScope:
                     "gen_ai.usage.output_tokens": usage.output_tokens,
                 },
             )
-        self.executor.run_ended()
+        ex = self.executor
+        ex.run_ended()
+        if ex.log_events:
+            ex.log.debug(
+                "run.finished",
+                run_id=self.run_id,
+                agent=self.name,
+                ok=self.step.ok,
+                reason=reason,
+                error_type=None if self.step.error is None else self.step.error.type,
+                duration_ms=self.step.duration_ms,
+                turns=self.turns,
+                tool_calls=self.tool_calls,
+            )
         self._done.set()
         self.flight_done()
 
