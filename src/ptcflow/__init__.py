@@ -8,20 +8,10 @@ from __future__ import annotations
 
 from ptcflow.errors import (
     ConfigError as ConfigError,
-)
-from ptcflow.errors import (
     InternalError as InternalError,
-)
-from ptcflow.errors import (
     ProgramError as ProgramError,
-)
-from ptcflow.errors import (
     PtcflowError as PtcflowError,
-)
-from ptcflow.errors import (
     RunError as RunError,
-)
-from ptcflow.errors import (
     UsageError as UsageError,
 )
 
