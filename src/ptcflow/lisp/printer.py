@@ -145,7 +145,9 @@ def pr_str(x: object, limit: int | None = None) -> str:
         pass
     text = "".join(w.parts)
     if limit is not None and len(text) > limit:
-        return text[: max(limit - 3, 0)] + "..."
+        if limit < 3:
+            return "..."[: max(limit, 0)]
+        return text[: limit - 3] + "..."
     return text
 
 

@@ -223,3 +223,37 @@ def test_string_results_are_capped() -> None:
     check_error('(join "," (range 10))', "limit", "join would build", limits)
     check_error('(replace "aaaaa" "a" "bbb")', "limit", "replace would build", limits)
     check_error('(format "%50s" "x")', "limit", "format would build", limits)
+
+
+NAMESPACED = [
+    ('(clojure.string/blank? "")', "true"),
+    ('(str/blank? "x")', "false"),
+    ('(clojure.string/capitalize "ab")', '"Ab"'),
+    ('(str/capitalize "AB")', '"Ab"'),
+    ('(clojure.string/ends-with? "ab" "b")', "true"),
+    ('(str/ends-with? "ab" "a")', "false"),
+    ('(clojure.string/includes? "ab" "b")', "true"),
+    ('(clojure.string/index-of "ab" "b")', "1"),
+    ('(str/index-of "ab" "z")', "nil"),
+    ('(clojure.string/last-index-of "abab" "a")', "2"),
+    ('(str/last-index-of "abab" "b")', "3"),
+    ('(clojure.string/lower-case "AB")', '"ab"'),
+    ('(clojure.string/upper-case "ab")', '"AB"'),
+    ('(clojure.string/replace "a.b" "." "-")', '"a-b"'),
+    ('(clojure.string/replace-first "aa" "a" "b")', '"ba"'),
+    ('(clojure.string/split "a b" #" ")', '["a" "b"]'),
+    ('(clojure.string/split-lines "a\\nb")', '["a" "b"]'),
+    ('(clojure.string/starts-with? "ab" "a")', "true"),
+    ('(clojure.string/trim " a ")', '"a"'),
+    ('(clojure.string/trim-newline "a\\n")', '"a"'),
+    ('(str/trim-newline "a\\r\\n")', '"a"'),
+    ('(clojure.string/triml " a")', '"a"'),
+    ('(str/triml " a ")', '"a "'),
+    ('(clojure.string/trimr "a ")', '"a"'),
+    ('(str/trimr " a ")', '" a"'),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), NAMESPACED)
+def test_namespaced_string_functions(src: str, expected: str) -> None:
+    check_value(src, expected)

@@ -95,10 +95,11 @@ def _conj1(fn: str, coll: Any, x: Any) -> Any:
 
 @add(
     "conj",
-    "(conj coll x & xs)",
+    "(conj coll & xs)",
     "coll with the elements added: at the end of a vector (nil gives a vector), "
     "[k v] pairs into a map, members into a set.",
     needs_budget=True,
+    arity=(1, None),
 )
 def conj(budget: Budget, *args: Any) -> Any:
     if not args:
@@ -132,9 +133,10 @@ def concat(budget: Budget, *colls: Any) -> tuple[Any, ...]:
 
 @add(
     "into",
-    "(into to from)",
+    "(into to) (into to from)",
     "to with all elements of from added, as by conj (vectors, maps and sets).",
     needs_budget=True,
+    arity=(1, 2),
 )
 def into(budget: Budget, to: Any, *rest: Any) -> Any:
     if not rest:
@@ -256,6 +258,7 @@ def _range_len(start: float, end: float, step: float) -> int:
     "(range end) (range start end) (range start end step)",
     "Numbers from start (default 0) up to but excluding end, by step (default 1).",
     needs_budget=True,
+    arity=(1, 3),
 )
 def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     if not args:
@@ -294,6 +297,7 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     "(repeat n x)",
     "A sequence of n copies of x (infinite repeat is not supported).",
     needs_budget=True,
+    arity=(2, 2),
 )
 def repeat(budget: Budget, n: Any, *x: Any) -> tuple[Any, ...]:
     if len(x) != 1:
@@ -338,6 +342,7 @@ def _chunks(fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool)
     "(partition n coll) (partition n step coll) (partition n step pad coll)",
     "Chunks of n elements, each starting step after the previous; an incomplete last "
     "chunk is dropped unless pad fills it.",
+    arity=(2, 4),
 )
 def partition(n: Any, a: Any, b: Any = None, c: Any = None, *more: Any) -> tuple[Any, ...]:
     if more:

@@ -156,7 +156,12 @@ def not_every(pred: Any, coll: Any) -> bool:
     return not every(pred, coll)
 
 
-@add("apply", "(apply f args) (apply f x & args)", "Calls f with the arguments, the last spread.")
+@add(
+    "apply",
+    "(apply f args) (apply f x & args)",
+    "Calls f with the arguments, the last spread.",
+    arity=(2, None),
+)
 def apply(f: Any, *args: Any) -> Any:
     if not args:
         raise LispError("arity", "apply needs a collection of arguments: (apply f [1 2])")
@@ -230,6 +235,7 @@ def identity(x: Any) -> Any:
     "fnil",
     "(fnil f x) (fnil f x y) (fnil f x y z)",
     "f with nil arguments (first, second, third) replaced by the given defaults.",
+    arity=(2, 4),
 )
 def fnil(f: Any, *defaults: Any) -> Any:
     fn = to_fn(f, "fnil")

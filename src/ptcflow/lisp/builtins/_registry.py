@@ -35,15 +35,17 @@ class Registry:
         *,
         aliases: Iterable[str] = (),
         needs_budget: bool = False,
+        arity: tuple[int, int | None] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as ``name`` (and ``aliases``).
 
-        The arity comes from the Python signature: required positional parameters are the
-        minimum, parameters with defaults raise the maximum, ``*args`` makes it variadic.
+        The arity comes from the Python signature (required positional parameters are the
+        minimum, parameters with defaults raise the maximum, ``*args`` makes it variadic)
+        unless ``arity`` gives it; a test checks it matches ``signature``.
         """
 
         def decorate(fn: F) -> F:
-            lo, hi = _arity(fn, needs_budget)
+            lo, hi = arity if arity is not None else _arity(fn, needs_budget)
             for n in (name, *aliases):
                 sig = re.sub(r"\(" + re.escape(name) + r"(?=[ )])", "(" + n, signature)
                 self.builtins.append(

@@ -55,6 +55,7 @@ def butlast(coll: Any) -> tuple[Any, ...] | None:
     "nth",
     "(nth coll i) (nth coll i not-found)",
     "The element at index i; an error when out of range unless not-found is given.",
+    arity=(2, 3),
 )
 def nth(coll: Any, i: Any, *not_found: Any) -> Any:
     integer("nth", i, "an integer index")
@@ -103,7 +104,12 @@ def take_last(n: Any, coll: Any) -> tuple[Any, ...] | None:
     return (s[-k:] if k > 0 else ()) or None
 
 
-@add("drop-last", "(drop-last coll) (drop-last n coll)", "All but the last n (default 1).")
+@add(
+    "drop-last",
+    "(drop-last coll) (drop-last n coll)",
+    "All but the last n (default 1).",
+    arity=(1, 2),
+)
 def drop_last(n: Any, *coll: Any) -> tuple[Any, ...]:
     if not coll:
         return seq("drop-last", n)[:-1]

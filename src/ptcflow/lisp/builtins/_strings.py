@@ -286,9 +286,9 @@ def _groups(m: re.Match[str]) -> Any:
 
 @add(
     "replace",
-    "(replace s match replacement)",
+    "(replace s match replacement) (replace smap coll)",
     "s with every match (a string or regex) replaced; with a regex, the replacement may use "
-    "$1 for groups or be a function of the match.",
+    "$1 for groups or be a function of the match. (replace smap coll) maps coll via smap.",
     aliases=_ns("replace"),
     needs_budget=True,
 )

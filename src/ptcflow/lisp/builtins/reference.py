@@ -22,6 +22,26 @@ Every function a PTC-Lisp program can call, grouped by topic. Agent forms (`call
 `fail`, `memory/*`, `ctx/*`, `pmap`, `pcalls`) and special forms (`def`, `let`, `fn`, `if`,
 `loop`, ...) are described in [lisp.md](lisp.md).
 
+For example, from Python:
+
+```python
+from ptcflow.lisp import run_sync
+
+orders = [
+    {"id": 1, "status": "paid", "amount": 20},
+    {"id": 2, "status": "open", "amount": 5},
+    {"id": 3, "status": "paid", "amount": 10},
+]
+program = '''
+(let [paid (filter #(= (:status %) "paid") ctx/orders)]
+  {:total (sum-by :amount paid)
+   :ids (pluck :id (sort-by :amount > paid))
+   :label (format "%d paid, %.1f avg" (count paid) (avg (map :amount paid)))})
+'''
+result = run_sync(program, ctx={"orders": orders})
+assert result.value == {"total": 30, "ids": [1, 3], "label": "2 paid, 15.0 avg"}
+```
+
 Conventions, which follow Clojure unless noted:
 
 - `nil` acts as an empty collection: `(first nil)` is `nil`, `(count nil)` is `0`,
