@@ -229,6 +229,29 @@ async def test_sync_tools_run_in_a_thread_under_the_limiter() -> None:
     assert result.output == [True, 1]
 
 
+async def test_non_blocking_sync_tools_run_inline() -> None:
+    main_thread = threading.get_ident()
+
+    def where() -> bool:
+        return threading.get_ident() == main_thread
+
+    inline = await dispatch([tool(where, blocking=False)], call("where"))
+    threaded = await dispatch([tool(where)], call("where"))
+    assert (inline.output, threaded.output) == (True, False)
+
+
+async def test_non_blocking_tool_is_not_started_when_already_cancelled() -> None:
+    ran: list[bool] = []
+
+    def record() -> None:
+        ran.append(True)
+
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await dispatch([tool(record, blocking=False)], call("record"))
+    assert scope.cancelled_caught and ran == []
+
+
 async def test_cancellation_of_an_async_tool_propagates() -> None:
     started = anyio.Event()
     results: list[ToolResult] = []

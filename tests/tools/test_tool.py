@@ -136,8 +136,9 @@ def test_decorator_forms() -> None:
 def test_tool_of_a_tool_applies_overrides() -> None:
     base = tool(add)
     assert tool(base) is base
-    renamed = tool(base, name="plus", pass_input=True)
+    renamed = tool(base, name="plus", pass_input=True, blocking=False)
     assert (renamed.name, renamed.pass_input, renamed.fn) == ("plus", True, add)
+    assert (base.blocking, renamed.blocking) == (True, False)
 
 
 # -- hints to schemas ----------------------------------------------------------------------

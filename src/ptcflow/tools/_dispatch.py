@@ -32,6 +32,7 @@ __all__ = ("dispatch", "dispatch_sync")
 
 _MAX_LISTED: Final = 20
 _MODES: Final = ("enabled", "warn_only", "disabled", "strict")
+_MODE_SET: Final = frozenset(_MODES)
 
 Tools = Mapping[str, Tool] | Sequence[Tool]
 
@@ -45,7 +46,7 @@ class _Prepared(msgspec.Struct, frozen=True):
 
 def check_mode(mode: str) -> str:
     """Return ``mode`` when it is a validation mode, else raise :class:`UsageError`."""
-    if mode not in _MODES:
+    if mode not in _MODE_SET:
         raise UsageError(
             f"unknown validation mode {mode!r}: use one of {', '.join(map(repr, _MODES))}"
         )
@@ -79,11 +80,13 @@ def _unknown_tool(tools: Tools, call: ToolCall) -> ToolResult:
 def _prepare(
     tools: Tools, call: ToolCall, context: ToolContext | None, validation: str
 ) -> _Prepared | ToolResult:
-    found = find_by_name(tools, call.name) if isinstance(call.name, str) else None
+    found = tools.get(call.name) if type(tools) is dict else None
+    if found is None or found.name != call.name:
+        found = find_by_name(tools, call.name) if isinstance(call.name, str) else None
     if found is None:
         return _unknown_tool(tools, call)
     raw: Any = call.input if call.input is not None else {}
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         return _error(
             call,
             "validation",
@@ -196,7 +199,7 @@ async def dispatch(
     not retryable; coercions are kept in ``ToolResult.warnings``), maps the named input
     to the function's parameters (or passes the map when ``pass_input``), injects a
     :class:`ToolContext` parameter, then awaits async functions or runs sync ones in a
-    worker thread under ``limiter``. An exception from the function becomes an error
+    worker thread under ``limiter`` (inline when the tool says ``blocking=False``). An exception from the function becomes an error
     result (``tool_error``, not retryable; ``TimeoutError`` gives a retryable
     ``timeout``). The output is validated against the declared output type, if any.
 
@@ -237,6 +240,11 @@ async def dispatch(
     try:
         if tool.is_async:
             output = await tool.fn(*prepared.args, **prepared.kwargs)
+        elif not tool.blocking:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            output = tool.fn(*prepared.args, **prepared.kwargs)
+            if inspect.isawaitable(output):
+                output = await output
         else:
             (output,) = await anyio.to_thread.run_sync(_boxed, prepared, limiter=limiter)
             if inspect.isawaitable(output):

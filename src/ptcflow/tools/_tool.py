@@ -81,6 +81,9 @@ class Tool:
         pass_input: call ``fn(input_map)`` instead of ``fn(**input_map)``.
         timeout_ms: per-attempt timeout the executor applies (``None``: inherit).
         max_retries: retries the executor allows (``None``: inherit).
+        blocking: for a sync ``fn``: ``True`` (default) runs it in a worker thread so it
+            cannot stall the event loop; ``False`` calls it inline, for quick pure
+            functions (saves the thread hop, about 0.1-0.4 ms).
         param_docs: parameter name -> description, put into ``input_schema``.
 
     Raises:
@@ -96,7 +99,9 @@ class Tool:
 
     __slots__ = (
         "_accepts_extra",
-        "_params",
+        "_names",
+        "_plan",
+        "blocking",
         "context_param",
         "description",
         "fn",
@@ -121,9 +126,11 @@ class Tool:
     is_async: bool
     timeout_ms: int | None
     max_retries: int | None
+    blocking: bool
     param_docs: dict[str, str]
     context_param: str | None
-    _params: tuple[ParamInfo, ...] | None
+    _plan: tuple[tuple[str, bool, bool, Any, bool, bool], ...] | None
+    _names: frozenset[str]
     _accepts_extra: bool
 
     def __init__(
@@ -138,6 +145,7 @@ class Tool:
         pass_input: bool = False,
         timeout_ms: int | None = None,
         max_retries: int | None = None,
+        blocking: bool = True,
         param_docs: Mapping[str, str] | None = None,
     ) -> None:
         if not callable(fn):
@@ -159,6 +167,7 @@ class Tool:
         set_(self, "is_async", is_async_callable(fn))
         set_(self, "timeout_ms", _check_option("timeout_ms", timeout_ms, 1))
         set_(self, "max_retries", _check_option("max_retries", max_retries, 0))
+        set_(self, "blocking", bool(blocking))
         set_(self, "param_docs", docs)
         if input_schema is None:
             input_schema = with_docs(signature.input_schema(), docs) if signature else None
@@ -170,8 +179,10 @@ class Tool:
             params: list[ParamInfo] | None = inspect_params(fn)
         except UsageError:
             params = None  # builtins without a readable signature: pass arguments as given
-        set_(self, "_params", tuple(params) if params is not None else None)
-        set_(self, "context_param", context_param(params) if params else None)
+        ctx = context_param(params) if params else None
+        set_(self, "context_param", ctx)
+        set_(self, "_plan", _make_plan(params, ctx))
+        set_(self, "_names", frozenset(p.name for p in params or ()))
         set_(
             self,
             "_accepts_extra",
@@ -247,6 +258,7 @@ class Tool:
         pass_input: bool = False,
         timeout_ms: int | None = None,
         max_retries: int | None = None,
+        blocking: bool | None = None,
     ) -> Tool:
         """Build a tool from a function, inferring what is not overridden.
 
@@ -266,6 +278,8 @@ class Tool:
             pass_input: call ``fn(input_map)`` instead of unpacking the map.
             timeout_ms: per-attempt timeout for the executor (``None``: inherit).
             max_retries: retries for the executor (``None``: inherit).
+            blocking: ``False`` calls a sync function inline instead of in a worker
+                thread (only for quick functions that never block).
 
         Returns:
             The tool.
@@ -295,6 +309,7 @@ class Tool:
                     "output_schema": output_schema,
                     "timeout_ms": timeout_ms,
                     "max_retries": max_retries,
+                    "blocking": blocking,
                 }.items()
                 if v is not None
             }
@@ -323,6 +338,7 @@ class Tool:
             pass_input=pass_input,
             timeout_ms=timeout_ms,
             max_retries=max_retries,
+            blocking=True if blocking is None else blocking,
             param_docs=doc.params,
         )
 
@@ -342,7 +358,8 @@ class Tool:
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         notes: list[str] = []
-        if self.pass_input or self._params is None:
+        plan = self._plan
+        if self.pass_input or plan is None:
             if self.pass_input:
                 args.append(dict(values))
             else:
@@ -350,35 +367,56 @@ class Tool:
             if self.context_param is not None:
                 kwargs[self.context_param] = context
             return args, kwargs, notes
-        known: set[str] = set()
-        for p in self._params:
-            if p.kind in ("var_positional", "var_keyword"):
-                continue
-            if p.name == self.context_param:
-                if p.kind == "positional":
-                    args.append(context)
+        used = 0
+        for name, positional, required, default, drop_none, is_context in plan:
+            if is_context:
+                value = context
+            else:
+                value = values.get(name, _MISSING)
+                if value is not _MISSING:
+                    used += 1
+                if value is _MISSING or (value is None and drop_none):
+                    if required:
+                        raise KeyError(name)
+                    if positional:
+                        args.append(default)  # keep later positional-only values in place
+                    continue
+            if positional:
+                args.append(value)
+            else:
+                kwargs[name] = value
+        if used < len(values):
+            for key, value in values.items():
+                if key in self._names:
+                    continue
+                if self._accepts_extra and isinstance(key, str):
+                    kwargs[key] = value
                 else:
-                    kwargs[p.name] = context
-                continue
-            known.add(p.name)
-            if p.name not in values or (values[p.name] is None and _drop_none(p)):
-                if not p.has_default:
-                    raise KeyError(p.name)
-                if p.kind == "positional":
-                    args.append(p.default)  # keep later positional-only values in place
-                continue
-            if p.kind == "positional":
-                args.append(values[p.name])
-            else:
-                kwargs[p.name] = values[p.name]
-        for key, value in values.items():
-            if key in known or key == self.context_param:
-                continue
-            if self._accepts_extra and isinstance(key, str):
-                kwargs[key] = value
-            else:
-                notes.append(f"{key}: ignored, {self.name} takes no such argument")
+                    notes.append(f"{key}: ignored, {self.name} takes no such argument")
         return args, kwargs, notes
+
+
+def _make_plan(
+    params: list[ParamInfo] | None, context: str | None
+) -> tuple[tuple[str, bool, bool, Any, bool, bool], ...] | None:
+    """Decide once how named input maps to a call: one entry per fillable parameter."""
+    if params is None:
+        return None
+    return tuple(
+        (
+            p.name,
+            p.kind == "positional",
+            not p.has_default,
+            p.default,
+            _drop_none(p),
+            p.name == context,
+        )
+        for p in params
+        if p.kind not in ("var_positional", "var_keyword")
+    )
+
+
+_MISSING: Final[Any] = object()
 
 
 _CONSTRUCTOR_ARGS: Final = frozenset(
@@ -392,6 +430,7 @@ _CONSTRUCTOR_ARGS: Final = frozenset(
         "pass_input",
         "timeout_ms",
         "max_retries",
+        "blocking",
         "param_docs",
     }
 )
@@ -427,6 +466,7 @@ def tool(
     pass_input: bool = False,
     timeout_ms: int | None = None,
     max_retries: int | None = None,
+    blocking: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -443,6 +483,7 @@ def tool(
     pass_input: bool = False,
     timeout_ms: int | None = None,
     max_retries: int | None = None,
+    blocking: bool | None = None,
 ) -> Tool: ...
 
 
