@@ -116,7 +116,7 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
         checked = check_mode(mode)
         if checked == "disabled":
             return ValidationResult(ok=True, value=value, errors=[], warnings=[])
-        compiled = compile_type(self.output, coerce=False, strict=checked == "strict")
+        compiled = compile_type(self.output, False, checked == "strict")
         return compiled.run(value, warn_only=checked == "warn_only")
 
     # -- rendering and schemas ---------------------------------------------------------------
@@ -150,4 +150,4 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
 
 @functools.lru_cache(maxsize=1024)
 def _input_validator(sig: Signature, strict: bool) -> Compiled:
-    return compile_type(sig.input_type, coerce=True, strict=strict)
+    return compile_type(sig.input_type, True, strict)

@@ -88,12 +88,18 @@ def check_mode(mode: str) -> Mode:
     Raises:
         UsageError: ``mode`` is not one of ``enabled``, ``warn_only``, ``disabled``, ``strict``.
     """
-    name = mode[1:] if isinstance(mode, str) and mode.startswith(":") else mode
-    if name not in MODES:
+    try:
+        return _MODE_NAMES[mode]
+    except (KeyError, TypeError):
         raise UsageError(
             f"unknown validation mode {mode!r}: use one of {', '.join(map(repr, MODES))}"
-        )
-    return name  # type: ignore[return-value]
+        ) from None
+
+
+_MODE_NAMES: Final[dict[str, Mode]] = {
+    **{name: name for name in MODES},  # type: ignore[misc]
+    **{":" + name: name for name in MODES},  # type: ignore[misc]
+}
 
 
 class _Ctx:
@@ -118,20 +124,26 @@ Check = Callable[[Any, PathNode, _Ctx], Any]
 
 
 class Compiled:
-    """A type compiled for one direction (coerce or not) and strictness."""
+    """A type compiled for one direction (coerce or not) and strictness.
 
-    __slots__ = ("check", "fast")
+    Attributes:
+        check: the slow path, ``check(value, path, ctx) -> value``.
+        fast: the equivalent msgspec type, or ``None`` when there is no fast path.
+    """
+
+    __slots__ = ("_accept", "check", "fast")
 
     def __init__(self, check: Check, fast: Any) -> None:
         self.check = check
         self.fast = fast
+        self._accept = _acceptor(fast)
 
     def run(self, value: Any, *, warn_only: bool) -> ValidationResult:
         """Validate ``value``; in ``warn_only`` errors become warnings and ``ok`` is True."""
-        fast = self.fast
-        if fast is not None:
+        accept = self._accept
+        if accept is not None:
             try:
-                msgspec.convert(value, fast, strict=True)
+                accept(value)
             except (msgspec.ValidationError, TypeError, ValueError, RecursionError):
                 pass
             else:
@@ -147,8 +159,32 @@ class Compiled:
         )
 
 
+def _acceptor(fast: Any) -> Callable[[Any], object] | None:
+    """Return a function that raises unless msgspec accepts a value as ``fast``.
+
+    msgspec caches what it learns about a Struct class but re-inspects a bare
+    ``list[...]`` on every call (several µs), so anything but a Struct is wrapped in a
+    one-field Struct. Bare primitives get no fast path: their closure is cheaper.
+    """
+    if fast is None or not (isinstance(fast, type) and issubclass(fast, msgspec.Struct)):
+        if fast is None or fast in _FAST_PRIMS.values() or fast is Any:
+            return None
+        wrapper = msgspec.defstruct("Value", [("v", fast)])
+
+        def accept_wrapped(value: Any) -> object:
+            return msgspec.convert({"v": value}, wrapper, strict=True)
+
+        return accept_wrapped
+    struct = fast
+
+    def accept_struct(value: Any) -> object:
+        return msgspec.convert(value, struct, strict=True)
+
+    return accept_struct
+
+
 @functools.lru_cache(maxsize=1024)
-def compile_type(node: Type, *, coerce: bool, strict: bool) -> Compiled:
+def compile_type(node: Type, coerce: bool, strict: bool) -> Compiled:
     """Compile ``node`` once into a :class:`Compiled` validator (cached by value)."""
     check = _compile(node, coerce, strict)
     fast: Any = None
