@@ -53,7 +53,7 @@ class ExecutorStatistics(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         started: directives accepted (valid or not).
-        in_flight: directives being performed now.
+        in_flight: directives accepted and not ended yet (running, or waiting for a limiter).
         max_in_flight: the most directives ever performed at once.
         succeeded: directives whose terminal result was ``Ok``.
         failed: directives whose terminal result was ``Err`` (any type).

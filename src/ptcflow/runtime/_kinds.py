@@ -8,7 +8,7 @@ supplies everything else (deadlines, retries, limits, the exactly-once terminal)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -64,8 +64,21 @@ from ptcflow.signals import (
 
 __all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "is_resolver", "unknown_kind")
 
-Handler = Callable[[Any, DirectiveContext], Awaitable[Any]]
-"""A directive handler: ``async def handler(directive, ctx) -> result`` (see docs/runtime.md)."""
+class Handler(Protocol):
+    """A directive handler: ``async def handler(directive, ctx) -> result``.
+
+    Called once per attempt with the directive and its :class:`DirectiveContext`. Return
+    the result in any shape :func:`~ptcflow.signals.normalize_result` accepts (a value,
+    ``Ok``/``Err``, an ``ErrorEnvelope``, an ``(ok, value)`` pair); an ``Err`` whose
+    envelope is ``retryable`` is retried under the directive's ``max_retries``. The
+    executor publishes the terminal ``ai.tool.result`` itself; a handler may publish
+    intermediate signals with ``ctx.emit``. A raised exception ends the directive with an
+    ``internal`` error (never retried); cancellation must be left to propagate.
+    """
+
+    def __call__(self, directive: Any, ctx: DirectiveContext, /) -> Awaitable[Any]:
+        """Perform one attempt of ``directive``."""
+        ...
 
 
 def _noop_span(ctx: DirectiveContext, tel: Telemetry) -> None:
