@@ -21,7 +21,6 @@ from ptcflow.errors import ProgramError
 
 __all__ = (
     "CATEGORIES",
-    "Category",
     "LimitExceeded",
     "LispError",
     "arity_error",

@@ -41,6 +41,7 @@ STRINGS = [
     ('(trim-newline "a\\n\\n")', '"a"'),
     ('(upper-case "abc")', '"ABC"'),
     ('(str/lower-case "AbC")', '"abc"'),
+    ('(lower-case "ÀB")', '"àb"'),
     ('(capitalize "hELLO")', '"Hello"'),
     ('(capitalize "")', '""'),
     ('(blank? "  ")', "true"),
