@@ -13,7 +13,7 @@ import pytest
 
 from ptcflow.errors import UsageError
 from ptcflow.signature import SignatureError, SignatureWarning, parse
-from ptcflow.tools import Tool, ToolContext, ToolDefinition, tool
+from ptcflow.tools import Tool, ToolContext, ToolDefinition, schema_from_function, tool
 
 
 def add(x: int, y: int) -> int:
@@ -91,6 +91,24 @@ def test_seed_schema_from_fn() -> None:
         },
         output_schema={"type": "array", "items": {"type": "string"}},
     )
+
+
+def test_seed_schema_from_fn_dict() -> None:
+    assert schema_from_function(search) == {
+        "name": "search",
+        "input_schema": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query", "limit"],
+        },
+        "output_schema": {"type": "array", "items": {"type": "string"}},
+    }
+    assert schema_from_function(add)["description"] == "Add two integers and return the sum."
+
+    def untyped_return(x: int):  # type: ignore[no-untyped-def]
+        return x
+
+    assert set(schema_from_function(untyped_return)) == {"name", "input_schema"}
 
 
 def test_seed_tool_type_example_description_from_doc() -> None:

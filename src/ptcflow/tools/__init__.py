@@ -22,6 +22,7 @@ from __future__ import annotations
 from ptcflow.tools._catalog import (
     render_tool_catalog as render_tool_catalog,
     render_tool_signature as render_tool_signature,
+    schema_from_function as schema_from_function,
     tool_definitions as tool_definitions,
 )
 from ptcflow.tools._dispatch import dispatch as dispatch, dispatch_sync as dispatch_sync
@@ -59,6 +60,7 @@ __all__ = (
     "parse_docstring",
     "render_tool_catalog",
     "render_tool_signature",
+    "schema_from_function",
     "tool",
     "tool_definitions",
 )

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ptcflow.signature import render_type
 from ptcflow.tools._messages import ToolDefinition
 from ptcflow.tools._tool import Tool
 
-__all__ = ("render_tool_catalog", "render_tool_signature", "tool_definitions")
+__all__ = (
+    "render_tool_catalog",
+    "render_tool_signature",
+    "schema_from_function",
+    "tool_definitions",
+)
 
 _SCHEMA_PRIMS: Final = {
     "string": ":string",
@@ -93,6 +98,26 @@ def tool_definitions(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[ToolDef
         ['add']
     """
     return [item.definition for item in _values(tools)]
+
+
+def schema_from_function(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Describe a function for a downstream system without building an agent around it.
+
+    Returns ``{"name", "input_schema"}`` plus ``"output_schema"`` and ``"description"``
+    when the function declares them, inferred exactly as :func:`tool` does.
+
+    Example:
+        >>> def search(query: str, limit: int) -> list[str]: ...
+        >>> schema_from_function(search)["output_schema"]
+        {'type': 'array', 'items': {'type': 'string'}}
+    """
+    definition = Tool.from_function(fn).definition
+    out: dict[str, Any] = {"name": definition.name, "input_schema": definition.input_schema}
+    if definition.output_schema is not None:
+        out["output_schema"] = definition.output_schema
+    if definition.description:
+        out["description"] = definition.description
+    return out
 
 
 def _schema_params(schema: Mapping[str, Any], depth: int = 0) -> str:

@@ -450,13 +450,8 @@ def _hint_allows_none(hint: Any) -> bool:
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
-
-
-@overload
 def tool(
     fn: None = None,
-    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -473,7 +468,6 @@ def tool(
 @overload
 def tool(
     fn: Callable[..., Any],
-    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -489,13 +483,21 @@ def tool(
 
 def tool(
     fn: Callable[..., Any] | None = None,
-    /,
-    **options: Any,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    signature: str | Signature | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    pass_input: bool = False,
+    timeout_ms: int | None = None,
+    max_retries: int | None = None,
+    blocking: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a function: ``@tool``, ``@tool(...)`` or ``tool(fn, ...)``.
 
-    Takes the keyword options of :meth:`Tool.from_function`. The tool stays callable
-    like the function it wraps.
+    Takes the keyword options of :meth:`Tool.from_function` (which documents them). The
+    tool stays callable like the function it wraps.
 
     Example:
         >>> @tool(name="add_numbers")
@@ -505,10 +507,19 @@ def tool(
         >>> (add.name, add.description, add(2, 3))
         ('add_numbers', 'Add two integers and return the sum.', 5)
     """
-    if fn is None:
 
-        def decorate(f: Callable[..., Any]) -> Tool:
-            return Tool.from_function(f, **options)
+    def build(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(
+            f,
+            name=name,
+            description=description,
+            signature=signature,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            pass_input=pass_input,
+            timeout_ms=timeout_ms,
+            max_retries=max_retries,
+            blocking=blocking,
+        )
 
-        return decorate
-    return Tool.from_function(fn, **options)
+    return build if fn is None else build(fn)
