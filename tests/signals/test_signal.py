@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
@@ -88,3 +88,21 @@ def test_signals_are_frozen_and_hashable_without_data() -> None:
 def test_signal_json_omits_defaults() -> None:
     s = Signal(type="ai.usage", source="s", id="i", time="t")
     assert msgspec.json.encode(s) == b'{"type":"ai.usage","source":"s","id":"i","time":"t"}'
+
+
+def test_uuid7_is_strictly_increasing_within_a_millisecond() -> None:
+    ids = [uuid7() for _ in range(20_000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(UUID_RE.match(i) for i in ids[::997])
+
+
+def test_signal_time_is_rfc3339_utc_with_microseconds() -> None:
+    before = datetime.now(UTC)
+    s = Signal.create("ai.usage")
+    after = datetime.now(UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", s.time)
+    stamp = datetime.fromisoformat(s.time.replace("Z", "+00:00"))
+    assert before - timedelta(milliseconds=1) <= stamp <= after + timedelta(milliseconds=1)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    assert uuid.UUID(s.id).int >> 80 == (stamp - epoch) // timedelta(milliseconds=1)
