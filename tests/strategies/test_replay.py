@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
-from ptcflow.signals import Signal, ToolCall, ToolSpec
-from ptcflow.strategies import ReAct, RunInfo, replay
-from ptcflow.testing import SignalFactory
+from ptcflow.runtime import Runtime
+from ptcflow.signals import Signal, SignalBus, ToolCall, ToolSpec, read_journal, record_journal
+from ptcflow.strategies import Outcome, ReAct, ReActState, RunInfo, replay
+from ptcflow.testing import ScriptedLLM, SignalFactory
 
 TOOLS = (ToolSpec(name="add"),)
 
@@ -52,3 +58,53 @@ def test_replay_needs_a_start_signal() -> None:
     _, journal, _ = live_run()
     with pytest.raises(UsageError, match=r"ai\.request\.started"):
         replay(ReAct(), journal[1:])
+
+
+@pytest.mark.anyio
+async def test_replay_of_a_journal_file_equals_the_live_final_state(tmp_path: Path) -> None:
+    def add(x: int, y: int) -> int:
+        """Add."""
+        return x + y
+
+    class Keep:
+        """ReAct that remembers its last state."""
+
+        def __init__(self) -> None:
+            self.inner = ReAct(system_prompt="sys", stream=True)
+            self.name = "react"
+            self.state: ReActState | None = None
+            self.tools: tuple[ToolSpec, ...] = ()
+
+        def init(self, run: RunInfo) -> tuple[ReActState, Sequence[Directive]]:
+            self.tools = run.tools
+            self.state, out = self.inner.init(run)
+            return self.state, out
+
+        def handle(self, state: ReActState, s: Signal) -> tuple[ReActState, Sequence[Directive]]:
+            self.state, out = self.inner.handle(state, s)
+            return self.state, out
+
+        def outcome(self, state: ReActState) -> Outcome | None:
+            return self.inner.outcome(state)
+
+        def snapshot(self, state: ReActState) -> Any:
+            return self.inner.snapshot(state)
+
+    llm = ScriptedLLM(
+        [
+            [ScriptedLLM.tool_call("add", x=2, y=3), ScriptedLLM.tool_call("missing")],
+            ScriptedLLM.server_error(),
+            "the answer is 5",
+        ]
+    )
+    keep = Keep()
+    bus = SignalBus()
+    path = tmp_path / "run.jsonl"
+    async with record_journal(bus, path), Runtime(llm=llm, tools=[add], bus=bus) as rt:
+        step = await rt.run(keep, "2+3?")
+    assert step.ok
+    journal = read_journal(path)
+    assert [s.type for s in journal].count("ai.llm.delta") >= 4
+    replayed = replay(ReAct(system_prompt="sys", stream=True), journal, tools=keep.tools)
+    assert replayed == keep.state
+    assert replayed.status == "completed" and replayed.text == "the answer is 5"
