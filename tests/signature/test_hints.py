@@ -213,3 +213,34 @@ def test_inferred_signatures_validate() -> None:
     sig = signature_from_callable(search)
     assert sig.validate_input({"query": "x", "limit": "5"}).value == {"query": "x", "limit": 5}
     assert sig.validate_output([{"id": 1}]).ok
+
+
+def test_partials_use_the_wrapped_functions_hints() -> None:
+    import functools
+
+    def tool(a: int, b: str) -> bool:
+        return True
+
+    assert signature_from_callable(functools.partial(tool, 1)).render() == "(b :string) -> :bool"
+
+
+def test_decorated_functions_keep_their_hints() -> None:
+    import functools
+
+    def deco(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @deco
+    def tool(a: int) -> str:
+        return ""
+
+    assert signature_from_callable(tool).render() == "tool(a :int) -> :string"
+
+
+def test_objects_without_a_signature_raise() -> None:
+    with pytest.raises(SignatureError, match="cannot read the signature"):
+        signature_from_callable(3)  # type: ignore[arg-type]

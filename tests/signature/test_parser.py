@@ -377,3 +377,16 @@ def test_parser_only_ever_raises_signature_error(text: str) -> None:
         assert error.position is not None and 0 <= error.position <= len(text)
     else:
         assert parse(sig.render()) == sig
+
+
+@settings(max_examples=100)
+@given(signatures)
+def test_signatures_survive_json_encoding(sig: Signature) -> None:
+    import msgspec
+
+    assert msgspec.json.decode(msgspec.json.encode(sig), type=Signature) == sig
+
+
+def test_parse_is_cached_by_text() -> None:
+    text = "(cache_probe :int) -> {x :string}"
+    assert parse(text) is parse(text)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
@@ -21,6 +21,7 @@ __all__ = (
     "ANY",
     "NAME_RE",
     "PRIM_NAMES",
+    "AnyType",
     "Field",
     "Fields",
     "ListOf",
@@ -65,7 +66,7 @@ class Prim(Type, frozen=True, kw_only=True, cache_hash=True, tag="prim"):
 class ListOf(Type, frozen=True, kw_only=True, cache_hash=True, tag="list"):
     """A list whose every item has type ``item``: ``[:int]``."""
 
-    item: Type
+    item: AnyType
 
 
 class Field(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
@@ -75,7 +76,7 @@ class Field(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
     """
 
     name: str
-    type: Type
+    type: AnyType
 
     @property
     def optional(self) -> bool:
@@ -104,6 +105,13 @@ class Fields(Type, frozen=True, kw_only=True, cache_hash=True, tag="map"):
                 return field
         return None
 
+
+if TYPE_CHECKING:
+    AnyType = Type
+else:
+    # At run time the annotations name the concrete nodes, so msgspec can decode them
+    # (``msgspec.json.decode(data, type=Signature)``); type checkers see plain ``Type``.
+    AnyType = Prim | ListOf | Fields
 
 #: The ``:any`` type, used where nothing is known.
 ANY: Final = Prim(name="any")

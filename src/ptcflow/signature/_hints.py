@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import types
 import typing
@@ -257,7 +258,11 @@ def signature_from_callable(fn: Callable[..., Any]) -> Signature:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise SignatureError(f"cannot read the signature of {fn!r}: {exc}") from exc
-    target = fn if inspect.isroutine(fn) or inspect.isclass(fn) else type(fn).__call__
+    target: Any = fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    if not (inspect.isroutine(target) or inspect.isclass(target)):
+        target = type(target).__call__
     try:
         hints = typing.get_type_hints(target, include_extras=True)
     except Exception as exc:  # NameError for unresolvable forward references

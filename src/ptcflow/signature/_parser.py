@@ -93,7 +93,12 @@ def parse(text: str | Signature, *, name: str | None = None) -> Signature:
 @functools.lru_cache(maxsize=1024)
 def _parse_cached(text: str) -> Signature:
     """Parse once per distinct text: signatures are immutable, so sharing them is safe."""
-    return _Parser(text).signature()
+    try:
+        return _Parser(text).signature()
+    except RecursionError:  # only when called from an already deep stack
+        raise SignatureError(
+            "invalid signature: types nest too deeply; use :map or :any deeper down"
+        ) from None
 
 
 def parse_type(text: str) -> Type:

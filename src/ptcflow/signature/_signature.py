@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.signature._ast import ANY, NAME_RE, Fields, Param, Type
+from ptcflow.signature._ast import ANY, NAME_RE, AnyType, Fields, Param
 from ptcflow.signature._errors import SignatureError
 from ptcflow.signature._render import View, check_view, render_signature
 from ptcflow.signature._schema import type_schema
@@ -36,7 +36,7 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
     """
 
     params: tuple[Param, ...] = ()
-    output: Type = ANY
+    output: AnyType = ANY
     name: str | None = None
 
     # -- structure -------------------------------------------------------------------------

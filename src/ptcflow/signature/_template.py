@@ -20,6 +20,7 @@ import msgspec
 
 from ptcflow.signature._ast import Fields, ListOf, Prim, Type
 from ptcflow.signature._errors import SignatureError
+from ptcflow.signature._signature import Signature
 from ptcflow.signature._values import MISSING, is_keyword, key_name
 
 __all__ = ("Template", "check_placeholders")
@@ -298,7 +299,7 @@ def _format(value: Any) -> str:
 # -- checking templates against signatures --------------------------------------------------
 
 
-def check_placeholders(template: str | Template, signature: Any) -> list[str]:
+def check_placeholders(template: str | Template, signature: str | Signature) -> list[str]:
     """List the problems of a template's placeholders against a signature's inputs.
 
     Every ``{{a.b}}`` must name a parameter (and fields inside it); inside a section over
