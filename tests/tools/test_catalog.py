@@ -85,9 +85,14 @@ def test_tools_without_a_signature_render_from_their_json_schema() -> None:
     t = Tool("mcp_search", search, input_schema=schema, output_schema=output)
     assert render_tool_signature(t) == (
         "mcp_search(q :string, n :int?, tags [:string], filters {year :float?}, "
-        "extra :map?, flag :bool, other :any) -> [{id :int}]"
+        "extra :map?, flag :bool, other :any?) -> [{id :int}]"
     )
     assert render_tool_signature(Tool("bare", search)) == "bare() -> :any"
+    opaque = Tool(
+        "opaque", search, input_schema={"type": "object"}, output_schema={"type": "string"}
+    )
+    assert opaque.signature is None
+    assert render_tool_signature(opaque) == "opaque() -> :string"
 
 
 def test_tool_definitions_in_order() -> None:

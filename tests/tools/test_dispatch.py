@@ -193,6 +193,24 @@ async def test_pass_input_gives_the_validated_map() -> None:
     assert result.warnings == ('n: coerced string "4" to int',)
 
 
+async def test_schema_only_tools_are_validated_too() -> None:
+    def forward(payload: dict[str, Any]) -> dict[str, Any]:
+        return payload
+
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    }
+    mcp = Tool("forecast", forward, input_schema=schema, pass_input=True)
+    ok = await dispatch([mcp], call("forecast", city="Oslo", days="3"))
+    assert ok.output == {"city": "Oslo", "days": 3}
+    assert ok.warnings == ('days: coerced string "3" to int',)
+    bad = await dispatch([mcp], call("forecast", days=3))
+    assert bad.error is not None
+    assert bad.error.details["errors"] == ["city: missing required field, expected string"]
+
+
 async def test_context_injection() -> None:
     context = ToolContext(run_id="run-1", call_id="ignored", metadata={"user": "u1"})
     result = await dispatch(TOOLS, call("whoami", prefix="p"), context=context)

@@ -127,8 +127,47 @@ def test_seed_tool_built_directly_with_schema() -> None:
     web = Tool("web", search, input_schema=schema)
     assert web.name == "web"
     assert web.input_schema == schema
-    assert web.signature is None
     assert web.output_schema is None
+    assert str(web.signature) == "(query :string?) -> :any", "derived from the schema"
+
+
+def test_signature_derived_from_json_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string"},
+            "n": {"type": ["integer", "null"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "filter": {
+                "type": "object",
+                "properties": {"year": {"type": "number"}, "exact": {"type": "boolean"}},
+                "required": ["year"],
+            },
+            "extra": {"type": "object"},
+            "choice": {"enum": ["a", "b"]},
+            "either": {"type": ["string", "integer"]},
+        },
+        "required": ["q", "tags", "filter", "choice", "either"],
+    }
+    t = Tool("mcp", search, input_schema=schema, output_schema={"type": "integer"}, pass_input=True)
+    assert str(t.signature) == (
+        "(q :string, n :int?, tags [:string], filter {year :float, exact :bool?}, "
+        "extra :map?, choice :any, either :any) -> :int"
+    )
+    assert t.input_schema == schema, "the given schema is what the model sees"
+    assert Tool("opaque", search, input_schema={"type": "object"}).signature is None
+    weird = Tool("weird", search, input_schema={"properties": {1: {"type": "string"}}})
+    assert weird.signature is None
+
+
+def test_replace_rederives_a_schema_signature() -> None:
+    t = Tool(
+        "web", search, input_schema={"type": "object", "properties": {"q": {"type": "string"}}}
+    )
+    swapped = t.replace(input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+    assert str(swapped.signature) == "(n :int?) -> :any"
+    explicit = Tool("typed", search, signature="(query :string, limit :int) -> [:string]")
+    assert explicit.replace(description="x").signature == explicit.signature
 
 
 # -- the decorator forms ------------------------------------------------------------------

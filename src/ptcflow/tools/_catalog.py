@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ptcflow.signature import render_type
+from ptcflow.tools._infer import schema_type
 from ptcflow.tools._messages import ToolDefinition
 from ptcflow.tools._tool import Tool
 
@@ -16,14 +17,6 @@ __all__ = (
     "tool_definitions",
 )
 
-_SCHEMA_PRIMS: Final = {
-    "string": ":string",
-    "integer": ":int",
-    "number": ":float",
-    "boolean": ":bool",
-}
-_MAX_DEPTH: Final = 8
-
 
 def _values(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[Tool]:
     return list(tools.values()) if isinstance(tools, Mapping) else list(tools)
@@ -32,8 +25,8 @@ def _values(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[Tool]:
 def render_tool_signature(tool: Tool) -> str:
     """Render one tool in signature syntax: ``search(query :string, limit :int?) -> [:string]``.
 
-    Uses the tool's signature; a tool built from a JSON Schema alone is rendered from the
-    schema. Firewalled output fields (``_name``) show as ``<Firewalled>``.
+    Uses the tool's signature (for a tool built from a JSON Schema, the one derived from
+    it). Firewalled output fields (``_name``) show as ``<Firewalled>``.
 
     Example:
         >>> def add(x: int, y: int) -> int: ...
@@ -41,13 +34,10 @@ def render_tool_signature(tool: Tool) -> str:
         'add(x :int, y :int) -> :int'
     """
     sig = tool.signature
-    if sig is not None:
-        params = ", ".join(f"{p.name} {render_type(p.type)}" for p in sig.params)
-        output = render_type(sig.output, "prompt")
-    else:
-        params = _schema_params(tool.input_schema)
-        output = _schema_type(tool.output_schema, 0) if tool.output_schema else ":any"
-    return f"{tool.name}({params}) -> {output}"
+    if sig is None:  # a schema without "properties": show what is known about the output
+        return f"{tool.name}() -> {render_type(schema_type(tool.output_schema), 'prompt')}"
+    params = ", ".join(f"{p.name} {render_type(p.type)}" for p in sig.params)
+    return f"{tool.name}({params}) -> {render_type(sig.output, 'prompt')}"
 
 
 def render_tool_catalog(
@@ -118,38 +108,3 @@ def schema_from_function(fn: Callable[..., Any]) -> dict[str, Any]:
     if definition.description:
         out["description"] = definition.description
     return out
-
-
-def _schema_params(schema: Mapping[str, Any], depth: int = 0) -> str:
-    props = schema.get("properties")
-    if not isinstance(props, Mapping):
-        return ""
-    required = schema.get("required")
-    needed = set(required) if isinstance(required, Sequence) else set()
-    return ", ".join(
-        f"{name} {_schema_type(sub, depth + 1, optional=name not in needed)}"
-        for name, sub in props.items()
-    )
-
-
-def _schema_type(schema: Any, depth: int, *, optional: bool = False) -> str:
-    """Render a JSON Schema as a signature type, as closely as the syntax allows."""
-    text = ":any"
-    if isinstance(schema, Mapping) and depth <= _MAX_DEPTH:
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            optional = optional or "null" in kind
-            rest = [k for k in kind if k != "null"]
-            kind = rest[0] if len(rest) == 1 else None
-        if kind in _SCHEMA_PRIMS:
-            text = _SCHEMA_PRIMS[kind]
-        elif kind == "array":
-            text = f"[{_schema_type(schema.get('items'), depth + 1)}]"
-        elif kind == "object":
-            props = schema.get("properties")
-            text = (
-                "{" + _schema_params(schema, depth) + "}" if isinstance(props, Mapping) else ":map"
-            )
-            if text == "{}":
-                text = ":map"
-    return text + "?" if optional and text != ":any" else text

@@ -14,19 +14,31 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import (
+    Field,
+    Fields,
+    ListOf,
     Param,
     Prim,
     Signature,
     SignatureError,
     SignatureWarning,
+    Type,
     type_from_hint,
 )
 from ptcflow.tools._introspect import ParamInfo, return_hint
 
-__all__ = ("check_matches", "signature_from_params", "with_docs")
+__all__ = (
+    "check_matches",
+    "schema_type",
+    "signature_from_params",
+    "signature_from_schema",
+    "with_docs",
+)
 
 ANY: Final = Prim(name="any")
 _EMPTY_HINT: Final = inspect.Parameter.empty
+_SCHEMA_PRIMS: Final = {"string": "string", "integer": "int", "number": "float", "boolean": "bool"}
+_MAX_SCHEMA_DEPTH: Final = 16
 
 
 def with_docs(schema: dict[str, Any], docs: Mapping[str, str]) -> dict[str, Any]:
@@ -109,3 +121,64 @@ def check_matches(
                 f"tool {tool_name!r}: the function requires {p.name!r} but the signature "
                 f"does not declare it; add '{p.name} :type' to the signature"
             )
+
+
+def signature_from_schema(
+    input_schema: Mapping[str, Any], output_schema: Mapping[str, Any] | None
+) -> Signature | None:
+    """Translate a JSON Schema pair into a signature, so the input can be validated.
+
+    Only the parts the signature language has are kept (types, properties, required,
+    nullability); everything else becomes ``:any``, which accepts all values. Returns
+    ``None`` when the input schema does not list its properties.
+    """
+    props = input_schema.get("properties")
+    if not isinstance(props, Mapping) or not all(isinstance(k, str) for k in props):
+        return None
+    required = input_schema.get("required")
+    needed = set(required) if isinstance(required, list | tuple) else set()
+    params = tuple(
+        Param(name=name, type=_optional(_schema_node(sub, 0), name not in needed))
+        for name, sub in props.items()
+    )
+    output = _schema_node(output_schema, 0) if output_schema is not None else ANY
+    return Signature(params=params, output=output)
+
+
+def _optional(node: Type, optional: bool) -> Type:
+    return msgspec.structs.replace(node, optional=True) if optional and not node.optional else node
+
+
+def schema_type(schema: Any) -> Type:
+    """Translate one JSON Schema to the closest signature type (``:any`` when unknown)."""
+    return _schema_node(schema, 0)
+
+
+def _schema_node(schema: Any, depth: int) -> Type:
+    if not isinstance(schema, Mapping) or depth > _MAX_SCHEMA_DEPTH:
+        return ANY
+    kind = schema.get("type")
+    nullable = False
+    if isinstance(kind, list):
+        nullable = "null" in kind
+        rest = [k for k in kind if k != "null"]
+        kind = rest[0] if len(rest) == 1 else None
+    node: Type = ANY
+    if kind in _SCHEMA_PRIMS:
+        node = Prim(name=_SCHEMA_PRIMS[kind])  # type: ignore[arg-type]
+    elif kind == "array":
+        node = ListOf(item=_schema_node(schema.get("items"), depth + 1))
+    elif kind == "object":
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and props and all(isinstance(k, str) for k in props):
+            required = schema.get("required")
+            needed = set(required) if isinstance(required, list | tuple) else set()
+            node = Fields(
+                fields=tuple(
+                    Field(name=k, type=_optional(_schema_node(v, depth + 1), k not in needed))
+                    for k, v in props.items()
+                )
+            )
+        else:
+            node = Prim(name="map")
+    return _optional(node, nullable and node != ANY)

@@ -15,7 +15,12 @@ from ptcflow.signature import (
     parse,
 )
 from ptcflow.tools._docstrings import parse_docstring
-from ptcflow.tools._infer import check_matches, signature_from_params, with_docs
+from ptcflow.tools._infer import (
+    check_matches,
+    signature_from_params,
+    signature_from_schema,
+    with_docs,
+)
 from ptcflow.tools._introspect import (
     ParamInfo,
     callable_doc,
@@ -32,8 +37,6 @@ __all__ = ("TOOL_NAME_RE", "Tool", "tool")
 TOOL_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 _SIGNATURE_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
-ANY: Final = Prim(name="any")
-_EMPTY_OBJECT: Final[dict[str, Any]] = {"type": "object", "properties": {}, "required": []}
 _EMPTY_HINT: Final = inspect.Parameter.empty
 
 
@@ -76,6 +79,8 @@ class Tool:
         signature: the input/output contract, as text (``"(q :string) -> [:string]"``) or
             a :class:`~ptcflow.signature.Signature`. Inputs are validated against it.
         input_schema: JSON Schema of the input; derived from ``signature`` when omitted.
+            Given without a signature, a signature is derived from it (types, required
+            and nullable fields; other keywords are not checked) to validate input.
         output_schema: JSON Schema of the output; derived from ``signature`` when omitted
             (``None`` when the output is ``:any``).
         pass_input: call ``fn(input_map)`` instead of ``fn(**input_map)``.
@@ -99,6 +104,7 @@ class Tool:
 
     __slots__ = (
         "_accepts_extra",
+        "_derived",
         "_names",
         "_plan",
         "blocking",
@@ -132,6 +138,7 @@ class Tool:
     _plan: tuple[tuple[str, bool, bool, Any, bool, bool], ...] | None
     _names: frozenset[str]
     _accepts_extra: bool
+    _derived: bool
 
     def __init__(
         self,
@@ -158,11 +165,15 @@ class Tool:
                 f"got {type(signature).__name__}"
             )
         docs = dict(param_docs or {})
+        derived = signature is None and input_schema is not None
+        if derived and input_schema is not None:
+            signature = signature_from_schema(input_schema, output_schema)
         set_ = object.__setattr__
         set_(self, "name", _check_name(name))
         set_(self, "fn", fn)
         set_(self, "description", description or "")
         set_(self, "signature", signature)
+        set_(self, "_derived", derived)
         set_(self, "pass_input", bool(pass_input))
         set_(self, "is_async", is_async_callable(fn))
         set_(self, "timeout_ms", _check_option("timeout_ms", timeout_ms, 1))
@@ -171,7 +182,11 @@ class Tool:
         set_(self, "param_docs", docs)
         if input_schema is None:
             input_schema = with_docs(signature.input_schema(), docs) if signature else None
-        set_(self, "input_schema", dict(input_schema or _EMPTY_OBJECT))
+        set_(
+            self,
+            "input_schema",
+            dict(input_schema or {"type": "object", "properties": {}, "required": []}),
+        )
         if output_schema is None and signature is not None and not _is_any(signature.output):
             output_schema = signature.output_schema()
         set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
@@ -242,6 +257,8 @@ class Tool:
         if "signature" in changes:
             kwargs["input_schema"] = None
             kwargs["output_schema"] = None
+        elif self._derived and ("input_schema" in changes or "output_schema" in changes):
+            kwargs["signature"] = None  # derive it again from the new schemas
         kwargs.update(changes)
         return Tool(**kwargs)
 
