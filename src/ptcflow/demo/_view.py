@@ -47,7 +47,12 @@ def _detail(data: Any) -> str:
     if isinstance(data, UsageData):
         return f"in={data.usage.input_tokens} out={data.usage.output_tokens} tokens"
     if isinstance(data, LLMDeltaData):
-        return repr(data.chunk.text)
+        chunk = data.chunk
+        parts = [repr(chunk.text)] if chunk.text else []
+        parts += [f"tool call {d.name or ''}{d.arguments}" for d in chunk.tool_calls]
+        if chunk.finish_reason:
+            parts.append(f"finish={chunk.finish_reason}")
+        return " ".join(parts)
     if isinstance(data, LLMResponseData):
         if isinstance(data.result, Err):
             return f"error {data.result.error.type}: {data.result.error.message}"
