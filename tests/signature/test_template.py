@@ -268,3 +268,7 @@ def test_malformed_template_is_reported_as_a_problem() -> None:
 def test_invalid_signature_text_raises() -> None:
     with pytest.raises(SignatureError):
         check_placeholders("{{a}}", "[]")
+
+
+def test_unprintable_values_do_not_crash_rendering() -> None:
+    assert Template("{{n}}").render({"n": 10**5000}) == "<int>"

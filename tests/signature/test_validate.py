@@ -484,3 +484,32 @@ def test_compiled_validators_are_cached() -> None:
     assert compile_type(node, coerce=False, strict=False) is compile_type(
         parse_type("[{a :int}]"), coerce=False, strict=False
     )
+
+
+def test_huge_digit_strings_are_errors_not_crashes() -> None:
+    digits = "9" * 5000
+    result = inp("(n :int) -> :any", {"n": digits})
+    assert not result.ok
+    assert result.errors[0].startswith('n: expected int, got string "999')
+    assert out(":string", 10**5000).errors == ["$: expected string, got int (a huge number)"]
+
+
+def test_custom_mapping_keys_are_normalised() -> None:
+    from collections.abc import Iterator, Mapping
+
+    class Record(Mapping[Any, Any]):
+        def __init__(self, data: dict[Any, Any]) -> None:
+            self._data = data
+
+        def __getitem__(self, key: Any) -> Any:
+            return self._data[key]
+
+        def __iter__(self) -> Iterator[Any]:
+            return iter(self._data)
+
+        def __len__(self) -> int:
+            return len(self._data)
+
+    value = Record({Keyword("id"): "3"})
+    assert inp("(id :int, note :string?) -> :any", value).value == {"id": 3}
+    assert out("{id :string, note :string?}", value).ok

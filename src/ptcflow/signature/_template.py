@@ -288,12 +288,15 @@ def _format(value: Any) -> str:
         return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    plain = _plain(value)
-    if isinstance(plain, str):
-        return plain
-    return msgspec.json.encode(plain, enc_hook=str).decode()
+    try:
+        if isinstance(value, int | float):
+            return repr(value)
+        plain = _plain(value)
+        if isinstance(plain, str):
+            return plain
+        return msgspec.json.encode(plain, enc_hook=str).decode()
+    except (ValueError, TypeError, OverflowError):  # huge ints, unencodable leaves
+        return f"<{type(value).__name__}>"
 
 
 # -- checking templates against signatures --------------------------------------------------

@@ -45,6 +45,7 @@ _FLOAT_RE: Final = re.compile(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]
 _LIST_TYPES: Final = (list, tuple, set, frozenset)
 _MAX_TYPE_TEXT: Final = 80
 _MAX_ALIASES: Final = 8
+_MAX_DIGITS: Final = 4000  # int() refuses longer digit strings (sys.get_int_max_str_digits)
 
 
 class ValidationResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -249,7 +250,7 @@ def _int(value: Any, path: PathNode, ctx: _Ctx) -> Any:
 def _int_coerce(value: Any, path: PathNode, ctx: _Ctx) -> Any:
     if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
         return value
-    if isinstance(value, str) and _INT_RE.fullmatch(value):
+    if isinstance(value, str) and _INT_RE.fullmatch(value) and len(value) < _MAX_DIGITS:
         return ctx.coerced(path, value, "int", int(value))
     if isinstance(value, float) and value.is_integer():
         return ctx.coerced(path, value, "int", int(value))
@@ -369,7 +370,7 @@ def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
                     if old is not MISSING:
                         break
                 else:
-                    if originals is None and not value.keys() <= known:
+                    if originals is None and not _only_known(value, known):
                         originals = {key_name(k): k for k in value}
                     key = MISSING if originals is None else originals.get(name, MISSING)
                     if key is MISSING:
@@ -409,6 +410,14 @@ def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
         return out
 
     return fields
+
+
+def _only_known(value: Mapping[Any, Any], known: set[Any]) -> bool:
+    """Whether every key of ``value`` is a field name or a learned alias."""
+    try:
+        return value.keys() <= known
+    except TypeError:  # a Mapping whose keys() is not a set-like view
+        return all(key in known for key in value)
 
 
 def _declared_or_key(key: Any, names: frozenset[str]) -> Any:
