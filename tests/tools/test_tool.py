@@ -247,8 +247,9 @@ def test_unhinted_parameters_become_any_with_a_warning() -> None:
     def f(x, y: int):  # type: ignore[no-untyped-def]
         return x
 
-    with pytest.warns(SignatureWarning, match="'x' of tool 'f' has no type hint"):
+    with pytest.warns(SignatureWarning, match="'x' of tool 'f' has no type hint") as record:
         t = tool(f)
+    assert record[0].filename == __file__, "the warning points at the user's code"
     assert t.signature is not None
     assert t.signature.render() == "f(x :any, y :int) -> :any"
     assert t.input_schema["properties"]["x"] == {}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import types
 import typing
 import warnings
@@ -51,6 +53,19 @@ def with_docs(schema: dict[str, Any], docs: Mapping[str, str]) -> dict[str, Any]
     return schema
 
 
+_PTCFLOW_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside ptcflow."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PTCFLOW_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def signature_from_params(
     tool_name: str, fn: Callable[..., Any], params: list[ParamInfo], ctx: str | None
 ) -> Signature:
@@ -63,7 +78,7 @@ def signature_from_params(
                 f"parameter {p.name!r} of tool {tool_name!r} has no type hint; it becomes "
                 f":any (annotate it, e.g. {p.name}: str, or pass signature=...)",
                 SignatureWarning,
-                stacklevel=4,
+                stacklevel=_caller_stacklevel(),
             )
             node = ANY
         else:
