@@ -49,6 +49,7 @@ class DirectiveContext:
         "deadline",
         "directive",
         "done",
+        "kind",
         "max_retries",
         "no_retry",
         "otel_context",
@@ -76,6 +77,7 @@ class DirectiveContext:
         self.otel_context: Any = None
         self.snapshot: Any = None
         self.data: Any = None
+        self.kind: Any = None
         self.started_at = 0.0
         self._scope: anyio.CancelScope | None = None
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 
@@ -210,15 +211,24 @@ class Executor:
         c[1] += 1
         if c[1] > c[2]:
             c[2] = c[1]
+        ctx.kind = kind
         ctx.deadline = run.deadline
         tm = directive.timeout_ms
         if tm is not None:
             ctx.deadline = min(ctx.deadline, self.clock() + tm / 1000.0)
-        self._tg.start_soon(self._perform, ctx, kind, name=directive.id)
+        if not run.hand_to_driver(ctx):
+            self._tg.start_soon(self.perform, ctx, name=directive.id)
 
     # -- performing ----------------------------------------------------------------------
 
-    async def _perform(self, ctx: DirectiveContext, kind: Kind) -> None:
+    async def perform(self, ctx: DirectiveContext, *, driver: bool = False) -> None:
+        """Perform one accepted directive to its terminal signal (in the current task).
+
+        ``driver`` says the run's driver task performs it: the driver is then handed the
+        next directive the strategy emits on this terminal, so a sequential run never
+        spawns a task.
+        """
+        kind = ctx.kind
         result: Any = None
         token = None
         try:
@@ -226,6 +236,7 @@ class Executor:
                 ctx._scope = scope
                 if ctx.cancel_reason is not None:
                     scope.cancel()
+                    await anyio.lowlevel.checkpoint()
                 ctx.started_at = self.clock()
                 tel = self.telemetry
                 if tel is not None:
@@ -241,8 +252,19 @@ class Executor:
         finally:
             detach(token)
             ctx._scope = None
-            if result is None:  # cancelled from outside the run (the Runtime is closing)
-                result = ctx.cancel_reason or _cancelled("the runtime was closed")
+            if result is None:
+                # Cancelled from outside (the awaiting task, a parent run, the Runtime):
+                # the whole run is being cancelled, so say so before this terminal is
+                # routed (the strategy's reaction to it must not end the run as a success).
+                result = ctx.cancel_reason or ctx.run.cancelling
+                if result is None:
+                    result = _cancelled(
+                        f"run {ctx.run.run_id} was cancelled from outside while performing "
+                        f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
+                    )
+                    ctx.run.cancel(result)
+            if driver and not ctx.run.cancelling:
+                ctx.run.driver_idle = True
             self.finish(ctx, kind, result)
 
     async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:

@@ -64,6 +64,7 @@ from ptcflow.signals import (
 
 __all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "is_resolver", "unknown_kind")
 
+
 class Handler(Protocol):
     """A directive handler: ``async def handler(directive, ctx) -> result``.
 

@@ -104,8 +104,13 @@ class RunScope:
         self.started = 0.0
         self._pending: deque[Signal] = deque()
         self._draining = False
-        self._done = anyio.Event()
+        self._done: anyio.Event | None = None
         self._idle: anyio.Event | None = None
+        self._wake: anyio.Event | None = None
+        self.ready: DirectiveContext | None = None
+        """The directive the driver performs next, in its own task (no spawn)."""
+        self.driver_idle = True
+        """True while the driver may take the next directive; else directives spawn."""
 
     def __repr__(self) -> str:
         status = "finished" if self.finished else ("cancelling" if self.cancelling else "running")
@@ -316,8 +321,19 @@ class RunScope:
                 turns=self.turns,
                 tool_calls=self.tool_calls,
             )
-        self._done.set()
+        self._drop_ready(leftover)
+        if self._done is not None:
+            self._done.set()
+        if self._wake is not None:
+            self._wake.set()
         self.flight_done()
+
+    def _drop_ready(self, reason: Err) -> None:
+        """Answer the directive the driver has not started (it never will)."""
+        ctx = self.ready
+        if ctx is not None:
+            self.ready = None
+            self.executor.finish(ctx, ctx.kind, reason)
 
     def cancel(self, reason: Err) -> None:
         """Cancel the run: in-flight directives end with ``reason``, then the run fails."""
@@ -326,8 +342,19 @@ class RunScope:
         self.cancelling = reason
         for ctx in list(self.inflight):
             ctx.cancel(reason)
+        self._drop_ready(reason)
         if not self.inflight and not self._draining:
             self._end_cancelled()
+
+    def hand_to_driver(self, ctx: DirectiveContext) -> bool:
+        """Give ``ctx`` to the run's driver task if it is free; False: spawn a task."""
+        if not self.driver_idle:
+            return False
+        self.driver_idle = False
+        self.ready = ctx
+        if self._wake is not None:
+            self._wake.set()
+        return True
 
     def expire(self) -> Err:
         """The mission deadline passed: cancel the run with a ``timeout`` error."""
@@ -359,24 +386,38 @@ class RunScope:
     # -- waiting -------------------------------------------------------------------------
 
     async def drive(self) -> Step:
-        """Wait for the run to end under its mission deadline; return its Step.
+        """Perform the run's sequential work and wait for its end; return its Step.
 
-        Cancelling the awaiting task cancels the run (every in-flight directive still gets
-        its terminal signal) and re-raises the cancellation.
+        The driver performs one directive at a time in the caller's task (a sequential
+        run spawns no task at all); directives submitted while it is busy run in tasks
+        of the Runtime's task group. While idle it waits under the mission deadline.
+        Cancelling the awaiting task cancels the run (every in-flight directive still
+        gets its terminal signal) and re-raises the cancellation.
         """
+        perform = self.executor.perform
         try:
-            if not self._done.is_set():
+            while not self.finished:
+                ctx = self.ready
+                if ctx is not None:
+                    self.ready = None
+                    await perform(ctx, driver=True)
+                    continue
+                self.driver_idle = True
+                wake = self._wake = anyio.Event()
                 if self.deadline < math.inf:
                     with anyio.CancelScope(deadline=self.deadline):
-                        await self._done.wait()
-                    if not self._done.is_set():
+                        await wake.wait()
+                    if not wake.is_set() and not self.finished:
                         self.expire()
                         await self._wait_finished()
+                        break
                 else:
-                    await self._done.wait()
+                    await wake.wait()
+            self.driver_idle = False
             if self.inflight:
                 await self.wait_idle()
         except anyio.get_cancelled_exc_class():
+            self.driver_idle = False
             self.cancel(_cancelled(f"run {self.run_id} ({self.name}) was cancelled"))
             await self._wait_finished()
             raise
@@ -387,9 +428,7 @@ class RunScope:
         """Wait (shielded, bounded) until the run is over and no directive is in flight."""
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(_CANCEL_GRACE_S):
-                await self._done.wait()
-                if self.inflight:
-                    await self.wait_idle()
+                await self.wait_done()
             if self.inflight or not self.finished:
                 self._force_end()
 
@@ -402,13 +441,16 @@ class RunScope:
             )
         reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
         for ctx in list(self.inflight):
-            self.executor.finish(ctx, self.executor.kind_of(ctx.directive), reason)
+            self.executor.finish(ctx, ctx.kind, reason)
         if not self.finished:
             self._finish(reason, self.usage, reason.error.type)
 
     async def wait_done(self) -> Step:
         """Wait until the run has ended and its directives have exited; return the Step."""
-        await self._done.wait()
+        if not self.finished:
+            if self._done is None:
+                self._done = anyio.Event()
+            await self._done.wait()
         if self.inflight:
             await self.wait_idle()
         assert self.step is not None
