@@ -487,28 +487,37 @@ def from_python(x: object, *, keywordize_keys: bool = True) -> Any:
         >>> from_python({"id": [1, 2]})
         {Keyword('id'): (1, 2)}
     """
+    return _from(x, keywordize_keys)
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None), Keyword})
+
+
+def _from(x: Any, kw: bool) -> Any:
     t = type(x)
-    if t is str or t is int or t is float or t is bool or x is None or t is Keyword:
+    if t in _SCALARS:
         return x
+    scalars = _SCALARS
     if t is dict:
         out = {}
-        for k, v in x.items():  # type: ignore[attr-defined]
-            if keywordize_keys and type(k) is str:
-                k = Keyword(k)
+        intern = _KEYWORDS.get
+        for k, v in x.items():
+            if type(k) is str and kw:
+                key = intern(k) or Keyword(k)
             else:
-                k = from_python(k, keywordize_keys=keywordize_keys)
-            out[k] = from_python(v, keywordize_keys=keywordize_keys)
+                key = _from(k, kw)
+            out[key] = v if type(v) in scalars else _from(v, kw)
         return out
     if t is list or t is tuple:
-        return tuple(from_python(v, keywordize_keys=keywordize_keys) for v in x)  # type: ignore[attr-defined]
+        return tuple([v if type(v) in scalars else _from(v, kw) for v in x])
     if t is set or t is frozenset:
-        return frozenset(from_python(v, keywordize_keys=keywordize_keys) for v in x)  # type: ignore[attr-defined]
+        return frozenset([_from(v, kw) for v in x])
     if t is Regex or isinstance(x, LispFn | Builtin):
         return x
     # Subclasses of the plain types (IntEnum, str enums, dict subclasses) convert as their base.
     for base, conv in _BASES:
         if isinstance(x, base):
-            return from_python(conv(x), keywordize_keys=keywordize_keys)
+            return _from(conv(x), kw)
     raise TypeError(
         f"cannot pass a {type(x).__name__} into PTC-Lisp: convert it to dict/list/str/int/"
         "float/bool/None first"

@@ -15,6 +15,12 @@ add = REGISTRY.add
 
 @add("=", "(= x & ys)", "True when all arguments are equal (structurally; 1 and 1.0 differ).")
 def eq(x: Any, *ys: Any) -> bool:
+    if len(ys) == 1:
+        y = ys[0]
+        t = type(x)
+        if t is str or t is Keyword or t is int:
+            return t is type(y) and x == y
+        return lisp_eq(x, y)
     return all(lisp_eq(x, y) for y in ys)
 
 
