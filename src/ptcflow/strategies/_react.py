@@ -337,32 +337,31 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 break
         else:
             return state, _NONE  # stale or unknown call id
-        if any(call.result is None for call in pending):
-            return _replace(state, pending=pending), _NONE
+        for call in pending:
+            if call.result is None:
+                return _replace(state, pending=pending), _NONE
         return self._apply_results(state, pending)
 
     def _apply_results(
         self, state: ReActState, pending: tuple[PendingCall, ...]
     ) -> tuple[ReActState, Sequence[Directive]]:
-        answers = tuple(
-            Message(
-                role="tool",
-                content=tool_result_content(call.result),
-                tool_call_id=call.id,
-                name=call.name,
+        answers: list[Message] = []
+        cancelled: ErrorEnvelope | None = None
+        for call in pending:
+            result = call.result
+            if result is None:  # pragma: no cover - callers apply complete batches only
+                continue
+            if cancelled is None and isinstance(result, Err) and result.error.type == CANCELLED:
+                cancelled = result.error
+            answers.append(
+                Message(
+                    role="tool",
+                    content=tool_result_content(result),
+                    tool_call_id=call.id,
+                    name=call.name,
+                )
             )
-            for call in pending
-            if call.result is not None
-        )
         state = _replace(state, messages=(*state.messages, *answers), pending=())
-        cancelled = next(
-            (
-                c.result.error
-                for c in pending
-                if isinstance(c.result, Err) and c.result.error.type == CANCELLED
-            ),
-            None,
-        )
         if cancelled is not None:
             return _replace(state, status="failed", error=cancelled, reason="cancelled"), _NONE
         if state.iteration >= self.max_iterations:
@@ -421,6 +420,10 @@ def _unique_calls(
 ) -> tuple[tuple[ToolCall, ...], tuple[str, ...]]:
     """Give every call an id not used before in the run (the model's id when possible)."""
     used = state.call_ids
+    if len(calls) == 1:  # the common case: one call with a fresh id
+        only = calls[0].id
+        if only and only not in used:
+            return calls, (*used, only)
     seen = set(used)
     out: list[ToolCall] = []
     renamed = False

@@ -86,7 +86,8 @@ class ScriptedLLM:
 
     Args:
         script: the entries (see :data:`ScriptItem`), or a function returning one.
-        latency: seconds every answer takes (``anyio.sleep``), unless a turn says otherwise.
+        latency: seconds every answer takes (``anyio.sleep``), unless a turn says otherwise;
+            with ``0`` (the default) answers come back without yielding to the event loop.
         model: the model name reported in responses when the request names none.
 
     Example:
@@ -224,10 +225,8 @@ class ScriptedLLM:
 
     async def _before(self, number: int, turn: Turn, *, streaming: bool) -> None:
         latency = self.latency if turn.latency is None else turn.latency
-        if latency > 0:
+        if latency > 0:  # the model's latency; with none, answer at once (no loop cycle)
             await anyio.sleep(latency)
-        else:
-            await anyio.lowlevel.checkpoint()
         fault = turn.fault
         if fault is None or (fault.kind == "malformed" and streaming):
             return
@@ -270,10 +269,15 @@ class ScriptedLLM:
             call if call.id else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
             for i, call in enumerate(turn.tool_calls)
         )
-        usage = turn.usage or Usage(
-            input_tokens=sum(len(m.content) // 4 + 1 for m in request.messages),
-            output_tokens=len(turn.text) // 4 + 1 + 8 * len(calls),
-        )
+        usage = turn.usage
+        if usage is None:
+            chars = 0
+            for message in request.messages:
+                chars += len(message.content)
+            usage = Usage(
+                input_tokens=chars // 4 + len(request.messages),
+                output_tokens=len(turn.text) // 4 + 1 + 8 * len(calls),
+            )
         finish = turn.finish_reason or ("tool_calls" if calls else "stop")
         return LLMResponse(
             text=turn.text,
