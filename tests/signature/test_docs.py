@@ -23,6 +23,7 @@ MODULES = [
     "ptcflow.signature._validate",
     "ptcflow.signature._hints",
     "ptcflow.signature._template",
+    "ptcflow.signature._firewall",
 ]
 
 

@@ -33,6 +33,7 @@ from ptcflow.signature._errors import (
     SignatureError as SignatureError,
     SignatureWarning as SignatureWarning,
 )
+from ptcflow.signature._firewall import redact_firewalled as redact_firewalled
 from ptcflow.signature._hints import (
     signature_from_callable as signature_from_callable,
     type_from_hint as type_from_hint,
@@ -61,6 +62,7 @@ __all__ = (
     "check_placeholders",
     "parse",
     "parse_type",
+    "redact_firewalled",
     "render_type",
     "signature_from_callable",
     "type_from_hint",
