@@ -66,6 +66,7 @@ class Scenario:
     options: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     check: Callable[[Step, ScriptedLLM], None] | None = None
+    crash_on: str | None = None
 
 
 def _attempts(n: int, *, index: int = 0) -> Callable[[Step, ScriptedLLM], None]:
@@ -172,6 +173,26 @@ SCENARIOS = [
         error="timeout",
         timeout=0.05,
     ),
+    Scenario(
+        "mission_deadline_during_tools",
+        lambda c: [c.calls([("hang", {}), ADD]), c.answer("never")],
+        ok=False,
+        error="timeout",
+        timeout=0.05,
+    ),
+    Scenario(
+        "strategy_crashes_with_tools_in_flight",
+        lambda c: [c.calls([("hang", {}), ADD]), c.answer("never")],
+        ok=False,
+        error="internal",
+        crash_on="ai.tool.started",
+    ),
+    Scenario(
+        "stream_retried_after_5xx",
+        lambda c: [ScriptedLLM.server_error(), Turn(text="all good", chunks=("all ", "good"))],
+        options={"stream": True},
+        check=_attempts(2),
+    ),
     Scenario("script_ran_out", lambda c: [c.calls([ADD])], ok=False, error="provider_error"),
     Scenario(
         "tool_raises_attempted_once",
@@ -209,7 +230,7 @@ SCENARIOS = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_contract_holds(case: Case, scenario: Scenario) -> None:
     llm = ScriptedLLM(scenario.script(case))
-    recorder = Recorder(case.make(**scenario.options))
+    recorder = Recorder(case.make(**scenario.options), crash_on=scenario.crash_on)
     with anyio.fail_after(10):  # a hang is a failure, not a stuck suite
         async with Runtime(llm=llm, tools=TOOLS) as rt:
             step = await rt.run(recorder, "go", record=True, timeout=scenario.timeout)
