@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, final
 
-from ptcflow.lisp.errors import LispError, type_error
+from ptcflow.lisp.errors import LispError, arity_error, type_error
 
 if TYPE_CHECKING:
     from ptcflow.lisp.limits import Budget
@@ -49,6 +49,7 @@ __all__ = (
 )
 
 _KEYWORDS: dict[str, Keyword] = {}  # the intern table; keywords are immortal like Clojure's
+_NO_ARG: Final[Any] = object()  # marks a missing positional argument
 
 
 @final
@@ -88,10 +89,13 @@ class Keyword:
     def __delattr__(self, attr: str) -> None:
         raise AttributeError("Keyword is immutable")
 
-    def __call__(self, coll: object, default: object = None) -> Any:
+    def __call__(self, coll: object = _NO_ARG, default: object = None, *extra: object) -> Any:
         """Look this keyword up in a map (or a set); ``default`` when absent or not a map."""
         if type(coll) is dict:
             return coll.get(self, default)
+        if coll is _NO_ARG or extra:
+            n = 0 if coll is _NO_ARG else 2 + len(extra)
+            raise arity_error(f":{self.name}", n, f"1 or 2: (:{self.name} m) or (:{self.name} m default)")
         if type(coll) is frozenset:
             return self if self in coll else default
         return default
@@ -231,7 +235,16 @@ class Builtin:
         """Call the implementation (bind ``needs_budget`` builtins first)."""
         if self.needs_budget:
             raise LispError("analysis", f"builtin {self.name} used without a run budget")
-        return self.fn(*args)
+        try:
+            return self.fn(*args)
+        except TypeError:
+            if not self.accepts(len(args)):
+                raise self.arity_error(len(args)) from None
+            raise
+
+    def arity_error(self, n_args: int) -> LispError:
+        """The error for calling this builtin with ``n_args`` arguments."""
+        return arity_error(self.name, n_args, f"usage {self.signature}")
 
     def bind(self, budget: Budget) -> Builtin:
         """Return this builtin with ``budget`` bound as the first argument (or ``self``).
@@ -368,14 +381,49 @@ def _dict_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
     return True
 
 
+def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
+    if not 1 <= len(args) <= 2:
+        raise arity_error(what, len(args), f"1 or 2: ({what} key) or ({what} key default)")
+
+
+def _map_fn(m: dict[Any, Any]) -> Callable[..., Any]:
+    def lookup(*args: Any) -> Any:
+        if len(args) == 1:
+            try:
+                return m.get(args[0])
+            except TypeError:  # an unhashable key (a map) is never present
+                return None
+        _lookup_arity("a map used as a function", args)
+        try:
+            return m.get(args[0], args[1])
+        except TypeError:
+            return args[1]
+
+    return lookup
+
+
+def _set_fn(s: frozenset[Any]) -> Callable[..., Any]:
+    def member(*args: Any) -> Any:
+        _lookup_arity("a set used as a function", args)
+        k = args[0]
+        try:
+            return k if k in s else (args[1] if len(args) == 2 else None)
+        except TypeError:
+            return args[1] if len(args) == 2 else None
+
+    return member
+
+
 def _vector_fn(v: tuple[Any, ...]) -> Callable[..., Any]:
-    def index(i: object, *default: object) -> Any:
+    def index(*args: Any) -> Any:
+        _lookup_arity("a vector used as a function", args)
+        i = args[0]
         if type(i) is not int:
             raise type_error("a vector used as a function", "an integer index", i)
         if 0 <= i < len(v):
             return v[i]
-        if default:
-            return default[0]
+        if len(args) == 2:
+            return args[1]
         raise LispError(
             "type", f"index {i} is out of bounds for a vector of {len(v)}; use (get v i) for nil"
         )
@@ -405,10 +453,9 @@ def to_fn(x: object, fn_name: str = "this function") -> Callable[..., Any]:
         return x
     t = type(x)
     if t is dict:
-        return x.get  # type: ignore[attr-defined, no-any-return]
+        return _map_fn(x)  # type: ignore[arg-type]
     if t is frozenset:
-        s: frozenset[Any] = x  # type: ignore[assignment]
-        return lambda k, default=None: k if k in s else default
+        return _set_fn(x)  # type: ignore[arg-type]
     if t is tuple:
         return _vector_fn(x)  # type: ignore[arg-type]
     raise type_error(fn_name, "a function (or a keyword, map, set or vector)", x)

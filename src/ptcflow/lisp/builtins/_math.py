@@ -96,7 +96,10 @@ def quot(n: Any, d: Any) -> Any:
     if type(n) is int and type(d) is int:
         q = abs(n) // abs(d)
         return q if (n >= 0) == (d >= 0) else -q
-    return float(math.trunc(n / d))
+    q = n / d
+    if not math.isfinite(q):
+        raise LispError("arithmetic", f"quot of {n} and {d} is not a finite number")
+    return float(math.trunc(q))
 
 
 @add("rem", "(rem n d)", "Remainder of n / d with the sign of n.")
