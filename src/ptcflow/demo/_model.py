@@ -9,16 +9,18 @@ answers.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from ptcflow.runtime._provider import LLMRequest
+import msgspec
+
+from ptcflow.runtime import LLMRequest
 from ptcflow.signals import Message, Usage
 from ptcflow.testing import ScriptedLLM, ScriptItem, Turn
 
 __all__ = ("analyst", "demo_model", "question_for")
 
+_decode = msgspec.json.Decoder().decode
 _WHO = re.compile(r"\bhas\s+([A-Z][a-z]+)\b")
 
 
@@ -89,7 +91,7 @@ def _last_assistant(turn: tuple[Message, ...]) -> Message | None:
 
 
 def _payload(message: Message) -> Any:
-    body = json.loads(message.content)
+    body = _decode(message.content)
     return body.get("result") if body.get("ok") else None
 
 
@@ -98,7 +100,7 @@ def _results(turn: tuple[Message, ...]) -> dict[str, tuple[bool, Any]]:
     out: dict[str, tuple[bool, Any]] = {}
     for message in turn:
         if message.role == "tool" and message.name:
-            body = json.loads(message.content)
+            body = _decode(message.content)
             out[message.name] = (bool(body.get("ok")), body.get("result"))
     return out
 
