@@ -53,6 +53,7 @@ class DirectiveContext:
         "max_retries",
         "no_retry",
         "otel_context",
+        "otel_token",
         "retry_after",
         "run",
         "snapshot",
@@ -75,6 +76,7 @@ class DirectiveContext:
         self.span: Span | None = None
         self.span_attributes: dict[str, Any] = {}
         self.otel_context: Any = None
+        self.otel_token: Any = None
         self.snapshot: Any = None
         self.data: Any = None
         self.kind: Any = None

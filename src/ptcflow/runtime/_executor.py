@@ -229,43 +229,57 @@ class Executor:
         spawns a task.
         """
         kind = ctx.kind
+        run = ctx.run
         result: Any = None
-        token = None
         try:
-            with anyio.CancelScope(deadline=ctx.deadline) as scope:
-                ctx._scope = scope
-                if ctx.cancel_reason is not None:
-                    scope.cancel()
-                    await anyio.lowlevel.checkpoint()
-                ctx.started_at = self.clock()
-                tel = self.telemetry
-                if tel is not None:
-                    kind.open_span(ctx, tel)
-                    token = attach(ctx.otel_context)
-                result = kind.prepare(ctx) if kind.prepare is not None else None
-                if result is None:
-                    result = await self._attempts(ctx, kind)
-            if scope.cancelled_caught and result is None:
-                result = ctx.cancel_reason or self._timeout(ctx)
+            if driver and run.driver_scope is not None and ctx.deadline >= run.deadline:
+                # The driver's own scope (mission deadline, cancellation) covers this
+                # directive: no scope of its own, since it has no deadline of its own.
+                ctx._scope = run.driver_scope
+                result = ctx.cancel_reason or await self._body(ctx, kind)
+            else:
+                with anyio.CancelScope(deadline=ctx.deadline) as scope:
+                    ctx._scope = scope
+                    if ctx.cancel_reason is not None:
+                        scope.cancel()
+                        await anyio.lowlevel.checkpoint()
+                    result = await self._body(ctx, kind)
+                if scope.cancelled_caught and result is None:
+                    result = ctx.cancel_reason or self._timeout(ctx)
         except Exception as exc:
             result = Err(error=self._crash(ctx, kind, exc))
         finally:
-            detach(token)
+            detach(ctx.otel_token)
             ctx._scope = None
             if result is None:
-                # Cancelled from outside (the awaiting task, a parent run, the Runtime):
-                # the whole run is being cancelled, so say so before this terminal is
-                # routed (the strategy's reaction to it must not end the run as a success).
-                result = ctx.cancel_reason or ctx.run.cancelling
+                # Cancelled from outside this directive's scope (the awaiting task, a
+                # parent run, the Runtime, the run's deadline): the whole run ends, so say
+                # so before this terminal is routed (the strategy's reaction to it must not
+                # end the run as a success).
+                result = ctx.cancel_reason or run.cancelling
                 if result is None:
-                    result = _cancelled(
-                        f"run {ctx.run.run_id} was cancelled from outside while performing "
-                        f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
-                    )
-                    ctx.run.cancel(result)
-            if driver and not ctx.run.cancelling:
-                ctx.run.driver_idle = True
+                    if self.clock() >= run.deadline:
+                        result = run.expire()
+                    else:
+                        result = _cancelled(
+                            f"run {run.run_id} was cancelled from outside while performing "
+                            f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
+                        )
+                        run.cancel(result)
+            if driver and not run.cancelling:
+                run.driver_idle = True
             self.finish(ctx, kind, result)
+
+    async def _body(self, ctx: DirectiveContext, kind: Kind) -> Any:
+        ctx.started_at = self.clock()
+        tel = self.telemetry
+        if tel is not None:
+            kind.open_span(ctx, tel)
+            ctx.otel_token = attach(ctx.otel_context)
+        result = kind.prepare(ctx) if kind.prepare is not None else None
+        if result is None:
+            result = await self._attempts(ctx, kind)
+        return result
 
     async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:
         d = ctx.directive

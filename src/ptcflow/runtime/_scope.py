@@ -9,7 +9,6 @@ task that produced it.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +110,7 @@ class RunScope:
         """The directive the driver performs next, in its own task (no spawn)."""
         self.driver_idle = True
         """True while the driver may take the next directive; else directives spawn."""
+        self.driver_scope: anyio.CancelScope | None = None
 
     def __repr__(self) -> str:
         status = "finished" if self.finished else ("cancelling" if self.cancelling else "running")
@@ -390,33 +390,34 @@ class RunScope:
 
         The driver performs one directive at a time in the caller's task (a sequential
         run spawns no task at all); directives submitted while it is busy run in tasks
-        of the Runtime's task group. While idle it waits under the mission deadline.
+        of the Runtime's task group. Its cancel scope carries the mission deadline.
         Cancelling the awaiting task cancels the run (every in-flight directive still
         gets its terminal signal) and re-raises the cancellation.
         """
         perform = self.executor.perform
         try:
-            while not self.finished:
-                ctx = self.ready
-                if ctx is not None:
-                    self.ready = None
-                    await perform(ctx, driver=True)
-                    continue
-                self.driver_idle = True
-                wake = self._wake = anyio.Event()
-                if self.deadline < math.inf:
-                    with anyio.CancelScope(deadline=self.deadline):
-                        await wake.wait()
-                    if not wake.is_set() and not self.finished:
-                        self.expire()
-                        await self._wait_finished()
-                        break
-                else:
+            with anyio.CancelScope(deadline=self.deadline) as scope:
+                self.driver_scope = scope
+                while not self.finished:
+                    ctx = self.ready
+                    if ctx is not None:
+                        self.ready = None
+                        await perform(ctx, driver=True)
+                        continue
+                    self.driver_idle = True
+                    wake = self._wake = anyio.Event()
                     await wake.wait()
+            self.driver_scope = None
             self.driver_idle = False
-            if self.inflight:
+            if not self.finished:
+                # the scope ended the loop: the mission deadline, or the run's cancel()
+                if self.cancelling is None:
+                    self.expire()
+                await self._wait_finished()
+            elif self.inflight:
                 await self.wait_idle()
         except anyio.get_cancelled_exc_class():
+            self.driver_scope = None
             self.driver_idle = False
             self.cancel(_cancelled(f"run {self.run_id} ({self.name}) was cancelled"))
             await self._wait_finished()
