@@ -95,7 +95,9 @@ class Keyword:
             return coll.get(self, default)
         if coll is _NO_ARG or extra:
             n = 0 if coll is _NO_ARG else 2 + len(extra)
-            raise arity_error(f":{self.name}", n, f"1 or 2: (:{self.name} m) or (:{self.name} m default)")
+            raise arity_error(
+                f":{self.name}", n, f"1 or 2: (:{self.name} m) or (:{self.name} m default)"
+            )
         if type(coll) is frozenset:
             return self if self in coll else default
         return default
@@ -549,10 +551,7 @@ def _from(x: Any, kw: bool) -> Any:
         out = {}
         intern = _KEYWORDS.get
         for k, v in x.items():
-            if type(k) is str and kw:
-                key = intern(k) or Keyword(k)
-            else:
-                key = _from(k, kw)
+            key = (intern(k) or Keyword(k)) if type(k) is str and kw else _from(k, kw)
             out[key] = v if type(v) in scalars else _from(v, kw)
         return out
     if t is list or t is tuple:
