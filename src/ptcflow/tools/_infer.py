@@ -8,7 +8,7 @@ import sys
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
@@ -27,7 +27,7 @@ from ptcflow.signature import (
     Type,
     type_from_hint,
 )
-from ptcflow.tools._introspect import ParamInfo, return_hint
+from ptcflow.tools._introspect import ParamInfo
 
 __all__ = (
     "check_matches",
@@ -67,7 +67,7 @@ def _caller_stacklevel() -> int:
 
 
 def signature_from_params(
-    tool_name: str, fn: Callable[..., Any], params: list[ParamInfo], ctx: str | None
+    tool_name: str, params: list[ParamInfo], output_hint: Any, ctx: str | None
 ) -> Signature:
     out: list[Param] = []
     for p in params:
@@ -86,7 +86,7 @@ def signature_from_params(
         if p.has_default and not node.optional:
             node = msgspec.structs.replace(node, optional=True)
         out.append(Param(name=p.name, type=node))
-    hint = _output_hint(return_hint(fn))
+    hint = _output_hint(output_hint)
     output = ANY if hint is _EMPTY_HINT else _convert(tool_name, "return", hint)
     return Signature(params=tuple(out), output=output)
 

@@ -23,9 +23,9 @@ __all__ = (
     "callable_doc",
     "callable_name",
     "context_param",
+    "inspect_callable",
     "inspect_params",
     "is_async_callable",
-    "return_hint",
 )
 
 _EMPTY = inspect.Parameter.empty
@@ -147,6 +147,15 @@ def inspect_params(fn: Callable[..., Any]) -> list[ParamInfo]:
     Raises:
         UsageError: when ``fn`` is not callable or its hints cannot be resolved.
     """
+    return inspect_callable(fn)[0]
+
+
+def inspect_callable(fn: Callable[..., Any]) -> tuple[list[ParamInfo], Any]:
+    """Return the parameters of ``fn`` and its resolved return hint, in one pass.
+
+    Raises:
+        UsageError: when ``fn`` is not callable or its hints cannot be resolved.
+    """
     if not callable(fn):
         raise UsageError(f"a tool needs a callable, got {type(fn).__name__}: {fn!r}")
     try:
@@ -157,30 +166,17 @@ def inspect_params(fn: Callable[..., Any]) -> list[ParamInfo]:
             "typed parameters."
         ) from exc
     hints = _resolve_hints(fn)
-    out = []
-    for param in sig.parameters.values():
-        hint = hints.get(param.name, param.annotation)
-        out.append(
-            ParamInfo(
-                name=param.name,
-                hint=hint,
-                has_default=param.default is not _EMPTY,
-                default=param.default,
-                kind=_KINDS[param.kind],
-            )
+    out = [
+        ParamInfo(
+            name=param.name,
+            hint=hints.get(param.name, param.annotation),
+            has_default=param.default is not _EMPTY,
+            kind=_KINDS[param.kind],
+            default=param.default,
         )
-    return out
-
-
-def return_hint(fn: Callable[..., Any]) -> Any:
-    """Return the resolved return annotation of ``fn`` (``inspect.Parameter.empty`` if none)."""
-    hints = _resolve_hints(fn)
-    if "return" in hints:
-        return hints["return"]
-    try:
-        return inspect.signature(fn).return_annotation
-    except (TypeError, ValueError):
-        return _EMPTY
+        for param in sig.parameters.values()
+    ]
+    return out, hints.get("return", sig.return_annotation)
 
 
 def _is_context_hint(hint: Any) -> bool:

@@ -52,7 +52,7 @@ def _tool_from(entry: ToolEntry, name: str | None, where: str) -> list[Tool]:
                 f'(search, "(query :string) -> [:string]"), got {_short(entry)}'
             )
         return [Tool.from_function(entry[0], name=name, signature=entry[1])]
-    if isinstance(entry, ToolSource) and not isinstance(entry, type):
+    if _is_source(entry):
         tools = list(entry.ptcflow_tools())
         bad = [t for t in tools if not isinstance(t, Tool)]
         if bad:
@@ -77,11 +77,18 @@ def _tool_from(entry: ToolEntry, name: str | None, where: str) -> list[Tool]:
     )
 
 
+def _is_source(entry: object) -> bool:
+    """Whether ``entry`` implements :class:`ToolSource` (cheaper than a Protocol isinstance)."""
+    return not isinstance(entry, type) and callable(getattr(type(entry), "ptcflow_tools", None))
+
+
 def _is_single(entries: object) -> bool:
     """True when one entry was passed where a list of entries was expected."""
+    if type(entries) is list:
+        return False
     if isinstance(entries, tuple):
         return len(entries) == 2 and callable(entries[0]) and isinstance(entries[1], str)
-    return isinstance(entries, Tool | ToolSource) or callable(entries)
+    return isinstance(entries, Tool) or _is_source(entries) or callable(entries)
 
 
 def _short(value: object) -> str:

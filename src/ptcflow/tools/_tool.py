@@ -26,6 +26,7 @@ from ptcflow.tools._introspect import (
     callable_doc,
     callable_name,
     context_param,
+    inspect_callable,
     inspect_params,
     is_async_callable,
 )
@@ -38,6 +39,7 @@ TOOL_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 _SIGNATURE_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _EMPTY_HINT: Final = inspect.Parameter.empty
+_UNKNOWN: Final[Any] = object()
 
 
 def _check_name(name: object) -> str:
@@ -106,6 +108,7 @@ class Tool:
         "_accepts_extra",
         "_derived",
         "_names",
+        "_params",
         "_plan",
         "blocking",
         "context_param",
@@ -139,6 +142,7 @@ class Tool:
     _names: frozenset[str]
     _accepts_extra: bool
     _derived: bool
+    _params: list[ParamInfo] | None
 
     def __init__(
         self,
@@ -155,6 +159,37 @@ class Tool:
         blocking: bool = True,
         param_docs: Mapping[str, str] | None = None,
     ) -> None:
+        self._setup(
+            name,
+            fn,
+            description=description,
+            signature=signature,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            pass_input=pass_input,
+            timeout_ms=timeout_ms,
+            max_retries=max_retries,
+            blocking=blocking,
+            param_docs=param_docs,
+        )
+
+    def _setup(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str,
+        signature: str | Signature | None,
+        input_schema: Mapping[str, Any] | None,
+        output_schema: Mapping[str, Any] | None,
+        pass_input: bool,
+        timeout_ms: int | None,
+        max_retries: int | None,
+        blocking: bool,
+        param_docs: Mapping[str, str] | None,
+        params: Any = _UNKNOWN,
+    ) -> None:
+        """Validate and derive every field; ``params`` reuses an earlier introspection."""
         if not callable(fn):
             raise UsageError(f"tool {name!r} needs a callable fn, got {type(fn).__name__}")
         if isinstance(signature, str):
@@ -190,10 +225,12 @@ class Tool:
         if output_schema is None and signature is not None and not _is_any(signature.output):
             output_schema = signature.output_schema()
         set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
-        try:
-            params: list[ParamInfo] | None = inspect_params(fn)
-        except UsageError:
-            params = None  # builtins without a readable signature: pass arguments as given
+        if params is _UNKNOWN:
+            try:
+                params = inspect_params(fn)
+            except UsageError:
+                params = None  # builtins without a readable signature: pass arguments as given
+        set_(self, "_params", params)
         ctx = context_param(params) if params else None
         set_(self, "context_param", ctx)
         set_(self, "_plan", _make_plan(params, ctx))
@@ -260,7 +297,7 @@ class Tool:
         elif self._derived and ("input_schema" in changes or "output_schema" in changes):
             kwargs["signature"] = None  # derive it again from the new schemas
         kwargs.update(changes)
-        return Tool(**kwargs)
+        return _new_tool(self._params if kwargs["fn"] is self.fn else _UNKNOWN, **kwargs)
 
     @classmethod
     def from_function(
@@ -334,20 +371,21 @@ class Tool:
                 overrides["pass_input"] = True
             return fn.replace(**overrides) if overrides else fn
         tool_name = name if name is not None else callable_name(fn)
-        params = inspect_params(fn)
+        params, output_hint = inspect_callable(fn)
         ctx = context_param(params)
         doc = parse_docstring(callable_doc(fn))
         if isinstance(signature, str):
             signature = parse(signature)
         if signature is None and not pass_input:
-            signature = signature_from_params(tool_name, fn, params, ctx)
+            signature = signature_from_params(tool_name, params, output_hint, ctx)
         elif signature is not None and not pass_input:
             check_matches(tool_name, signature, params, ctx)
         if signature is not None and _SIGNATURE_NAME_RE.fullmatch(tool_name):
             signature = signature.with_name(tool_name)
-        return cls(
-            tool_name,
-            fn,
+        return _new_tool(
+            params,
+            name=tool_name,
+            fn=fn,
             description=doc.summary if description is None else description,
             signature=signature,
             input_schema=input_schema,
@@ -411,6 +449,15 @@ class Tool:
                 else:
                     notes.append(f"{key}: ignored, {self.name} takes no such argument")
         return args, kwargs, notes
+
+
+def _new_tool(params: Any, **fields: Any) -> Tool:
+    """Build a tool from already-inspected parameters (``_UNKNOWN``: inspect ``fn``)."""
+    built = Tool.__new__(Tool)
+    name = fields.pop("name")
+    fn = fields.pop("fn")
+    built._setup(name, fn, params=params, **fields)
+    return built
 
 
 def _make_plan(
