@@ -116,7 +116,8 @@ async def test_validation_error_is_not_retryable_and_lists_every_problem() -> No
     error = result.error
     assert error is not None
     assert (error.type, error.retryable) == ("validation", False)
-    assert "invalid arguments for tool 'add'" in error.message
+    assert error.message.startswith("invalid arguments for tool 'add': x: expected int")
+    assert error.message.endswith("(expected add(x :int, y :int) -> :int)")
     assert error.details["errors"] == [
         'x: expected int, got string "two"',
         "y: missing required field, expected int",
@@ -177,7 +178,10 @@ async def test_defaults_nulls_and_extra_arguments() -> None:
 async def test_validation_disabled_still_reports_missing_arguments() -> None:
     result = await dispatch(TOOLS, call("add", x=1), validation="disabled")
     assert result.error is not None
-    assert result.error.message == "invalid arguments for tool 'add': y: missing required argument"
+    assert result.error.message == (
+        "invalid arguments for tool 'add': y: missing required argument "
+        "(expected add(x :int, y :int) -> :int)"
+    )
     loose = await dispatch(TOOLS, call("add", x="1", y="2"), validation="disabled")
     assert loose.output == "12", "no coercion when validation is disabled"
 

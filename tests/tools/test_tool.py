@@ -31,6 +31,9 @@ def search_docs(query: str, limit: int) -> list[str]:
     Args:
         query: words to look for.
         limit: at most this many results.
+
+    Returns:
+        Matching page titles.
     """
     return []
 
@@ -120,6 +123,11 @@ def test_seed_tool_type_example_description_from_doc() -> None:
         "description": "words to look for.",
     }
     assert t.input_schema["properties"]["limit"]["description"] == "at most this many results."
+    assert t.output_schema == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Matching page titles.",
+    }
 
 
 def test_seed_tool_built_directly_with_schema() -> None:

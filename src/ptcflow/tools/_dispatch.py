@@ -24,6 +24,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok, error_from_exception
+from ptcflow.tools._catalog import render_tool_signature
 from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
 from ptcflow.tools._registry import find_by_name, suggest_names
 from ptcflow.tools._tool import Tool
@@ -102,7 +103,9 @@ def _prepare(
             return _error(
                 call,
                 "validation",
-                f"invalid arguments for tool {found.name!r}: " + "; ".join(checked.errors),
+                f"invalid arguments for tool {found.name!r}: "
+                + "; ".join(checked.errors)
+                + f" (expected {render_tool_signature(found)})",
                 {
                     "tool": found.name,
                     "where": "input",
@@ -123,7 +126,8 @@ def _prepare(
         return _error(
             call,
             "validation",
-            f"invalid arguments for tool {found.name!r}: {missing}: missing required argument",
+            f"invalid arguments for tool {found.name!r}: {missing}: missing required argument "
+            f"(expected {render_tool_signature(found)})",
             {"tool": found.name, "where": "input", "errors": [f"{missing}: missing"]},
         )
     warnings.extend(notes)

@@ -188,6 +188,7 @@ class Tool:
         blocking: bool,
         param_docs: Mapping[str, str] | None,
         params: Any = _UNKNOWN,
+        returns_doc: str = "",
     ) -> None:
         """Validate and derive every field; ``params`` reuses an earlier introspection."""
         if not callable(fn):
@@ -224,6 +225,8 @@ class Tool:
         )
         if output_schema is None and signature is not None and not _is_any(signature.output):
             output_schema = signature.output_schema()
+            if returns_doc:
+                output_schema["description"] = returns_doc
         set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
         if params is _UNKNOWN:
             try:
@@ -395,6 +398,7 @@ class Tool:
             max_retries=max_retries,
             blocking=True if blocking is None else blocking,
             param_docs=doc.params,
+            returns_doc=doc.returns if output_schema is None else "",
         )
 
     def arguments(
