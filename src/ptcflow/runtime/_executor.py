@@ -184,7 +184,7 @@ class Executor:
         c = self._c
         c[0] += 1
         ctx = DirectiveContext(run, directive)
-        kind = self.kind_of(directive)
+        kind = self._kinds.get(type(directive)) or self.kind_of(directive)
         problems = directive.problems()
         if problems:
             text = "; ".join(problems)

@@ -151,21 +151,26 @@ class RunScope:
             self._publish(sig)
         if self.recorded is not None:
             self.recorded.append(sig)
-        if not self.finished and type != REQUEST_STARTED:
-            self._pending.append(sig)
-            if not self._draining:
-                self._drain()
+        if self.finished or type == REQUEST_STARTED:
+            return sig
+        if self._draining:
+            self._pending.append(sig)  # folded in order once the current fold returns
+        else:
+            self._drain(sig)
         return sig
 
-    def _drain(self) -> None:
+    def _drain(self, first: Signal | None = None) -> None:
         self._draining = True
         strategy = self.strategy
         submit = self.executor.submit
+        pending = self._pending
+        sig = first
         try:
-            while self._pending:
-                sig = self._pending.popleft()
+            while sig is not None or pending:
+                if sig is None:
+                    sig = pending.popleft()
                 if self.finished:
-                    self._pending.clear()
+                    pending.clear()
                     return
                 try:
                     self.state, directives = strategy.handle(self.state, sig)
@@ -175,6 +180,7 @@ class RunScope:
                         exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
                     )
                     return
+                sig = None
                 for d in directives:
                     submit(self, d)
                 if outcome is not None and not self.finished:
