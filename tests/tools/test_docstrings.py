@@ -63,6 +63,19 @@ def test_google_keyword_args_section_and_blank_lines_inside_entries() -> None:
     assert info.params == {"a": "first line.\nsecond paragraph.", "b": "other."}
 
 
+def test_google_types_with_parentheses_and_separators() -> None:
+    info = parse_docstring("""Plot points.
+
+    ---
+
+    Args:
+        pts (list(tuple(int, int))): the points.
+        color (str): line color.
+    """)
+    assert info.params == {"pts": "the points.", "color": "line color."}
+    assert info.description == "Plot points.\n\n---"
+
+
 def test_numpy_style() -> None:
     doc = """Search for items.
 

@@ -49,7 +49,7 @@ _GOOGLE_PARAM_HEADERS = frozenset(
 )
 _RETURN_HEADERS = frozenset({"returns", "return", "yields", "yield"})
 _GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:(.*)$")
+_GOOGLE_NAME = re.compile(r"\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*")
 _NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
 _NUMPY_ENTRY = re.compile(
     r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)(?:\s*:.*)?$"
@@ -82,7 +82,7 @@ def parse_docstring(doc: str | None) -> DocInfo:
     lines = inspect.cleandoc(doc).splitlines()
     if any(_SPHINX_FIELD.match(line.strip()) for line in lines):
         body, params, returns = _parse_sphinx(lines)
-    elif any(_NUMPY_UNDERLINE.match(lines[i]) for i in range(1, len(lines))):
+    elif _is_numpy(lines):
         body, params, returns = _parse_numpy(lines)
     else:
         body, params, returns = _parse_google(lines)
@@ -92,6 +92,19 @@ def parse_docstring(doc: str | None) -> DocInfo:
         description="\n\n".join(paragraphs),
         params=params,
         returns=returns,
+    )
+
+
+_NUMPY_SECTIONS = frozenset(
+    {*_GOOGLE_PARAM_HEADERS, *_RETURN_HEADERS, "raises", "see also", "notes", "examples"}
+)
+
+
+def _is_numpy(lines: list[str]) -> bool:
+    """NumPy style: a known section title directly underlined with dashes."""
+    return any(
+        lines[i].strip().lower() in _NUMPY_SECTIONS and _NUMPY_UNDERLINE.match(lines[i + 1])
+        for i in range(len(lines) - 1)
     )
 
 
@@ -154,15 +167,35 @@ def _google_entries(block: list[str]) -> dict[str, str]:
     current: list[str] | None = None
     for line in block:
         if line.strip() and _indent(line) == base:
-            match = _GOOGLE_ENTRY.match(line.strip())
-            if match is None:
+            entry = _google_entry(line.strip())
+            if entry is None:
                 current = None
                 continue
-            current = entries.setdefault(match.group(1), [])
-            current.append(match.group(3))
+            current = entries.setdefault(entry[0], [])
+            current.append(entry[1])
         elif current is not None:
             current.append(line)
     return {name: _join(parts) for name, parts in entries.items()}
+
+
+def _google_entry(text: str) -> tuple[str, str] | None:
+    """Split ``name (type): text`` (the type may nest parentheses) into name and text."""
+    match = _GOOGLE_NAME.match(text)
+    if match is None:
+        return None
+    rest = text[match.end() :]
+    if rest.startswith("("):
+        depth = 0
+        for index, char in enumerate(rest):
+            depth += (char == "(") - (char == ")")
+            if depth == 0:
+                rest = rest[index + 1 :].lstrip()
+                break
+        else:
+            return None
+    if not rest.startswith(":"):
+        return None
+    return match.group(1), rest[1:]
 
 
 def _parse_numpy(lines: list[str]) -> tuple[list[str], dict[str, str], str]:
