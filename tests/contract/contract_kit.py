@@ -25,8 +25,9 @@ from ptcflow.signals import (
     TOOL_STARTED,
     USAGE,
     Signal,
+    decode_signal,
+    encode_signal,
 )
-from ptcflow.signals._journal import decode_signal, encode_signal
 from ptcflow.strategies import Outcome, ReAct, RunInfo, replay
 from ptcflow.testing import ScriptedLLM, ScriptItem
 
