@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ptcflow.lisp.builtins._maps import get
-from ptcflow.lisp.builtins._registry import Registry, iterate
+from ptcflow.lisp.builtins._registry import Registry, iterate, reraise, unwrap
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.values import Keyword, to_fn
 
@@ -55,15 +55,19 @@ def avg(coll: Any) -> float | None:
     "The sum of (f x) over coll (nil results count as 0): (sum-by :amount orders).",
 )
 def sum_by(f: Any, coll: Any) -> Any:
-    fn = to_fn(f, "sum-by")
+    fn = unwrap(f, "sum-by")
     total: Any = 0
-    for x in iterate("sum-by", coll):
-        v = fn(x)
-        t = type(v)
-        if t is int or t is float:
-            total += v
-        elif v is not None:
-            raise type_error("sum-by", "numbers from the key function", v)
+    try:
+        for x in iterate("sum-by", coll):
+            v = fn(x)
+            t = type(v)
+            if t is int or t is float:
+                total += v
+            elif v is not None:
+                raise type_error("sum-by", "numbers from the key function", v)
+    except TypeError:
+        reraise(f, 1)
+        raise
     return total
 
 

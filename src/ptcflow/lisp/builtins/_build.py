@@ -15,8 +15,10 @@ from ptcflow.lisp.builtins._registry import (
     count_arg,
     iterate,
     num,
+    reraise,
     seq,
     unhashable,
+    unwrap,
 )
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -389,8 +391,9 @@ def partition_by(f: Any, coll: Any) -> tuple[Any, ...]:
 
 @add("group-by", "(group-by f coll)", "A map from (f x) to the vector of elements with that key.")
 def group_by(f: Any, coll: Any) -> dict[Any, Any]:
-    fn = to_fn(f, "group-by")
+    fn = unwrap(f, "group-by")
     groups: dict[Any, list[Any]] = {}
+    k: Any = None
     try:
         for x in iterate("group-by", coll):
             k = fn(x)
@@ -401,6 +404,7 @@ def group_by(f: Any, coll: Any) -> dict[Any, Any]:
                 g.append(x)
     except TypeError as e:
         if "unhashable" not in str(e):
+            reraise(f, 1)
             raise
         raise unhashable("group-by", k) from None
     return {k: tuple(v) for k, v in groups.items()}

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, seq
+from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import to_fn
+from ptcflow.lisp.values import Keyword, to_fn
 
 REGISTRY = Registry("higher-order", "Higher-order functions")
 add = REGISTRY.add
@@ -23,12 +23,17 @@ add = REGISTRY.add
     "the shortest).",
 )
 def map_(f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
-    fn = f if callable(f) else to_fn(f, "map")
-    if not colls:
-        if type(coll) is tuple:
-            return tuple([fn(x) for x in coll])
-        return tuple([fn(x) for x in iterate("map", coll)])
-    return tuple(map(fn, iterate("map", coll), *(iterate("map", c) for c in colls)))
+    fn = unwrap(f, "map")
+    src = coll if type(coll) is tuple else iterate("map", coll)
+    try:
+        if not colls:
+            if type(f) is Keyword:
+                return tuple([x.get(f) if type(x) is dict else f(x) for x in src])
+            return tuple([fn(x) for x in src])
+        return tuple(map(fn, src, *(iterate("map", c) for c in colls)))
+    except TypeError:
+        reraise(f, 1 + len(colls))
+        raise
 
 
 add("mapv", "(mapv f coll) (mapv f c1 c2 & colls)", "Same as map (results are vectors).")(map_)
@@ -36,9 +41,22 @@ add("mapv", "(mapv f coll) (mapv f c1 c2 & colls)", "Same as map (results are ve
 
 @add("filter", "(filter pred coll)", "The elements for which (pred x) is truthy.")
 def filter_(pred: Any, coll: Any) -> tuple[Any, ...]:
-    fn = pred if callable(pred) else to_fn(pred, "filter")
+    fn = unwrap(pred, "filter")
     src = coll if type(coll) is tuple else iterate("filter", coll)
-    return tuple([x for x in src if (r := fn(x)) is not None and r is not False])
+    try:
+        if type(pred) is Keyword:
+            return tuple(
+                [
+                    x
+                    for x in src
+                    if (r := (x.get(pred) if type(x) is dict else pred(x))) is not None
+                    and r is not False
+                ]
+            )
+        return tuple([x for x in src if (r := fn(x)) is not None and r is not False])
+    except TypeError:
+        reraise(pred, 1)
+        raise
 
 
 add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
@@ -46,15 +64,23 @@ add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
 
 @add("remove", "(remove pred coll)", "The elements for which (pred x) is falsy.")
 def remove(pred: Any, coll: Any) -> tuple[Any, ...]:
-    fn = pred if callable(pred) else to_fn(pred, "remove")
+    fn = unwrap(pred, "remove")
     src = coll if type(coll) is tuple else iterate("remove", coll)
-    return tuple([x for x in src if (r := fn(x)) is None or r is False])
+    try:
+        return tuple([x for x in src if (r := fn(x)) is None or r is False])
+    except TypeError:
+        reraise(pred, 1)
+        raise
 
 
 @add("keep", "(keep f coll)", "The non-nil results of (f x).")
 def keep(f: Any, coll: Any) -> tuple[Any, ...]:
-    fn = f if callable(f) else to_fn(f, "keep")
-    return tuple([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
+    fn = unwrap(f, "keep")
+    try:
+        return tuple([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
+    except TypeError:
+        reraise(f, 1)
+        raise
 
 
 @add("keep-indexed", "(keep-indexed f coll)", "The non-nil results of (f index x).")
@@ -95,17 +121,25 @@ def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
     "Combines the elements with f from the left: (f (f init x1) x2) ...",
 )
 def reduce_(f: Any, a: Any, b: Any = MISSING) -> Any:
-    fn = f if callable(f) else to_fn(f, "reduce")
+    fn = unwrap(f, "reduce")
     if b is MISSING:
         it = iter(iterate("reduce", a))
         acc = next(it, MISSING)
         if acc is MISSING:
-            return fn()
+            try:
+                return fn()
+            except TypeError:
+                reraise(f, 0)
+                raise
     else:
         acc = a
         it = iter(iterate("reduce", b))
-    for x in it:
-        acc = fn(acc, x)
+    try:
+        for x in it:
+            acc = fn(acc, x)
+    except TypeError:
+        reraise(f, 2)
+        raise
     return acc
 
 
@@ -128,21 +162,29 @@ def reduce_kv(f: Any, init: Any, m: Any) -> Any:
 
 @add("some", "(some pred coll)", "The first truthy (pred x), or nil.")
 def some(pred: Any, coll: Any) -> Any:
-    fn = to_fn(pred, "some")
-    for x in iterate("some", coll):
-        r = fn(x)
-        if r is not None and r is not False:
-            return r
+    fn = unwrap(pred, "some")
+    try:
+        for x in iterate("some", coll):
+            r = fn(x)
+            if r is not None and r is not False:
+                return r
+    except TypeError:
+        reraise(pred, 1)
+        raise
     return None
 
 
 @add("every?", "(every? pred coll)", "True when (pred x) is truthy for every element.")
 def every(pred: Any, coll: Any) -> bool:
-    fn = to_fn(pred, "every?")
-    for x in iterate("every?", coll):
-        r = fn(x)
-        if r is None or r is False:
-            return False
+    fn = unwrap(pred, "every?")
+    try:
+        for x in iterate("every?", coll):
+            r = fn(x)
+            if r is None or r is False:
+                return False
+    except TypeError:
+        reraise(pred, 1)
+        raise
     return True
 
 

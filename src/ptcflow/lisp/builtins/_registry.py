@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, TypeVar
 
 from ptcflow.lisp.errors import LispError, type_error
-from ptcflow.lisp.values import Builtin, Keyword
+from ptcflow.lisp.values import Builtin, Keyword, to_fn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -190,3 +190,23 @@ def keyword_name(x: object) -> str | None:
     if type(x) is str:
         return x
     return None
+
+
+def unwrap(f: object, fn_name: str) -> Callable[..., Any]:
+    """The plain Python callable behind ``f`` (a builtin's implementation, skipping its
+    ``__call__``), or ``f`` made callable by :func:`~ptcflow.lisp.values.to_fn`.
+
+    Callers that use it must turn a ``TypeError`` into an arity error with :func:`reraise`.
+    """
+    if type(f) is Builtin and not f.needs_budget:
+        return f.fn
+    if callable(f):
+        return f
+    return to_fn(f, fn_name)
+
+
+def reraise(f: object, n_args: int) -> None:
+    """Raise the arity error when ``f`` is a builtin that does not take ``n_args`` arguments
+    (call inside ``except TypeError``, then re-raise the original)."""
+    if type(f) is Builtin and not f.accepts(n_args):
+        raise f.arity_error(n_args) from None

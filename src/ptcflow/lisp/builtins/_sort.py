@@ -6,7 +6,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from ptcflow.lisp.builtins._compare import compare
-from ptcflow.lisp.builtins._registry import MISSING, Registry, num, seq
+from ptcflow.lisp.builtins._registry import MISSING, Registry, num, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.values import Builtin, Keyword, to_fn
 
@@ -107,14 +107,21 @@ def sort(a: Any, b: Any = MISSING) -> tuple[Any, ...]:
     "The elements ordered by (keyfn x) (stable); e.g. (sort-by :price > items).",
 )
 def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
-    f = to_fn(keyfn, "sort-by")
+    f = unwrap(keyfn, "sort-by")
     if b is MISSING:
         items = seq("sort-by", a)
         comp = None
     else:
         items = seq("sort-by", b)
         comp = a
-    keys = [f(x) for x in items]
+    try:
+        if type(keyfn) is Keyword:
+            keys = [x.get(keyfn) if type(x) is dict else keyfn(x) for x in items]
+        else:
+            keys = [f(x) for x in items]
+    except TypeError:
+        reraise(keyfn, 1)
+        raise
     return _sorted("sort-by", items, keys, comp)
 
 
