@@ -15,6 +15,8 @@ import msgspec
 
 __all__ = ("SSEDecoder", "SSEEvent", "SSEResponse")
 
+_MAX_PUMPS = 10_000
+
 
 class SSEEvent(msgspec.Struct, frozen=True, kw_only=True):
     """One dispatched event: its ``event`` name (``""`` when absent) and ``data`` text."""
@@ -137,10 +139,13 @@ class SSEResponse:
             if not self._ended:
                 self._ended = True
                 await self._response.aclose()
-                try:  # resume the generator chain on a closed stream: it ends at once
-                    await anext(self._chunks)
-                except (Exception, StopAsyncIteration):
-                    pass
+                # Resume the generator chain on the closed stream until it ends: it can
+                # still hand out bytes it had buffered, but it cannot wait for more.
+                for _ in range(_MAX_PUMPS):
+                    try:
+                        await anext(self._chunks)
+                    except (Exception, StopAsyncIteration):
+                        break
             aclose = getattr(self._chunks, "aclose", None)
             if aclose is not None:
                 await aclose()
