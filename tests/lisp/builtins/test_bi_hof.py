@@ -92,6 +92,9 @@ VALUES = [
     ("(#{1 2} 2)", "2"),
     ("(#{1 2} 3)", "nil"),
     ("([:a :b] 1)", ":b"),
+    ("(filter + [1])", "[1]"),
+    ("(some inc [1])", "2"),
+    ("(group-by + [1])", "{1 [1]}"),
 ]
 
 
@@ -123,6 +126,18 @@ ERRORS = [
     ("(mapcat identity [1])", "type", "mapcat expects a collection"),
     ("([1 2] 5)", "type", "index 5 is out of bounds for a vector of 2"),
     ("(keep 3 [1])", "type", "keep expects a function"),
+    ("(map inc [1] [2])", "arity", "inc called with 2 arguments"),
+    ("(reduce inc [1 2])", "arity", "inc called with 2 arguments"),
+    ("(reduce inc [])", "arity", "inc called with 0 arguments"),
+    ("(reduce :a [])", "arity", ":a called with 0 arguments"),
+    ("(sort inc [2 1])", "arity", "inc called with 2 arguments"),
+    ("(sort-by :a inc [{:a 2} {:a 1}])", "arity", "inc called with 2 arguments"),
+    ("(sum-by inc [[1]])", "type", "inc expects a number"),
+    ("(merge-with inc {:a 1} {:a 2})", "arity", "inc called with 2 arguments"),
+    ("(reduce-kv {:a 1} 0 {:a 1})", "arity", "a map used as a function called with 3 arguments"),
+    ("(apply [1 2] [])", "arity", "a vector used as a function called with 0 arguments"),
+    ("(map #{1} [1] [2] [3])", "arity", "a set used as a function called with 3 arguments"),
+    ("(every? (fn [a b] a) [1])", "arity", ""),
 ]
 
 
