@@ -20,6 +20,7 @@ from ptcflow.signals import (
     LLMResponse,
     Signal,
 )
+from ptcflow.tools import ToolContext
 
 from .support import MSGS, FakeLLM, Probe, terminals
 
@@ -350,3 +351,57 @@ async def test_concurrent_runs_keep_their_signals_apart() -> None:
         assert step.value == [i, i]
         seqs = [s.seq for s in bus.of_run(step.run_id)]
         assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_a_strategy_returning_a_non_directive_fails_the_run() -> None:
+    class Sloppy(Probe):
+        def init(self, run: Any) -> Any:
+            return super().init(run)[0], ["not a directive"]
+
+    async with Runtime() as rt:
+        step = await rt.run(Sloppy(), "x")
+    assert step.error is not None and step.error.type == "internal"
+    assert (
+        "returned str" in step.error.message and "(state, [Directive, ...])" in step.error.message
+    )
+
+
+async def test_a_crashing_snapshot_fails_only_that_tool_call() -> None:
+    class NoSnapshot(Probe):
+        def snapshot(self, state: Any) -> Any:
+            raise RuntimeError("cannot snapshot")
+
+    async def look(ctx: ToolContext) -> str:
+        return "never"
+
+    async with Runtime(tools={"look": look}) as rt:
+        step = await rt.run(NoSnapshot([ToolExec(id="t", tool_name="look")]), "x", record=True)
+    (result,) = terminals(step.signals, "t")
+    assert result.data.result.error.type == "internal"
+    assert "snapshot()" in result.data.result.error.message
+
+
+async def test_every_signal_of_a_run_encodes_to_json() -> None:
+    import msgspec
+
+    async def odd() -> Any:
+        return {"when": object(), "bytes": b"\x00", "nested": (1, {2, 3})}
+
+    async with Runtime(tools={"odd": odd, "boom": _boom}, llm=FakeLLM()) as rt:
+        step = await rt.run(
+            Probe(
+                [
+                    ToolExec(id="a", tool_name="odd"),
+                    ToolExec(id="b", tool_name="boom"),
+                    LLMGenerate(id="g", messages=MSGS),
+                ]
+            ),
+            "x",
+            record=True,
+        )
+    for signal in step.signals:
+        msgspec.json.encode(signal)  # raises if any payload is not JSON-safe
+
+
+async def _boom() -> None:
+    raise ValueError({"api_key": "sk-secret"})

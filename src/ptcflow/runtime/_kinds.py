@@ -35,6 +35,7 @@ from ptcflow.runtime._provider import (
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.signals import (
     EMBED_RESULT,
+    INTERNAL,
     LLM_DELTA,
     LLM_RESPONSE,
     PROVIDER_ERROR,
@@ -421,7 +422,18 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
     assert isinstance(d, ToolExec)
     run = ctx.run
     if run.tools.wants_context(d.tool_name):
-        ctx.snapshot = run.snapshot()
+        try:
+            ctx.snapshot = run.snapshot()
+        except Exception as exc:
+            ctx.data = Err(
+                error=ErrorEnvelope.make(
+                    INTERNAL,
+                    f"strategy {run.name!r} raised {type(exc).__name__} in snapshot() while "
+                    f"preparing the context of tool call {d.id!r}: {exc}",
+                    {"strategy": run.name, "exception": type(exc).__name__},
+                    retryable=False,
+                )
+            )
     tool = run.tools.get(d.tool_name)
     if tool is not None:
         # A tool's own options win over the directive's: its author knows whether a
@@ -437,7 +449,7 @@ def _tool_prepare(ctx: DirectiveContext) -> Any:
     d = ctx.directive
     assert isinstance(d, ToolExec)
     ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments))
-    return None
+    return ctx.data if isinstance(ctx.data, Err) else None
 
 
 async def _tool_perform(ctx: DirectiveContext) -> Any:

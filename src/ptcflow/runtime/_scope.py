@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ptcflow.directives import Directive
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
@@ -182,6 +183,9 @@ class RunScope:
                     return
                 sig = None
                 for d in directives:
+                    if not isinstance(d, Directive):
+                        self._not_a_directive(d)
+                        return
                     submit(self, d)
                 if outcome is not None and not self.finished:
                     self._end(outcome)
@@ -237,6 +241,9 @@ class RunScope:
                 self._crashed(exc, "initialising the run (init)")
                 return
             for d in directives:
+                if not isinstance(d, Directive):
+                    self._not_a_directive(d)
+                    return
                 self.executor.submit(self, d)
             if outcome is not None and not self.finished:
                 self._end(outcome)
@@ -270,6 +277,15 @@ class RunScope:
             retryable=False,
         )
         self._finish(Err(error=err), self.usage, "strategy_error", route=False)
+
+    def _not_a_directive(self, value: object) -> None:
+        self._crashed(
+            TypeError(
+                f"it returned {type(value).__name__} {value!r:.80} among its directives; "
+                "init/handle must return (state, [Directive, ...])"
+            ),
+            "returning directives",
+        )
 
     def _finish(
         self, result: Ok[Any] | Err, usage: Usage, reason: str, *, route: bool = True
