@@ -243,3 +243,16 @@ async def test_contract_holds(case: Case, scenario: Scenario) -> None:
     check_contract(step, recorder)
     if scenario.check is not None:
         scenario.check(step, llm)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+async def test_a_run_with_nothing_to_do_ends_instead_of_hanging(case: Case) -> None:
+    # With no input a strategy may wait for a request (ReAct: idle) and emit nothing.
+    # Nothing can ever wake such a run, so the runtime must end it rather than hang.
+    recorder = Recorder(case.make())
+    with anyio.fail_after(5):
+        async with Runtime(llm=ScriptedLLM([])) as rt:
+            step = await rt.run(recorder, None, record=True)
+    assert not step.ok and step.error is not None
+    check_contract(step, recorder)
