@@ -220,6 +220,13 @@ def test_unknown_tool_gets_emit_tool_error_listing_the_tools() -> None:
     assert isinstance(out[0], LLMGenerate)
 
 
+def test_unknown_tool_suggests_a_close_name() -> None:
+    react, state, [d], sig = start()
+    _, [err] = feed(react, state, sig.llm_reply(d, "", tool_calls=[call("ad", "c1")]))
+    assert isinstance(err, EmitToolError)
+    assert "did you mean 'add'?" in err.error.message
+
+
 def test_unknown_tool_message_when_no_tools_exist() -> None:
     react, state, [d], sig = start(tools=())
     _, [err] = feed(react, state, sig.llm_reply(d, "", tool_calls=[call("x", "c1")]))

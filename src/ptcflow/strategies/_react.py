@@ -10,6 +10,7 @@ ends the run. Nothing here awaits, reads a clock or draws random numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from difflib import get_close_matches
 from typing import Any
 
 import msgspec
@@ -304,9 +305,11 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 continue
             available = sorted(known)
             listed = ", ".join(available) if available else "none"
+            close = get_close_matches(call.name, available, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
             error = ErrorEnvelope.make(
                 UNKNOWN_TOOL,
-                f"unknown tool {call.name!r}; available tools: {listed}",
+                f"unknown tool {call.name!r}; {hint}available tools: {listed}",
                 {"tool": call.name, "available": available},
             )
             out.append(
