@@ -395,6 +395,32 @@ def test_context_parameter_is_left_out_of_the_schema() -> None:
     assert t.signature.render() == "whoami(greeting :string) -> :string"
 
 
+def test_context_imported_locally_under_future_annotations() -> None:
+    from ptcflow.tools import ToolContext as LocalContext
+
+    def look(ctx: LocalContext, q: str) -> str:
+        return q
+
+    # an alias only bound inside the function cannot be resolved from the string
+    with pytest.raises(UsageError, match="cannot resolve the type hints of 'look'"):
+        tool(look)
+    # the name ToolContext itself is resolved even when the module never imported it
+    namespace: dict[str, Any] = {"__name__": "user_module"}
+    source = (
+        "from __future__ import annotations\n"
+        "def make():\n"
+        "    from ptcflow.tools import ToolContext\n"
+        "    def look(ctx: ToolContext, q: str) -> str:\n"
+        "        return q\n"
+        "    return look\n"
+    )
+    exec(compile(source, "user_module.py", "exec"), namespace)
+    assert "ToolContext" not in namespace
+    built = tool(namespace["make"]())
+    assert built.context_param == "ctx"
+    assert built.input_schema["required"] == ["q"]
+
+
 def test_two_context_parameters_are_refused() -> None:
     def f(a: ToolContext, b: ToolContext | None = None) -> None:
         return None

@@ -11,7 +11,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -75,6 +75,9 @@ def _target(fn: Callable[..., Any]) -> Any:
     return obj
 
 
+_FALLBACK_NAMES: Final[dict[str, Any]] = {"ToolContext": ToolContext}
+
+
 def callable_name(fn: Callable[..., Any]) -> str:
     """Return the default tool name of ``fn``: its ``__qualname__``, cleaned for models.
 
@@ -131,7 +134,12 @@ def _resolve_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     if not (inspect.isfunction(target) or inspect.ismethod(target)):
         target = getattr(type(target), "__call__", target)  # noqa: B004
     try:
-        return typing.get_type_hints(target, include_extras=True)
+        try:
+            return typing.get_type_hints(target, include_extras=True)
+        except NameError:
+            # ``from __future__ import annotations`` with ToolContext imported inside a
+            # function: the name is not in the module globals, so supply it.
+            return typing.get_type_hints(target, localns=_FALLBACK_NAMES, include_extras=True)
     except Exception as exc:
         raise UsageError(
             f"cannot resolve the type hints of {callable_name(fn)!r}: {exc}. Define the types "
