@@ -106,3 +106,14 @@ def test_signal_time_is_rfc3339_utc_with_microseconds() -> None:
     assert before - timedelta(milliseconds=1) <= stamp <= after + timedelta(milliseconds=1)
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
     assert uuid.UUID(s.id).int >> 80 == (stamp - epoch) // timedelta(milliseconds=1)
+
+
+def test_uuid7_is_unique_across_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        batches = list(pool.map(lambda _: [uuid7() for _ in range(5_000)], range(4)))
+    ids = [i for batch in batches for i in batch]
+    assert len(set(ids)) == len(ids)
+    for batch in batches:
+        assert batch == sorted(batch)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
-import threading
 import time
 from typing import Any, Final
 
@@ -14,21 +14,22 @@ __all__ = ("Signal", "new_id", "uuid7")
 
 
 # Id and timestamp generation is on the runtime's hot path (every signal), so it avoids a
-# syscall and a datetime object per call. The generator state below is process-global on
-# purpose (ids must be unique and increasing across every run of the process), guarded by
-# a lock, and reseeded in a forked child so two workers never share a random stream.
+# syscall, a lock and a datetime object per call. The 74 "random" bits of a UUIDv7 are a
+# 32-bit counter (random start) over 42 random bits, so ids made in one process within the
+# same millisecond still increase (RFC 9562 section 6.2, method 1) and ids of different
+# processes differ in their random bits. ``next()`` on the counter and ``getrandbits`` are
+# atomic under the GIL, so threads need no lock; a forked child reseeds both.
+_MASK32: Final = 0xFFFF_FFFF
 _MASK62: Final = (1 << 62) - 1
 _rng = random.Random(os.urandom(32))
-_lock = threading.Lock()
-_last_ms = 0
-_last_rand = 0
+_counter = itertools.count(_rng.getrandbits(32))
 _time_prefix: tuple[int, str] = (-1, "")
 
 
 def _reseed() -> None:
-    global _rng, _lock
+    global _rng, _counter
     _rng = random.Random(os.urandom(32))
-    _lock = threading.Lock()
+    _counter = itertools.count(_rng.getrandbits(32))
 
 
 if hasattr(os, "register_at_fork"):
@@ -36,19 +37,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def _uuid7_at(ns: int) -> str:
-    global _last_ms, _last_rand
-    ms = ns // 1_000_000
-    with _lock:
-        rand = _rng.getrandbits(74)
-        if ms <= _last_ms:  # same millisecond (or the clock went back): keep ids increasing
-            ms = _last_ms
-            rand = _last_rand + 1
-            if rand >> 74:  # the 74 bits are exhausted for this millisecond
-                ms += 1
-                rand = 0
-        _last_ms, _last_rand = ms, rand
+    rand = (next(_counter) & _MASK32) << 42 | _rng.getrandbits(42)
     value = (
-        (ms & 0xFFFF_FFFF_FFFF) << 80
+        (ns // 1_000_000 & 0xFFFF_FFFF_FFFF) << 80
         | 0x7 << 76  # version
         | (rand >> 62) << 64  # rand_a (12 bits)
         | 0b10 << 62  # variant
@@ -61,9 +52,9 @@ def _uuid7_at(ns: int) -> str:
 def uuid7() -> str:
     """Return a new time-ordered UUIDv7 (RFC 9562) as text.
 
-    48 bits of Unix milliseconds, then 74 random bits. Ids from one process are strictly
-    increasing (within a millisecond the random part counts up, RFC 9562 section 6.2
-    method 2), so they sort in creation order.
+    48 bits of Unix milliseconds, then a 32-bit counter and 42 random bits: ids made by one
+    process sort in creation order (while the system clock does not go back and short of
+    the counter wrapping, once per 4 billion ids).
     """
     return _uuid7_at(time.time_ns())
 
