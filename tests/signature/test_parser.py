@@ -348,7 +348,7 @@ def test_parse_type_rejects_signatures_and_trailing_text() -> None:
 # -- properties -----------------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@settings(max_examples=200, deadline=None)
 @given(signatures)
 def test_render_then_parse_round_trips(sig: Signature) -> None:
     text = sig.render()
@@ -356,7 +356,7 @@ def test_render_then_parse_round_trips(sig: Signature) -> None:
     assert parse(text).render() == text
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(types)
 def test_types_round_trip(node: object) -> None:
     from ptcflow.signature import render_type
@@ -367,7 +367,7 @@ def test_types_round_trip(node: object) -> None:
 _ALPHABET = st.sampled_from(list("()[]{}:?,->_ abcdefgimnorstuy|\n\"'0123456789\\#^."))
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(st.text(_ALPHABET, max_size=40) | st.text(max_size=30))
 def test_parser_only_ever_raises_signature_error(text: str) -> None:
     try:
@@ -379,7 +379,7 @@ def test_parser_only_ever_raises_signature_error(text: str) -> None:
         assert parse(sig.render()) == sig
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(signatures)
 def test_signatures_survive_json_encoding(sig: Signature) -> None:
     import msgspec

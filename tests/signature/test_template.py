@@ -176,7 +176,7 @@ def test_placeholders_are_unique_and_include_sections() -> None:
     assert template.placeholders == (("a",), ("list",), ("x", "y"))
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(st.sampled_from(list("{}#/^. abc1_-\n")), max_size=30))
 def test_template_parser_only_raises_signature_error(text: str) -> None:
     try:

@@ -411,7 +411,7 @@ def _walk(value: Any, path: str) -> tuple[bool, bool]:
     return True, True
 
 
-@settings(max_examples=400)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_random_values_validate_or_errors_point_into_the_value(data: st.DataObject) -> None:
     node: Type = data.draw(types)
@@ -447,7 +447,7 @@ def _field_names(node: Type) -> list[str]:
     return []
 
 
-@settings(max_examples=300)
+@settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_values_built_from_the_type_always_validate(data: st.DataObject) -> None:
     node: Type = data.draw(types)
@@ -460,7 +460,7 @@ def test_values_built_from_the_type_always_validate(data: st.DataObject) -> None
     assert ctx.errors == []
 
 
-@settings(max_examples=300)
+@settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_fast_path_never_accepts_what_the_slow_path_rejects(data: st.DataObject) -> None:
     node: Type = data.draw(types)
