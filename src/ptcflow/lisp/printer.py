@@ -12,7 +12,7 @@ from typing import Final
 
 from ptcflow.lisp.values import Builtin, Keyword, LispFn, Regex
 
-__all__ = ("pr_str", "str_of", "type_name")
+__all__ = ("pr_str", "print_str", "str_of", "type_name")
 
 _ESCAPES: Final = {
     '"': '\\"',
@@ -51,12 +51,13 @@ def _fn_name(x: object) -> str:
 
 
 class _Writer:
-    __slots__ = ("limit", "parts", "size")
+    __slots__ = ("limit", "parts", "readably", "size")
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(self, limit: int | None, readably: bool = True) -> None:
         self.parts: list[str] = []
         self.size = 0
         self.limit = limit
+        self.readably = readably
 
     def add(self, s: str) -> None:
         self.parts.append(s)
@@ -68,7 +69,7 @@ class _Writer:
     def value(self, x: object) -> None:
         t = type(x)
         if t is str:
-            self.add(_quote(x))  # type: ignore[arg-type]
+            self.add(_quote(x) if self.readably else x)  # type: ignore[arg-type]
         elif t is Keyword:
             self.add(":" + x.name)  # type: ignore[attr-defined]
         elif t is int:
@@ -149,6 +150,21 @@ def pr_str(x: object, limit: int | None = None) -> str:
             return "..."[: max(limit, 0)]
         return text[: limit - 3] + "..."
     return text
+
+
+def print_str(x: object) -> str:
+    """Clojure ``print-str`` of one value: like :func:`pr_str` but strings are not quoted,
+    also inside collections (``println`` uses it).
+
+    Example:
+        >>> print_str(("a", Keyword("b"), None))
+        '[a :b nil]'
+    """
+    if type(x) is str:
+        return x
+    w = _Writer(None, readably=False)
+    w.value(x)
+    return "".join(w.parts)
 
 
 def str_of(x: object) -> str:

@@ -68,9 +68,11 @@ def test_aggregate_errors(src: str, category: str, fragment: str) -> None:
 
 
 def test_output_is_captured_not_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_sync('(do (println "total:" 3 nil) (print "x" :k) (prn "q" [1]) 7)')
+    result = run_sync(
+        '(do (println "total:" 3 nil [1 "a" {:k "v"}]) (print "x" :k) (prn "q" ["a"]) 7)'
+    )
     assert result.value == 7
-    assert "".join(result.prints) == 'total: 3 nil\nx :k"q" [1]\n'
+    assert "".join(result.prints) == 'total: 3 nil [1 a {:k v}]\nx :k"q" ["a"]\n'
     assert capsys.readouterr().out == ""
 
 

@@ -74,6 +74,10 @@ MAPS = [
     ("(update-vals {:a 1 :b 2} inc)", "{:a 2 :b 3}"),
     ("(update-vals nil inc)", "{}"),
     ("(update-keys {:a 1} name)", '{"a" 1}'),
+    ("(rename-keys {:a 1 :b 2} {:a :x})", "{:b 2 :x 1}"),
+    ("(set/rename-keys {:a 1 :b 2} {:a :b :b :a})", "{:b 1 :a 2}"),
+    ("(clojure.set/rename-keys {:a 1} {:z :y})", "{:a 1}"),
+    ("(rename-keys nil {:a :b})", "nil"),
 ]
 
 
@@ -137,6 +141,8 @@ ERRORS = [
     ("(key 1)", "type", "key expects a map entry"),
     ("(val [1 2 3])", "type", "val expects a map entry"),
     ("(update-vals [1] inc)", "type", "update-vals expects a map"),
+    ("(rename-keys [1] {})", "type", "rename-keys expects a map"),
+    ("(rename-keys {:a 1} {:a {:x 1}})", "type", "a map cannot be a map key"),
     ("(union #{1} 5)", "type", "union expects sets, got integer 5"),
     ('(intersection "ab" #{1})', "type", "intersection expects sets"),
     ("(difference #{1} :a)", "type", "difference expects sets"),

@@ -82,6 +82,18 @@ ACCESS = [
     ("(dedupe [1 1 2 2 1])", "[1 2 1]"),
     ("(dedupe [1 1.0])", "[1 1.0]"),
     ("(dedupe nil)", "[]"),
+    ("(ffirst [[1 2] [3]])", "1"),
+    ("(ffirst nil)", "nil"),
+    ("(nthrest [1 2 3] 1)", "[2 3]"),
+    ("(nthrest [1] 5)", "[]"),
+    ("(nthnext [1 2] 1)", "[2]"),
+    ("(nthnext [1] 1)", "nil"),
+    ("(split-at 2 [1 2 3])", "[[1 2] [3]]"),
+    ("(split-at 0 nil)", "[[] []]"),
+    ("(split-with odd? [1 3 2 5])", "[[1 3] [2 5]]"),
+    ("(split-with odd? [2])", "[[] [2]]"),
+    ("(take-nth 2 [1 2 3 4 5])", "[1 3 5]"),
+    ("(take-nth 1 nil)", "[]"),
 ]
 
 
@@ -236,6 +248,8 @@ ERRORS = [
     ("(sort-by 5 [1])", "type", "sort-by expects a function"),
     ("(max-key :a {:a nil} {:a 1})", "type", "max-key expects numbers"),
     ("(take-while 1 [1])", "type", "take-while expects a function"),
+    ("(take-nth 0 [1])", "type", "take-nth: n must be positive"),
+    ("(split-at :a [1])", "type", "take expects a number for the count"),
 ]
 
 

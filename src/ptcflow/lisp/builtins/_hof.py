@@ -143,6 +143,35 @@ def reduce_(f: Any, a: Any, b: Any = MISSING) -> Any:
     return acc
 
 
+@add(
+    "reductions",
+    "(reductions f coll) (reductions f init coll)",
+    "The intermediate results of reduce: (reductions + [1 2 3]) is [1 3 6].",
+)
+def reductions(f: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+    fn = unwrap(f, "reductions")
+    if b is MISSING:
+        items = seq("reductions", a)
+        if not items:
+            try:
+                return (fn(),)
+            except TypeError:
+                reraise(f, 0)
+                raise
+        acc, rest = items[0], items[1:]
+    else:
+        acc, rest = a, seq("reductions", b)
+    out = [acc]
+    try:
+        for x in rest:
+            acc = fn(acc, x)
+            out.append(acc)
+    except TypeError:
+        reraise(f, 2)
+        raise
+    return tuple(out)
+
+
 @add("reduce-kv", "(reduce-kv f init m)", "Combines the entries with (f acc k v).")
 def reduce_kv(f: Any, init: Any, m: Any) -> Any:
     fn = to_fn(f, "reduce-kv")

@@ -271,3 +271,24 @@ def update_keys(m: Any, f: Any) -> dict[Any, Any]:
         if "unhashable" not in str(e):
             raise
         raise unhashable("update-keys", m) from None
+
+
+@add(
+    "rename-keys",
+    "(rename-keys m kmap)",
+    "m with each key k renamed to (kmap k).",
+    aliases=("clojure.set/rename-keys", "set/rename-keys"),
+)
+def rename_keys(m: Any, kmap: Any) -> Any:
+    if m is None:
+        return None
+    src = check_map("rename-keys", m)
+    renames = check_map("rename-keys", kmap)
+    out = {k: v for k, v in src.items() if k not in renames}
+    for old, new in renames.items():
+        if old in src:
+            try:
+                out[new] = src[old]
+            except TypeError:
+                raise unhashable("rename-keys", new) from None
+    return out

@@ -214,7 +214,7 @@ def pow_(x: Any, y: Any) -> float:
         return math.nan
 
 
-@add("int", "(int x)", "x truncated toward zero to an integer.")
+@add("int", "(int x)", "x truncated toward zero to an integer.", aliases=("long",))
 def int_(x: Any) -> int:
     t = type(x)
     if t is int:
@@ -228,7 +228,7 @@ def int_(x: Any) -> int:
     raise type_error("int", "a number", x)
 
 
-@add("double", "(double x)", "x as a float.")
+@add("double", "(double x)", "x as a float.", aliases=("float",))
 def double(x: Any) -> float:
     if type(x) is str:
         raise type_error("double", "a number (use parse-double for strings)", x)

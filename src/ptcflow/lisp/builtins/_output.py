@@ -6,20 +6,21 @@ from typing import Any
 
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.printer import pr_str, str_of
+from ptcflow.lisp.printer import pr_str, print_str
 
 REGISTRY = Registry("output", "Output")
 add = REGISTRY.add
 
 
 def _text(x: Any) -> str:
-    return "nil" if x is None else str_of(x)
+    return "nil" if x is None else print_str(x)
 
 
 @add(
     "println",
     "(println & xs)",
-    "Captures the values as text, separated by spaces, plus a newline; returns nil.",
+    "Captures the values as text (strings unquoted), separated by spaces, plus a newline; "
+    "returns nil.",
     needs_budget=True,
 )
 def println(budget: Budget, *xs: Any) -> None:

@@ -233,3 +233,41 @@ def dedupe(coll: Any) -> tuple[Any, ...]:
         if not out or not lisp_eq(out[-1], x):
             out.append(x)
     return tuple(out)
+
+
+@add("ffirst", "(ffirst coll)", "(first (first coll)).")
+def ffirst(coll: Any) -> Any:
+    return first(first(coll))
+
+
+@add("nthrest", "(nthrest coll n)", "All but the first n elements (like drop); [] when none.")
+def nthrest(coll: Any, n: Any) -> tuple[Any, ...]:
+    return drop(n, coll)
+
+
+@add("nthnext", "(nthnext coll n)", "All but the first n elements; nil when none.")
+def nthnext(coll: Any, n: Any) -> tuple[Any, ...] | None:
+    return drop(n, coll) or None
+
+
+@add("split-at", "(split-at n coll)", "[(take n coll) (drop n coll)].")
+def split_at(n: Any, coll: Any) -> tuple[Any, ...]:
+    return (take(n, coll), drop(n, coll))
+
+
+@add(
+    "split-with",
+    "(split-with pred coll)",
+    "[(take-while pred coll) (drop-while pred coll)].",
+)
+def split_with(pred: Any, coll: Any) -> tuple[Any, ...]:
+    head = take_while(pred, coll)
+    return (head, seq("split-with", coll)[len(head) :])
+
+
+@add("take-nth", "(take-nth n coll)", "Every n-th element, starting with the first.")
+def take_nth(n: Any, coll: Any) -> tuple[Any, ...]:
+    k = count_arg("take-nth", n)
+    if k <= 0:
+        raise LispError("type", f"take-nth: n must be positive, got {k} (0 would be infinite)")
+    return seq("take-nth", coll)[::k]
