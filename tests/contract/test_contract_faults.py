@@ -251,7 +251,7 @@ async def test_a_run_with_nothing_to_do_ends_instead_of_hanging(case: Case) -> N
     # With no input a strategy may wait for a request (ReAct: idle) and emit nothing.
     # Nothing can ever wake such a run, so the runtime must end it rather than hang.
     recorder = Recorder(case.make())
-    with anyio.fail_after(5):
+    with anyio.fail_after(2):
         async with Runtime(llm=ScriptedLLM([])) as rt:
             step = await rt.run(recorder, None, record=True)
     assert not step.ok and step.error is not None

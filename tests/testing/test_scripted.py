@@ -197,3 +197,25 @@ async def test_embed_is_deterministic() -> None:
     b = await llm.embed(EmbedRequest(model="e", inputs=("hello", "world")))
     assert a == b and len(a.vectors) == 2 and a.model == "e"
     assert llm.requests == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("options", "model"),
+    [
+        ({}, "scripted"),
+        ({"model": "openai:gpt-x"}, "openai:gpt-x"),
+        ({"model_alias": "fast"}, "fast"),
+    ],
+)
+async def test_resolves_every_model_to_itself_in_a_runtime(
+    options: dict[str, str], model: str
+) -> None:
+    from ptcflow.runtime import Runtime
+    from ptcflow.strategies import ReAct
+
+    llm = ScriptedLLM(["hi"])
+    async with Runtime(llm=llm) as rt:
+        step = await rt.run(ReAct(**options), "hello")  # type: ignore[arg-type]
+    assert step.value == "hi"
+    assert llm.requests[0].model == model
