@@ -405,3 +405,40 @@ async def test_every_signal_of_a_run_encodes_to_json() -> None:
 
 async def _boom() -> None:
     raise ValueError({"api_key": "sk-secret"})
+
+
+async def test_end_signal_comes_after_every_terminal_when_the_strategy_crashes() -> None:
+    started = anyio.Event()
+    probe = Probe(
+        [ToolExec(id="h", tool_name="hang"), ToolExec(id="q", tool_name="quick")],
+        fail_on=TOOL_RESULT,
+    )
+
+    async def quick() -> int:
+        await started.wait()
+        return 1
+
+    tools = {**_hanging_tools(started), "quick": quick}
+    async with Runtime(tools=tools) as rt:
+        step = await rt.run(probe, "x", record=True)
+    assert step.error is not None and step.error.type == "internal"
+    types = [(s.type, s.call_id) for s in step.signals]
+    assert types[-1][0] == REQUEST_FAILED
+    (hung,) = terminals(step.signals, "h")
+    assert hung.data.result.error.type == "cancelled"
+    assert hung.seq < step.signals[-1].seq
+
+
+async def test_a_strategy_that_asks_for_nothing_ends_instead_of_hanging() -> None:
+    async with Runtime() as rt:
+        with anyio.fail_after(5):
+            step = await rt.run(Idle(), "x")
+    assert step.error is not None and step.reason == "stalled"
+    assert "stopped asking for work" in step.error.message
+
+
+class Idle(Probe):
+    """Waits for a request that never comes: no directive, no outcome."""
+
+    def outcome(self, state: Any) -> Any:
+        return None

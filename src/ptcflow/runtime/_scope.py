@@ -96,6 +96,9 @@ class RunScope:
         self.cancelling: Err | None = None
         self.cancel_loop = 0
         self.finished = False
+        self.closing = False
+        """True once the outcome is known: signals are no longer folded in."""
+        self._ending: tuple[Any, Usage, str, bool] | None = None
         self.step: Step | None = None
         self.usage = Usage()
         self.turns = 0
@@ -114,7 +117,15 @@ class RunScope:
         self.driver_scope: anyio.CancelScope | None = None
 
     def __repr__(self) -> str:
-        status = "finished" if self.finished else ("cancelling" if self.cancelling else "running")
+        status = (
+            "finished"
+            if self.finished
+            else "closing"
+            if self.closing
+            else "cancelling"
+            if self.cancelling
+            else "running"
+        )
         return f"<RunScope {self.run_id!r} {self.name} {status} in_flight={len(self.inflight)}>"
 
     # -- signals -------------------------------------------------------------------------
@@ -152,7 +163,7 @@ class RunScope:
             self._publish(sig)
         if self.recorded is not None:
             self.recorded.append(sig)
-        if self.finished or type == REQUEST_STARTED:
+        if self.closing or type == REQUEST_STARTED:
             return sig
         if self._draining:
             self._pending.append(sig)  # folded in order once the current fold returns
@@ -170,7 +181,7 @@ class RunScope:
             while sig is not None or pending:
                 if sig is None:
                     sig = pending.popleft()
-                if self.finished:
+                if self.closing:
                     pending.clear()
                     return
                 try:
@@ -187,12 +198,15 @@ class RunScope:
                         self._not_a_directive(d)
                         return
                     submit(self, d)
-                if outcome is not None and not self.finished:
+                if outcome is not None and not self.closing:
                     self._end(outcome)
         finally:
             self._draining = False
-            if self.cancelling is not None and not self.inflight and not self.finished:
-                self._end_cancelled()
+            if not self.inflight and not self.finished:
+                if self.closing:
+                    self._emit_end()
+                elif self.cancelling is not None:
+                    self._end_cancelled()
 
     def snapshot(self) -> Any:
         """Return the strategy's snapshot of the current state (for tool contexts)."""
@@ -245,12 +259,14 @@ class RunScope:
                     self._not_a_directive(d)
                     return
                 self.executor.submit(self, d)
-            if outcome is not None and not self.finished:
+            if outcome is not None and not self.closing:
                 self._end(outcome)
         finally:
             self._draining = False
-        if self._pending and not self.finished:
+        if self._pending and not self.closing:
             self._drain()
+        elif not self.inflight and self.closing:
+            self._emit_end()
 
     def _end(self, outcome: Outcome) -> None:
         result: Any = outcome.result
@@ -278,6 +294,21 @@ class RunScope:
         )
         self._finish(Err(error=err), self.usage, "strategy_error", route=False)
 
+    def _stalled(self) -> None:
+        if self.cancelling is not None:
+            self._end_cancelled()
+            return
+        err = ErrorEnvelope.make(
+            INTERNAL,
+            f"strategy {self.name!r} stopped asking for work before reaching an outcome "
+            f"(state {type(self.state).__name__}, nothing in flight): the run cannot "
+            "progress. A strategy must emit a directive or return an outcome from "
+            "outcome() after every init/handle.",
+            {"strategy": self.name, "state": type(self.state).__name__},
+            retryable=False,
+        )
+        self._finish(Err(error=err), self.usage, "stalled")
+
     def _not_a_directive(self, value: object) -> None:
         self._crashed(
             TypeError(
@@ -290,11 +321,31 @@ class RunScope:
     def _finish(
         self, result: Ok[Any] | Err, usage: Usage, reason: str, *, route: bool = True
     ) -> None:
-        """End the run: publish the end signal, fold it in, cancel leftovers, build the Step."""
-        if self.finished:
+        """Close the run: stop folding, cancel what is in flight, end once all answered.
+
+        The end signal comes after the terminal signal of every directive of the run.
+        """
+        if self.closing:
+            return
+        self.closing = True
+        self._ending = (result, usage, reason, route)
+        self._pending.clear()
+        if self.inflight:
+            leftover = self.cancelling or _cancelled(
+                f"run {self.run_id} ended before this directive finished"
+            )
+            for ctx in list(self.inflight):
+                ctx.cancel(leftover)
+            self._drop_ready(leftover)
+        if not self.inflight:
+            self._emit_end()
+
+    def _emit_end(self) -> None:
+        """Publish the end signal, fold it in, build the Step, wake the waiters."""
+        if self.finished or self._ending is None:
             return
         self.finished = True
-        self._pending.clear()
+        result, usage, reason, route = self._ending
         end_type = REQUEST_COMPLETED if isinstance(result, Ok) else REQUEST_FAILED
         reason = reason or ("completed" if isinstance(result, Ok) else "failed")
         sig = self.emit(end_type, RequestEndData(result=result, usage=usage, reason=reason))
@@ -304,7 +355,7 @@ class RunScope:
             except Exception:
                 pass  # the run is over; the Step below already says how it ended
         now = self.clock()
-        self.step = Step(
+        self.step = step = Step(
             run_id=self.run_id,
             ok=isinstance(result, Ok),
             value=result.payload if isinstance(result, Ok) else None,
@@ -316,9 +367,6 @@ class RunScope:
             duration_ms=round((now - self.started) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
         )
-        leftover = _cancelled(f"run {self.run_id} ended before this directive finished")
-        for ctx in list(self.inflight):
-            ctx.cancel(leftover)
         tel = self.telemetry
         if tel is not None and self.span is not None:
             tel.end_span(
@@ -336,19 +384,19 @@ class RunScope:
                 "run.finished",
                 run_id=self.run_id,
                 agent=self.name,
-                ok=self.step.ok,
+                ok=step.ok,
                 reason=reason,
-                error_type=None if self.step.error is None else self.step.error.type,
-                duration_ms=self.step.duration_ms,
+                error_type=None if step.error is None else step.error.type,
+                duration_ms=step.duration_ms,
                 turns=self.turns,
                 tool_calls=self.tool_calls,
             )
-        self._drop_ready(leftover)
         if self._done is not None:
             self._done.set()
         if self._wake is not None:
             self._wake.set()
-        self.flight_done()
+        if self._idle is not None:
+            self._idle.set()
 
     def _drop_ready(self, reason: Err) -> None:
         """Answer the directive the driver has not started (it never will)."""
@@ -359,7 +407,7 @@ class RunScope:
 
     def cancel(self, reason: Err) -> None:
         """Cancel the run: in-flight directives end with ``reason``, then the run fails."""
-        if self.finished or self.cancelling is not None:
+        if self.closing or self.cancelling is not None:
             return
         self.cancelling = reason
         for ctx in list(self.inflight):
@@ -397,11 +445,14 @@ class RunScope:
         self._finish(reason, self.usage, reason.error.type)
 
     def flight_done(self) -> None:
-        """Called after each terminal signal: ends a cancelled run once nothing is in flight."""
+        """Called after each terminal signal: ends a closing run once nothing is in flight."""
         if self.inflight:
             return
-        if self.cancelling is not None and not self.finished and not self._draining:
-            self._end_cancelled()
+        if not self.finished and not self._draining:
+            if self.closing:
+                self._emit_end()
+            elif self.cancelling is not None:
+                self._end_cancelled()
         if self._idle is not None:
             self._idle.set()
 
@@ -426,14 +477,17 @@ class RunScope:
                         self.ready = None
                         await perform(ctx, driver=True)
                         continue
+                    if not self.inflight and not self.closing:
+                        self._stalled()  # nothing can ever wake this run
+                        break
                     self.driver_idle = True
                     wake = self._wake = anyio.Event()
                     await wake.wait()
             self.driver_scope = None
             self.driver_idle = False
             if not self.finished:
-                # the scope ended the loop: the mission deadline, or the run's cancel()
-                if self.cancelling is None:
+                # the scope ended the loop: the mission deadline, cancel(), or closing
+                if self.cancelling is None and not self.closing:
                     self.expire()
                 await self._wait_finished()
             elif self.inflight:
@@ -465,8 +519,9 @@ class RunScope:
         reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
         for ctx in list(self.inflight):
             self.executor.finish(ctx, ctx.kind, reason)
-        if not self.finished:
+        if not self.closing:
             self._finish(reason, self.usage, reason.error.type)
+        self._emit_end()
 
     async def wait_done(self) -> Step:
         """Wait until the run has ended and its directives have exited; return the Step."""
