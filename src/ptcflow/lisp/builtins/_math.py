@@ -69,7 +69,11 @@ def _zero_div(fn: str) -> LispError:
     return LispError("arithmetic", f"{fn}: division by zero; check the divisor first")
 
 
-@add("/", "(/ x) (/ x & ys)", "Division; always returns a float. (/ x) is 1/x.")
+@add(
+    "/",
+    "(/ x) (/ x & ys)",
+    "Division, always a float; (/ x) is 1/x; dividing by 0 or 0.0 is an error.",
+)
 def divide(x: Any, *ys: Any) -> float:
     num("/", x)
     if not ys:

@@ -60,6 +60,18 @@ Conventions, which follow Clojure unless noted:
 - Regexes (`#"\\d+"` or `re-pattern`) are refused when they risk catastrophic backtracking:
   no nested quantifiers such as `(a+)+` or `(.*a){3}`, no repeated overlapping alternatives
   such as `(a|a)*`, no backreferences. Inputs are capped by `max_regex_input`.
+
+Differences from Clojure, on purpose:
+
+- No lazy sequences, no lists: `map`, `filter`, `rest`, ... return vectors, `conj` always
+  appends, `seq?`/`list?` are true for vectors. `doall` returns its argument, `dorun` nil.
+- `floor`, `ceil` and `round` return integers (Clojure's `Math/floor` returns a double);
+  `(round x digits)` rounds to a float; `sqrt` of a negative number is an `arithmetic`
+  error instead of `##NaN`.
+- `split` and `replace` also take a plain string as the pattern; bare `join`, `split`,
+  `trim`, ... work without the `str/` prefix; `(format "%s" nil)` gives `"nil"`.
+- `sum`, `avg`, `sum-by`, `max-by`, `min-by` and `pluck` are extras for data work.
+- `rand`, `rand-int`, `shuffle` and I/O functions do not exist (runs are deterministic).
 """
 
 
