@@ -336,6 +336,8 @@ class _Parser:
         return name
 
     def bare_word_reason(self, word: str) -> str:
+        if len(word) > 30:
+            word = word[:27] + "..."
         if word in PRIM_NAMES:
             return f"types start with a colon: write :{word}"
         if word in _ALIASES:

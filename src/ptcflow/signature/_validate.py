@@ -23,6 +23,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.signature._ast import Fields, ListOf, Prim, Type, contains_prim
+from ptcflow.signature._fast import acceptor, to_msgspec
 from ptcflow.signature._render import render_type
 from ptcflow.signature._values import (
     MISSING,
@@ -137,7 +138,7 @@ class Compiled:
     def __init__(self, check: Check, fast: Any) -> None:
         self.check = check
         self.fast = fast
-        self._accept = _acceptor(fast)
+        self._accept = acceptor(fast)
 
     def run(self, value: Any, *, warn_only: bool) -> ValidationResult:
         """Validate ``value``; in ``warn_only`` errors become warnings and ``ok`` is True."""
@@ -160,30 +161,6 @@ class Compiled:
         )
 
 
-def _acceptor(fast: Any) -> Callable[[Any], object] | None:
-    """Return a function that raises unless msgspec accepts a value as ``fast``.
-
-    msgspec caches what it learns about a Struct class but re-inspects a bare
-    ``list[...]`` on every call (several µs), so anything but a Struct is wrapped in a
-    one-field Struct. Bare primitives get no fast path: their closure is cheaper.
-    """
-    if fast is None or not (isinstance(fast, type) and issubclass(fast, msgspec.Struct)):
-        if fast is None or fast in _FAST_PRIMS.values() or fast is Any:
-            return None
-        wrapper = msgspec.defstruct("Value", [("v", fast)])
-
-        def accept_wrapped(value: Any) -> object:
-            return msgspec.convert({"v": value}, wrapper, strict=True)
-
-        return accept_wrapped
-    struct = fast
-
-    def accept_struct(value: Any) -> object:
-        return msgspec.convert(value, struct, strict=True)
-
-    return accept_struct
-
-
 @functools.lru_cache(maxsize=1024)
 def compile_type(node: Type, coerce: bool, strict: bool) -> Compiled:
     """Compile ``node`` once into a :class:`Compiled` validator (cached by value)."""
@@ -191,7 +168,7 @@ def compile_type(node: Type, coerce: bool, strict: bool) -> Compiled:
     fast: Any = None
     if not (coerce and contains_prim(node, "float")):
         try:
-            fast = _to_msgspec(node, strict)
+            fast = to_msgspec(node, strict)
         except (TypeError, ValueError):  # pragma: no cover - msgspec refused a shape
             fast = None
     return Compiled(check, fast)
@@ -423,45 +400,3 @@ def _only_known(value: Mapping[Any, Any], known: set[Any]) -> bool:
 def _declared_or_key(key: Any, names: frozenset[str]) -> Any:
     name = key_name(key)
     return name if name in names else key
-
-
-# -- the fast path -------------------------------------------------------------------------
-
-_FAST_PRIMS: Final[dict[str, Any]] = {
-    "any": Any,
-    "string": str,
-    "keyword": str,
-    "map": dict,
-    "int": int,
-    "float": float,
-    "bool": bool,
-}
-
-
-def _to_msgspec(node: Type, strict: bool) -> Any:
-    """Translate ``node`` to a msgspec type accepting a subset of what it accepts."""
-    result: Any
-    if isinstance(node, Prim):
-        result = _FAST_PRIMS[node.name]
-    elif isinstance(node, ListOf):
-        result = list[_to_msgspec(node.item, strict)]  # type: ignore[misc]
-    elif isinstance(node, Fields):
-        forbid = strict or any(f.optional for f in node.fields)
-        specs: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-        rename: dict[str, str] = {}
-        for index, field in enumerate(node.fields):
-            attr = f"f{index}"
-            rename[attr] = field.name
-            field_type = _to_msgspec(field.type, strict)
-            if field.optional:
-                specs.append((attr, field_type, None))
-            else:
-                specs.append((attr, field_type))
-        result = msgspec.defstruct(
-            "Fields", specs, kw_only=True, rename=rename, forbid_unknown_fields=forbid
-        )
-    else:  # pragma: no cover - the Type family is closed
-        raise TypeError(f"not a signature type: {node!r}")
-    if node.optional and result is not Any:
-        result = result | None
-    return result
