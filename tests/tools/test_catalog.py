@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, strategies as st
+
 from ptcflow.tools import (
     Tool,
     ToolDefinition,
@@ -103,3 +105,43 @@ def test_tool_definitions_in_order() -> None:
     assert isinstance(defs[1], ToolDefinition)
     assert defs[1].description == "Fetch user by ID. Email may be null."
     assert tool_definitions(list(tools.values())) == defs
+
+
+_schemas = st.recursive(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(
+                [
+                    "string",
+                    "integer",
+                    "number",
+                    "boolean",
+                    "null",
+                    "array",
+                    "object",
+                    ["string", "null"],
+                    3,
+                ]
+            ),
+            "required": st.lists(st.text(max_size=3), max_size=2) | st.integers(),
+        },
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {"type": st.sampled_from(["object", "array"])},
+        optional={
+            "properties": st.dictionaries(st.text(max_size=3), inner, max_size=3),
+            "items": inner,
+            "required": st.lists(st.text(max_size=3), max_size=3),
+        },
+    ),
+    max_leaves=8,
+)
+
+
+@given(_schemas, st.none() | _schemas)
+def test_any_json_schema_gives_a_usable_tool(schema: dict[str, Any], output: Any) -> None:
+    built = Tool("t", search, input_schema=schema, output_schema=output, pass_input=True)
+    assert render_tool_signature(built).startswith("t(")
+    if built.signature is not None:
+        built.signature.validate_input({})  # never raises

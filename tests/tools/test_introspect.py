@@ -7,9 +7,10 @@ import inspect
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from ptcflow.errors import UsageError
-from ptcflow.tools import ToolContext, callable_name
+from ptcflow.tools import TOOL_NAME_RE, ToolContext, callable_name
 from ptcflow.tools._introspect import (
     callable_doc,
     context_param,
@@ -95,3 +96,12 @@ def test_context_param_through_annotated_and_optional() -> None:
 def test_not_callable() -> None:
     with pytest.raises(UsageError, match="needs a callable"):
         inspect_params(3)  # type: ignore[arg-type]
+
+
+@given(st.text(max_size=80))
+def test_default_names_are_always_valid_tool_names(qualname: str) -> None:
+    def fn() -> None:
+        return None
+
+    fn.__qualname__ = qualname
+    assert TOOL_NAME_RE.fullmatch(callable_name(fn))
