@@ -8,7 +8,7 @@ calls tools (or answers) looks for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -28,8 +28,8 @@ from ptcflow.signals import (
     decode_signal,
     encode_signal,
 )
-from ptcflow.strategies import Outcome, ReAct, RunInfo, replay
-from ptcflow.testing import ScriptedLLM, ScriptItem
+from ptcflow.strategies import ReAct, replay
+from ptcflow.testing import Recording, ScriptedLLM, ScriptItem
 
 ToolRequest = tuple[str, dict[str, Any]]
 
@@ -63,39 +63,18 @@ CASES: list[Case] = [REACT]
 """Every strategy the contract suite runs against (add the PTC SubAgent case here)."""
 
 
-@dataclass
-class Recorder:
-    """Wraps a strategy and records its directives, run info and last state."""
+class Recorder(Recording[Any]):
+    """:class:`~ptcflow.testing.Recording` that can also simulate a strategy bug."""
 
-    inner: Any
-    crash_on: str | None = None
-    directives: list[Directive] = field(default_factory=list)
-    run: RunInfo | None = None
-    state: Any = None
-
-    @property
-    def name(self) -> str:
-        return str(self.inner.name)
-
-    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
-        self.run = run
-        self.state, directives = self.inner.init(run)
-        self.directives.extend(directives)
-        return self.state, directives
+    def __init__(self, inner: Any, crash_on: str | None = None) -> None:
+        super().__init__(inner)
+        self.inner = inner
+        self.crash_on = crash_on
 
     def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
         if signal.type == self.crash_on:
             raise RuntimeError(f"strategy bug on {signal.type}")
-        self.state, directives = self.inner.handle(state, signal)
-        self.directives.extend(directives)
-        return self.state, directives
-
-    def outcome(self, state: Any) -> Outcome | None:
-        result: Outcome | None = self.inner.outcome(state)
-        return result
-
-    def snapshot(self, state: Any) -> Any:
-        return self.inner.snapshot(state)
+        return super().handle(state, signal)
 
 
 def of_run(step: Step) -> list[Signal]:

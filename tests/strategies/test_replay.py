@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Runtime
 from ptcflow.signals import Signal, SignalBus, ToolCall, ToolSpec, read_journal, record_journal
-from ptcflow.strategies import Outcome, ReAct, ReActState, RunInfo, replay
-from ptcflow.testing import ScriptedLLM, SignalFactory
+from ptcflow.strategies import ReAct, RunInfo, replay
+from ptcflow.testing import Recording, ScriptedLLM, SignalFactory
 
 TOOLS = (ToolSpec(name="add"),)
 
@@ -66,30 +63,6 @@ async def test_replay_of_a_journal_file_equals_the_live_final_state(tmp_path: Pa
         """Add."""
         return x + y
 
-    class Keep:
-        """ReAct that remembers its last state."""
-
-        def __init__(self) -> None:
-            self.inner = ReAct(system_prompt="sys", stream=True)
-            self.name = "react"
-            self.state: ReActState | None = None
-            self.tools: tuple[ToolSpec, ...] = ()
-
-        def init(self, run: RunInfo) -> tuple[ReActState, Sequence[Directive]]:
-            self.tools = run.tools
-            self.state, out = self.inner.init(run)
-            return self.state, out
-
-        def handle(self, state: ReActState, s: Signal) -> tuple[ReActState, Sequence[Directive]]:
-            self.state, out = self.inner.handle(state, s)
-            return self.state, out
-
-        def outcome(self, state: ReActState) -> Outcome | None:
-            return self.inner.outcome(state)
-
-        def snapshot(self, state: ReActState) -> Any:
-            return self.inner.snapshot(state)
-
     llm = ScriptedLLM(
         [
             [ScriptedLLM.tool_call("add", x=2, y=3), ScriptedLLM.tool_call("missing")],
@@ -97,7 +70,7 @@ async def test_replay_of_a_journal_file_equals_the_live_final_state(tmp_path: Pa
             "the answer is 5",
         ]
     )
-    keep = Keep()
+    keep = Recording(ReAct(system_prompt="sys", stream=True))
     bus = SignalBus()
     path = tmp_path / "run.jsonl"
     async with record_journal(bus, path), Runtime(llm=llm, tools=[add], bus=bus) as rt:
@@ -105,6 +78,7 @@ async def test_replay_of_a_journal_file_equals_the_live_final_state(tmp_path: Pa
     assert step.ok
     journal = read_journal(path)
     assert [s.type for s in journal].count("ai.llm.delta") >= 4
-    replayed = replay(ReAct(system_prompt="sys", stream=True), journal, tools=keep.tools)
+    assert keep.run is not None
+    replayed = replay(ReAct(system_prompt="sys", stream=True), journal, tools=keep.run.tools)
     assert replayed == keep.state
     assert replayed.status == "completed" and replayed.text == "the answer is 5"

@@ -8,7 +8,7 @@ from ptcflow.directives import LLMGenerate, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok, Signal, SignalBus, ToolCall, ToolSpec
 from ptcflow.strategies import ReAct, RunInfo
-from ptcflow.testing import SignalFactory, collect_signals, run_strategy
+from ptcflow.testing import Recording, SignalFactory, collect_signals, run_strategy
 
 
 def test_factory_numbers_and_correlates_signals() -> None:
@@ -78,3 +78,19 @@ def test_collect_signals_refuses_to_hide_lost_signals() -> None:
         bus.publish(Signal.create("b"))
     with pytest.raises(UsageError, match="lost 1 signal"):
         _ = log.signals
+
+
+def test_recording_records_run_signals_directives_and_state() -> None:
+    rec = Recording(ReAct())
+    assert rec.name == "react"
+    with pytest.raises(LookupError, match="not been initialised"):
+        _ = rec.state
+    sig = SignalFactory("r1")
+    state, directives = run_strategy(
+        rec, [sig.request_started("hi"), *sig.llm_reply("r1/llm/1", "yo")]
+    )
+    assert rec.run is not None and rec.run.input == "hi"
+    assert [s.type for s in rec.signals] == ["ai.usage", "ai.llm.response"]
+    assert rec.directives == directives and rec.state == state
+    assert rec.outcome(state) is not None
+    assert rec.snapshot(state)["text"] == "yo"

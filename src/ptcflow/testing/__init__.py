@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ptcflow.testing._collect import SignalLog as SignalLog, collect_signals as collect_signals
 from ptcflow.testing._drive import SignalFactory as SignalFactory, run_strategy as run_strategy
+from ptcflow.testing._recording import Recording as Recording
 from ptcflow.testing._scripted import (
     Fault as Fault,
     ScriptedLLM as ScriptedLLM,
@@ -18,6 +19,7 @@ from ptcflow.testing._scripted import (
 
 __all__ = (
     "Fault",
+    "Recording",
     "ScriptItem",
     "ScriptedLLM",
     "SignalFactory",
