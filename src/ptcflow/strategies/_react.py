@@ -123,7 +123,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     def init(self, run: RunInfo) -> tuple[ReActState, Sequence[Directive]]:
         """Start a run: ask the model about ``run.input`` (``str`` or ``{"prompt": str}``).
 
-        With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``.
+        With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``
+        that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
         Invalid input ends the run at once as failed (``validation``).
         """
         messages: tuple[Message, ...] = ()
