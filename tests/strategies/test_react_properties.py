@@ -75,7 +75,7 @@ def to_signal(sig: SignalFactory, kind: str, value: Any, call: str) -> Signal:
     return sig.make("ai.other", value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     script=st.lists(events(), max_size=25),
     stream=st.booleans(),
