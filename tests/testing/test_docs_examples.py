@@ -35,3 +35,13 @@ def test_quickstart_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "answer: 2 + 3 = 5 and 4 × 5 = 20." in out
     assert "ai.tool.result" in out
+
+
+def test_replay_example_reproduces_the_live_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.argv", ["replay_journal.py", str(tmp_path / "run.jsonl")])
+    runpy.run_path(str(ROOT / "examples" / "replay_journal.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "same final state as the live run: True" in out
+    assert (tmp_path / "run.jsonl").read_text("utf-8").count("\n") >= 10
