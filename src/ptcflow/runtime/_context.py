@@ -60,6 +60,7 @@ class DirectiveContext:
         "span",
         "span_attributes",
         "started_at",
+        "traceparent",
     )
 
     def __init__(self, run: RunScope, directive: Directive) -> None:
@@ -77,6 +78,7 @@ class DirectiveContext:
         self.span_attributes: dict[str, Any] = {}
         self.otel_context: Any = None
         self.otel_token: Any = None
+        self.traceparent: str | None = None
         self.snapshot: Any = None
         self.data: Any = None
         self.kind: Any = None

@@ -170,6 +170,7 @@ def _tool_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     )
     ctx.span = span
     ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
+    ctx.traceparent = tel.traceparent(span)
     if isinstance(d, ToolExec):
         tel.content(span, "gen_ai.tool.call.arguments", d.arguments)
 
@@ -357,6 +358,7 @@ def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     span = tel.start_span(f"{op} {model}".strip(), attrs, ctx.run.otel_context)
     ctx.span = span
     ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
+    ctx.traceparent = tel.traceparent(span)
     d = ctx.directive
     if isinstance(d, LLMGenerate):
         tel.content(span, "gen_ai.input.messages", d.messages)

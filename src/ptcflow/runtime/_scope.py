@@ -90,6 +90,7 @@ class RunScope:
         self.otel_parent = otel_parent
         self.otel_context: Any = None
         self.span: Span | None = None
+        self.traceparent: str | None = None
         self.seq = 0
         self.state: Any = None
         self.inflight: dict[DirectiveContext, None] = {}
@@ -146,7 +147,7 @@ class RunScope:
                 seq=self.seq,
                 parent_run_id=self.parent_run_id,
                 causation_id=d.id,
-                traceparent=None if ctx.span is None else _traceparent(ctx.span),
+                traceparent=ctx.traceparent,
             )
         else:
             sig = Signal.create(
@@ -157,7 +158,7 @@ class RunScope:
                 request_id=self.request_id,
                 seq=self.seq,
                 parent_run_id=self.parent_run_id,
-                traceparent=None if self.span is None else _traceparent(self.span),
+                traceparent=self.traceparent,
             )
         if self._publish is not None:
             self._publish(sig)
@@ -230,6 +231,7 @@ class RunScope:
                 self.otel_parent,
             )
             self.otel_context = tel.context_of(self.span, self.otel_parent)
+            self.traceparent = tel.traceparent(self.span)
         if self.executor.log_events:
             self.executor.log.debug(
                 "run.started",
@@ -554,8 +556,3 @@ class RunScope:
 
 def _cancelled(message: str) -> Err:
     return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))
-
-
-def _traceparent(span: Span) -> str:
-    sc = span.get_span_context()
-    return f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}"

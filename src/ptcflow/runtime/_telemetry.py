@@ -67,6 +67,7 @@ class Telemetry:
     """
 
     __slots__ = (
+        "_attrs",
         "_duration",
         "_tokens",
         "_tracer",
@@ -94,6 +95,7 @@ class Telemetry:
         self.log_events = log_events
         self.log: Any = logger if logger is not None else structlog.get_logger("ptcflow")
         self._tracer = tp.get_tracer(_SCOPE) if self.tracing else None
+        self._attrs: dict[tuple[str, str, str, str | None], tuple[dict[str, Any], ...]] = {}
         if self.metrics:
             meter = mp.get_meter(_SCOPE)
             self._tokens: Any = meter.create_histogram(
@@ -151,9 +153,8 @@ class Telemetry:
         """Set the result attributes (``error.type`` on failure) and end ``span``."""
         if span is None:
             return
-        for key, value in attrs.items():
-            if value is not None:
-                span.set_attribute(key, value)
+        if attrs:
+            span.set_attributes({k: v for k, v in attrs.items() if v is not None})
         if isinstance(result, Err):
             span.set_attribute("error.type", result.error.type)
             span.set_status(Status(StatusCode.ERROR, result.error.message[:200]))
@@ -184,17 +185,27 @@ class Telemetry:
         """Record ``gen_ai.client.operation.duration`` and (with usage) token usage."""
         if self._duration is None:
             return
-        attrs: dict[str, Any] = {"gen_ai.operation.name": operation}
-        if provider:
-            attrs["gen_ai.provider.name"] = provider
-        if model:
-            attrs["gen_ai.request.model"] = model
-        if error_type is not None:
-            attrs["error.type"] = error_type
-        self._duration.record(duration_s, attrs)
+        key = (operation, provider, model, error_type)
+        cached = self._attrs.get(key)
+        if cached is None:
+            attrs: dict[str, Any] = {"gen_ai.operation.name": operation}
+            if provider:
+                attrs["gen_ai.provider.name"] = provider
+            if model:
+                attrs["gen_ai.request.model"] = model
+            if error_type is not None:
+                attrs["error.type"] = error_type
+            cached = (
+                attrs,
+                {**attrs, "gen_ai.token.type": "input"},
+                {**attrs, "gen_ai.token.type": "output"},
+            )
+            if len(self._attrs) < 1024:  # bounded: model names come from configuration
+                self._attrs[key] = cached
+        self._duration.record(duration_s, cached[0])
         if usage is not None and error_type is None:
-            self._tokens.record(usage.input_tokens, {**attrs, "gen_ai.token.type": "input"})
-            self._tokens.record(usage.output_tokens, {**attrs, "gen_ai.token.type": "output"})
+            self._tokens.record(usage.input_tokens, cached[1])
+            self._tokens.record(usage.output_tokens, cached[2])
 
 
 def attach(ctx: Any) -> object | None:
