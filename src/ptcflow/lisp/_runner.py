@@ -24,6 +24,7 @@ from greenlet import GreenletExit, greenlet
 from ptcflow.errors import UsageError
 from ptcflow.lisp._analyzer import Analyzer, Program
 from ptcflow.lisp._compiler import Compiler
+from ptcflow.lisp._export import export
 from ptcflow.lisp._forms import Form
 from ptcflow.lisp._reader import read
 from ptcflow.lisp._runtime import (
@@ -38,7 +39,7 @@ from ptcflow.lisp._runtime import (
 )
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget, Limits
-from ptcflow.lisp.values import Builtin, from_python, to_python
+from ptcflow.lisp.values import Builtin, LispFn, from_python
 
 __all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
 
@@ -223,13 +224,13 @@ def _envelope_error(result: Any) -> str | None:
     return None
 
 
-def _python_value(value: Any) -> Any:
-    try:
-        return to_python(value, keep_keywords=True)
-    except LispError:
+def _python_value(value: Any, limits: Limits, what: str) -> Any:
+    """The program's value as Python data (a function becomes its printed form)."""
+    if isinstance(value, LispFn | Builtin):
         from ptcflow.lisp.printer import pr_str
 
         return pr_str(value, limit=200)
+    return export(value, limits.max_collection_size, keep_keywords=True, what=what)
 
 
 async def run(
@@ -310,25 +311,35 @@ async def run(
             value = await _drive(g, driver)
             timed_out = False
     except ReturnSignal as sig:
-        return finish(value=_python_value(sig.value), returned=True, commit=True)
+        outcome: dict[str, Any] = {"returned": True, "commit": True}
+        raw = sig.value
     except FailSignal as sig:
-        v = _python_value(sig.value)
-        return finish(failed=True, fail_value=v, value=v)
+        outcome = {"failed": True}
+        raw = sig.value
     except LispError as err:
         return finish(error=err)
     except RecursionError:
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
-    if timed_out:
-        return finish(
-            error=LispError(
-                "timeout",
-                f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
-                "included); do less per turn",
+    else:
+        if timed_out:
+            return finish(
+                error=LispError(
+                    "timeout",
+                    f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
+                    "included); do less per turn",
+                )
             )
-        )
-    return finish(value=_python_value(value), commit=True)
+        outcome = {"commit": True}
+        raw = value
+    try:
+        converted = _python_value(raw, limits, "the program's value")
+    except LispError as err:
+        return finish(error=err)
+    if outcome.get("failed"):
+        outcome["fail_value"] = converted
+    return finish(value=converted, **outcome)
 
 
 async def _drive(g: greenlet, driver: _Driver) -> Any:

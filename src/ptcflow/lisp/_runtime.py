@@ -14,9 +14,10 @@ from typing import Any, Final
 
 from greenlet import GreenletExit, getcurrent, greenlet
 
+from ptcflow.lisp._export import export
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import Keyword, from_python, to_python
+from ptcflow.lisp.values import Keyword, from_python
 
 __all__ = (
     "YIELD",
@@ -146,7 +147,13 @@ class RunState:
                 "batch the work or ask for less per turn",
             )
         budget.check_time()
-        outcome = self.suspend(ToolRequest(name, to_python(args)))
+        py_args = export(
+            args,
+            budget.limits.max_collection_size,
+            keep_keywords=False,
+            what=f'the arguments of tool "{name}"',
+        )
+        outcome = self.suspend(ToolRequest(name, py_args))
         if outcome.error is not None:
             raise outcome.error
         return outcome.value

@@ -1,0 +1,99 @@
+"""Bounded conversion of program values to plain Python data (results and tool arguments).
+
+Values can share structure: ``(reduce (fn [v _] [v v]) [] (range 60))`` is a small object
+graph that denotes 2**60 leaves. Converting it naively would never end, so :func:`export`
+counts the nodes it produces and refuses values larger than ``max_collection_size`` (or
+nested deeper than :data:`MAX_EXPORT_DEPTH`) with a ``limit`` error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ptcflow.lisp.errors import LimitExceeded
+from ptcflow.lisp.values import Keyword, Regex, to_python
+
+__all__ = ("MAX_EXPORT_DEPTH", "export")
+
+MAX_EXPORT_DEPTH: Final = 200
+
+
+class _Counter:
+    __slots__ = ("left", "limit", "what")
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.left = limit
+        self.limit = limit
+        self.what = what
+
+    def too_big(self) -> LimitExceeded:
+        return LimitExceeded(
+            "max_collection_size",
+            f"{self.what} holds more than {self.limit} values; return a smaller summary "
+            "(take, count, select-keys)",
+        )
+
+    def too_deep(self) -> LimitExceeded:
+        return LimitExceeded(
+            "max_depth",
+            f"{self.what} is nested more than {MAX_EXPORT_DEPTH} levels deep; return flatter data",
+        )
+
+
+def export(value: Any, max_nodes: int, *, keep_keywords: bool, what: str) -> Any:
+    """Convert ``value`` like ``values.to_python``, refusing oversized or too-deep values.
+
+    Args:
+        value: a PTC-Lisp value.
+        max_nodes: the most values (scalars and collections) the result may contain.
+        keep_keywords: keep keyword *values* as :class:`Keyword` (map keys become strings).
+        what: what is being converted, for the message (``"the result"``).
+
+    Raises:
+        LimitExceeded: the value is too large or too deeply nested.
+        LispError: the value contains a function (category ``"type"``).
+    """
+    return _conv(value, _Counter(max_nodes, what), 0, keep_keywords)
+
+
+def _conv(x: Any, budget: _Counter, depth: int, keep: bool) -> Any:
+    budget.left -= 1
+    if budget.left < 0:
+        raise budget.too_big()
+    t = type(x)
+    if t is str or t is int or t is float or t is bool or x is None:
+        return x
+    if t is Keyword:
+        return x if keep else x.name
+    if depth >= MAX_EXPORT_DEPTH:
+        raise budget.too_deep()
+    d = depth + 1
+    if t is tuple:
+        if len(x) > budget.left:
+            raise budget.too_big()
+        return [_conv(v, budget, d, keep) for v in x]
+    if t is dict:
+        if len(x) > budget.left:
+            raise budget.too_big()
+        return {
+            (k.name if type(k) is Keyword else _key(k, budget, d)): _conv(v, budget, d, keep)
+            for k, v in x.items()
+        }
+    if t is frozenset:
+        if len(x) > budget.left:
+            raise budget.too_big()
+        items = [_conv(v, budget, d, keep) for v in x]
+        try:
+            items.sort()
+        except TypeError:
+            pass
+        return items
+    if t is Regex:
+        return x.source
+    return to_python(x)  # raises the standard type error for functions
+
+
+def _key(k: Any, budget: _Counter, depth: int) -> Any:
+    if type(k) is tuple:
+        return tuple(_key(v, budget, depth + 1) for v in k)
+    return _conv(k, budget, depth, False)
