@@ -80,21 +80,37 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _get_client(self) -> AsyncAnthropic:
+    def _new_client(self) -> AsyncAnthropic:
         if self._sdk is None:
             self._sdk = _import_anthropic()
+        client: AsyncAnthropic = self._sdk.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self._timeout,
+            max_retries=0,
+            default_headers=self._headers or None,
+        )
+        return client
+
+    async def connect(self) -> None:
+        """Import the SDK and build its client in a worker thread (no network I/O).
+
+        The first import of an SDK takes a second or more; doing it here (``async with``
+        calls this) keeps it off the event loop and out of the first call's deadline.
+        Later calls return at once.
+        """
+        await self._client_async()
+
+    async def _client_async(self) -> AsyncAnthropic:
         if self._client is None:
-            self._client = self._sdk.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                timeout=self._timeout,
-                max_retries=0,
-                default_headers=self._headers or None,
-            )
+            client = await anyio.to_thread.run_sync(self._new_client, abandon_on_cancel=True)
+            if self._client is None:
+                self._client = client
         return self._client
 
     def _error(self, exc: Exception) -> Exception:
-        assert self._sdk is not None
+        if self._sdk is None:
+            self._sdk = _import_anthropic()
         classified = classify_sdk_error(exc, self._sdk, provider=self.name, secrets=self._secrets)
         return classified if classified is not None else exc
 
@@ -112,7 +128,7 @@ class AnthropicProvider:
         Blocks until the whole response arrived; raises :class:`ProviderError` with a
         classified envelope on failure.
         """
-        client = self._get_client()
+        client = await self._client_async()
         kwargs = self._split(build_messages_body(request, stream=False))
         try:
             raw = await client.messages.with_raw_response.create(**kwargs)
@@ -128,7 +144,7 @@ class AnthropicProvider:
         The last chunk carries the finish reason, the usage (cache tokens included) and
         the model.
         """
-        client = self._get_client()
+        client = await self._client_async()
         kwargs = self._split(build_messages_body(request, stream=False))
         state = AnthropicStreamState(provider=self.name, secrets=self._secrets)
         manager = client.messages.with_streaming_response.create(stream=True, **kwargs)
@@ -168,6 +184,7 @@ class AnthropicProvider:
             await client.close()
 
     async def __aenter__(self) -> AnthropicProvider:
+        await self.connect()
         return self
 
     async def __aexit__(

@@ -89,21 +89,37 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return f"OpenAIProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _get_client(self) -> AsyncOpenAI:
+    def _new_client(self) -> AsyncOpenAI:
         if self._sdk is None:
             self._sdk = _import_openai()
+        client: AsyncOpenAI = self._sdk.AsyncOpenAI(
+            api_key=self._api_key or _PLACEHOLDER_KEY,
+            base_url=self.base_url,
+            timeout=self._timeout,
+            max_retries=0,
+            default_headers=self._headers or None,
+        )
+        return client
+
+    async def connect(self) -> None:
+        """Import the SDK and build its client in a worker thread (no network I/O).
+
+        The first import of an SDK takes a second or more; doing it here (``async with``
+        calls this) keeps it off the event loop and out of the first call's deadline.
+        Later calls return at once.
+        """
+        await self._client_async()
+
+    async def _client_async(self) -> AsyncOpenAI:
         if self._client is None:
-            self._client = self._sdk.AsyncOpenAI(
-                api_key=self._api_key or _PLACEHOLDER_KEY,
-                base_url=self.base_url,
-                timeout=self._timeout,
-                max_retries=0,
-                default_headers=self._headers or None,
-            )
+            client = await anyio.to_thread.run_sync(self._new_client, abandon_on_cancel=True)
+            if self._client is None:
+                self._client = client
         return self._client
 
     def _error(self, exc: Exception) -> Exception:
-        assert self._sdk is not None
+        if self._sdk is None:
+            self._sdk = _import_openai()
         classified = classify_sdk_error(exc, self._sdk, provider=self.name, secrets=self._secrets)
         return classified if classified is not None else exc
 
@@ -113,7 +129,7 @@ class OpenAIProvider:
         Blocks until the whole response arrived. Raises :class:`ProviderError` with a
         classified envelope (see ``ptcflow.providers._errors``).
         """
-        client = self._get_client()
+        client = await self._client_async()
         body = build_chat_body(request, stream=False)
         model, messages = body.pop("model"), body.pop("messages")
         try:
@@ -135,7 +151,7 @@ class OpenAIProvider:
         Text and tool-call argument fragments come as they arrive; the last chunk carries
         the finish reason, the usage (``stream_options.include_usage``) and the model.
         """
-        client = self._get_client()
+        client = await self._client_async()
         body = build_chat_body(request, stream=True)
         model, messages = body.pop("model"), body.pop("messages")
         body.pop("stream")
@@ -176,7 +192,7 @@ class OpenAIProvider:
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """Embed ``request.inputs`` (``POST /embeddings``, float vectors in input order)."""
-        client = self._get_client()
+        client = await self._client_async()
         try:
             result = await client.embeddings.create(
                 model=request.model, input=list(request.inputs), encoding_format="float"
@@ -207,6 +223,7 @@ class OpenAIProvider:
             await client.close()
 
     async def __aenter__(self) -> OpenAIProvider:
+        await self.connect()
         return self
 
     async def __aexit__(

@@ -252,6 +252,19 @@ class ModelRegistry:
         if self.default is not None:
             self.resolve(self.default, None)
 
+    async def connect(self) -> None:
+        """Run :meth:`check`, then connect every provider built so far (each imports its
+        SDK and builds its client in a worker thread: no network I/O).
+
+        Call it once at startup so that configuration errors surface at once and the first
+        model call does not pay for importing an SDK.
+        """
+        self.check()
+        for provider in list(self._instances.values()):
+            connect = getattr(provider, "connect", None)
+            if connect is not None:
+                await connect()
+
     def provider(self, name: str) -> LLMProvider:
         """Return the provider registered as ``name``, building it on first use."""
         existing = self._instances.get(name)
