@@ -196,6 +196,24 @@ class Budget:
             )
         self.charge(n * _ELEMENT_BYTES, what)
 
+    def check_grow(self, total: int, added: int, what: str = "collection") -> None:
+        """Like :meth:`check_size` for a collection that extends an existing one (``conj``,
+        ``assoc``, ``into``): ``total`` is checked against ``max_collection_size`` but only the
+        ``added`` elements count towards ``max_memory_bytes`` (the old collection is usually
+        garbage afterwards, so ``(reduce conj [] xs)`` is not charged quadratically).
+
+        Raises:
+            LimitExceeded: ``total`` is over ``max_collection_size`` or the memory estimate
+                is over ``max_memory_bytes``.
+        """
+        if total > self.limits.max_collection_size:
+            raise LimitExceeded(
+                "max_collection_size",
+                f"{what} would build {total} elements, over the limit of "
+                f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
+            )
+        self.charge(added * _ELEMENT_BYTES, what)
+
     def charge(self, n_bytes: int, what: str = "data") -> None:
         """Count ``n_bytes`` of newly built data towards ``max_memory_bytes``.
 

@@ -122,3 +122,30 @@ def test_memory_estimate_stops_repeated_allocation() -> None:
     check_error(
         "(count (map (fn [i] (count (range 50000))) (range 100)))", "limit", "bytes", limits
     )
+
+
+GROWING_LOOPS = [
+    "(count (reduce conj [] (range 5000)))",
+    "(count (reduce (fn [acc x] (concat acc [x])) [] (range 3000)))",
+    "(count (reduce (fn [m x] (assoc m x x)) {} (range 3000)))",
+    "(count (reduce (fn [m x] (merge m {x x})) {} (range 3000)))",
+    "(count (reduce (fn [s x] (union s #{x})) #{} (range 3000)))",
+    "(count (reduce (fn [v x] (into v [x])) [] (range 3000)))",
+]
+
+
+@pytest.mark.parametrize("src", GROWING_LOOPS)
+def test_building_a_collection_in_a_loop_is_not_charged_quadratically(src: str) -> None:
+    result = run_sync(src)
+    assert result.error is None, result.error
+    assert result.value in (5000, 3000)
+
+
+def test_partition_with_small_steps_is_charged_for_every_chunk() -> None:
+    check_error("(count (partition 1000 1 (range 100000)))", "limit", "partition", None)
+    result = run_sync(
+        "(count (partition-all 2 1 ctx/xs))",
+        ctx={"xs": list(range(30))},
+        limits=Limits(max_collection_size=20),
+    )
+    assert result.error is not None and "partition-all would build 30" in result.error.message

@@ -11,6 +11,7 @@ from itertools import chain
 from typing import Any
 
 from ptcflow.lisp.builtins._registry import (
+    MISSING,
     Registry,
     count_arg,
     iterate,
@@ -72,7 +73,7 @@ def set_(coll: Any) -> frozenset[Any]:
 )
 def cons(budget: Budget, x: Any, coll: Any) -> tuple[Any, ...]:
     s = seq("cons", coll)
-    budget.check_size(len(s) + 1, "cons")
+    budget.check_grow(len(s) + 1, 1, "cons")
     return (x, *s)
 
 
@@ -110,10 +111,10 @@ def conj(budget: Budget, *args: Any) -> Any:
     t = type(coll)
     if t is tuple or coll is None:
         base = coll or ()
-        budget.check_size(len(base) + len(xs), "conj")
+        budget.check_grow(len(base) + len(xs), len(xs), "conj")
         return base + xs
     if t is dict or t is frozenset:
-        budget.check_size(len(coll) + len(xs), "conj")
+        budget.check_grow(len(coll) + len(xs), len(xs), "conj")
     for x in xs:
         coll = _conj1("conj", coll, x)
     return coll
@@ -127,7 +128,9 @@ def conj(budget: Budget, *args: Any) -> Any:
 )
 def concat(budget: Budget, *colls: Any) -> tuple[Any, ...]:
     parts = [seq("concat", c) for c in colls]
-    budget.check_size(sum(map(len, parts)), "concat")
+    sizes = [len(p) for p in parts]
+    # the largest part is assumed to be garbage afterwards (as in a concat loop)
+    budget.check_grow(sum(sizes), sum(sizes) - max(sizes, default=0), "concat")
     if len(parts) == 2:
         return parts[0] + parts[1]
     return tuple(chain.from_iterable(parts))
@@ -150,14 +153,14 @@ def into(budget: Budget, to: Any, *rest: Any) -> Any:
     if t is tuple or to is None:
         s = seq("into", src)
         base = to or ()
-        budget.check_size(len(base) + len(s), "into")
+        budget.check_grow(len(base) + len(s), len(s), "into")
         return base + s
     if t is dict:
         if type(src) is dict:
-            budget.check_size(len(to) + len(src), "into")
+            budget.check_grow(len(to) + len(src), len(src), "into")
             return {**to, **src}
         items = seq("into", src)
-        budget.check_size(len(to) + len(items), "into")
+        budget.check_grow(len(to) + len(items), len(items), "into")
         out = dict(to)
         for x in items:
             if type(x) is dict:
@@ -172,7 +175,7 @@ def into(budget: Budget, to: Any, *rest: Any) -> Any:
         return out
     if t is frozenset:
         items = seq("into", src)
-        budget.check_size(len(to) + len(items), "into")
+        budget.check_grow(len(to) + len(items), len(items), "into")
         return to | _frozenset("into", items)
     raise type_error("into", "a vector, map, set or nil to add to", to)
 
@@ -317,7 +320,9 @@ def zipmap(keys: Any, vals: Any) -> dict[Any, Any]:
         raise unhashable("zipmap", keys) from None
 
 
-def _chunks(fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool) -> tuple[Any, ...]:
+def _chunks(
+    budget: Budget, fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool
+) -> tuple[Any, ...]:
     size = count_arg(fn, n)
     stride = count_arg(fn, step)
     if size <= 0 or stride <= 0:
@@ -325,6 +330,9 @@ def _chunks(fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool)
             "type", f"{fn}: the size and step must be positive, got {size} and {stride}"
         )
     s = seq(fn, coll)
+    n_chunks = -(-len(s) // stride)
+    budget.check_size(n_chunks, fn)  # the chunks themselves (each at most `size` long)
+    budget.charge(n_chunks * min(size, len(s)) * 16, fn)
     out = []
     for i in range(0, len(s), stride):
         chunk = s[i : i + size]
@@ -344,27 +352,28 @@ def _chunks(fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool)
     "(partition n coll) (partition n step coll) (partition n step pad coll)",
     "Chunks of n elements, each starting step after the previous; an incomplete last "
     "chunk is dropped unless pad fills it.",
-    arity=(2, 4),
+    needs_budget=True,
 )
-def partition(n: Any, a: Any, b: Any = None, c: Any = None, *more: Any) -> tuple[Any, ...]:
-    if more:
-        raise LispError("arity", "partition takes at most 4 arguments")
-    if b is None and c is None:
-        return _chunks("partition", n, n, a, None, False)
-    if c is None:
-        return _chunks("partition", n, a, b, None, False)
-    return _chunks("partition", n, a, c, b if b is not None else (), False)
+def partition(
+    budget: Budget, n: Any, a: Any, b: Any = MISSING, c: Any = MISSING
+) -> tuple[Any, ...]:
+    if b is MISSING:
+        return _chunks(budget, "partition", n, n, a, None, False)
+    if c is MISSING:
+        return _chunks(budget, "partition", n, a, b, None, False)
+    return _chunks(budget, "partition", n, a, c, b if b is not None else (), False)
 
 
 @add(
     "partition-all",
     "(partition-all n coll) (partition-all n step coll)",
     "Chunks of n elements; the last chunk may be shorter.",
+    needs_budget=True,
 )
-def partition_all(n: Any, a: Any, b: Any = None) -> tuple[Any, ...]:
-    if b is None:
-        return _chunks("partition-all", n, n, a, None, True)
-    return _chunks("partition-all", n, a, b, None, True)
+def partition_all(budget: Budget, n: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+    if b is MISSING:
+        return _chunks(budget, "partition-all", n, n, a, None, True)
+    return _chunks(budget, "partition-all", n, a, b, None, True)
 
 
 @add(

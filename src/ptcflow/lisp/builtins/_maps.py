@@ -94,13 +94,13 @@ def assoc(budget: Budget, m: Any, k: Any, v: Any, *kvs: Any) -> Any:
     if len(kvs) % 2:
         raise LispError("arity", "assoc needs key/value pairs: (assoc m :a 1 :b 2)")
     if type(m) is dict and not kvs:
-        budget.check_size(len(m) + 1, "assoc")
+        budget.check_grow(len(m) + 1, 1, "assoc")
         try:
             return {**m, k: v}
         except TypeError:
             raise unhashable("assoc", k) from None
     if type(m) is dict:
-        budget.check_size(len(m) + 1 + len(kvs) // 2, "assoc")
+        budget.check_grow(len(m) + 1 + len(kvs) // 2, 1 + len(kvs) // 2, "assoc")
     m = _assoc1("assoc", m, k, v)
     for i in range(0, len(kvs), 2):
         m = _assoc1("assoc", m, kvs[i], kvs[i + 1])
@@ -180,7 +180,8 @@ def merge(budget: Budget, *maps: Any) -> Any:
             raise type_error("merge", "maps", m)
         out = dict(m) if out is None else {**out, **m}
     if out is not None:
-        budget.check_size(len(out), "merge")
+        largest = max(len(m) for m in maps if m is not None)
+        budget.check_grow(len(out), len(out) - largest, "merge")
     return out
 
 
@@ -204,7 +205,8 @@ def merge_with(budget: Budget, f: Any, *maps: Any) -> Any:
         for k, v in m.items():
             out[k] = fn(out[k], v) if k in out else v
     if out is not None:
-        budget.check_size(len(out), "merge-with")
+        largest = max(len(m) for m in maps if m is not None)
+        budget.check_grow(len(out), len(out) - largest, "merge-with")
     return out
 
 
