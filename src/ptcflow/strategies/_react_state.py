@@ -48,7 +48,9 @@ class ReActState(msgspec.Struct, frozen=True, kw_only=True):
         reject_count: busy rejections emitted in the run (ids ``{run_id}/reject/{n}``).
         llm_call_id: the LLM directive in flight, if any; signals of other calls are stale.
         usage_seen: whether ``ai.usage`` arrived for the call in flight.
-        streamed: text accumulated from ``ai.llm.delta`` of the call in flight.
+        streamed: text accumulated from ``ai.llm.delta`` of the call in flight (fragments
+            of an attempt that failed and was retried stay in it; the answer itself comes
+            from the response).
         pending: the tool calls of the current turn, in call order.
         call_ids: every tool call id used in the run (kept unique).
         usage: token usage summed over the run.
