@@ -232,20 +232,28 @@ class Executor:
         run = ctx.run
         result: Any = None
         try:
-            if driver and run.driver_scope is not None and ctx.deadline >= run.deadline:
+            shared = run.driver_scope if driver else None
+            if shared is not None and ctx.deadline >= run.deadline:
                 # The driver's own scope (mission deadline, cancellation) covers this
                 # directive: no scope of its own, since it has no deadline of its own.
-                ctx._scope = run.driver_scope
-                result = ctx.cancel_reason or await self._body(ctx, kind)
+                scope: Any = _SHARED
+                ctx._scope = shared
             else:
-                with anyio.CancelScope(deadline=ctx.deadline) as scope:
-                    ctx._scope = scope
-                    if ctx.cancel_reason is not None:
-                        scope.cancel()
-                        await anyio.lowlevel.checkpoint()
-                    result = await self._body(ctx, kind)
-                if scope.cancelled_caught and result is None:
-                    result = ctx.cancel_reason or self._timeout(ctx)
+                scope = ctx._scope = anyio.CancelScope(deadline=ctx.deadline)
+            with scope:
+                if ctx.cancel_reason is not None:
+                    ctx._scope.cancel()
+                    await anyio.lowlevel.checkpoint()
+                ctx.started_at = self.clock()
+                tel = self.telemetry
+                if tel is not None:
+                    kind.open_span(ctx, tel)
+                    ctx.otel_token = attach(ctx.otel_context)
+                result = kind.prepare(ctx) if kind.prepare is not None else None
+                if result is None:
+                    result = await self._attempts(ctx, kind)
+            if result is None and scope.cancelled_caught:
+                result = ctx.cancel_reason or self._timeout(ctx)
         except Exception as exc:
             result = Err(error=self._crash(ctx, kind, exc))
         finally:
@@ -270,17 +278,6 @@ class Executor:
                 run.driver_idle = True
             self.finish(ctx, kind, result)
 
-    async def _body(self, ctx: DirectiveContext, kind: Kind) -> Any:
-        ctx.started_at = self.clock()
-        tel = self.telemetry
-        if tel is not None:
-            kind.open_span(ctx, tel)
-            ctx.otel_token = attach(ctx.otel_context)
-        result = kind.prepare(ctx) if kind.prepare is not None else None
-        if result is None:
-            result = await self._attempts(ctx, kind)
-        return result
-
     async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:
         d = ctx.directive
         allowed = min(ctx.max_retries, self.retry.max_retries_cap) if kind.retries else 0
@@ -291,6 +288,8 @@ class Executor:
             if self._global is not None:
                 async with self._global:
                     result = await self._attempt(ctx, kind, at)
+            elif at is None:
+                result = await kind.perform(ctx)
             else:
                 result = await self._attempt(ctx, kind, at)
             if result.ok or not result.error.retryable or ctx.attempt > allowed or ctx.no_retry:
@@ -395,6 +394,21 @@ class Executor:
             kind.terminal(ctx, result)
         finally:
             run.flight_done()
+
+
+class _SharedScope:
+    """Stands in for a directive's own cancel scope when the driver's scope covers it."""
+
+    cancelled_caught = False
+
+    def __enter__(self) -> _SharedScope:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_SHARED = _SharedScope()
 
 
 def _cancelled(message: str) -> Err:
