@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final, overload
 
@@ -14,6 +13,7 @@ from ptcflow.signature import (
     Signature,
     parse,
 )
+from ptcflow.tools._binding import Binding
 from ptcflow.tools._docstrings import parse_docstring
 from ptcflow.tools._infer import (
     check_matches,
@@ -105,11 +105,9 @@ class Tool:
     """
 
     __slots__ = (
-        "_accepts_extra",
+        "_binding",
         "_derived",
-        "_names",
         "_params",
-        "_plan",
         "blocking",
         "context_param",
         "description",
@@ -138,9 +136,7 @@ class Tool:
     blocking: bool
     param_docs: dict[str, str]
     context_param: str | None
-    _plan: tuple[tuple[str, bool, bool, Any, bool, bool], ...] | None
-    _names: frozenset[str]
-    _accepts_extra: bool
+    _binding: Binding
     _derived: bool
     _params: list[ParamInfo] | None
 
@@ -236,13 +232,7 @@ class Tool:
         set_(self, "_params", params)
         ctx = context_param(params) if params else None
         set_(self, "context_param", ctx)
-        set_(self, "_plan", _make_plan(params, ctx))
-        set_(self, "_names", frozenset(p.name for p in params or ()))
-        set_(
-            self,
-            "_accepts_extra",
-            params is None or any(p.kind == "var_keyword" for p in params),
-        )
+        set_(self, "_binding", Binding(self.name, params, ctx, pass_input=self.pass_input))
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"Tool is immutable; use tool.replace({key}=...) for a changed copy")
@@ -257,7 +247,7 @@ class Tool:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tool):
             return NotImplemented
-        return all(getattr(self, s) == getattr(other, s) for s in Tool.__slots__)
+        return all(getattr(self, s) == getattr(other, s) for s in _COMPARED)
 
     def __hash__(self) -> int:
         return hash((self.name, self.signature, id(self.fn)))
@@ -406,53 +396,15 @@ class Tool:
     ) -> tuple[list[Any], dict[str, Any], list[str]]:
         """Map validated named input to ``(args, kwargs, notes)`` for calling :attr:`fn`.
 
-        Omitted parameters keep their Python defaults; a ``null`` sent for a parameter
-        whose hint does not admit ``None`` is dropped so the default applies; names the
-        function does not accept are dropped (``notes`` says so) unless it takes
-        ``**kwargs``. ``context`` fills the :class:`ToolContext` parameter, if any.
+        See :meth:`Binding.bind`: defaults, nulls, unknown names and the context.
 
         Raises:
-            KeyError: a required parameter is missing (the message names it).
+            KeyError: a required parameter is missing (the key names it).
         """
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        notes: list[str] = []
-        plan = self._plan
-        if self.pass_input or plan is None:
-            if self.pass_input:
-                args.append(dict(values))
-            else:
-                kwargs.update((k, v) for k, v in values.items() if isinstance(k, str))
-            if self.context_param is not None:
-                kwargs[self.context_param] = context
-            return args, kwargs, notes
-        used = 0
-        for name, positional, required, default, drop_none, is_context in plan:
-            if is_context:
-                value = context
-            else:
-                value = values.get(name, _MISSING)
-                if value is not _MISSING:
-                    used += 1
-                if value is _MISSING or (value is None and drop_none):
-                    if required:
-                        raise KeyError(name)
-                    if positional:
-                        args.append(default)  # keep later positional-only values in place
-                    continue
-            if positional:
-                args.append(value)
-            else:
-                kwargs[name] = value
-        if used < len(values):
-            for key, value in values.items():
-                if key in self._names:
-                    continue
-                if self._accepts_extra and isinstance(key, str):
-                    kwargs[key] = value
-                else:
-                    notes.append(f"{key}: ignored, {self.name} takes no such argument")
-        return args, kwargs, notes
+        return self._binding.bind(values, context)
+
+
+_COMPARED: Final = tuple(s for s in Tool.__slots__ if s != "_binding")  # derived, no __eq__
 
 
 def _new_tool(params: Any, **fields: Any) -> Tool:
@@ -462,29 +414,6 @@ def _new_tool(params: Any, **fields: Any) -> Tool:
     fn = fields.pop("fn")
     built._setup(name, fn, params=params, **fields)
     return built
-
-
-def _make_plan(
-    params: list[ParamInfo] | None, context: str | None
-) -> tuple[tuple[str, bool, bool, Any, bool, bool], ...] | None:
-    """Decide once how named input maps to a call: one entry per fillable parameter."""
-    if params is None:
-        return None
-    return tuple(
-        (
-            p.name,
-            p.kind == "positional",
-            not p.has_default,
-            p.default,
-            _drop_none(p),
-            p.name == context,
-        )
-        for p in params
-        if p.kind not in ("var_positional", "var_keyword")
-    )
-
-
-_MISSING: Final[Any] = object()
 
 
 _CONSTRUCTOR_ARGS: Final = frozenset(
@@ -502,19 +431,6 @@ _CONSTRUCTOR_ARGS: Final = frozenset(
         "param_docs",
     }
 )
-
-
-def _drop_none(p: ParamInfo) -> bool:
-    """True when ``None`` was sent for a defaulted parameter whose hint rejects ``None``."""
-    return p.has_default and p.hint is not _EMPTY_HINT and not _hint_allows_none(p.hint)
-
-
-def _hint_allows_none(hint: Any) -> bool:
-    if typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    if hint is None or hint is type(None) or hint is Any:
-        return True
-    return type(None) in typing.get_args(hint)
 
 
 @overload
