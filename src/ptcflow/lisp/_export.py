@@ -8,6 +8,7 @@ nested deeper than :data:`MAX_EXPORT_DEPTH`) with a ``limit`` error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from ptcflow.lisp.errors import LimitExceeded
@@ -18,13 +19,23 @@ __all__ = ("MAX_EXPORT_DEPTH", "export")
 MAX_EXPORT_DEPTH: Final = 200
 
 
-class _Counter:
-    __slots__ = ("left", "limit", "what")
+_PROGRESS_EVERY: Final = 8192
 
-    def __init__(self, limit: int, what: str) -> None:
+
+class _Counter:
+    __slots__ = ("left", "limit", "next_progress", "progress", "what")
+
+    def __init__(self, limit: int, what: str, progress: Callable[[], None] | None) -> None:
         self.left = limit
         self.limit = limit
         self.what = what
+        self.progress = progress
+        self.next_progress = limit - _PROGRESS_EVERY
+
+    def tick(self) -> None:
+        self.next_progress = self.left - _PROGRESS_EVERY
+        if self.progress is not None:
+            self.progress()
 
     def too_big(self) -> LimitExceeded:
         return LimitExceeded(
@@ -40,7 +51,14 @@ class _Counter:
         )
 
 
-def export(value: Any, max_nodes: int, *, keep_keywords: bool, what: str) -> Any:
+def export(
+    value: Any,
+    max_nodes: int,
+    *,
+    keep_keywords: bool,
+    what: str,
+    progress: Callable[[], None] | None = None,
+) -> Any:
     """Convert ``value`` like ``values.to_python``, refusing oversized or too-deep values.
 
     Args:
@@ -48,18 +66,22 @@ def export(value: Any, max_nodes: int, *, keep_keywords: bool, what: str) -> Any
         max_nodes: the most values (scalars and collections) the result may contain.
         keep_keywords: keep keyword *values* as :class:`Keyword` (map keys become strings).
         what: what is being converted, for the message (``"the result"``).
+        progress: called every few thousand values (the runner checks the clock and lets
+            the event loop run).
 
     Raises:
         LimitExceeded: the value is too large or too deeply nested.
         LispError: the value contains a function (category ``"type"``).
     """
-    return _conv(value, _Counter(max_nodes, what), 0, keep_keywords)
+    return _conv(value, _Counter(max_nodes, what, progress), 0, keep_keywords)
 
 
 def _conv(x: Any, budget: _Counter, depth: int, keep: bool) -> Any:
     budget.left -= 1
-    if budget.left < 0:
-        raise budget.too_big()
+    if budget.left < budget.next_progress:
+        if budget.left < 0:
+            raise budget.too_big()
+        budget.tick()
     t = type(x)
     if t is str or t is int or t is float or t is bool or x is None:
         return x

@@ -224,15 +224,6 @@ def _envelope_error(result: Any) -> str | None:
     return None
 
 
-def _python_value(value: Any, limits: Limits, what: str) -> Any:
-    """The program's value as Python data (a function becomes its printed form)."""
-    if isinstance(value, LispFn | Builtin):
-        from ptcflow.lisp.printer import pr_str
-
-        return pr_str(value, limit=200)
-    return export(value, limits.max_collection_size, keep_keywords=True, what=what)
-
-
 async def run(
     source: str,
     *,
@@ -299,46 +290,59 @@ async def run(
     budget.maybe_yield = state.yield_now
     nslots = program.nslots
 
-    def main() -> Any:
-        return entry([None] * nslots)
+    def progress() -> None:
+        budget.check_time()
+        state.yield_now()
+
+    def main() -> tuple[dict[str, Any], Any]:
+        # Runs in the program's greenlet, conversion included, so a large value still
+        # yields to the event loop and respects the deadline.
+        outcome: dict[str, Any]
+        try:
+            raw = entry([None] * nslots)
+            outcome = {"commit": True}
+        except ReturnSignal as sig:
+            raw, outcome = sig.value, {"returned": True, "commit": True}
+        except FailSignal as sig:
+            raw, outcome = sig.value, {"failed": True}
+        if isinstance(raw, LispFn | Builtin):
+            from ptcflow.lisp.printer import pr_str
+
+            converted = pr_str(raw, limit=200)
+        else:
+            converted = export(
+                raw,
+                limits.max_collection_size,
+                keep_keywords=True,
+                what="the program's value",
+                progress=progress,
+            )
+        if outcome.get("failed"):
+            outcome["fail_value"] = converted
+        return outcome, converted
 
     g = greenlet(main)
     driver = _Driver(tools, records)
     remaining = max(0.0, budget.deadline - time.monotonic())
-    timed_out = True
+    done: tuple[dict[str, Any], Any] | None = None
     try:
         with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
-            value = await _drive(g, driver)
-            timed_out = False
-    except ReturnSignal as sig:
-        outcome: dict[str, Any] = {"returned": True, "commit": True}
-        raw = sig.value
-    except FailSignal as sig:
-        outcome = {"failed": True}
-        raw = sig.value
+            done = await _drive(g, driver)
     except LispError as err:
         return finish(error=err)
     except RecursionError:
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
-    else:
-        if timed_out:
-            return finish(
-                error=LispError(
-                    "timeout",
-                    f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
-                    "included); do less per turn",
-                )
+    if done is None:
+        return finish(
+            error=LispError(
+                "timeout",
+                f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
+                "included); do less per turn",
             )
-        outcome = {"commit": True}
-        raw = value
-    try:
-        converted = _python_value(raw, limits, "the program's value")
-    except LispError as err:
-        return finish(error=err)
-    if outcome.get("failed"):
-        outcome["fail_value"] = converted
+        )
+    outcome, converted = done
     return finish(value=converted, **outcome)
 
 
