@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ptcflow.directives import Directive
+from ptcflow.runtime._driver import drive
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ("RunScope",)
 
-_CANCEL_GRACE_S = 5.0
 _SOURCE = "ptcflow"
 
 
@@ -57,7 +57,6 @@ class RunScope:
         "_idle",
         "_pending",
         "_publish",
-        "_wake",
         "agents",
         "cancel_loop",
         "cancelling",
@@ -93,6 +92,7 @@ class RunScope:
         "traceparent",
         "turns",
         "usage",
+        "wake",
     )
 
     def __init__(
@@ -155,7 +155,7 @@ class RunScope:
         self._draining = False
         self._done: anyio.Event | None = None
         self._idle: anyio.Event | None = None
-        self._wake: anyio.Event | None = None
+        self.wake: anyio.Event | None = None
         self.ready: DirectiveContext | None = None
         """The directive the driver performs next, in its own task (no spawn)."""
         self.driver_idle = True
@@ -341,7 +341,8 @@ class RunScope:
         )
         self._finish(Err(error=err), self.usage, "strategy_error", route=False)
 
-    def _stalled(self) -> None:
+    def stall(self) -> None:
+        """End a run that has nothing in flight and no outcome (it could never progress)."""
         if self.cancelling is not None:
             self._end_cancelled()
             return
@@ -440,8 +441,8 @@ class RunScope:
             )
         if self._done is not None:
             self._done.set()
-        if self._wake is not None:
-            self._wake.set()
+        if self.wake is not None:
+            self.wake.set()
         if self._idle is not None:
             self._idle.set()
 
@@ -469,8 +470,8 @@ class RunScope:
             return False
         self.driver_idle = False
         self.ready = ctx
-        if self._wake is not None:
-            self._wake.set()
+        if self.wake is not None:
+            self.wake.set()
         return True
 
     def expire(self) -> Err:
@@ -503,72 +504,11 @@ class RunScope:
         if self._idle is not None:
             self._idle.set()
 
-    # -- waiting -------------------------------------------------------------------------
+    # -- waiting (see _driver.py) ------------------------------------------------------
 
     async def drive(self) -> Step:
-        """Perform the run's sequential work and wait for its end; return its Step.
-
-        The driver performs one directive at a time in the caller's task (a sequential
-        run spawns no task at all); directives submitted while it is busy run in tasks
-        of the Runtime's task group. Its cancel scope carries the mission deadline.
-        Cancelling the awaiting task cancels the run (every in-flight directive still
-        gets its terminal signal) and re-raises the cancellation.
-        """
-        perform = self.executor.perform
-        try:
-            with anyio.CancelScope(deadline=self.deadline) as scope:
-                self.driver_scope = scope
-                while not self.finished:
-                    ctx = self.ready
-                    if ctx is not None:
-                        self.ready = None
-                        await perform(ctx, driver=True)
-                        continue
-                    if not self.inflight and not self.closing:
-                        self._stalled()  # nothing can ever wake this run
-                        break
-                    self.driver_idle = True
-                    wake = self._wake = anyio.Event()
-                    await wake.wait()
-            self.driver_scope = None
-            self.driver_idle = False
-            if not self.finished:
-                # the scope ended the loop: the mission deadline, cancel(), or closing
-                if self.cancelling is None and not self.closing:
-                    self.expire()
-                await self._wait_finished()
-            elif self.inflight:
-                await self.wait_idle()
-        except anyio.get_cancelled_exc_class():
-            self.driver_scope = None
-            self.driver_idle = False
-            self.cancel(_cancelled(f"run {self.run_id} ({self.name}) was cancelled"))
-            await self._wait_finished()
-            raise
-        assert self.step is not None
-        return self.step
-
-    async def _wait_finished(self) -> None:
-        """Wait (shielded, bounded) until the run is over and no directive is in flight."""
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(_CANCEL_GRACE_S):
-                await self.wait_done()
-            if self.inflight or not self.finished:
-                self._force_end()
-
-    def _force_end(self) -> None:
-        """Last resort when directives ignore cancellation: answer them and end the run."""
-        log = self.executor.log
-        if log is not None:
-            log.warning(
-                "run.cancel_grace_exceeded", run_id=self.run_id, in_flight=len(self.inflight)
-            )
-        reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
-        for ctx in list(self.inflight):
-            self.executor.finish(ctx, ctx.kind, reason)
-        if not self.closing:
-            self._finish(reason, self.usage, reason.error.type)
-        self._emit_end()
+        """Perform the run's sequential work and wait for its end (see :func:`drive`)."""
+        return await drive(self)
 
     async def wait_done(self) -> Step:
         """Wait until the run has ended and its directives have exited; return the Step."""
@@ -586,6 +526,20 @@ class RunScope:
         while self.inflight:
             self._idle = anyio.Event()
             await self._idle.wait()
+
+    def force_end(self) -> None:
+        """Last resort when directives ignore cancellation: answer them and end the run."""
+        log = self.executor.log
+        if log is not None:
+            log.warning(
+                "run.cancel_grace_exceeded", run_id=self.run_id, in_flight=len(self.inflight)
+            )
+        reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
+        for ctx in list(self.inflight):
+            self.executor.finish(ctx, ctx.kind, reason)
+        if not self.closing:
+            self._finish(reason, self.usage, reason.error.type)
+        self._emit_end()
 
     @property
     def done(self) -> bool:

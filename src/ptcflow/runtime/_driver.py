@@ -1,0 +1,80 @@
+"""The run's driver: the task that awaits a run performs its sequential work.
+
+A sequential run (model, tool, model, ...) spawns no task at all: the task that awaits
+the run performs one directive at a time itself, inside one cancel scope that carries the
+mission deadline. Directives submitted while the driver is busy (parallel tool calls) run
+in tasks of the Runtime's task group instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ptcflow.runtime._step import Step
+from ptcflow.signals import CANCELLED, Err, ErrorEnvelope
+
+if TYPE_CHECKING:
+    from ptcflow.runtime._scope import RunScope
+
+__all__ = ("drive",)
+
+CANCEL_GRACE_S = 5.0
+"""How long a cancelled run waits for its directives to exit before giving up on them."""
+
+
+async def drive(run: RunScope) -> Step:
+    """Perform ``run``'s sequential work and wait for its end; return its Step.
+
+    Cancelling the awaiting task cancels the run (every in-flight directive still gets its
+    terminal signal) and re-raises the cancellation.
+    """
+    perform = run.executor.perform
+    try:
+        with anyio.CancelScope(deadline=run.deadline) as scope:
+            run.driver_scope = scope
+            while not run.finished:
+                ctx = run.ready
+                if ctx is not None:
+                    run.ready = None
+                    await perform(ctx, driver=True)
+                    continue
+                if not run.inflight and not run.closing:
+                    run.stall()  # nothing can ever wake this run
+                    break
+                run.driver_idle = True
+                wake = run.wake = anyio.Event()
+                await wake.wait()
+        run.driver_scope = None
+        run.driver_idle = False
+        if not run.finished:
+            # the scope ended the loop: the mission deadline, cancel(), or closing
+            if run.cancelling is None and not run.closing:
+                run.expire()
+            await wait_finished(run)
+        elif run.inflight:
+            await run.wait_idle()
+    except anyio.get_cancelled_exc_class():
+        run.driver_scope = None
+        run.driver_idle = False
+        run.cancel(
+            Err(
+                error=ErrorEnvelope.make(
+                    CANCELLED, f"run {run.run_id} ({run.name}) was cancelled", retryable=False
+                )
+            )
+        )
+        await wait_finished(run)
+        raise
+    assert run.step is not None
+    return run.step
+
+
+async def wait_finished(run: RunScope) -> None:
+    """Wait (shielded, bounded) until ``run`` is over and no directive is in flight."""
+    with anyio.CancelScope(shield=True):
+        with anyio.move_on_after(CANCEL_GRACE_S):
+            await run.wait_done()
+        if run.inflight or not run.finished:
+            run.force_end()

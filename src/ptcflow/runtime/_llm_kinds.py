@@ -1,0 +1,283 @@
+"""The model directive kinds: ``LLMGenerate``, ``LLMStream`` and ``LLMEmbed``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
+from ptcflow.errors import ConfigError
+from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._kind import Kind, validation
+from ptcflow.runtime._provider import (
+    EmbedRequest,
+    LLMProvider,
+    LLMRequest,
+    ModelResolver,
+    ProviderError,
+)
+from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.signals import (
+    EMBED_RESULT,
+    LLM_DELTA,
+    LLM_RESPONSE,
+    PROVIDER_ERROR,
+    TIMEOUT,
+    TRANSIENT,
+    USAGE,
+    EmbedResponse,
+    EmbedResultData,
+    Err,
+    ErrorEnvelope,
+    LLMDeltaData,
+    LLMResponse,
+    LLMResponseData,
+    Ok,
+    StreamAssembler,
+    UsageData,
+)
+
+__all__ = ("is_resolver", "llm_kinds")
+
+
+def _resolve(ctx: DirectiveContext, model: str | None, alias: str | None) -> None:
+    llm = ctx.run.llm
+    if llm is None:
+        ctx.data = validation(
+            f"{type(ctx.directive).__name__} {ctx.directive.id!r} needs a model, but the run "
+            "has none: pass llm=... to Runtime(...) or rt.run(...)"
+        )
+        return
+    try:
+        if ctx.run.llm_is_resolver:
+            provider, name = llm.resolve(model, alias)
+        else:
+            provider = llm
+            name = model or alias or str(getattr(llm, "model", "") or "")
+    except ConfigError as exc:
+        ctx.data = validation(str(exc))
+        return
+    ctx.data = (provider, name)
+
+
+def is_resolver(llm: Any) -> bool:
+    """True when ``llm`` is a model resolver rather than a provider (decided once per run)."""
+    return isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider)
+
+
+def _llm_prepare_sync(ctx: DirectiveContext) -> None:
+    d = ctx.directive
+    assert isinstance(d, LLMGenerate | LLMEmbed)
+    _resolve(ctx, d.model, d.model_alias)
+
+
+def _llm_prepare(ctx: DirectiveContext) -> Any:
+    return ctx.data if isinstance(ctx.data, Err) else None
+
+
+def _provider_name(provider: Any) -> str:
+    return str(getattr(provider, "name", "") or type(provider).__name__)
+
+
+def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
+    if isinstance(exc, ProviderError):
+        ctx.retry_after = exc.retry_after
+        return Err(error=exc.envelope)
+    who = _provider_name(provider)
+    if isinstance(exc, TimeoutError):
+        kind, retryable = TIMEOUT, True
+    elif isinstance(exc, ConnectionError):
+        kind, retryable = TRANSIENT, True
+    else:
+        kind, retryable = PROVIDER_ERROR, False
+    return Err(
+        error=ErrorEnvelope.make(
+            kind,
+            f"provider {who!r} failed on attempt {ctx.attempt}: {type(exc).__name__}: {exc}",
+            {"exception": type(exc).__name__, "provider": who},
+            retryable=retryable,
+        )
+    )
+
+
+def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
+    provider, model = ctx.data
+    d = ctx.directive
+    assert isinstance(d, LLMGenerate)
+    req = LLMRequest(
+        model=model,
+        messages=d.messages,
+        tools=d.tools,
+        tool_choice=d.tool_choice,
+        response_schema=d.response_schema,
+        options=d.options,
+    )
+    return provider, req
+
+
+async def _generate(ctx: DirectiveContext) -> Any:
+    provider, req = _request(ctx)
+    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    try:
+        if limiter is None:
+            resp = await provider.generate(req)
+        else:
+            async with limiter:
+                resp = await provider.generate(req)
+    except Exception as exc:
+        return _classify(exc, provider, ctx)
+    return _check_response(resp, provider, req.model, LLMResponse)
+
+
+def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any:
+    if not isinstance(resp, cls):
+        return Err(
+            error=ErrorEnvelope.make(
+                PROVIDER_ERROR,
+                f"provider {_provider_name(provider)!r} returned {type(resp).__name__}, "
+                f"expected {cls.__name__} (malformed provider output)",
+                {"provider": _provider_name(provider)},
+                retryable=False,
+            )
+        )
+    if not resp.model and model:
+        resp = msgspec.structs.replace(resp, model=model)
+    return Ok(payload=resp)
+
+
+async def _stream(ctx: DirectiveContext) -> Any:
+    provider, req = _request(ctx)
+    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    if limiter is None:
+        return await _consume(ctx, provider, req)
+    async with limiter:
+        return await _consume(ctx, provider, req)
+
+
+async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
+    assembler = StreamAssembler()
+    chunks = provider.stream(req)
+    try:
+        async for chunk in chunks:
+            ctx.no_retry = True  # deltas are visible now: a retry would repeat them
+            assembler.add(chunk)
+            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=chunk))
+    except Exception as exc:
+        return _classify(exc, provider, ctx)
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    try:
+        response = assembler.response()
+    except ValueError as exc:
+        return Err(
+            error=ErrorEnvelope.make(
+                PROVIDER_ERROR,
+                f"provider {_provider_name(provider)!r} streamed a malformed response: {exc}",
+                {"provider": _provider_name(provider)},
+                retryable=False,
+            )
+        )
+    return _check_response(response, provider, req.model, LLMResponse)
+
+
+def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
+    run = ctx.run
+    run.turns += 1
+    if result.ok:
+        resp: LLMResponse = result.payload
+        run.usage = run.usage + resp.usage
+        ctx.emit(USAGE, UsageData(usage=resp.usage, model=resp.model))
+    ctx.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=max(ctx.attempt, 1)))
+
+
+def _model_attrs(ctx: DirectiveContext, operation: str) -> tuple[str, str, dict[str, Any]]:
+    provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
+    pname = _provider_name(provider) if provider is not None else ""
+    attrs: dict[str, Any] = {"gen_ai.operation.name": operation}
+    if pname:
+        attrs["gen_ai.provider.name"] = pname
+    if model:
+        attrs["gen_ai.request.model"] = model
+    return pname, model, attrs
+
+
+def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+    op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
+    _, model, attrs = _model_attrs(ctx, op)
+    span = tel.start_span(f"{op} {model}".strip(), attrs, ctx.run.otel_context)
+    ctx.span = span
+    ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
+    ctx.traceparent = tel.traceparent(span)
+    d = ctx.directive
+    if isinstance(d, LLMGenerate):
+        tel.content(span, "gen_ai.input.messages", d.messages)
+    elif isinstance(d, LLMEmbed):
+        tel.content(span, "gen_ai.embeddings.input", d.inputs)
+
+
+def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
+    op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
+    pname, model, _ = _model_attrs(ctx, op)
+    usage = result.payload.usage if result.ok else None
+    attrs: dict[str, Any] = {}
+    if result.ok:
+        resp = result.payload
+        attrs["gen_ai.usage.input_tokens"] = usage.input_tokens if usage else 0
+        attrs["gen_ai.usage.output_tokens"] = usage.output_tokens if usage else 0
+        attrs["gen_ai.response.model"] = resp.model or None
+        if isinstance(resp, LLMResponse):
+            attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
+            tel.content(ctx.span, "gen_ai.output.messages", (resp.as_message(),))
+    tel.end_span(ctx.span, result, **attrs)
+    tel.record(
+        op,
+        duration,
+        provider=pname,
+        model=model,
+        usage=usage,
+        error_type=None if result.ok else result.error.type,
+    )
+
+
+# -- LLMEmbed --------------------------------------------------------------------------
+
+
+async def _embed(ctx: DirectiveContext) -> Any:
+    provider, model = ctx.data
+    d = ctx.directive
+    assert isinstance(d, LLMEmbed)
+    req = EmbedRequest(model=model, inputs=d.inputs)
+    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    try:
+        if limiter is None:
+            resp = await provider.embed(req)
+        else:
+            async with limiter:
+                resp = await provider.embed(req)
+    except Exception as exc:
+        return _classify(exc, provider, ctx)
+    return _check_response(resp, provider, model, EmbedResponse)
+
+
+def _embed_terminal(ctx: DirectiveContext, result: Any) -> None:
+    if result.ok:
+        ctx.run.usage = ctx.run.usage + result.payload.usage
+    ctx.emit(EMBED_RESULT, EmbedResultData(result=result, attempts=max(ctx.attempt, 1)))
+
+
+def llm_kinds() -> dict[type[Any], Kind]:
+    """The kinds of the model directives."""
+    common: dict[str, Any] = {
+        "prepare_sync": _llm_prepare_sync,
+        "prepare": _llm_prepare,
+        "open_span": _llm_span,
+        "close_span": _llm_close,
+    }
+    return {
+        LLMGenerate: Kind("LLMGenerate", perform=_generate, terminal=_llm_terminal, **common),
+        LLMStream: Kind("LLMStream", perform=_stream, terminal=_llm_terminal, **common),
+        LLMEmbed: Kind("LLMEmbed", perform=_embed, terminal=_embed_terminal, **common),
+    }
