@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -48,8 +49,26 @@ __all__ = (
     "truthy",
 )
 
-_KEYWORDS: dict[str, Keyword] = {}  # the intern table; keywords are immortal like Clojure's
+# The intern table holds weak references, so keywords made by programs ((keyword s) on
+# user data) do not accumulate in a long-lived process; a live keyword is always unique.
+_KEYWORDS: dict[str, weakref.ref[Keyword]] = {}
 _NO_ARG: Final[Any] = object()  # marks a missing positional argument
+
+
+class _KeywordRef(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference that remembers the keyword's name, to drop its table entry."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, kw: Keyword, callback: Callable[[_KeywordRef], None]) -> None:
+        super().__init__(kw, callback)  # type: ignore[call-arg]
+        self.key = kw.name
+
+
+def _forget(ref: _KeywordRef) -> None:
+    """Drop a dead keyword's entry (unless the name was interned again meanwhile)."""
+    if _KEYWORDS.get(ref.key) is ref:
+        del _KEYWORDS[ref.key]
 
 
 @final
@@ -70,17 +89,20 @@ class Keyword:
         (':a', 1)
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("__weakref__", "name")
     name: str
 
     def __new__(cls, name: str) -> Keyword:
-        kw = _KEYWORDS.get(name)
-        if kw is None:
-            if not isinstance(name, str):
-                raise TypeError(f"Keyword name must be a str, got {type(name).__name__}")
-            kw = object.__new__(cls)
-            object.__setattr__(kw, "name", name)
-            kw = _KEYWORDS.setdefault(name, kw)
+        ref = _KEYWORDS.get(name)
+        if ref is not None:
+            kw = ref()
+            if kw is not None:
+                return kw
+        if not isinstance(name, str):
+            raise TypeError(f"Keyword name must be a str, got {type(name).__name__}")
+        kw = object.__new__(cls)
+        object.__setattr__(kw, "name", name)
+        _KEYWORDS[name] = _KeywordRef(kw, _forget)
         return kw
 
     def __setattr__(self, attr: str, value: object) -> None:
@@ -549,9 +571,15 @@ def _from(x: Any, kw: bool) -> Any:
     scalars = _SCALARS
     if t is dict:
         out = {}
-        intern = _KEYWORDS.get
+        refs = _KEYWORDS.get
         for k, v in x.items():
-            key = (intern(k) or Keyword(k)) if type(k) is str and kw else _from(k, kw)
+            if type(k) is str and kw:
+                ref = refs(k)
+                key = ref() if ref is not None else None
+                if key is None:
+                    key = Keyword(k)
+            else:
+                key = _from(k, kw)
             out[key] = v if type(v) in scalars else _from(v, kw)
         return out
     if t is list or t is tuple:

@@ -50,6 +50,20 @@ def test_keywords_are_interned_immutable_and_callable() -> None:
         K(1)  # type: ignore[arg-type]
 
 
+def test_keywords_made_at_runtime_do_not_accumulate() -> None:
+    import gc
+
+    from ptcflow.lisp import values
+
+    before = len(values._KEYWORDS)
+    made = [K(f"tmp-{i}") for i in range(500)]
+    assert len(values._KEYWORDS) == before + 500
+    assert K("tmp-7") is made[7]
+    del made
+    gc.collect()
+    assert len(values._KEYWORDS) == before
+
+
 def test_regex_values() -> None:
     r = Regex(re.compile(r"\d+"))
     assert r.source == r"\d+" and r == Regex(re.compile(r"\d+")) and r != r"\d+"
