@@ -131,6 +131,7 @@ class ModelRegistry:
         path: str | os.PathLike[str] | None = None,
         *,
         aliases: Mapping[str, str] | None = None,
+        default: str | None = None,
         providers: Mapping[str, ProviderConfig | LLMProvider] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ModelRegistry:
@@ -139,8 +140,8 @@ class ModelRegistry:
 
         With no ``path``, the current directory and its parents are searched for either
         file (the nearest wins; a ``pyproject.toml`` without the table is skipped).
-        Arguments given here are merged over the file's. Reads a file; does not block on
-        the network.
+        Arguments given here (``aliases``, ``default``, ``providers``, ``env``) win over
+        the file's. Reads a file; no network I/O.
 
         Raises:
             ConfigError: the file is not valid TOML, has unknown keys, or holds an API key.
@@ -169,7 +170,7 @@ class ModelRegistry:
                 ) from None
         return cls(
             aliases={**parsed.aliases, **(aliases or {})},
-            default=parsed.default_model,
+            default=default if default is not None else parsed.default_model,
             providers={**configs, **(providers or {})},
             env=env,
         )
