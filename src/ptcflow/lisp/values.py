@@ -24,6 +24,7 @@ Python considers equal collide (``{1 :a, true :b}`` holds one key): a documented
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import weakref
@@ -132,12 +133,6 @@ class Keyword:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Keyword, (self.name,))
-
-    def __copy__(self) -> Keyword:
-        return self
-
-    def __deepcopy__(self, memo: object) -> Keyword:
-        return self
 
     def __lt__(self, other: object) -> bool:
         if type(other) is Keyword:
@@ -281,14 +276,9 @@ class Builtin:
         """
         if not self.needs_budget:
             return self
-        fn = self.fn
-
-        def bound(*args: Any) -> Any:
-            return fn(budget, *args)
-
         return Builtin(
             self.name,
-            bound,
+            functools.partial(self.fn, budget),
             min_arity=self.min_arity,
             max_arity=self.max_arity,
             needs_budget=False,
@@ -315,12 +305,17 @@ def truthy(x: object) -> bool:
     return x is not None and x is not False
 
 
-# Types whose Python equality is exactly Clojure equality.
-_PLAIN: Final = frozenset({str, Keyword, int, type(None), bool, Regex})
+def eq_key(x: object) -> object:
+    """A hashable key whose Python equality is Clojure equality (``1``, ``1.0``, ``true`` and
+    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says).
 
+    Used by ``distinct``, ``distinct?`` and friends. Raises ``TypeError`` only for values that
+    cannot be hashed at all.
 
-def _strict(x: object) -> object:
-    """A key whose Python equality is Clojure equality (separates 1, 1.0 and true)."""
+    Example:
+        >>> eq_key(1) == eq_key(1.0), eq_key({Keyword("a"): 1}) == eq_key({Keyword("a"): 1})
+        (False, True)
+    """
     t = type(x)
     if t is str or t is Keyword or t is int:
         return x
@@ -337,18 +332,7 @@ def _strict(x: object) -> object:
     return x
 
 
-def eq_key(x: object) -> object:
-    """A hashable key whose Python equality is Clojure equality (``1``, ``1.0``, ``true`` and
-    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says).
-
-    Used by ``distinct``, ``distinct?`` and friends. Raises ``TypeError`` only for values that
-    cannot be hashed at all.
-
-    Example:
-        >>> eq_key(1) == eq_key(1.0), eq_key({Keyword("a"): 1}) == eq_key({Keyword("a"): 1})
-        (False, True)
-    """
-    return _strict(x)
+_strict = eq_key
 
 
 def _loose_key(k: object) -> bool:
@@ -412,16 +396,11 @@ def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
 
 def _map_fn(m: dict[Any, Any]) -> Callable[..., Any]:
     def lookup(*args: Any) -> Any:
-        if len(args) == 1:
-            try:
-                return m.get(args[0])
-            except TypeError:  # an unhashable key (a map) is never present
-                return None
         _lookup_arity("a map used as a function", args)
         try:
-            return m.get(args[0], args[1])
-        except TypeError:
-            return args[1]
+            return m.get(*args)
+        except TypeError:  # an unhashable key (a map) is never present
+            return args[1] if len(args) == 2 else None
 
     return lookup
 
@@ -598,16 +577,12 @@ def _from(x: Any, kw: bool) -> Any:
     )
 
 
-_BASES: Final[tuple[tuple[type, Callable[[Any], Any]], ...]] = (
-    (bool, bool),
-    (int, int),
-    (float, float),
-    (str, str),
-    (dict, dict),
-    (list, tuple),
-    (tuple, tuple),
-    (set, frozenset),
-    (frozenset, frozenset),
+_BASES: Final[tuple[tuple[type, Callable[[Any], Any]], ...]] = tuple(
+    zip(
+        (bool, int, float, str, dict, list, tuple, set, frozenset),
+        (bool, int, float, str, dict, tuple, tuple, frozenset, frozenset),
+        strict=True,
+    )
 )
 
 
