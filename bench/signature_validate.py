@@ -16,7 +16,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any, NotRequired, TypedDict
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 import msgspec
 
@@ -27,18 +27,20 @@ SIGNATURE = "[{id :int, name :string, tags [:string], owner {id :int, email :str
 
 
 class Keyword:
-    """A stand-in for the PTC-Lisp keyword type (keys as ``:id``)."""
+    """A stand-in for the PTC-Lisp keyword (``:id``): interned, hashed by identity."""
 
     __slots__ = ("name",)
+    _interned: ClassVar[dict[str, Keyword]] = {}
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __new__(cls, name: str) -> Keyword:
+        found = cls._interned.get(name)
+        if found is None:
+            found = object.__new__(cls)
+            found.name = name
+            cls._interned[name] = found
+        return found
 
-    def __hash__(self) -> int:
-        return hash(self.name) ^ 0x5BD1E995
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Keyword) and other.name == self.name
+    name: str
 
 
 def keywordize(value: Any) -> Any:
@@ -87,15 +89,20 @@ def make_records(count: int, *, invalid: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-def median_us(fn: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``fn()`` over ``repeats`` runs, in microseconds."""
-    times: list[float] = []
+def median_us(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median wall time (µs) of each case over ``repeats`` rounds.
+
+    The cases are interleaved round by round, so a change in machine load affects all of
+    them alike and the ratios stay meaningful on a busy machine.
+    """
+    times: dict[str, list[float]] = {label: [] for label in cases}
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
+        for label, fn in cases.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times[label].append((time.perf_counter() - start) * 1e6)
+    return {label: statistics.median(values) for label, values in times.items()}
 
 
 def main() -> None:
@@ -113,41 +120,27 @@ def main() -> None:
     assert sig.validate_output(valid, mode="strict").ok
     assert msgspec.convert(valid, list[Record])
 
-    rows: list[tuple[str, float]] = []
-    t_struct = median_us(lambda: msgspec.convert(valid, list[Record]), repeats)
-    t_td = median_us(lambda: msgspec.convert(valid, list[RecordTD]), repeats)
-    rows.append(("msgspec.convert -> list[Struct]", t_struct))
-    rows.append(("msgspec.convert -> list[TypedDict]", t_td))
-    floor = min(t_struct, t_td)
-    rows.append(
-        ("validate_output (enabled)", median_us(lambda: sig.validate_output(valid), repeats))
-    )
-    rows.append(
-        (
-            "validate_output (strict)",
-            median_us(lambda: sig.validate_output(valid, mode="strict"), repeats),
-        )
-    )
     isig = parse(f"(records {SIGNATURE}) -> :any")
     args = {"records": valid}
     assert isig.validate_input(args).ok
-    rows.append(("validate_input (enabled)", median_us(lambda: isig.validate_input(args), repeats)))
-
     slow = compile_type(sig.output, coerce=False, strict=False).check
-    rows.append(
-        (
-            "slow path only (closures), str keys",
-            median_us(lambda: slow(valid, None, _Ctx()), repeats),
-        )
-    )
     lisp_data = keywordize(valid)
     assert sig.validate_output(lisp_data).ok
-    rows.append(
-        (
-            "validate_output, keyword keys",
-            median_us(lambda: sig.validate_output(lisp_data), repeats),
-        )
+
+    cases: dict[str, Callable[[], object]] = {
+        "msgspec.convert -> list[Struct]": lambda: msgspec.convert(valid, list[Record]),
+        "msgspec.convert -> list[TypedDict]": lambda: msgspec.convert(valid, list[RecordTD]),
+        "validate_output (enabled)": lambda: sig.validate_output(valid),
+        "validate_output (strict)": lambda: sig.validate_output(valid, mode="strict"),
+        "validate_input (enabled)": lambda: isig.validate_input(args),
+        "slow path only (closures), str keys": lambda: slow(valid, None, _Ctx()),
+        "validate_output, keyword keys": lambda: sig.validate_output(lisp_data),
+    }
+    medians = median_us(cases, repeats)
+    floor = min(
+        medians["msgspec.convert -> list[Struct]"], medians["msgspec.convert -> list[TypedDict]"]
     )
+    rows = list(medians.items())
 
     print(f"signature: {SIGNATURE}")
     print(f"valid data, {count:,} records, median of {repeats} runs:")
@@ -159,7 +152,7 @@ def main() -> None:
         bad = make_records(size, invalid=True)
         result = sig.validate_output(bad)
         assert len(result.errors) == size, len(result.errors)
-        micros = median_us(lambda bad=bad: sig.validate_output(bad), repeats)  # type: ignore[misc]
+        micros = median_us({"bad": lambda bad=bad: sig.validate_output(bad)}, repeats)["bad"]  # type: ignore[misc]
         print(f"  {size:>9,} records {micros:>14,.0f} µs   {micros / size:6.2f} µs/record")
 
 

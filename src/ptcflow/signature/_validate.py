@@ -213,7 +213,7 @@ def _keyword(value: Any, path: PathNode, ctx: _Ctx) -> Any:
 
 
 def _map(value: Any, path: PathNode, ctx: _Ctx) -> Any:
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return value
     return ctx.fail(path, "map", value)
 
@@ -334,7 +334,7 @@ def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
     allowed = ", ".join(f.name for f in node.fields) or "no fields"
 
     def fields(value: Any, path: PathNode, ctx: _Ctx) -> Any:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             return ctx.fail(path, "map", value)
         originals: dict[str, Any] | None = None
         changed: dict[str, Any] | None = None
