@@ -40,6 +40,13 @@ program = '''
 '''
 result = run_sync(program, ctx={"orders": orders})
 assert result.value == {"total": 30, "ids": [1, 3], "label": "2 paid, 15.0 avg"}
+
+# Mistakes come back as typed errors written for the model, never as Python tracebacks:
+bad = run_sync('(+ 1 (get {:a "x"} :a))')
+assert bad.error.category == "type"
+assert bad.error.message == '+ expects numbers, got string "x"'
+assert run_sync("(range 1e12)").error.category == "limit"
+assert run_sync('(re-find #"(a+)+$" "aaaa")').error.category == "limit"
 ```
 
 Conventions, which follow Clojure unless noted:
