@@ -129,7 +129,7 @@ class Analyzer:
     # -- entry --------------------------------------------------------------------------
     def program(self, forms: tuple[Form, ...]) -> Program:
         """Analyze a whole program (its top-level forms in a ``do``)."""
-        self.defs = set(_collect_defs(forms))
+        self.defs = _collect_defs(forms)
         scope = Scope(None)
         self.recur_targets.append(None)
         body = tuple(self.analyze(f, scope, tail=False) for f in forms)
@@ -319,19 +319,29 @@ class Analyzer:
         return A.ToolCall(name_node, arg_node, form.line, form.column)
 
 
-def _collect_defs(forms: Iterable[Form]) -> Iterable[str]:
-    for f in forms:
-        if isinstance(f, ListForm | VecForm | MapForm | SetForm):
-            items = f.items
+def _collect_defs(forms: Iterable[Form]) -> set[str]:
+    """Every name a ``def``/``defn`` anywhere in the program defines (forward references)."""
+    out: set[str] = set()
+    stack = list(forms)
+    while stack:
+        f = stack.pop()
+        t = type(f)
+        if t is ListForm:
+            items = f.items  # type: ignore[attr-defined]
             if (
-                isinstance(f, ListForm)
-                and len(items) > 1
-                and isinstance(items[0], Sym)
-                and items[0].name in ("def", "defn", "defn-")
-                and isinstance(items[1], Sym)
+                len(items) > 1
+                and type(items[0]) is Sym
+                and items[0].name in _DEF_FORMS
+                and type(items[1]) is Sym
             ):
-                yield items[1].name
-            yield from _collect_defs(items)
+                out.add(items[1].name)
+            stack.extend(items)
+        elif t is VecForm or t is MapForm or t is SetForm:
+            stack.extend(f.items)  # type: ignore[attr-defined]
+    return out
+
+
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
 
 
 def _suggest(name: str, candidates: Iterable[str], prefix: str = "") -> str:

@@ -15,9 +15,10 @@ from typing import Any, Final
 from ptcflow.lisp import _ast as A
 from ptcflow.lisp._destructure import Binder, compile_binder
 from ptcflow.lisp._fn import make_fn_factory
+from ptcflow.lisp._intrinsics import intrinsic
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
 from ptcflow.lisp.errors import LimitExceeded, LispError, arity_error
-from ptcflow.lisp.values import Builtin, LispFn, iter_of, lisp_eq, to_fn
+from ptcflow.lisp.values import Builtin, iter_of, lisp_eq, to_fn
 
 __all__ = ("Compiler", "Ev", "convert_exception")
 
@@ -460,17 +461,42 @@ def _compile_call(c: Compiler, node: A.Call) -> Ev:
     elif isinstance(head, A.Const) and callable(head.value):
         static = label = head.value
     if static is not None:
+        if isinstance(head, A.BuiltinRef) and head.builtin.name in _INTRINSIC_NAMES:
+            slow = _slow_call(static, label, len(args), line, col)
+            fast = intrinsic(head.builtin.name, args, slow)
+            if fast is not None:
+                return fast
         return _static_call(static, label, args, line, col)
     fn = c.compile(head)
+
+    def to_callable(f: Any) -> Callable[..., Any]:
+        try:
+            return _not_callable(f)
+        except LispError as e:
+            raise e.with_position(line, col) from None
+
+    if n == 1:
+        a0 = args[0]
+
+        def dynamic1(frame: list[Any]) -> Any:
+            f = fn(frame)
+            x = a0(frame)
+            if not callable(f):
+                f = to_callable(f)
+            try:
+                return f(x)
+            except LispError as e:
+                raise e.with_position(line, col) from None
+            except Exception as e:
+                raise convert_exception(e, f, n).with_position(line, col) from None
+
+        return dynamic1
 
     def dynamic(frame: list[Any]) -> Any:
         f = fn(frame)
         vals = [a(frame) for a in args]
         if not callable(f):
-            try:
-                f = _not_callable(f)
-            except LispError as e:
-                raise e.with_position(line, col) from None
+            f = to_callable(f)
         try:
             return f(*vals)
         except LispError as e:
@@ -478,25 +504,22 @@ def _compile_call(c: Compiler, node: A.Call) -> Ev:
         except Exception as e:
             raise convert_exception(e, f, n).with_position(line, col) from None
 
-    if n == 1:
-        a0 = args[0]
-
-        def dynamic1(frame: list[Any]) -> Any:
-            f = fn(frame)
-            if type(f) is not _ClosureType and not callable(f):
-                return dynamic(frame)
-            try:
-                return f(a0(frame))
-            except LispError as e:
-                raise e.with_position(line, col) from None
-            except Exception as e:
-                raise convert_exception(e, f, n).with_position(line, col) from None
-
-        return dynamic1
     return dynamic
 
 
-_ClosureType: Final[type] = LispFn
+_INTRINSIC_NAMES: Final = frozenset({"+", "-", "*", "<", ">", "<=", ">=", "=", "inc", "dec"})
+
+
+def _slow_call(f: Any, label: Any, n: int, line: int, col: int) -> Callable[..., Any]:
+    def slow(*vals: Any) -> Any:
+        try:
+            return f(*vals)
+        except LispError as e:
+            raise e.with_position(line, col) from None
+        except Exception as e:
+            raise convert_exception(e, label, n).with_position(line, col) from None
+
+    return slow
 
 
 def _static_call(f: Any, label: Any, args: list[Ev], line: int, col: int) -> Ev:

@@ -23,7 +23,7 @@ Invoke = Callable[[tuple[Any, ...], "Closure", tuple[Any, ...]], Any]
 
 
 class Closure(LispFn):
-    """A function value created by ``fn``/``defn`` in a program."""
+    """A function value created by ``fn``/``defn`` in a program (several arities)."""
 
     __slots__ = ("_captured", "_fixed", "_variadic")
 
@@ -55,6 +55,24 @@ class Closure(LispFn):
         return " or ".join(counts)
 
 
+class Closure1(Closure):
+    """A program function with one fixed arity (the common case, dispatched faster)."""
+
+    __slots__ = ("_cap", "_inv", "_n")
+
+    def __init__(self, name: str | None, n: int, invoke: Invoke, captured: tuple[Any, ...]):
+        LispFn.__init__(self, name, n, n)
+        self._n = n
+        self._inv = invoke
+        self._cap = captured
+
+    def __call__(self, *args: Any) -> Any:
+        """Apply the function to positional arguments."""
+        if len(args) == self._n:
+            return self._inv(self._cap, self, args)
+        raise arity_error(self.name or "fn", len(args), str(self._n))
+
+
 def make_fn_factory(
     state: RunState,
     compile_node: Callable[[A.Node], Callable[[list[Any]], Any]],
@@ -76,6 +94,14 @@ def make_fn_factory(
             for (a, inv), idx in zip(arities, outer, strict=True)
             if a.rest is not None
         ]
+
+        if len(fixed_specs) == 1 and not var_specs:
+            (n1, inv1, idx1) = fixed_specs[0]
+
+            def make1(frame: list[Any]) -> Closure:
+                return Closure1(name, n1, inv1, tuple([frame[i] for i in idx1]))
+
+            return make1
 
         def make(frame: list[Any]) -> Closure:
             fixed = {n: (inv, tuple([frame[i] for i in idx])) for n, inv, idx in fixed_specs}
@@ -115,20 +141,58 @@ def _invoke(
     max_loops = budget.limits.max_loop_iterations
     has_recur = arity.has_recur
     label = name or "an anonymous fn"
+    simple = not has_rest and self_idx < 0 and not destructure and not has_recur
 
-    def enter() -> None:
-        depth = state.depth + 1
-        if depth > max_depth:
-            raise LimitExceeded(
-                "max_depth",
-                f"calls nested deeper than {max_depth} (in {label}); use loop/recur, reduce or "
-                "map instead of deep recursion",
-            )
-        state.depth = depth
-        budget.step()
+    def too_deep() -> LimitExceeded:
+        return LimitExceeded(
+            "max_depth",
+            f"calls nested deeper than {max_depth} (in {label}); use loop/recur, reduce or "
+            "map instead of deep recursion",
+        )
+
+    def run_recur(frame: list[Any], r: Any) -> Any:
+        n = 0
+        while type(r) is Recur:
+            n += 1
+            if n > max_loops:
+                raise LimitExceeded(
+                    "max_loop_iterations",
+                    f"recur in {label} ran more than {max_loops} iterations; make sure it ends",
+                )
+            budget.step()
+            vals = r.values
+            for i in range(nfixed):
+                frame[ncap + i] = vals[i]
+            if has_rest:
+                frame[ncap + nfixed] = vals[nfixed]
+            for idx, bind in destructure:
+                bind(frame, frame[idx])
+            r = body(frame)
+        return r
+
+    if simple:
+        # The common case, kept to the bare minimum of work per call.
+        def invoke_simple(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
+            depth = state.depth + 1
+            if depth > max_depth:
+                raise too_deep()
+            state.depth = depth
+            steps = budget.steps = budget.steps + 1
+            if steps >= budget._next_check:
+                budget._slow_step()
+            try:
+                return body([*captured, *args, *pad])
+            finally:
+                state.depth -= 1
+
+        return invoke_simple
 
     def invoke(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
-        enter()
+        depth = state.depth + 1
+        if depth > max_depth:
+            raise too_deep()
+        state.depth = depth
+        budget.step()
         try:
             if has_rest:
                 frame = [*captured, *args[:nfixed], args[nfixed:] or None, *pad]
@@ -139,25 +203,8 @@ def _invoke(
             for idx, bind in destructure:
                 bind(frame, frame[idx])
             r = body(frame)
-            if has_recur:
-                n = 0
-                while type(r) is Recur:
-                    n += 1
-                    if n > max_loops:
-                        raise LimitExceeded(
-                            "max_loop_iterations",
-                            f"recur in {label} ran more than {max_loops} iterations; make sure "
-                            "it ends",
-                        )
-                    budget.step()
-                    vals = r.values
-                    for i in range(nfixed):
-                        frame[ncap + i] = vals[i]
-                    if has_rest:
-                        frame[ncap + nfixed] = vals[nfixed]
-                    for idx, bind in destructure:
-                        bind(frame, frame[idx])
-                    r = body(frame)
+            if has_recur and type(r) is Recur:
+                r = run_recur(frame, r)
             return r
         finally:
             state.depth -= 1

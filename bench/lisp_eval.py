@@ -1,0 +1,222 @@
+"""PTC-Lisp evaluation benchmark: µs per run and the ratio to the same computation in Python.
+
+Run it with::
+
+    .venv/bin/python bench/lisp_eval.py            # full run
+    .venv/bin/python bench/lisp_eval.py --quick    # fewer repeats
+
+For each scenario it reports the median µs of evaluating the compiled program (``eval``), of
+a whole ``await ptcflow.lisp.run(...)`` (``run``: parse, analyze, compile, ctx conversion and
+evaluation), of the same computation written in plain Python, and ``eval / python``. It also
+reports parse+analyze time of a 40-line program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from ptcflow.lisp import Limits, analyze, parse, run
+from ptcflow.lisp._compiler import Compiler
+from ptcflow.lisp._runtime import RunState
+from ptcflow.lisp.limits import Budget
+from ptcflow.lisp.values import from_python
+
+BIG = Limits(timeout_ms=600_000, max_steps=10**9, max_loop_iterations=10**9)
+
+
+def _orders(n: int) -> list[dict[str, Any]]:
+    rng = random.Random(7)
+    return [
+        {"id": i, "customer": f"c{rng.randrange(200)}", "amount": rng.randrange(1, 500)}
+        for i in range(n)
+    ]
+
+
+def _users(n: int) -> list[dict[str, Any]]:
+    return [{"first": f"Ann{i}", "last": f"Lee{i}", "age": 20 + i % 50} for i in range(n)]
+
+
+# -- the plain-Python twins -------------------------------------------------------------
+
+
+def py_arithmetic(ctx: dict[str, Any]) -> Any:
+    acc = 0
+    i = 0
+    while i < 1000:
+        acc = acc + i * i % 7
+        i += 1
+    return acc
+
+
+def py_hof(ctx: dict[str, Any]) -> Any:
+    return sum(x for x in (y * y for y in range(1000)) if x % 2 == 0)
+
+
+def py_map_string(ctx: dict[str, Any]) -> Any:
+    return ", ".join(f"{u['first']} {u['last']}".upper() for u in ctx["users"] if u["age"] > 30)
+
+
+def py_closure_apply(ctx: dict[str, Any]) -> Any:
+    adders = [(lambda n: lambda x: x + n)(n) for n in range(200)]
+    return sum(f(1) for f in adders)
+
+
+def py_context_filter(ctx: dict[str, Any]) -> Any:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for o in ctx["orders"]:
+        if o["amount"] > 100:
+            groups.setdefault(o["customer"], []).append(o)
+    return {c: sum(o["amount"] for o in os) for c, os in groups.items()}
+
+
+SCENARIOS: list[tuple[str, str, Callable[[dict[str, Any]], Any], dict[str, Any]]] = [
+    (
+        "arithmetic",
+        "(loop [i 0 acc 0] (if (< i 1000) (recur (inc i) (+ acc (mod (* i i) 7))) acc))",
+        py_arithmetic,
+        {},
+    ),
+    (
+        "higher-order",
+        "(->> (range 1000) (map #(* % %)) (filter even?) (reduce +))",
+        py_hof,
+        {},
+    ),
+    (
+        "map+string",
+        "(->> ctx/users (filter #(> (:age %) 30)) "
+        '(map (fn [{:keys [first last]}] (clojure.string/upper-case (str first " " last)))) '
+        '(clojure.string/join ", "))',
+        py_map_string,
+        {"users": _users(300)},
+    ),
+    (
+        "closure+apply",
+        "(let [adders (map (fn [n] (fn [x] (+ x n))) (range 200))] "
+        "(apply + (map (fn [f] (f 1)) adders)))",
+        py_closure_apply,
+        {},
+    ),
+    (
+        "context-filter",
+        "(->> ctx/orders (filter #(> (:amount %) 100)) (group-by :customer) "
+        "(map (fn [[c os]] [c (reduce + (map :amount os))])) (into {}))",
+        py_context_filter,
+        {"orders": _orders(10_000)},
+    ),
+]
+
+FORTY_LINES = """
+(defn score [order]
+  (let [{:keys [amount customer tags]} order
+        base (* amount 1.5)]
+    (cond
+      (> amount 400) (+ base 10)
+      (some #{"vip"} tags) (* base 2)
+      :else base)))
+
+(defn summarize [orders]
+  (->> orders
+       (filter #(> (:amount %) 100))
+       (group-by :customer)
+       (map (fn [[c os]] {:customer c
+                          :total (reduce + (map :amount os))
+                          :count (count os)}))
+       (sort-by :total >)
+       (take 10)))
+
+(let [orders (call "list_orders" {:since ctx/since :limit 500})
+      top (summarize orders)
+      scored (mapv score orders)]
+  (memory/put :last-top top)
+  (doseq [t top]
+    (println (:customer t) (:total t)))
+  (if (empty? top)
+    (fail {:reason :no-data :message "no orders"})
+    (return {:top top
+             :max-score (apply max scored)
+             :customers (count (distinct (map :customer orders)))
+             :flagged (for [o orders
+                            :let [s (score o)]
+                            :when (> s 500)]
+                        (:id o))
+             :stats (reduce (fn [acc o]
+                              (-> acc
+                                  (update :n inc)
+                                  (update :sum + (:amount o))))
+                            {:n 0 :sum 0}
+                            orders)})))
+"""
+
+
+def _median_us(fn: Callable[[], Any], repeats: int, inner: int = 1) -> float:
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t) / inner * 1e6)
+    return statistics.median(samples)
+
+
+def _compiled(source: str, ctx: dict[str, Any]) -> Callable[[], Any]:
+    values = {k: from_python(v) for k, v in ctx.items()}
+    program = analyze(source, ctx_keys=values)
+    state = RunState(Budget(BIG), values, {}, frozenset())
+    entry = Compiler(state, {}).compile(program.body)
+    n = program.nslots
+
+    def evaluate() -> Any:
+        return entry([None] * n)
+
+    return evaluate
+
+
+def _calibration_ms() -> float:
+    """Milliseconds for 1M plain Python additions: tells how fast this machine is."""
+
+    def loop() -> None:
+        s = 0
+        for i in range(1_000_000):
+            s += i
+
+    return _median_us(loop, 3) / 1000
+
+
+async def main(repeats: int) -> None:
+    print(f"machine: 1M Python additions take {_calibration_ms():.0f} ms")
+    print(f"{'scenario':16} {'eval µs':>10} {'run µs':>10} {'python µs':>10} {'ratio':>7}")
+    for name, source, py, ctx in SCENARIOS:
+        evaluate = _compiled(source, ctx)
+        r = await run(source, ctx=ctx, limits=BIG)
+        assert r.error is None, r.error
+        eval_us = _median_us(evaluate, repeats)
+        py_us = _median_us(lambda py=py, ctx=ctx: py(ctx), repeats)
+        run_samples = []
+        for _ in range(max(3, repeats // 3)):
+            t = time.perf_counter()
+            await run(source, ctx=ctx, limits=BIG)
+            run_samples.append((time.perf_counter() - t) * 1e6)
+        run_us = statistics.median(run_samples)
+        print(f"{name:16} {eval_us:10.1f} {run_us:10.1f} {py_us:10.1f} {eval_us / py_us:6.1f}x")
+    lines = FORTY_LINES.strip().count("\n") + 1
+    tools = ["list_orders"]
+    pa_us = _median_us(
+        lambda: analyze(FORTY_LINES, tool_names=tools, ctx_keys=["since"]), repeats, 5
+    )
+    p_us = _median_us(lambda: parse(FORTY_LINES), repeats, 5)
+    print(f"parse+analyze of a {lines}-line program: {pa_us:.0f} µs (parse alone {p_us:.0f} µs)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    args = parser.parse_args()
+    anyio.run(main, 5 if args.quick else 21)
