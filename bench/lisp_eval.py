@@ -14,6 +14,7 @@ reports parse+analyze time of a 40-line program.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import statistics
 import time
@@ -64,7 +65,10 @@ def py_map_string(ctx: dict[str, Any]) -> Any:
 
 
 def py_closure_apply(ctx: dict[str, Any]) -> Any:
-    adders = [(lambda n: lambda x: x + n)(n) for n in range(200)]
+    def make_adder(n: int) -> Callable[[int], int]:
+        return lambda x: x + n
+
+    adders = [make_adder(n) for n in range(200)]
     return sum(f(1) for f in adders)
 
 
@@ -198,7 +202,7 @@ async def main(repeats: int) -> None:
         r = await run(source, ctx=ctx, limits=BIG)
         assert r.error is None, r.error
         eval_us = _median_us(evaluate, repeats)
-        py_us = _median_us(lambda py=py, ctx=ctx: py(ctx), repeats)
+        py_us = _median_us(functools.partial(py, ctx), repeats)
         run_samples = []
         for _ in range(max(3, repeats // 3)):
             t = time.perf_counter()
