@@ -39,3 +39,18 @@ def test_signature_error_without_text_is_just_the_reason() -> None:
 
 def test_signature_warning_is_a_user_warning() -> None:
     assert issubclass(SignatureWarning, UserWarning)
+
+
+def test_signature_errors_survive_pickling() -> None:
+    import pickle
+
+    from ptcflow.signature import parse
+
+    try:
+        parse("[]")
+    except SignatureError as error:
+        copy = pickle.loads(pickle.dumps(error))
+        assert str(copy) == str(error)
+        assert (copy.reason, copy.text, copy.position) == (error.reason, error.text, error.position)
+    else:  # pragma: no cover
+        raise AssertionError("parse('[]') must fail")

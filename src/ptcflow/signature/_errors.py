@@ -39,6 +39,14 @@ class SignatureError(UsageError):
             message = reason
         super().__init__(message)
 
+    def __reduce__(self) -> tuple[object, tuple[str, str | None, int | None]]:
+        return (_rebuild, (self.reason, self.text, self.position))
+
+
+def _rebuild(reason: str, text: str | None, position: int | None) -> SignatureError:
+    """Unpickle a :class:`SignatureError` (it takes keyword arguments)."""
+    return SignatureError(reason, text=text, position=position)
+
 
 class SignatureWarning(UserWarning):
     """A signature was inferred with a guess (for example a parameter without a type hint)."""
