@@ -112,20 +112,25 @@ class Traced:
                     )
 
 
-async def sequential(runs: int, traced: Traced | None = None) -> float:
-    """Run ``runs`` runs one after the other; return µs per run."""
+async def sequential(runs: int, traced: Traced | None = None) -> tuple[float, float]:
+    """Run ``runs`` runs one after the other; return (wall, CPU) µs per run."""
     once = traced.run_once if traced is not None else run_once
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(runs):
         await once()
-    return (time.perf_counter() - start) / runs * 1e6
+    return (
+        (time.perf_counter() - start) / runs * 1e6,
+        (time.process_time() - cpu) / runs * 1e6,
+    )
 
 
-async def concurrent(runs: int, latency: float, traced: Traced | None = None) -> float:
-    """Run ``runs`` runs at once (each model call sleeps ``latency``); return wall seconds."""
+async def concurrent(
+    runs: int, latency: float, traced: Traced | None = None
+) -> tuple[float, float]:
+    """Run ``runs`` runs at once (each model call sleeps ``latency``); (wall, CPU) seconds."""
     once = traced.run_once if traced is not None else run_once
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     async with asyncio.TaskGroup() as tg:
         for _ in range(runs):
             tg.create_task(once(latency))
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu

@@ -60,8 +60,8 @@ def otel_telemetry() -> tuple[Telemetry, Any, Any]:
 
 async def sequential(
     runs: int, *, telemetry: Telemetry | None = None, sync_tool: bool = False
-) -> float:
-    """Run ``runs`` runs one after the other on one Runtime; return µs per run."""
+) -> tuple[float, float]:
+    """Run ``runs`` runs one after the other on one Runtime; (wall, CPU) µs per run."""
     rt, llm = make_runtime(telemetry=telemetry, sync_tool=sync_tool)
     strategy = ReAct()
     async with rt:
@@ -69,15 +69,17 @@ async def sequential(
         if step.value != "5":
             raise AssertionError(f"benchmark run went wrong: {step!r}")
         llm.requests.clear()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(runs):
             await rt.run(strategy, QUESTION)
-        elapsed = time.perf_counter() - start
-    return elapsed / runs * 1e6
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed / runs * 1e6, cpu / runs * 1e6
 
 
-async def concurrent(runs: int, latency: float, *, telemetry: Telemetry | None = None) -> float:
-    """Run ``runs`` runs at once on one Runtime (model latency ``latency`` s); wall seconds."""
+async def concurrent(
+    runs: int, latency: float, *, telemetry: Telemetry | None = None
+) -> tuple[float, float]:
+    """Run ``runs`` runs at once on one Runtime (model latency ``latency`` s); (wall, CPU) s."""
     rt, _ = make_runtime(latency=latency, telemetry=telemetry)
     strategy = ReAct()
     failures = 0
@@ -89,11 +91,11 @@ async def concurrent(runs: int, latency: float, *, telemetry: Telemetry | None =
             failures += 1
 
     async with rt:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         async with anyio.create_task_group() as tg:
             for _ in range(runs):
                 tg.start_soon(one)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if failures:
         raise AssertionError(f"{failures} of {runs} concurrent runs failed")
-    return elapsed
+    return elapsed, cpu

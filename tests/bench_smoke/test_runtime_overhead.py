@@ -25,5 +25,6 @@ def test_quick_benchmark_reports_all_sections() -> None:
     text = out.stdout
     for section in ("(a) sequential", "(b) concurrent", "(c) OpenTelemetry"):
         assert section in text
-    assert re.search(r"ptcflow\s+[\d.]+ µs/run\s+[\d.]+x floor", text)
-    assert len(re.findall(r"^\s+20\s+[\d.]+ s\s+[\d.]+ s", text, re.MULTILINE)) == 2
+    assert re.search(r"ptcflow\s+[\d.]+ µs wall\s+[\d.]+ µs CPU\s+[\d.]+x /\s+[\d.]+x floor", text)
+    rows = re.findall(r"^\s+20\s+[\d.]+ s \(\s*[\d.]+\)\s+[\d.]+ s", text, re.MULTILINE)
+    assert len(rows) == 2  # with and without OpenTelemetry
