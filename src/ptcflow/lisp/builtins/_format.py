@@ -7,7 +7,9 @@ precisions are capped at 100 so a format string cannot build a huge string.
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ptcflow.lisp.builtins._registry import Registry, string
@@ -52,6 +54,9 @@ def _one(conv: str, flags: str, width: str | None, prec: str | None, x: Any) -> 
         if type(x) is not int and type(x) is not float:
             raise _bad(conv, "a number", x)
         x = float(x)
+        if not math.isfinite(x):  # Java spells these out
+            text = "NaN" if x != x else ("Infinity" if x > 0 else "-Infinity")
+            return text.ljust(w) if "-" in flags else text.rjust(w)
     else:
         raise LispError(
             "type",
@@ -64,7 +69,15 @@ def _one(conv: str, flags: str, width: str | None, prec: str | None, x: Any) -> 
     group = "," if "," in flags and conv in "dfeEgG" else ""
     precision = f".{prec}" if prec is not None else (".6" if conv in "feE" else "")
     spec = f"{align}{sign}{alt}{zero}{w or ''}{group}{precision}{conv}"
+    if conv == "f":
+        # Java rounds the shortest decimal form half up: (format "%.2f" 2.675) is "2.68"
+        return format(half_up(x, int(prec) if prec is not None else 6), spec)
     return format(x, spec)
+
+
+def half_up(x: float, digits: int) -> Decimal:
+    """``x`` rounded half up at ``digits`` decimals, from its shortest decimal form."""
+    return Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
 
 
 def _literal(chunk: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ptcflow.lisp.builtins._format import half_up
 from ptcflow.lisp.builtins._registry import Registry, integer, num
 from ptcflow.lisp.errors import LispError, type_error
 
@@ -196,7 +197,7 @@ def round_(x: Any, digits: Any = None) -> Any:
     d = integer("round", digits, "an integer number of digits")
     if not -20 <= d <= 20:
         raise LispError("type", f"round: digits must be between -20 and 20, got {d}")
-    return float(round(float(x), d))
+    return float(half_up(float(x), d))
 
 
 @add("sqrt", "(sqrt x)", "Square root of x as a float.")
