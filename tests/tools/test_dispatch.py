@@ -335,6 +335,12 @@ def test_dispatch_sync_runs_sync_and_async_tools() -> None:
     assert dispatch_sync(TOOLS, call("wrong_output")).is_error
 
 
+async def test_dispatch_sync_refuses_async_tools_inside_a_running_loop() -> None:
+    with pytest.raises(UsageError, match=r"cannot run the async tool 'aadd' inside a running"):
+        dispatch_sync(TOOLS, call("aadd", x=1, y=2))
+    assert dispatch_sync(TOOLS, call("add", x=1, y=2)).output == 3, "sync tools are fine"
+
+
 def test_dispatch_sync_awaits_awaitables_returned_by_sync_callables() -> None:
     def wrapper(x: int) -> Any:
         return aadd(x, 1)

@@ -12,7 +12,6 @@ Cancellation is never caught (only ``Exception`` is).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -273,6 +272,10 @@ def dispatch_sync(
     Sync tools are called directly in this thread; async tools run in a fresh event loop
     (``anyio.run``), so do not call this from inside async code: use :func:`dispatch`.
 
+    Raises:
+        UsageError: ``validation`` is unknown, or an async tool is called while an event
+            loop runs in this thread.
+
     Example:
         >>> from ptcflow.tools import tool
         >>> def shout(text: str) -> str:
@@ -286,14 +289,25 @@ def dispatch_sync(
         return prepared
     tool = prepared.tool
     try:
-        if tool.is_async:
-            output = anyio.run(functools.partial(_call_async, tool, prepared))
-        else:
-            output = tool.fn(*prepared.args, **prepared.kwargs)
-            if inspect.isawaitable(output):
-                output = anyio.run(_await, output)
+        output = None if tool.is_async else tool.fn(*prepared.args, **prepared.kwargs)
     except Exception as exc:
         return _failed(prepared, call, exc)
+    if tool.is_async or inspect.isawaitable(output):
+        awaited = _Awaited(prepared, output)
+        try:
+            anyio.run(awaited.run)
+        except RuntimeError as exc:
+            if awaited.started:
+                raise
+            if inspect.iscoroutine(output):
+                output.close()
+            raise UsageError(
+                f"dispatch_sync() cannot run the async tool {tool.name!r} inside a running "
+                "event loop; use 'await dispatch(...)' in async code"
+            ) from exc
+        if awaited.error is not None:
+            return _failed(prepared, call, awaited.error)
+        output = awaited.value
     return _finish(prepared, call, output, validation)
 
 
@@ -302,9 +316,26 @@ def _boxed(prepared: _Prepared) -> tuple[Any]:
     return (prepared.tool.fn(*prepared.args, **prepared.kwargs),)
 
 
-async def _call_async(tool: Tool, prepared: _Prepared) -> Any:
-    return await tool.fn(*prepared.args, **prepared.kwargs)
+class _Awaited:
+    """Runs an async tool (or awaits a sync tool's awaitable) under ``anyio.run``,
+    keeping the tool's own exception apart from a failure to start the loop."""
 
+    __slots__ = ("awaitable", "error", "prepared", "started", "value")
 
-async def _await(value: Any) -> Any:
-    return await value
+    def __init__(self, prepared: _Prepared, awaitable: Any) -> None:
+        self.prepared = prepared
+        self.awaitable = awaitable
+        self.started = False
+        self.value: Any = None
+        self.error: Exception | None = None
+
+    async def run(self) -> None:
+        self.started = True
+        prepared = self.prepared
+        try:
+            if self.awaitable is None:
+                self.value = await prepared.tool.fn(*prepared.args, **prepared.kwargs)
+            else:
+                self.value = await self.awaitable
+        except Exception as exc:
+            self.error = exc
