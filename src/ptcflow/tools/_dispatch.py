@@ -202,9 +202,10 @@ async def dispatch(
     not retryable; coercions are kept in ``ToolResult.warnings``), maps the named input
     to the function's parameters (or passes the map when ``pass_input``), injects a
     :class:`ToolContext` parameter, then awaits async functions or runs sync ones in a
-    worker thread under ``limiter`` (inline when the tool says ``blocking=False``). An exception from the function becomes an error
-    result (``tool_error``, not retryable; ``TimeoutError`` gives a retryable
-    ``timeout``). The output is validated against the declared output type, if any.
+    worker thread under ``limiter`` (inline when the tool says ``blocking=False``). An
+    exception from the function becomes an error result (``tool_error``, not retryable;
+    ``TimeoutError`` gives a retryable ``timeout``). The output is validated against the
+    declared output type, if any.
 
     Blocks until the tool finishes; cancelling the caller cancels an async tool and
     propagates (a sync tool's thread runs to its end first; its result is dropped).
