@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from ptcflow.directives import Directive
-from ptcflow.runtime import Step
+from ptcflow.runtime import LLMRequest, Step
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
@@ -45,19 +45,32 @@ class Case:
             ``max_iterations``).
         calls: a model turn that asks for these tool calls, in this order.
         answer: a model turn that gives this final answer.
+        results_seen: the tool results (payloads) a model request shows, in order.
     """
 
     name: str
     make: Callable[..., Any]
     calls: Callable[[Sequence[ToolRequest]], ScriptItem]
     answer: Callable[[str], ScriptItem]
+    results_seen: Callable[[LLMRequest], list[Any]]
 
 
 def _react_calls(requests: Sequence[ToolRequest]) -> ScriptItem:
     return [ScriptedLLM.tool_call(name, **args) for name, args in requests]
 
 
-REACT = Case(name="react", make=ReAct, calls=_react_calls, answer=lambda text: text)
+def _tool_messages(request: LLMRequest) -> list[Any]:
+    bodies = [msgspec.json.decode(m.content) for m in request.messages if m.role == "tool"]
+    return [b["result"] if b["ok"] else b["error"]["type"] for b in bodies]
+
+
+REACT = Case(
+    name="react",
+    make=ReAct,
+    calls=_react_calls,
+    answer=lambda text: text,
+    results_seen=_tool_messages,
+)
 
 CASES: list[Case] = [REACT]
 """Every strategy the contract suite runs against (add the PTC SubAgent case here)."""
