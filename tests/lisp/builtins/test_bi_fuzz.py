@@ -22,6 +22,8 @@ POOL: tuple[object, ...] = (
     -1,
     2.5,
     math.nan,
+    1e300,
+    -0.0,
     "ab",
     "",
     Keyword("a"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import Any, Final
 
 from ptcflow.lisp.builtins._registry import Registry, string
 from ptcflow.lisp.errors import LispError, type_error
@@ -77,7 +77,10 @@ def _one(conv: str, flags: str, width: str | None, prec: str | None, x: Any) -> 
 
 def half_up(x: float, digits: int) -> Decimal:
     """``x`` rounded half up at ``digits`` decimals, from its shortest decimal form."""
-    return Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), context=_WIDE)
+
+
+_WIDE: Final = Context(prec=500, rounding=ROUND_HALF_UP)  # 1e308 with 100 decimals fits
 
 
 def _literal(chunk: str) -> str:
