@@ -7,14 +7,17 @@ Run it with::
 
 For each scenario it reports the median µs of evaluating the compiled program (``eval``), of
 a whole ``await ptcflow.lisp.run(...)`` (``run``: parse, analyze, compile, ctx conversion and
-evaluation), of the same computation written in plain Python, and ``eval / python``. It also
-reports parse+analyze time of a 40-line program.
+evaluation), of the same computation written in plain Python, and the median of the
+per-repeat ratios ``eval / python`` (the two are measured alternately, so a busy machine
+affects both alike). It also reports parse+analyze time of a 40-line program, and how long
+1M plain Python additions take, to compare machines.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import operator
 import random
 import statistics
 import time
@@ -57,7 +60,9 @@ def py_arithmetic(ctx: dict[str, Any]) -> Any:
 
 
 def py_hof(ctx: dict[str, Any]) -> Any:
-    return sum(x for x in (y * y for y in range(1000)) if x % 2 == 0)
+    # The same pipeline with Python's own higher-order functions and lambdas.
+    squares = map(lambda x: x * x, range(1000))
+    return functools.reduce(operator.add, filter(lambda x: x % 2 == 0, squares))
 
 
 def py_map_string(ctx: dict[str, Any]) -> Any:
@@ -201,15 +206,22 @@ async def main(repeats: int) -> None:
         evaluate = _compiled(source, ctx)
         r = await run(source, ctx=ctx, limits=BIG)
         assert r.error is None, r.error
-        eval_us = _median_us(evaluate, repeats)
-        py_us = _median_us(functools.partial(py, ctx), repeats)
+        # Interleave the two so load changes on the machine hit both alike; the ratio is the
+        # median of the per-repeat ratios.
+        pairs = [
+            (_median_us(evaluate, 1), _median_us(functools.partial(py, ctx), 1))
+            for _ in range(repeats)
+        ]
+        eval_us = statistics.median(e for e, _ in pairs)
+        py_us = statistics.median(p for _, p in pairs)
+        ratio = statistics.median(e / p for e, p in pairs)
         run_samples = []
         for _ in range(max(3, repeats // 3)):
             t = time.perf_counter()
             await run(source, ctx=ctx, limits=BIG)
             run_samples.append((time.perf_counter() - t) * 1e6)
         run_us = statistics.median(run_samples)
-        print(f"{name:16} {eval_us:10.1f} {run_us:10.1f} {py_us:10.1f} {eval_us / py_us:6.1f}x")
+        print(f"{name:16} {eval_us:10.1f} {run_us:10.1f} {py_us:10.1f} {ratio:6.1f}x")
     lines = FORTY_LINES.strip().count("\n") + 1
     tools = ["list_orders"]
     pa_us = _median_us(

@@ -18,7 +18,7 @@ from ptcflow.lisp._fn import make_fn_factory
 from ptcflow.lisp._intrinsics import intrinsic
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
 from ptcflow.lisp.errors import LimitExceeded, LispError, arity_error
-from ptcflow.lisp.values import Builtin, iter_of, lisp_eq, to_fn
+from ptcflow.lisp.values import Builtin, Keyword, iter_of, lisp_eq, to_fn
 
 __all__ = ("Compiler", "Ev", "convert_exception")
 
@@ -460,6 +460,8 @@ def _compile_call(c: Compiler, node: A.Call) -> Ev:
         label: Any = head.builtin
     elif isinstance(head, A.Const) and callable(head.value):
         static = label = head.value
+        if type(static) is Keyword and n == 1:
+            return _keyword_lookup(static, args[0])
     if static is not None:
         if isinstance(head, A.BuiltinRef) and head.builtin.name in _INTRINSIC_NAMES:
             slow = _slow_call(static, label, len(args), line, col)
@@ -508,6 +510,18 @@ def _compile_call(c: Compiler, node: A.Call) -> Ev:
 
 
 _INTRINSIC_NAMES: Final = frozenset({"+", "-", "*", "<", ">", "<=", ">=", "=", "inc", "dec"})
+
+
+def _keyword_lookup(kw: Keyword, a0: Ev) -> Ev:
+    """``(:k m)``: an inline map lookup (sets and other values go through the keyword)."""
+
+    def lookup(frame: list[Any]) -> Any:
+        m = a0(frame)
+        if type(m) is dict:
+            return m.get(kw)
+        return kw(m)
+
+    return lookup
 
 
 def _slow_call(f: Any, label: Any, n: int, line: int, col: int) -> Callable[..., Any]:

@@ -82,7 +82,8 @@ def make_fn_factory(
 
     def compile_fn(node: A.FnNode) -> Callable[[list[Any]], Any]:
         name = node.name
-        arities = [(a, _invoke(state, compile_node, binder, a, name)) for a in node.arities]
+        compiled = [(a, *_invoke(state, compile_node, binder, a, name)) for a in node.arities]
+        arities = [(a, inv) for a, inv, _ in compiled]
         outer = [tuple(o.index for o, _ in a.captures) for a, _ in arities]
         fixed_specs = [
             (len(a.params), inv, idx)
@@ -97,9 +98,14 @@ def make_fn_factory(
 
         if len(fixed_specs) == 1 and not var_specs:
             (n1, inv1, idx1) = fixed_specs[0]
+            method = compiled[0][2]
+            cls: type[Closure1] = Closure1
+            if method is not None:
+                # One class per compiled fn, whose __call__ runs the body directly.
+                cls = type("Closure1", (Closure1,), {"__slots__": (), "__call__": method})
 
             def make1(frame: list[Any]) -> Closure:
-                return Closure1(name, n1, inv1, tuple([frame[i] for i in idx1]))
+                return cls(name, n1, inv1, tuple([frame[i] for i in idx1]))
 
             return make1
 
@@ -122,7 +128,9 @@ def _invoke(
     binder: Callable[[A.Pattern], Binder],
     arity: A.Arity,
     name: str | None,
-) -> Invoke:
+) -> tuple[Invoke, Callable[..., Any] | None]:
+    """Compile one arity: ``invoke(captured, fn, args)``, and for simple arities also a
+    ``__call__(self, *args)`` that does the same without an extra call."""
     assert arity.body is not None
     body = compile_node(arity.body)
     ncap = len(arity.captures)
@@ -185,7 +193,22 @@ def _invoke(
             finally:
                 state.depth -= 1
 
-        return invoke_simple
+        def call_simple(self: Closure1, *args: Any) -> Any:
+            if len(args) != nfixed:
+                raise arity_error(label, len(args), str(nfixed))
+            depth = state.depth + 1
+            if depth > max_depth:
+                raise too_deep()
+            state.depth = depth
+            steps = budget.steps = budget.steps + 1
+            if steps >= budget._next_check:
+                budget._slow_step()
+            try:
+                return body([*self._cap, *args, *pad])
+            finally:
+                state.depth -= 1
+
+        return invoke_simple, call_simple
 
     def invoke(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
         depth = state.depth + 1
@@ -209,4 +232,4 @@ def _invoke(
         finally:
             state.depth -= 1
 
-    return invoke
+    return invoke, None
