@@ -60,9 +60,14 @@ def py_arithmetic(ctx: dict[str, Any]) -> Any:
 
 
 def py_hof(ctx: dict[str, Any]) -> Any:
-    # The same pipeline with Python's own higher-order functions and lambdas.
-    squares = map(lambda x: x * x, range(1000))
-    return functools.reduce(operator.add, filter(lambda x: x % 2 == 0, squares))
+    # The same pipeline with Python's own higher-order functions and small functions.
+    def square(x: int) -> int:
+        return x * x
+
+    def even(x: int) -> bool:
+        return x % 2 == 0
+
+    return functools.reduce(operator.add, filter(even, map(square, range(1000))))
 
 
 def py_map_string(ctx: dict[str, Any]) -> Any:
