@@ -18,9 +18,11 @@ from ptcflow.directives import (
 )
 from ptcflow.errors import ConfigError
 from ptcflow.signals import (
+    LLM_RESPONSE,
     Err,
     ErrorEnvelope,
     LLMResponse,
+    LLMResponseData,
     Ok,
     Signal,
     ToolCall,
@@ -303,6 +305,16 @@ def test_llm_error_fails_the_run_with_that_error() -> None:
     outcome = react.outcome(state)
     assert outcome is not None and outcome.result == Err(error=error)
     assert outcome.reason == "llm_error"
+
+
+def test_a_response_that_is_not_an_llm_response_fails_clearly() -> None:
+    react, state, [d], sig = start()
+    payload: Any = {"text": "hi"}  # what a buggy custom handler might publish
+    bad = sig.make(LLM_RESPONSE, LLMResponseData(result=Ok(payload=payload)), call=d)
+    state, out = feed(react, state, [bad])
+    assert out == [] and state.status == "failed"
+    assert state.error is not None and state.error.type == "provider_error"
+    assert "not an LLMResponse" in state.error.message
 
 
 def test_cancelled_llm_call_fails_as_cancelled() -> None:

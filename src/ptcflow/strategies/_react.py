@@ -29,6 +29,7 @@ from ptcflow.signals import (
     CANCELLED,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROVIDER_ERROR,
     REQUEST_FAILED,
     REQUEST_STARTED,
     TOOL_RESULT,
@@ -255,7 +256,19 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 state, status="failed", llm_call_id=None, error=result.error, reason=reason
             )
             return failed, _NONE
-        response: LLMResponse = result.payload
+        response: Any = result.payload  # typed, but a custom handler may send anything
+        if not isinstance(response, LLMResponse):
+            error = ErrorEnvelope.make(
+                PROVIDER_ERROR,
+                f"ai.llm.response for {signal.call_id!r} carries a "
+                f"{type(response).__name__}, not an LLMResponse; a custom LLM handler must "
+                "publish Ok(payload=LLMResponse(...))",
+                {"payload_type": type(response).__name__},
+            )
+            failed = _replace(
+                state, status="failed", llm_call_id=None, error=error, reason="llm_error"
+            )
+            return failed, _NONE
         usage = state.usage if state.usage_seen else state.usage + response.usage
         text = response.text or state.streamed
         if not response.tool_calls:
