@@ -141,14 +141,10 @@ def concat(budget: Budget, *colls: Any) -> tuple[Any, ...]:
     "(into to) (into to from)",
     "to with all elements of from added, as by conj (vectors, maps and sets).",
     needs_budget=True,
-    arity=(1, 2),
 )
-def into(budget: Budget, to: Any, *rest: Any) -> Any:
-    if not rest:
+def into(budget: Budget, to: Any, src: Any = MISSING) -> Any:
+    if src is MISSING:
         return to
-    if len(rest) > 1:
-        raise LispError("arity", "into takes (into to from); transducers are not supported")
-    src = rest[0]
     t = type(to)
     if t is tuple or to is None:
         s = seq("into", src)
@@ -302,14 +298,11 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     "(repeat n x)",
     "A sequence of n copies of x (infinite repeat is not supported).",
     needs_budget=True,
-    arity=(2, 2),
 )
-def repeat(budget: Budget, n: Any, *x: Any) -> tuple[Any, ...]:
-    if len(x) != 1:
-        raise LispError("arity", "repeat takes (repeat n x); infinite sequences are not supported")
+def repeat(budget: Budget, n: Any, x: Any) -> tuple[Any, ...]:
     k = max(count_arg("repeat", n), 0)
     budget.check_size(k, "repeat")
-    return (x[0],) * k
+    return (x,) * k
 
 
 @add("zipmap", "(zipmap keys vals)", "A map pairing each key with the value at the same position.")
