@@ -117,3 +117,24 @@ def test_uuid7_is_unique_across_threads() -> None:
     assert len(set(ids)) == len(ids)
     for batch in batches:
         assert batch == sorted(batch)
+
+
+def test_create_accepts_every_field_but_id_and_time() -> None:
+    fields = {
+        "subject": "sub",
+        "specversion": "1.0",
+        "run_id": "r",
+        "request_id": "q",
+        "call_id": "c",
+        "iteration": 4,
+        "seq": 9,
+        "parent_run_id": "p",
+        "causation_id": "d",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    }
+    s = Signal.create("ai.usage", 1, source="src", **fields)  # type: ignore[arg-type]
+    assert {k: getattr(s, k) for k in fields} == fields
+    assert (s.type, s.data, s.source) == ("ai.usage", 1, "src")
+    assert set(fields) | {"type", "data", "source", "id", "time"} == set(Signal.__struct_fields__)
+    with pytest.raises(TypeError):
+        Signal.create("ai.usage", id="mine")  # type: ignore[call-arg]

@@ -110,9 +110,26 @@ class Signal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     @classmethod
     def create(
-        cls, type: str, data: Any = None, *, source: str = "ptcflow", **fields: Any
+        cls,
+        type: str,
+        data: Any = None,
+        *,
+        source: str = "ptcflow",
+        subject: str | None = None,
+        specversion: str = "1.0",
+        run_id: str = "",
+        request_id: str | None = None,
+        call_id: str | None = None,
+        iteration: int = 0,
+        seq: int = 0,
+        parent_run_id: str | None = None,
+        causation_id: str | None = None,
+        traceparent: str | None = None,
     ) -> Signal:
         """Create a signal with a fresh ``id`` and the current ``time``.
+
+        Every other field is a keyword argument (explicit rather than ``**fields``: this
+        is on the runtime's hot path).
 
         Example:
             >>> s = Signal.create("ai.usage", run_id="run_1", seq=3)
@@ -121,5 +138,19 @@ class Signal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         """
         ns = time.time_ns()
         return cls(
-            type=type, source=source, id=_uuid7_at(ns), time=_format_time(ns), data=data, **fields
+            type=type,
+            source=source,
+            id=_uuid7_at(ns),
+            time=_format_time(ns),
+            data=data,
+            subject=subject,
+            specversion=specversion,
+            run_id=run_id,
+            request_id=request_id,
+            call_id=call_id,
+            iteration=iteration,
+            seq=seq,
+            parent_run_id=parent_run_id,
+            causation_id=causation_id,
+            traceparent=traceparent,
         )
