@@ -10,7 +10,6 @@ ends the run. Nothing here awaits, reads a clock or draws random numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from difflib import get_close_matches
 from typing import Any
 
 import msgspec
@@ -18,10 +17,8 @@ import msgspec
 from ptcflow.directives import (
     Directive,
     EmitRequestError,
-    EmitToolError,
     LLMGenerate,
     LLMStream,
-    ToolExec,
 )
 from ptcflow.errors import ConfigError
 from ptcflow.signals import (
@@ -33,7 +30,6 @@ from ptcflow.signals import (
     REQUEST_FAILED,
     REQUEST_STARTED,
     TOOL_RESULT,
-    UNKNOWN_TOOL,
     USAGE,
     VALIDATION,
     Err,
@@ -46,13 +42,13 @@ from ptcflow.signals import (
     RequestEndData,
     RequestStartedData,
     Signal,
-    ToolCall,
     ToolResultData,
     UsageData,
     tool_result_content,
 )
 from ptcflow.strategies._protocol import Outcome, RunInfo
 from ptcflow.strategies._react_state import PendingCall, ReActState
+from ptcflow.strategies._react_tools import tool_directives, unique_calls
 
 __all__ = ("ReAct",)
 
@@ -283,7 +279,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 reason="final_answer",
             )
             return done, _NONE
-        calls, call_ids = _unique_calls(state, response.tool_calls)
+        calls, call_ids = unique_calls(state, response.tool_calls)
         message = Message(role="assistant", content=text, tool_calls=calls)
         pending = tuple(PendingCall(id=c.id, name=c.name) for c in calls)
         state = _replace(
@@ -296,46 +292,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             pending=pending,
             call_ids=call_ids,
         )
-        return state, self._tool_directives(state, calls)
-
-    def _tool_directives(
-        self, state: ReActState, calls: tuple[ToolCall, ...]
-    ) -> tuple[Directive, ...]:
-        known = {spec.name for spec in state.tools}
-        out: list[Directive] = []
-        for call in calls:
-            if call.name in known:
-                out.append(
-                    ToolExec(
-                        id=call.id,
-                        request_id=state.request_id,
-                        iteration=state.iteration,
-                        tool_name=call.name,
-                        arguments=call.input,
-                        timeout_ms=self.tool_timeout_ms,
-                        max_retries=self.tool_max_retries,
-                    )
-                )
-                continue
-            available = sorted(known)
-            listed = ", ".join(available) if available else "none"
-            close = get_close_matches(call.name, available, n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            error = ErrorEnvelope.make(
-                UNKNOWN_TOOL,
-                f"unknown tool {call.name!r}; {hint}available tools: {listed}",
-                {"tool": call.name, "available": available},
-            )
-            out.append(
-                EmitToolError(
-                    id=call.id,
-                    request_id=state.request_id,
-                    iteration=state.iteration,
-                    tool_name=call.name,
-                    error=error,
-                )
-            )
-        return tuple(out)
+        return state, tool_directives(
+            state, calls, timeout_ms=self.tool_timeout_ms, max_retries=self.tool_max_retries
+        )
 
     def _on_tool_result(
         self, state: ReActState, signal: Signal
@@ -430,31 +389,3 @@ def _prompt_of(raw_input: Any) -> str | None:
         if isinstance(prompt, str):
             return prompt
     return None
-
-
-def _unique_calls(
-    state: ReActState, calls: tuple[ToolCall, ...]
-) -> tuple[tuple[ToolCall, ...], tuple[str, ...]]:
-    """Give every call an id not used before in the run (the model's id when possible)."""
-    used = state.call_ids
-    if len(calls) == 1:  # the common case: one call with a fresh id
-        only = calls[0].id
-        if only and only not in used:
-            return calls, (*used, only)
-    seen = set(used)
-    out: list[ToolCall] = []
-    renamed = False
-    for index, call in enumerate(calls):
-        base = call.id or f"call_{state.iteration}_{index}"
-        unique = base
-        k = 1
-        while unique in seen:
-            unique = f"{base}~{state.iteration}.{index}" + (f".{k}" if k > 1 else "")
-            k += 1
-        seen.add(unique)
-        if unique != call.id:
-            renamed = True
-            call = ToolCall(id=unique, name=call.name, input=call.input)
-        out.append(call)
-    result = tuple(out) if renamed else calls
-    return result, (*used, *(c.id for c in result))
