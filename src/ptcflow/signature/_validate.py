@@ -288,6 +288,30 @@ def _prim(name: str, coerce: bool) -> Check:
     return _PRIMS[(name, coerce)]
 
 
+def _exact(node: Type) -> type | None:
+    """A type whose instances ``node`` accepts unchanged, checked by ``type(v) is t``.
+
+    Lets containers skip the call (and the path tuple) for the common valid leaf.
+    """
+    if isinstance(node, Prim):
+        return _EXACT.get(node.name)
+    return None
+
+
+_EXACT: Final[dict[str, type]] = {
+    "string": str,
+    "keyword": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "map": dict,
+}
+
+
+class _Nothing:
+    """A type no value has: the ``exact`` of a node without a shortcut."""
+
+
 def _list(item_check: Check, item: Type) -> Check:
     if item_check is _any:
 
@@ -298,11 +322,15 @@ def _list(item_check: Check, item: Type) -> Check:
 
         return any_list
 
+    exact = _exact(item) or _Nothing
+
     def typed_list(value: Any, path: PathNode, ctx: _Ctx) -> Any:
         if not isinstance(value, _LIST_TYPES):
             return ctx.fail(path, "list", value)
         out: list[Any] | None = None
         for index, old in enumerate(value):
+            if type(old) is exact:
+                continue
             new = item_check(old, (path, index), ctx)
             if new is not old:
                 if out is None:
@@ -323,10 +351,20 @@ def _type_text(node: Type) -> str:
 
 
 def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
-    # Keys other than the exact field name (":id", keyword objects) are learned as
-    # aliases the first time they are seen, so later maps are looked up directly.
-    specs: tuple[tuple[str, Check, bool, str, list[Any]], ...] = tuple(
-        (f.name, _compile(f.type, coerce, strict), not f.optional, _type_text(f.type), [])
+    # Each field remembers the key that last matched it (its name, ":id", a keyword
+    # object), so maps of one shape are looked up with one dict access per field. Keys
+    # other than the name are also learned as aliases for maps that mix key styles.
+    specs: tuple[tuple[str, Check, bool, str, list[Any], Any, bool, list[Any]], ...] = tuple(
+        (
+            f.name,
+            _compile(f.type, coerce, strict),
+            not f.optional,
+            _type_text(f.type),
+            [],
+            _exact(f.type) or _Nothing,
+            isinstance(f.type, Prim) and f.type.name == "any",
+            [f.name],
+        )
         for f in node.fields
     )
     names = frozenset(f.name for f in node.fields)
@@ -339,32 +377,39 @@ def _fields(node: Fields, coerce: bool, strict: bool) -> Check:
         originals: dict[str, Any] | None = None
         changed: dict[str, Any] | None = None
         get = value.get
-        for name, check, required, type_text, aliases in specs:
-            old = get(name, MISSING)
+        for name, check, required, type_text, aliases, exact, is_any, last in specs:
+            key = last[0]
+            old = get(key, MISSING)
             if old is MISSING:
-                for alias in aliases:
-                    old = get(alias, MISSING)
-                    if old is not MISSING:
-                        break
-                else:
-                    if originals is None and not _only_known(value, known):
-                        originals = {key_name(k): k for k in value}
-                    key = MISSING if originals is None else originals.get(name, MISSING)
-                    if key is MISSING:
-                        if required:
-                            ctx.errors.append(
-                                f"{format_path((path, name))}: missing required field, "
-                                f"expected {type_text}"
-                            )
-                        continue
-                    old = value[key]
-                    if len(aliases) < _MAX_ALIASES:
-                        aliases.append(key)
-                        known.add(key)
-                if coerce:
-                    if changed is None:
-                        changed = {}
-                    changed[name] = old
+                key = name
+                old = get(name, MISSING)
+                if old is MISSING:
+                    for key in aliases:
+                        old = get(key, MISSING)
+                        if old is not MISSING:
+                            break
+                    else:
+                        if originals is None and not _only_known(value, known):
+                            originals = {key_name(k): k for k in value}
+                        key = MISSING if originals is None else originals.get(name, MISSING)
+                        if key is MISSING:
+                            if required:
+                                ctx.errors.append(
+                                    f"{format_path((path, name))}: missing required field, "
+                                    f"expected {type_text}"
+                                )
+                            continue
+                        old = value[key]
+                        if len(aliases) < _MAX_ALIASES:
+                            aliases.append(key)
+                            known.add(key)
+                last[0] = key
+            if coerce and key is not name:
+                if changed is None:
+                    changed = {}
+                changed[name] = old
+            if is_any or type(old) is exact:
+                continue
             new = check(old, (path, name), ctx)
             if new is not old and coerce:
                 if changed is None:
