@@ -127,15 +127,32 @@ class Compiler:
         memory, key_of = self.state.memory, self.state.memory_key
         key = self.compile(node.key)
         default = self.compile(node.default) if node.default is not None else (lambda f: None)
-        return lambda frame: memory.get(key_of(key(frame)), default(frame))
+        line, col = node.line, node.column
+
+        def get(frame: list[Any]) -> Any:
+            k = key(frame)
+            try:
+                name = key_of(k)
+            except LispError as e:
+                raise e.with_position(line, col) from None
+            return memory.get(name, default(frame))
+
+        return get
 
     def mem_put(self, node: A.MemPut) -> Ev:
         memory, key_of = self.state.memory, self.state.memory_key
         key, value = self.compile(node.key), self.compile(node.value)
 
+        line, col = node.line, node.column
+
         def put(frame: list[Any]) -> Any:
+            k = key(frame)
+            try:
+                name = key_of(k)
+            except LispError as e:
+                raise e.with_position(line, col) from None
             v = value(frame)
-            memory[key_of(key(frame))] = v
+            memory[name] = v
             return v
 
         return put
