@@ -513,3 +513,40 @@ def test_custom_mapping_keys_are_normalised() -> None:
     value = Record({Keyword("id"): "3"})
     assert inp("(id :int, note :string?) -> :any", value).value == {"id": 3}
     assert out("{id :string, note :string?}", value).ok
+
+
+def test_mixed_key_styles_in_one_list() -> None:
+    rows: list[dict[Any, Any]] = [
+        {"id": "1", "tags": ["a"]},
+        {Keyword("id"): "2", Keyword("tags"): ["b"]},
+        {":id": "3", ":tags": ["c"]},
+        {"id": "4", "tags": ["d"]},
+        {Keyword("id"): "5"},
+    ]
+    result = inp("(rows [{id :int, tags [:string]?}]) -> :any", {"rows": rows})
+    assert result.ok, result.errors
+    assert result.value == {
+        "rows": [
+            {"id": 1, "tags": ["a"]},
+            {"id": 2, "tags": ["b"]},
+            {"id": 3, "tags": ["c"]},
+            {"id": 4, "tags": ["d"]},
+            {"id": 5},
+        ]
+    }
+    assert len(result.warnings) == 5
+    assert out("[{id :string, tags [:string]?}]", rows).ok
+    bad = [*rows, {Keyword("id"): 6}]
+    assert out("[{id :string, tags [:string]?}]", bad).errors == [
+        "$[5].id: expected string, got int 6"
+    ]
+
+
+def test_exact_type_shortcut_never_hides_bools_or_subclasses() -> None:
+    class MyStr(str):
+        pass
+
+    assert out("{n :int}", {"n": True}).errors == ["n: expected int, got bool true"]
+    assert out("[:int]", [1, True]).errors == ["$[1]: expected int, got bool true"]
+    assert out("{s :string, k :keyword}", {"s": MyStr("x"), "k": MyStr("y")}).ok
+    assert inp("(xs [:float]) -> :any", {"xs": [1, 2.5]}).value == {"xs": [1.0, 2.5]}
