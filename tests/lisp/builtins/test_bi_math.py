@@ -71,6 +71,18 @@ VALUES = [
     ("(long 2.5)", "2"),
     ("(float 2)", "2.0"),
     ("(+ 9223372036854775806 1)", "9223372036854775807"),
+    ("(log 1)", "0.0"),
+    ("(log10 1000)", "3.0"),
+    ("(exp 0)", "1.0"),
+    ("(exp 1000)", "##Inf"),
+    ("(clojure.math/floor 2.5)", "2"),
+    ("(clojure.math/ceil 2.5)", "3"),
+    ("(clojure.math/round 2.5)", "3"),
+    ("(clojure.math/sqrt 4)", "2.0"),
+    ("(clojure.math/pow 2 2)", "4.0"),
+    ("(clojure.math/log 1)", "0.0"),
+    ("(clojure.math/log10 10)", "1.0"),
+    ("(clojure.math/exp 0)", "1.0"),
 ]
 
 
@@ -106,6 +118,9 @@ ERRORS = [
     ('(abs "x")', "type", "abs expects numbers"),
     ('(pow "2" 2)', "type", "pow expects numbers"),
     ("(round 1.5 1.5)", "type", "round expects an integer number of digits"),
+    ("(log 0)", "arithmetic", "log of a number <= 0"),
+    ("(log10 -1)", "arithmetic", "log10 of a number <= 0"),
+    ('(exp "1")', "type", "exp expects numbers"),
 ]
 
 

@@ -175,12 +175,22 @@ def _finite(fn: str, x: Any) -> int | float:
     return n
 
 
-@add("floor", "(floor x)", "The largest integer <= x (an integer, not a float).")
+@add(
+    "floor",
+    "(floor x)",
+    "The largest integer <= x (an integer, not a float).",
+    aliases=("clojure.math/floor",),
+)
 def floor(x: Any) -> int:
     return math.floor(_finite("floor", x))
 
 
-@add("ceil", "(ceil x)", "The smallest integer >= x (an integer, not a float).")
+@add(
+    "ceil",
+    "(ceil x)",
+    "The smallest integer >= x (an integer, not a float).",
+    aliases=("clojure.math/ceil",),
+)
 def ceil(x: Any) -> int:
     return math.ceil(_finite("ceil", x))
 
@@ -189,6 +199,7 @@ def ceil(x: Any) -> int:
     "round",
     "(round x) (round x digits)",
     "x rounded half up to an integer, or to a float with `digits` decimals.",
+    aliases=("clojure.math/round",),
 )
 def round_(x: Any, digits: Any = None) -> Any:
     _finite("round", x)
@@ -200,14 +211,24 @@ def round_(x: Any, digits: Any = None) -> Any:
     return float(half_up(float(x), d))
 
 
-@add("sqrt", "(sqrt x)", "Square root of x as a float.")
+@add(
+    "sqrt",
+    "(sqrt x)",
+    "Square root of x as a float.",
+    aliases=("clojure.math/sqrt",),
+)
 def sqrt(x: Any) -> float:
     if num("sqrt", x) < 0:
         raise LispError("arithmetic", f"sqrt of a negative number ({x}); use (abs x) first")
     return math.sqrt(x)
 
 
-@add("pow", "(pow x y)", "x to the power y as a float (##Inf when too large).")
+@add(
+    "pow",
+    "(pow x y)",
+    "x to the power y as a float (##Inf when too large).",
+    aliases=("clojure.math/pow",),
+)
 def pow_(x: Any, y: Any) -> float:
     num("pow", x)
     num("pow", y)
@@ -217,6 +238,38 @@ def pow_(x: Any, y: Any) -> float:
         return math.inf
     except ValueError:
         return math.nan
+
+
+@add("log", "(log x)", "Natural logarithm of x.", aliases=("clojure.math/log",))
+def log(x: Any) -> float:
+    if num("log", x) <= 0:
+        raise LispError("arithmetic", f"log of a number <= 0 ({x}); check the input first")
+    return math.log(x)
+
+
+@add(
+    "log10",
+    "(log10 x)",
+    "Base-10 logarithm of x.",
+    aliases=("clojure.math/log10",),
+)
+def log10(x: Any) -> float:
+    if num("log10", x) <= 0:
+        raise LispError("arithmetic", f"log10 of a number <= 0 ({x}); check the input first")
+    return math.log10(x)
+
+
+@add(
+    "exp",
+    "(exp x)",
+    "e to the power x (##Inf when too large).",
+    aliases=("clojure.math/exp",),
+)
+def exp(x: Any) -> float:
+    try:
+        return math.exp(num("exp", x))
+    except OverflowError:
+        return math.inf
 
 
 @add("int", "(int x)", "x truncated toward zero to an integer.", aliases=("long",))
