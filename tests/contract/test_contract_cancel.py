@@ -8,7 +8,7 @@ import pytest
 from contract_kit import CASES, Case, Recorder, check_contract, tool_terminals
 
 from ptcflow.directives import EmitToolError, ToolExec
-from ptcflow.runtime import Runtime
+from ptcflow.runtime import LLMRequest, Runtime
 from ptcflow.signals import (
     REQUEST_FAILED,
     TERMINAL_TYPES,
@@ -17,7 +17,7 @@ from ptcflow.signals import (
     Ok,
     SignalBus,
 )
-from ptcflow.testing import ScriptedLLM, collect_signals
+from ptcflow.testing import ScriptedLLM, ScriptItem, collect_signals
 
 
 class Blockers:
@@ -84,13 +84,18 @@ async def test_cancel_with_pending_tool_calls(case: Case) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_cancel_during_a_model_call(case: Case) -> None:
-    llm = ScriptedLLM([ScriptedLLM.timeout(hang=True)])
+    asked = anyio.Event()
+
+    def model(request: LLMRequest) -> ScriptItem:
+        asked.set()
+        return ScriptedLLM.timeout(hang=True)
+
+    llm = ScriptedLLM(model)
     recorder = Recorder(case.make())
     with anyio.fail_after(10):
         async with Runtime(llm=llm) as rt:
             handle = rt.start(recorder, "go", record=True)
-            while not llm.requests:  # the model call has begun once it is recorded
-                await anyio.lowlevel.checkpoint()
+            await asked.wait()
             handle.cancel()
             step = await handle.wait()
     assert step.error is not None and step.error.type == "cancelled"
