@@ -114,12 +114,14 @@ class _Writer:
 
 
 def _ordered(s: frozenset[object]) -> list[object]:
-    """Set members in a stable order when they can be sorted (for readable output)."""
+    """Set members in a deterministic order: sorted when they can be compared, else by type
+    and printed form (set iteration order depends on string hashing, which varies by process).
+    """
     items = list(s)
     try:
         items.sort()
     except TypeError:
-        pass
+        items.sort(key=lambda v: (type(v).__name__, pr_str(v)))
     return items
 
 

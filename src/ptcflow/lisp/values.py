@@ -500,12 +500,9 @@ def to_python(x: object, *, keep_keywords: bool = False) -> Any:
             for k, v in x.items()  # type: ignore[attr-defined]
         }
     if t is frozenset:
-        items = [to_python(v, keep_keywords=keep_keywords) for v in x]  # type: ignore[attr-defined]
-        try:
-            items.sort()
-        except TypeError:
-            pass
-        return items
+        from ptcflow.lisp.printer import _ordered  # printer imports this module
+
+        return [to_python(v, keep_keywords=keep_keywords) for v in _ordered(x)]  # type: ignore[arg-type]
     if t is Regex:
         return x.source  # type: ignore[attr-defined]
     if callable(x):

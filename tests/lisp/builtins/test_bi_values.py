@@ -313,6 +313,7 @@ PRINTED = [
     ({K("a"): 1, K("b"): (1, 2)}, "{:a 1, :b [1 2]}"),
     (frozenset(), "#{}"),
     (frozenset({3, 1, 2}), "#{1 2 3}"),
+    (frozenset({1, "a", K("b"), (1,), None}), '#{:b nil 1 "a" [1]}'),
     (Regex(re.compile('a"b')), '#"a\\"b"'),
     (len, "#<fn>"),
     (object(), "#<object>"),
