@@ -20,10 +20,10 @@ __all__ = ("Signal", "new_id", "uuid7")
 # processes differ in their random bits. ``next()`` on the counter and ``getrandbits`` are
 # atomic under the GIL, so threads need no lock; a forked child reseeds both.
 _MASK32: Final = 0xFFFF_FFFF
-_MASK62: Final = (1 << 62) - 1
 _rng = random.Random(os.urandom(32))
 _counter = itertools.count(_rng.getrandbits(32))
 _time_prefix: tuple[int, str] = (-1, "")
+_ms_prefix: tuple[int, str] = (-1, "")
 
 
 def _reseed() -> None:
@@ -37,16 +37,23 @@ if hasattr(os, "register_at_fork"):
 
 
 def _uuid7_at(ns: int) -> str:
-    rand = (next(_counter) & _MASK32) << 42 | _rng.getrandbits(42)
-    value = (
-        (ns // 1_000_000 & 0xFFFF_FFFF_FFFF) << 80
-        | 0x7 << 76  # version
-        | (rand >> 62) << 64  # rand_a (12 bits)
-        | 0b10 << 62  # variant
-        | rand & _MASK62  # rand_b (62 bits)
+    # Layout: 48-bit ms | ver 7 | 12 bits = counter[31:20] | var 0b10 | 62 bits =
+    # counter[19:0] + 42 random bits. The "<ms hex>-7" prefix is cached per millisecond;
+    # the rest is three small ints in one format (no 128-bit integer arithmetic).
+    global _ms_prefix
+    ms = ns // 1_000_000
+    cached, prefix = _ms_prefix
+    if ms != cached:
+        h = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
+        prefix = f"{h[:8]}-{h[8:]}-7"
+        _ms_prefix = (ms, prefix)
+    c = next(_counter) & _MASK32
+    return "%s%03x-%04x-%012x" % (  # noqa: UP031 - measurably faster than an f-string here
+        prefix,
+        c >> 20,
+        0x8000 | (c & 0xFFFFF) >> 6,
+        (c & 0x3F) << 42 | _rng.getrandbits(42),
     )
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def uuid7() -> str:
