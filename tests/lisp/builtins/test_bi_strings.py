@@ -157,6 +157,8 @@ REGEX = [
     ('(re-find #"\\w+\\s*\\w+" "hi there")', '"hi there"'),
     ('(re-find #"^a\\z" "a")', '"a"'),
     ('(re-find #"(?:x|xy)*z" "xxyz")', '"xxyz"'),
+    ('(re-find #"(?:foo|bar)*baz" "foobarbaz")', '"foobarbaz"'),
+    ('(re-find #"(\\s|\\S)*" "a b")', '["a b" "b"]'),
 ]
 
 
@@ -204,6 +206,8 @@ ERRORS = [
     ('(re-pattern "(.*a){3}")', "limit", "unbounded quantifier"),
     ('(re-pattern "(a|a)*")', "limit", "overlapping branches"),
     ('(re-pattern "(ab|a.)+")', "limit", "overlapping branches"),
+    ('(re-pattern "(a|aa)+$")', "limit", "overlapping branches"),
+    ('(re-pattern "x(?:b|bb)*")', "limit", "overlapping branches"),
     ('(re-pattern "(a|.)*")', "limit", "overlapping branches"),
     ('(re-pattern "(a)\\\\1")', "limit", "backreferences"),
     ('(re-pattern "(?P<x>a)(?P=x)")', "limit", "backreferences"),

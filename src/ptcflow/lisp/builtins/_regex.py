@@ -7,8 +7,10 @@ pattern:
 1. no backreferences (``\\1``, ``(?P=name)``) and no conditional groups ``(?(1)...)``;
 2. no quantified group that contains an unbounded quantifier, such as ``(a+)+``, ``(a*)*``,
    ``(\\w+\\s?)*`` or ``(.*a){3}``: write the repetition without nesting;
-3. no unbounded quantifier over an alternation whose branches can start with the same
-   character or that has two empty branches, such as ``(a|a)*`` or ``(ab|a.)+``.
+3. no unbounded quantifier over an alternation that can match the same text in two ways:
+   branches that start with the same character, two empty branches, or an empty branch
+   next to one that starts like the next repetition, such as ``(a|a)*``, ``(ab|a.)+`` or
+   ``(a|aa)+``.
 
 Inputs longer than ``max_regex_input`` characters are refused as well. Patterns use Java
 syntax where it differs from Python's: ``(?<name>...)`` named groups and ``\\z`` work.
@@ -88,25 +90,36 @@ def _has_unbounded(items: list[Any]) -> bool:
     return False
 
 
-def _overlapping_branch(items: list[Any]) -> bool:
-    for op, av in items:
-        if op is C.BRANCH:
-            firsts = [_first_set(b) for b in av[1]]
-            if sum(f is None for f in firsts) > 1:
+def _overlaps(a: set[Any] | str | None, b: set[Any] | str | None) -> bool:
+    if a is None or b is None:
+        return False
+    if a == _ANY or b == _ANY:
+        return True
+    return bool(a & b)  # type: ignore[operator]
+
+
+def _ambiguous(items: list[Any], follow: set[Any] | str | None) -> bool:
+    """Whether an alternation in ``items`` can match the same text in two ways: two branches
+    start alike, two are empty, or an empty branch competes with a branch that starts like
+    what follows it (``follow``: the next iteration of the enclosing repeat)."""
+    for i, (op, av) in enumerate(items):
+        if op is not C.SUBPATTERN and op is not C.BRANCH:
+            continue
+        rest = _first_set(items[i + 1 :])
+        after = follow if rest is None else rest
+        if op is C.SUBPATTERN:
+            if _ambiguous(av[-1], after):
                 return True
-            seen: set[Any] = set()
-            for f in firsts:
-                if f is None:
-                    continue
-                if f == _ANY and len(firsts) > 1:
-                    return True
-                assert isinstance(f, set)
-                if seen & f:
-                    return True
-                seen |= f
-            if any(_overlapping_branch(b) for b in av[1]):
-                return True
-        elif op is C.SUBPATTERN and _overlapping_branch(av[-1]):
+            continue
+        firsts = [_first_set(branch) for branch in av[1]]
+        starts = [f for f in firsts if f is not None]
+        if len(firsts) - len(starts) > 1:
+            return True
+        if any(_overlaps(x, y) for j, x in enumerate(starts) for y in starts[j + 1 :]):
+            return True
+        if len(starts) < len(firsts) and any(_overlaps(x, after) for x in starts):
+            return True
+        if any(_ambiguous(list(branch), after) for branch in av[1]):
             return True
     return False
 
@@ -119,7 +132,7 @@ def _check(pattern: str, items: list[Any]) -> None:
             _lo, hi, body = av
             if (hi is C.MAXREPEAT or hi > 1) and _has_unbounded(body):
                 raise _unsafe(pattern, "a repeated group contains an unbounded quantifier")
-            if hi is C.MAXREPEAT and _overlapping_branch(body):
+            if hi is C.MAXREPEAT and _ambiguous(body, _first_set(body) or _ANY):
                 raise _unsafe(pattern, "a repeated alternation has overlapping branches")
             _check(pattern, body)
         elif op is C.SUBPATTERN:
