@@ -12,7 +12,7 @@ import msgspec
 
 from ptcflow.signals import _catalogue as t
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
-from ptcflow.signals._messages import EmbedResponse, LLMChunk, LLMResponse, Usage
+from ptcflow.signals._messages import EmbedResponse, LLMChunk, LLMResponse, ToolSpec, Usage
 
 __all__ = (
     "DATA_TYPES",
@@ -80,6 +80,8 @@ class RequestStartedData(_Data, frozen=True, kw_only=True):
 
     input: Any = None
     agent: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tools the run may call, so a journal replays with the same ``RunInfo``."""
 
 
 class RequestEndData(_Data, frozen=True, kw_only=True):

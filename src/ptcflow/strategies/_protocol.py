@@ -48,7 +48,10 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
 class Strategy(Protocol[S]):
     """A pure agent state machine (see the module docstring for the rules)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The strategy's name (``invoke_agent {name}`` spans, logs)."""
+        ...
 
     def init(self, run: RunInfo) -> tuple[S, Sequence[Directive]]:
         """Return the first state and directives for a run with ``run.input``."""
