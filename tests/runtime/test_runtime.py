@@ -442,3 +442,26 @@ class Idle(Probe):
 
     def outcome(self, state: Any) -> Any:
         return None
+
+
+async def test_cancelling_a_run_waits_for_a_blocking_sync_tool_and_answers_cancelled() -> None:
+    import threading
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def blocking() -> str:
+        entered.set()
+        release.wait(5)  # the tool's own blocking work; the test releases it
+        return "late"
+
+    async with Runtime(tools={"blocking": blocking}) as rt:
+        handle = rt.start(Probe([ToolExec(id="b", tool_name="blocking")]), "x", record=True)
+        await anyio.to_thread.run_sync(entered.wait)
+        handle.cancel()
+        assert not handle.done  # the thread cannot be interrupted: the run waits for it
+        release.set()
+        step = await handle.wait()
+    (result,) = terminals(step.signals, "b")
+    assert result.data.result.error.type == "cancelled"
+    assert step.error is not None and step.error.type == "cancelled"
