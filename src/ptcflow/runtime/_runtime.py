@@ -94,6 +94,7 @@ class Runtime:
             ``publish(signal)``) that receives every signal of every run.
         handlers: handlers for extra directive kinds, ``{MyDirective: handler}``.
         agents: agents child runs may start by name (``RunChild``), ``{name: strategy}``.
+        rand: the random source of backoff jitter (``random.random``; fix it in tests).
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -363,7 +364,7 @@ class Runtime:
         finally:
             self._runs.pop(scope, None)
 
-    def open_child(
+    def _open_child(
         self, parent: RunScope, ctx: DirectiveContext, strategy: Any, input: Any
     ) -> RunScope:
         """Create the scope of a child run started by directive ``ctx`` of ``parent``."""

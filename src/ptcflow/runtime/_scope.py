@@ -548,7 +548,7 @@ class RunScope:
 
     async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child of this run, inside directive ``ctx``'s task."""
-        child: RunScope = self.runtime.open_child(self, ctx, strategy, input)
+        child: RunScope = self.runtime._open_child(self, ctx, strategy, input)
         child.start()
         return await child.drive()
 
