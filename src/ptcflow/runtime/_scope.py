@@ -400,8 +400,16 @@ class RunScope:
         if route:
             try:
                 self.state, _ = self.strategy.handle(self.state, sig)
-            except Exception:
-                pass  # the run is over; the Step below already says how it ended
+            except Exception as exc:  # the run is over: report it, keep the Step as is
+                log = self.executor.log
+                if log is not None:
+                    log.error(
+                        "run.strategy_crashed",
+                        run_id=self.run_id,
+                        strategy=self.name,
+                        where=f"handling the end signal {sig.type}",
+                        exc_info=exc,
+                    )
         now = self.clock()
         self.step = step = Step(
             run_id=self.run_id,
