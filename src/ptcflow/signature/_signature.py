@@ -21,7 +21,8 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
     """A parsed signature: named input parameters and an output type.
 
     Build one with :func:`ptcflow.signature.parse`. Signatures are immutable, hashable
-    and compared by value; ``parse(sig.render()) == sig`` always holds.
+    and compared by value; for every signature built by :func:`parse` or
+    :func:`signature_from_callable`, ``parse(sig.render()) == sig``.
 
     Attributes:
         params: the input parameters, in order.

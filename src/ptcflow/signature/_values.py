@@ -13,7 +13,6 @@ __all__ = (
     "format_path",
     "is_keyword",
     "key_name",
-    "normalize_keys",
 )
 
 #: Marks a field that is absent from a map.
@@ -39,11 +38,6 @@ def key_name(key: object) -> str:
         name = getattr(key, "name", None)
         text = name if isinstance(name, str) else str(key)
     return text[1:] if text.startswith(":") else text
-
-
-def normalize_keys(value: Mapping[Any, Any]) -> dict[str, Any]:
-    """Return ``{key_name(k): v}`` for a map (later duplicates win)."""
-    return {key_name(k): v for k, v in value.items()}
 
 
 def is_keyword(value: object) -> bool:
