@@ -129,7 +129,8 @@ class Analyzer:
     # -- entry --------------------------------------------------------------------------
     def program(self, forms: tuple[Form, ...]) -> Program:
         """Analyze a whole program (its top-level forms in a ``do``)."""
-        self.defs = _collect_defs(forms)
+        known = getattr(forms, "defs", None)  # the reader collects them while reading
+        self.defs = set(known) if known is not None else _collect_defs(forms)
         scope = Scope(None)
         self.recur_targets.append(None)
         body = tuple(self.analyze(f, scope, tail=False) for f in forms)
@@ -181,12 +182,10 @@ class Analyzer:
     def check_binding_name(self, sym: Sym) -> None:
         """Refuse binding names that are reserved or not plain names."""
         check_symbol(sym)
-        require(sym.ns is None, sym, f"cannot bind {sym.name}: local names cannot contain /")
-        require(
-            sym.name not in SHAPES and sym.name not in ("&", "nil", "true", "false"),
-            sym,
-            f"cannot bind {sym.name}: it is a special form; choose another name",
-        )
+        if sym.ns is not None:
+            fail_at(sym, f"cannot bind {sym.name}: local names cannot contain /")
+        if sym.name in SHAPES or sym.name in ("&", "nil", "true", "false"):
+            fail_at(sym, f"cannot bind {sym.name}: it is a special form; choose another name")
 
     def symbol(self, sym: Sym, scope: Scope) -> A.Node:
         """Resolve a symbol used as a value."""

@@ -359,7 +359,10 @@ class Compiler:
         def for_(frame: list[Any]) -> Any:
             out: list[Any] = []
             step(frame, out)
-            return tuple(out) if collect else None
+            if not collect:
+                return None
+            budget.charge(16 * len(out), "for")
+            return tuple(out)
 
         return for_
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Callable
 from typing import Any, Final
 
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.values import Keyword
 
-__all__ = ("MAX_NESTING", "read", "read_data", "read_one")
+__all__ = ("MAX_NESTING", "Forms", "read", "read_data", "read_one")
 
 MAX_NESTING: Final = 256
 """Deepest bracket nesting the reader accepts (deeper text is a ``parse`` error)."""
@@ -66,253 +65,274 @@ _REJECTED: Final = {
 
 
 class _Reader:
-    __slots__ = ("anon", "depth", "line_starts", "pos", "src")
+    """Error positions for one source text (line starts computed only when needed)."""
+
+    __slots__ = ("_line_starts", "defs", "src")
 
     def __init__(self, src: str) -> None:
         self.src = src
-        self.pos = 0
-        self.depth = 0
-        self.anon = False
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", src)]
+        self._line_starts: list[int] | None = None
+        self.defs: set[str] = set()  # names of every (def x ...) / (defn x ...) read
 
-    # -- positions and errors ---------------------------------------------------------
     def where(self, pos: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.line_starts, pos)
-        return line, pos - self.line_starts[line - 1] + 1
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.src)]
+        line = bisect.bisect_right(self._line_starts, pos)
+        return line, pos - self._line_starts[line - 1] + 1
 
-    def error(self, message: str, pos: int | None = None) -> LispError:
-        line, col = self.where(self.pos if pos is None else pos)
+    def error(self, message: str, pos: int) -> LispError:
+        line, col = self.where(pos)
         return LispError("parse", message, line=line, column=col)
 
-    # -- driver -------------------------------------------------------------------------
-    def skip_ws(self) -> None:
-        src, n = self.src, len(self.src)
-        pos = self.pos
-        while pos < n:
-            ch = src[pos]
-            if ch in _WHITESPACE:
-                pos += 1
-            elif ch == ";":
-                end = src.find("\n", pos)
-                pos = n if end < 0 else end + 1
-            elif ch == "#" and src.startswith("#_", pos):
-                self.pos = pos + 2
-                self.skip_ws()
-                if self.pos >= n or src[self.pos] in ")]}":
-                    raise self.error("#_ must be followed by a form to discard", pos)
-                self.read_form()
-                pos = self.pos
-            else:
-                break
-        self.pos = pos
 
-    def read_form(self) -> Form:
-        """Read one form at ``pos`` (whitespace already skipped)."""
-        ch = self.src[self.pos]
-        handler = _DISPATCH.get(ch)
-        if handler is not None:
-            return handler(self)
-        return self.read_token()
+class _Open:
+    """A collection being read: its opener, start, position and items so far."""
 
-    def read_seq(self, opener: str, start: int) -> tuple[Form, ...]:
-        closer = _CLOSERS[opener]
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise self.error(f"forms are nested more than {MAX_NESTING} deep: flatten the data")
-        items: list[Form] = []
-        src, n = self.src, len(self.src)
-        while True:
-            self.skip_ws()
-            if self.pos >= n:
-                line, col = self.where(start)
-                raise self.error(
-                    f"unclosed {opener} opened at line {line}, column {col}: add a closing {closer}",
-                    start,
+    __slots__ = ("column", "discard", "discard_pos", "items", "line", "opener", "start")
+
+    def __init__(self, opener: str, start: int, line: int, column: int) -> None:
+        self.opener = opener
+        self.start = start
+        self.line = line
+        self.column = column
+        self.items: list[Form] = []
+        self.discard = 0  # pending #_ in this collection
+        self.discard_pos = 0
+
+
+_TOKEN: Final = re.compile(
+    r"""
+    (?P<ws>(?:[\s,]+|;[^\n]*)+)
+    |(?P<open>[(\[{]|\#[{(])
+    |(?P<close>[)\]}])
+    |(?P<str>"(?:[^"\\]|\\.)*")
+    |(?P<rx>\#"(?:[^"\\]|\\.)*")
+    |(?P<disc>\#_)
+    |(?P<char>\\(?:.(?:[^\W_]|-)*)?)
+    |(?P<atom>\#\#[^\s,()\[\]{}"';@^`~\\]*|[^\s,()\[\]{}"';@^`~\\\#][^\s,()\[\]{}"';@^`~\\]*)
+    |(?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
+
+
+class Forms(tuple[Form, ...]):
+    """The forms of a program, plus ``defs``: every name a ``def``/``defn`` defines."""
+
+    defs: frozenset[str]
+
+
+_CLOSER_OF: Final = {"(": ")", "[": "]", "{": "}", "#{": "}", "#(": ")"}
+_NAME_OF: Final = {"(": "(", "[": "[", "{": "{", "#{": "#{", "#(": "#("}
+
+
+def _read_forms(src: str) -> Forms:
+    """Tokenize with one regex and build forms with an explicit stack (no recursion)."""
+    r = _Reader(src)
+    top = _Open("", 0, 1, 1)
+    stack = [top]
+    cur = top
+    line, line_start, last = 1, 0, 0
+    count, rfind = src.count, src.rfind
+    anon_depth = 0
+    for m in _TOKEN.finditer(src):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        pos = m.start()
+        if count("\n", last, pos):
+            line += count("\n", last, pos)
+            line_start = rfind("\n", last, pos) + 1
+        last = pos
+        col = pos - line_start + 1
+        text = m.group()
+        form: Form
+        if kind == "atom":
+            form = _classify(r, text, pos, line, col)
+        elif kind == "open":
+            if text == "#(":
+                if anon_depth:
+                    raise r.error(
+                        "#(...) functions cannot be nested: use (fn [x] ...) for the inner one",
+                        pos,
+                    )
+                anon_depth += 1
+            cur = _Open(text, pos, line, col)
+            stack.append(cur)
+            if len(stack) > MAX_NESTING + 1:
+                raise r.error(
+                    f"forms are nested more than {MAX_NESTING} deep: flatten the data", pos
                 )
-            ch = src[self.pos]
-            if ch == closer:
-                self.pos += 1
-                self.depth -= 1
-                return tuple(items)
-            if ch in ")]}":
-                line, col = self.where(start)
-                raise self.error(
-                    f"expected {closer} to close {opener} opened at line {line}, column {col}, "
-                    f"found {ch}: check the brackets"
+            continue
+        elif kind == "close":
+            if cur is top:
+                raise r.error(f"unexpected {text} with no matching opening bracket: remove it", pos)
+            closer = _CLOSER_OF[cur.opener]
+            if text != closer:
+                raise r.error(
+                    f"expected {closer} to close {_NAME_OF[cur.opener]} opened at line "
+                    f"{cur.line}, column {cur.column}, found {text}: check the brackets",
+                    pos,
                 )
-            items.append(self.read_form())
+            if cur.discard:
+                raise r.error("#_ must be followed by a form to discard", cur.discard_pos)
+            stack.pop()
+            done = cur
+            cur = stack[-1]
+            form = _close(r, done)
+            if done.opener == "#(":
+                anon_depth -= 1
+        elif kind == "str":
+            form = Lit(_unescape(r, text, pos), line, col)
+        elif kind == "char":
+            form = _char(r, text, pos, line, col)
+        elif kind == "rx":
+            form = _regex(r, text, pos, line, col)
+        elif kind == "disc":
+            cur.discard += 1
+            cur.discard_pos = pos
+            continue
+        else:
+            raise _other_error(r, text, pos)
+        if cur.discard:
+            cur.discard -= 1
+        else:
+            cur.items.append(form)
+    if cur is not top:
+        raise r.error(
+            f"unclosed {_NAME_OF[cur.opener]} opened at line {cur.line}, column {cur.column}: "
+            f"add a closing {_CLOSER_OF[cur.opener]}",
+            cur.start,
+        )
+    if top.discard:
+        raise r.error("#_ must be followed by a form to discard", top.discard_pos)
+    forms = Forms(top.items)
+    forms.defs = frozenset(r.defs)
+    return forms
 
-    # -- handlers -----------------------------------------------------------------------
-    def read_list(self) -> Form:
-        start = self.pos
-        self.pos += 1
-        return ListForm(self.read_seq("(", start), *self.where(start))
 
-    def read_vector(self) -> Form:
-        start = self.pos
-        self.pos += 1
-        return VecForm(self.read_seq("[", start), *self.where(start))
-
-    def read_map(self) -> Form:
-        start = self.pos
-        self.pos += 1
-        items = self.read_seq("{", start)
+def _close(r: _Reader, done: _Open) -> Form:
+    items = tuple(done.items)
+    opener, line, col = done.opener, done.line, done.column
+    if opener == "(":
+        if len(items) > 1 and type(items[0]) is Sym and items[0].name in _DEF_FORMS:
+            name = items[1]
+            if type(name) is Sym:
+                r.defs.add(name.name)
+        return ListForm(items, line, col)
+    if opener == "[":
+        return VecForm(items, line, col)
+    if opener == "{":
         if len(items) % 2:
-            raise self.error(
+            raise r.error(
                 f"a map literal needs an even number of forms (key value pairs), got {len(items)}",
-                start,
+                done.start,
             )
-        _check_unique(self, items[::2], "map key", start)
-        return MapForm(items, *self.where(start))
+        _check_unique(r, items[::2], "map key", done.start)
+        return MapForm(items, line, col)
+    if opener == "#{":
+        _check_unique(r, items, "set element", done.start)
+        return SetForm(items, line, col)
+    body = ListForm(items, line, col)
+    info = _AnonArgs()
+    body_form = info.rewrite(r, body)
+    params: list[Form] = [Sym(f"%{i}", line, col) for i in range(1, info.max_index + 1)]
+    if info.rest:
+        params += [Sym("&", line, col), Sym("%&", line, col)]
+    return ListForm((Sym("fn", line, col), VecForm(tuple(params), line, col), body_form), line, col)
 
-    def read_unexpected_close(self) -> Form:
-        ch = self.src[self.pos]
-        raise self.error(f"unexpected {ch} with no matching opening bracket: remove it")
 
-    def read_rejected(self) -> Form:
-        raise self.error(_REJECTED[self.src[self.pos]])
-
-    def read_string(self) -> Form:
-        start = self.pos
-        text = self.scan_string(start, regex=False)
-        return Lit(text, *self.where(start))
-
-    def scan_string(self, start: int, *, regex: bool) -> str:
-        src, n = self.src, len(self.src)
-        pos = self.pos + 1
-        out: list[str] = []
-        while True:
-            end = src.find('"', pos)
-            bs = src.find("\\", pos)
-            if end < 0:
-                raise self.error('unterminated string: add the closing "', start)
-            if bs < 0 or bs > end:
-                out.append(src[pos:end])
-                self.pos = end + 1
-                return "".join(out)
-            out.append(src[pos:bs])
-            if bs + 1 >= n:
-                raise self.error('unterminated string: add the closing "', start)
-            esc = src[bs + 1]
-            if regex:
-                out.append('"' if esc == '"' else "\\" + esc)
-                pos = bs + 2
-            elif esc == "u":
-                digits = src[bs + 2 : bs + 6]
-                if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                    raise self.error("\\u in a string needs four hex digits, e.g. \\u00e9", bs)
-                out.append(chr(int(digits, 16)))
-                pos = bs + 6
-            elif esc in _STRING_ESCAPES:
-                out.append(_STRING_ESCAPES[esc])
-                pos = bs + 2
-            else:
-                raise self.error(
-                    f'unknown escape \\{esc} in a string: use \\n \\t \\r \\" \\\\ or \\uXXXX',
-                    bs,
-                )
-
-    def read_char(self) -> Form:
-        start = self.pos
-        src = self.src
-        if start + 1 >= len(src):
-            raise self.error("\\ must be followed by a character, e.g. \\a or \\space")
-        end = start + 2
-        while end < len(src) and (src[end].isalnum() or src[end] == "-"):
-            end += 1
-        name = src[start + 1 : end]
-        self.pos = end
-        if len(name) == 1:
-            return Lit(name, *self.where(start))
-        if name in _CHAR_NAMES:
-            return Lit(_CHAR_NAMES[name], *self.where(start))
-        if name[0] == "u" and len(name) == 5:
-            try:
-                return Lit(chr(int(name[1:], 16)), *self.where(start))
-            except ValueError:
-                pass
-        raise self.error(
-            f"unknown character \\{name}: use one character (\\a), \\newline, \\space, "
-            "\\tab or \\uXXXX",
-            start,
-        )
-
-    def read_hash(self) -> Form:
-        start = self.pos
-        nxt = self.src[start + 1 : start + 2]
-        handler = _HASH_DISPATCH.get(nxt)
-        if handler is None:
-            raise self.error(
-                f'unknown dispatch #{nxt}: use #{{...}} for sets, #"..." for regexes, '
-                "#(...) for short functions, #_ to discard a form, ##Inf ##-Inf ##NaN"
+def _unescape(r: _Reader, text: str, start: int, *, regex: bool = False) -> str:
+    body = text[2:-1] if regex else text[1:-1]
+    if "\\" not in body:
+        return body
+    offset = start + (2 if regex else 1)
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        bs = body.find("\\", i)
+        if bs < 0:
+            out.append(body[i:])
+            break
+        out.append(body[i:bs])
+        esc = body[bs + 1]
+        if regex:
+            out.append('"' if esc == '"' else "\\" + esc)
+            i = bs + 2
+        elif esc == "u":
+            digits = body[bs + 2 : bs + 6]
+            if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise r.error("\\u in a string needs four hex digits, e.g. \\u00e9", offset + bs)
+            out.append(chr(int(digits, 16)))
+            i = bs + 6
+        elif esc in _STRING_ESCAPES:
+            out.append(_STRING_ESCAPES[esc])
+            i = bs + 2
+        else:
+            raise r.error(
+                f'unknown escape \\{esc} in a string: use \\n \\t \\r \\" \\\\ or \\uXXXX',
+                offset + bs,
             )
-        return handler(self)
+    return "".join(out)
 
-    def read_set(self) -> Form:
-        start = self.pos
-        self.pos += 2
-        items = self.read_seq("{", start)
-        _check_unique(self, items, "set element", start)
-        return SetForm(items, *self.where(start))
 
-    def read_regex(self) -> Form:
-        start = self.pos
-        self.pos += 1
-        pattern = self.scan_string(start, regex=True)
-        from ptcflow.lisp.builtins import compile_regex
-
+def _char(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
+    name = text[1:]
+    if not name:
+        raise r.error("\\ must be followed by a character, e.g. \\a or \\space", start)
+    if len(name) == 1:
+        return Lit(name, line, col)
+    if name in _CHAR_NAMES:
+        return Lit(_CHAR_NAMES[name], line, col)
+    if name[0] == "u" and len(name) == 5:
         try:
-            value = compile_regex(pattern)
-        except LispError as exc:
-            line, col = self.where(start)
-            category = "parse" if exc.category == "type" else exc.category
-            raise LispError(category, exc.message, line=line, column=col) from None
-        return Lit(value, *self.where(start))
+            return Lit(chr(int(name[1:], 16)), line, col)
+        except ValueError:
+            pass
+    raise r.error(
+        f"unknown character \\{name}: use one character (\\a), \\newline, \\space, "
+        "\\tab or \\uXXXX",
+        start,
+    )
 
-    def read_symbolic(self) -> Form:
-        start = self.pos
-        m = _TOKEN_RE.match(self.src, start + 2)
-        name = m.group() if m else ""
-        if name not in _SYMBOLIC:
-            raise self.error(f"unknown symbolic value ##{name}: use ##Inf, ##-Inf or ##NaN")
-        self.pos = start + 2 + len(name)
-        return Lit(_SYMBOLIC[name], *self.where(start))
 
-    def read_anon_fn(self) -> Form:
-        start = self.pos
-        if self.anon:
-            raise self.error(
-                "#(...) functions cannot be nested: use (fn [x] ...) for the inner one"
-            )
-        self.pos += 2
-        line, col = self.where(start)
-        self.anon = True
-        try:
-            body = ListForm(self.read_seq("(", start), line, col)
-        finally:
-            self.anon = False
-        info = _AnonArgs()
-        body_form = info.rewrite(self, body)
-        params: list[Form] = [Sym(f"%{i}", line, col) for i in range(1, info.max_index + 1)]
-        if info.rest:
-            params += [Sym("&", line, col), Sym("%&", line, col)]
-        return ListForm(
-            (Sym("fn", line, col), VecForm(tuple(params), line, col), body_form), line, col
+def _regex(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
+    from ptcflow.lisp.builtins import compile_regex
+
+    pattern = _unescape(r, text, start, regex=True)
+    try:
+        value = compile_regex(pattern)
+    except LispError as exc:
+        category = "parse" if exc.category == "type" else exc.category
+        raise LispError(category, exc.message, line=line, column=col) from None
+    return Lit(value, line, col)
+
+
+def _other_error(r: _Reader, ch: str, pos: int) -> LispError:
+    if ch in _REJECTED:
+        return r.error(_REJECTED[ch], pos)
+    if ch == '"':
+        return r.error('unterminated string: add the closing "', pos)
+    if ch == "#":
+        nxt = r.src[pos + 1 : pos + 2]
+        if nxt == '"':
+            return r.error('unterminated regex: add the closing "', pos)
+        return r.error(
+            f'unknown dispatch #{nxt}: use #{{...}} for sets, #"..." for regexes, '
+            "#(...) for short functions, #_ to discard a form, ##Inf ##-Inf ##NaN",
+            pos,
         )
-
-    def read_token(self) -> Form:
-        start = self.pos
-        m = _TOKEN_RE.match(self.src, start)
-        if m is None:  # pragma: no cover - every non-delimiter char starts a token
-            raise self.error(f"unexpected character {self.src[start]!r}")
-        tok = m.group()
-        self.pos = m.end()
-        line, col = self.where(start)
-        return _classify(self, tok, start, line, col)
+    return r.error(f"unexpected character {ch!r}", pos)  # pragma: no cover
 
 
 def _classify(r: _Reader, tok: str, start: int, line: int, col: int) -> Form:
     c0 = tok[0]
+    if c0 == "#":
+        value = _SYMBOLIC.get(tok[2:])
+        if value is None:
+            raise r.error(f"unknown symbolic value {tok}: use ##Inf, ##-Inf or ##NaN", start)
+        return Lit(value, line, col)
     if c0.isdigit() or (c0 in "+-" and len(tok) > 1 and tok[1].isdigit()):
         return Lit(_number(r, tok, start), line, col)
     if tok == "nil":
@@ -327,7 +347,7 @@ def _classify(r: _Reader, tok: str, start: int, line: int, col: int) -> Form:
             hint = " (auto-resolved ::keywords are not supported)" if name.startswith(":") else ""
             raise r.error(f"invalid keyword {tok}{hint}: write :name or :ns/name", start)
         return Lit(Keyword(name), line, col)
-    if "#" in tok[:1] or (tok.endswith("/") and tok != "/"):
+    if tok.endswith("/") and tok != "/":
         raise r.error(f"invalid symbol {tok}", start)
     return Sym(tok, line, col)
 
@@ -366,7 +386,9 @@ def _check_unique(r: _Reader, keys: tuple[Form, ...], what: str, start: int) -> 
 
 def k_pos(r: _Reader, form: Form) -> int:
     """Offset of a form's start (the inverse of :meth:`_Reader.where`)."""
-    return r.line_starts[form.line - 1] + form.column - 1
+    r.where(0)
+    assert r._line_starts is not None
+    return r._line_starts[form.line - 1] + form.column - 1
 
 
 def _show(v: Any) -> str:
@@ -403,31 +425,6 @@ class _AnonArgs:
         return form
 
 
-_DISPATCH: Final[dict[str, Callable[[_Reader], Form]]] = {
-    "(": _Reader.read_list,
-    "[": _Reader.read_vector,
-    "{": _Reader.read_map,
-    ")": _Reader.read_unexpected_close,
-    "]": _Reader.read_unexpected_close,
-    "}": _Reader.read_unexpected_close,
-    '"': _Reader.read_string,
-    "\\": _Reader.read_char,
-    "#": _Reader.read_hash,
-    "'": _Reader.read_rejected,
-    "@": _Reader.read_rejected,
-    "`": _Reader.read_rejected,
-    "~": _Reader.read_rejected,
-    "^": _Reader.read_rejected,
-}
-
-_HASH_DISPATCH: Final[dict[str, Callable[[_Reader], Form]]] = {
-    "{": _Reader.read_set,
-    '"': _Reader.read_regex,
-    "(": _Reader.read_anon_fn,
-    "#": _Reader.read_symbolic,
-}
-
-
 def read(src: str) -> tuple[Form, ...]:
     """Read every top-level form of ``src``.
 
@@ -444,13 +441,7 @@ def read(src: str) -> tuple[Form, ...]:
         >>> read("(+ 1 2) :done")
         (ListForm[Sym(+), Lit(1), Lit(2)], Lit(Keyword('done')))
     """
-    r = _Reader(src)
-    forms: list[Form] = []
-    while True:
-        r.skip_ws()
-        if r.pos >= len(src):
-            return tuple(forms)
-        forms.append(r.read_form())
+    return _read_forms(src)
 
 
 def read_one(src: str) -> Form:

@@ -342,7 +342,8 @@ def _comprehension(an: Analyzer, form: ListForm, scope: Scope, *, collect: bool)
                 pattern = analyze_pattern(an, k, scope, names)
                 scope.blocks[-1].update(names)
                 clauses.append(("bind", pattern, coll))
-        require(clauses[0][0] == "bind", b, f"{name} must start with a binding: [x coll]")
+        if clauses[0][0] != "bind":
+            fail_at(b, f"{name} must start with a binding: [x coll]")
         body = an.body(form, form.items[2:], scope, False)
     finally:
         scope.blocks.pop()
