@@ -244,3 +244,10 @@ def test_decorated_functions_keep_their_hints() -> None:
 def test_objects_without_a_signature_raise() -> None:
     with pytest.raises(SignatureError, match="cannot read the signature"):
         signature_from_callable(3)  # type: ignore[arg-type]
+
+
+def test_non_ascii_parameter_names() -> None:
+    def tool(größe: int) -> str:
+        return ""
+
+    assert signature_from_callable(tool).render() == "tool(größe :int) -> :string"

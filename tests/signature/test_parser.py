@@ -390,3 +390,11 @@ def test_signatures_survive_json_encoding(sig: Signature) -> None:
 def test_parse_is_cached_by_text() -> None:
     text = "(cache_probe :int) -> {x :string}"
     assert parse(text) is parse(text)
+
+
+def test_names_may_use_non_ascii_letters() -> None:
+    sig = parse("(größe :int, 名前 :string) -> {résumé :string}")
+    assert [p.name for p in sig.params] == ["größe", "名前"]
+    assert parse(sig.render()) == sig
+    with pytest.raises(SignatureError, match="must start with a letter or _"):
+        parse("{1x :int}")

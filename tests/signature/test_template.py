@@ -272,3 +272,9 @@ def test_invalid_signature_text_raises() -> None:
 
 def test_unprintable_values_do_not_crash_rendering() -> None:
     assert Template("{{n}}").render({"n": 10**5000}) == "<int>"
+
+
+def test_non_ascii_placeholder_names() -> None:
+    assert Template("{{größe}}").render({"größe": 3}) == "3"
+    with pytest.raises(SignatureError, match="must start with a letter"):
+        Template("{{_x}}")

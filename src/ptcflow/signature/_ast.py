@@ -37,8 +37,9 @@ PrimName = Literal["string", "int", "float", "bool", "keyword", "any", "map"]
 #: Every primitive type name, in the order the docs list them.
 PRIM_NAMES: Final[tuple[str, ...]] = ("string", "int", "float", "bool", "keyword", "any", "map")
 
-#: A field or parameter name: a letter or ``_`` first, then letters, digits, ``_`` or ``-``.
-NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+#: A field or parameter name: a letter or ``_`` first, then letters, digits, ``_`` or ``-``
+#: (letters include non-ASCII ones, as in Python identifiers).
+NAME_RE: Final = re.compile(r"[^\W\d][\w\-]*")
 
 
 class Type(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True, tag_field="kind"):

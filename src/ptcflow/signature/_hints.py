@@ -274,7 +274,7 @@ def signature_from_callable(fn: Callable[..., Any]) -> Signature:
     for p in sig.parameters.values():
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
-        if NAME_RE.fullmatch(p.name) is None:  # pragma: no cover - Python names always match
+        if NAME_RE.fullmatch(p.name) is None:  # pragma: no cover - identifiers always match
             raise SignatureError(f"parameter name {p.name!r} cannot be written in a signature")
         if p.name in hints:
             node = _convert(hints[p.name], ())

@@ -25,7 +25,7 @@ from ptcflow.signature._values import MISSING, is_keyword, key_name
 
 __all__ = ("Template", "check_placeholders")
 
-_SEGMENT: Final = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_SEGMENT: Final = re.compile(r"[^\W\d_][\w\-]*")  # a letter first
 _DOT: Final = (".",)
 
 Path = tuple[str, ...]
