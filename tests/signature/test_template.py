@@ -278,3 +278,10 @@ def test_non_ascii_placeholder_names() -> None:
     assert Template("{{größe}}").render({"größe": 3}) == "3"
     with pytest.raises(SignatureError, match="must start with a letter"):
         Template("{{_x}}")
+
+
+def test_render_rejects_an_unknown_missing_policy() -> None:
+    from ptcflow.errors import UsageError
+
+    with pytest.raises(UsageError, match="missing must be"):
+        Template("{{a}}").render({}, missing="skip")  # type: ignore[arg-type]

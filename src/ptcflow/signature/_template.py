@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from ptcflow.errors import UsageError
 from ptcflow.signature._ast import Fields, ListOf, Prim, Type
 from ptcflow.signature._errors import SignatureError
 from ptcflow.signature._signature import Signature
@@ -111,7 +112,10 @@ class Template:
 
         Raises:
             SignatureError: a variable has no value and ``missing="error"``.
+            UsageError: ``missing`` is neither ``"error"`` nor ``"empty"``.
         """
+        if missing not in ("error", "empty"):
+            raise UsageError(f"missing must be 'error' or 'empty', got {missing!r}")
         out: list[str] = []
         self._render(self._nodes, [values], out, missing == "error")
         return "".join(out)
