@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from ptcflow.runtime._provider import ProviderError
 from ptcflow.signals import (
@@ -173,6 +173,7 @@ def test_normalize_result_exceptions() -> None:
     assert (timeout.error.type, timeout.error.retryable) == (TIMEOUT, True)
 
 
+@settings(deadline=None)  # the shared CI machine is noisy
 @given(json_values)
 def test_normalize_result_always_gives_json_encodable_envelopes(value: Any) -> None:
     for shape in (
@@ -241,3 +242,14 @@ def test_tool_result_content_survives_unencodable_payloads() -> None:
 
     assert tool_result_content(Ok(payload={"t": Thing()})) == '{"ok":true,"result":{"t":"<Thing>"}}'
     assert tool_result_content(Ok(payload=(1, 2))) == '{"ok":true,"result":[1,2]}'
+
+
+def test_error_from_exception_survives_a_broken_str() -> None:
+    class Broken(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+    env = error_from_exception(Broken())
+    assert (env.type, env.message, env.details) == (TOOL_ERROR, "Broken", {"exception": "Broken"})
+    result = normalize_result(Broken())
+    assert isinstance(result, Err) and result.error == env

@@ -33,7 +33,7 @@ from .strategies import signals
 
 
 @pytest.mark.parametrize("kind", sorted(DATA_TYPES))
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_round_trip_is_exact_for_every_data_type(kind: str, data: st.DataObject) -> None:
     signal = data.draw(signals(kind))
@@ -42,7 +42,7 @@ def test_round_trip_is_exact_for_every_data_type(kind: str, data: st.DataObject)
     assert type(back.data) is type(signal.data) is DATA_TYPES[kind]
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(signals(), max_size=6))
 def test_writer_and_reader_round_trip_a_whole_journal(batch: list[Signal]) -> None:
     text, binary = io.StringIO(), io.BytesIO()

@@ -146,7 +146,10 @@ def error_from_exception(
         return carried
     if type is None:
         type = TIMEOUT if isinstance(exc, TimeoutError) else TOOL_ERROR
-    text = str(exc) or type_name(exc)
+    try:
+        text = str(exc) or type_name(exc)
+    except Exception:  # a broken __str__ must not break error reporting
+        text = type_name(exc)
     return ErrorEnvelope.make(
         type,
         f"{type_name(exc)}: {text}" if text != type_name(exc) else text,

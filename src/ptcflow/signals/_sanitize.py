@@ -122,7 +122,7 @@ class _Sanitizer:
                 if i >= self.max_items:
                     out["<truncated>"] = f"<{len(value) - i} more>"
                     break
-                key = k if isinstance(k, str) else str(getattr(k, "name", k))
+                key = self.text(k if isinstance(k, str) else str(getattr(k, "name", k)))
                 out[key] = REDACTED if is_secret_key(key) else self.walk(v, depth + 1)
             return out
         if isinstance(value, list | tuple | set | frozenset):
