@@ -251,9 +251,20 @@ class Compiler:
     def loop(self, node: A.Loop) -> Ev:
         bind, body = self._bindings(node.bindings), self.compile(node.body)
         rebinders = [self.binder(p) for p, _ in node.bindings]
+        simple = all(isinstance(p, A.PSym) for p, _ in node.bindings)
+        slots = [p.slot.index for p, _ in node.bindings if isinstance(p, A.PSym)]
         budget = self.state.budget
         limit = budget.limits.max_loop_iterations
         line, col = node.line, node.column
+
+        def too_many() -> LimitExceeded:
+            return LimitExceeded(
+                "max_loop_iterations",
+                f"loop ran more than {limit} iterations; make sure it ends, or work "
+                "on less data per turn",
+                line=line,
+                column=col,
+            )
 
         def loop(frame: list[Any]) -> Any:
             bind(frame)
@@ -264,21 +275,27 @@ class Compiler:
                     return r
                 n += 1
                 if n > limit:
-                    raise LimitExceeded(
-                        "max_loop_iterations",
-                        f"loop ran more than {limit} iterations; make sure it ends, or work "
-                        "on less data per turn",
-                        line=line,
-                        column=col,
-                    )
-                budget.step()
-                for rebind, v in zip(rebinders, r.values, strict=True):
-                    rebind(frame, v)
+                    raise too_many()
+                steps = budget.steps = budget.steps + 1
+                if steps >= budget._next_check:
+                    budget._slow_step()
+                if simple:
+                    for idx, v in zip(slots, r.values, strict=True):
+                        frame[idx] = v
+                else:
+                    for rebind, v in zip(rebinders, r.values, strict=True):
+                        rebind(frame, v)
 
         return loop
 
     def recur(self, node: A.Recur) -> Ev:
         evs = [self.compile(a) for a in node.args]
+        if len(evs) == 1:
+            e0 = evs[0]
+            return lambda frame: Recur((e0(frame),))
+        if len(evs) == 2:
+            e0, e1 = evs
+            return lambda frame: Recur((e0(frame), e1(frame)))
         return lambda frame: Recur(tuple([ev(frame) for ev in evs]))
 
     def case(self, node: A.Case) -> Ev:
