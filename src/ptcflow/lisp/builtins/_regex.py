@@ -12,7 +12,9 @@ pattern:
    next to one that starts like the next repetition, such as ``(a|a)*``, ``(ab|a.)+`` or
    ``(a|aa)+``.
 
-Inputs longer than ``max_regex_input`` characters are refused as well. Patterns use Java
+Inputs longer than ``max_regex_input`` characters are refused as well, and so are inputs
+longer than the pattern's own cap: polynomial backtracking (``\\w+@``, ``\\d+\\d+x``)
+is still slow on long hostile input, see :mod:`._regex_cost`. Patterns use Java
 syntax where it differs from Python's: ``(?<name>...)`` named groups and ``\\z`` work.
 """
 
@@ -23,6 +25,7 @@ import re
 from types import ModuleType
 from typing import Any
 
+from ptcflow.lisp.builtins._regex_cost import max_input
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -187,10 +190,31 @@ def as_regex(fn: str, x: Any) -> re.Pattern[str]:
     raise type_error(fn, 'a regex such as #"\\d+"', x)
 
 
-def _input(budget: Budget, fn: str, s: Any) -> str:
+def check_input(
+    budget: Budget, fn: str, p: re.Pattern[str], s: str, anchored: bool = False
+) -> None:
+    """Refuse inputs over ``max_regex_input``, or over what this pattern can search quickly
+    (see :mod:`._regex_cost`): polynomial backtracking cannot be interrupted once started.
+
+    Raises:
+        LimitExceeded: the input is too long for the limit or for the pattern.
+    """
+    budget.check_regex_input(s, fn)
+    cap = max_input(p.pattern, p.flags, anchored)
+    if cap is not None and len(s) > cap:
+        raise LimitExceeded(
+            "max_regex_input",
+            f'{fn}: #"{p.pattern}" can take very long on a string of {len(s)} characters '
+            f"(this pattern is limited to {cap}, as it backtracks); split the text first, "
+            "e.g. (mapcat #(re-seq re %) (split-lines text)), or use a simpler pattern "
+            "(includes?, starts-with?, a pattern without two adjacent + or * parts)",
+        )
+
+
+def _input(budget: Budget, fn: str, p: re.Pattern[str], s: Any, anchored: bool = False) -> str:
     if type(s) is not str:
         raise type_error(fn, "a string to match", s)
-    budget.check_regex_input(s, fn)
+    check_input(budget, fn, p, s, anchored)
     return s
 
 
@@ -218,7 +242,7 @@ def re_pattern(s: Any) -> Regex:
 )
 def re_find(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-find", rx)
-    m = p.search(_input(budget, "re-find", s))
+    m = p.search(_input(budget, "re-find", p, s))
     return None if m is None else _groups(m)
 
 
@@ -230,7 +254,7 @@ def re_find(budget: Budget, rx: Any, s: Any) -> Any:
 )
 def re_matches(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-matches", rx)
-    m = p.fullmatch(_input(budget, "re-matches", s))
+    m = p.fullmatch(_input(budget, "re-matches", p, s, anchored=True))
     return None if m is None else _groups(m)
 
 
@@ -244,7 +268,7 @@ def re_seq(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-seq", rx)
     out = []
     limit = budget.limits.max_collection_size
-    for m in p.finditer(_input(budget, "re-seq", s)):
+    for m in p.finditer(_input(budget, "re-seq", p, s)):
         out.append(_groups(m))
         if len(out) > limit:
             break

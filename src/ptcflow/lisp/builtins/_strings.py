@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ptcflow.lisp.builtins._regex import as_regex
+from ptcflow.lisp.builtins._regex import as_regex, check_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -62,10 +62,9 @@ def join(budget: Budget, a: Any, b: Any = MISSING) -> str:
 
 
 def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
-    budget.check_regex_input(s, fn)
-    if type(sep) is str:
-        return re.compile(re.escape(sep))
-    return as_regex(fn, sep)
+    p = re.compile(re.escape(sep)) if type(sep) is str else as_regex(fn, sep)
+    check_input(budget, fn, p, s)
+    return p
 
 
 @add(
@@ -265,7 +264,7 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
         return text.replace(match, rep, -1 if count == 0 else 1)
     if type(match) is not Regex:
         raise type_error(fn, "a string or regex to match", match)
-    budget.check_regex_input(text, fn)
+    check_input(budget, fn, match.pattern, text)
     if type(rep) is str:
         render = _template(fn, rep)
     elif callable(rep) or type(rep) is Keyword:
