@@ -68,11 +68,17 @@ class Traced:
         self.duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s")
 
     async def run_once(self, latency: float = 0.0) -> str:
-        """One traced two-turn run."""
+        """One traced two-turn run: the spans, attributes and metric points ptcflow records."""
         tracer = self.tracer
+        usage_in = usage_out = 0
         with tracer.start_as_current_span(
-            "invoke_agent floor", attributes={"gen_ai.operation.name": "invoke_agent"}
-        ):
+            "invoke_agent floor",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "floor",
+                "gen_ai.conversation.id": "run_floor",
+            },
+        ) as agent_span:
             messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
             while True:
                 start = time.perf_counter()
@@ -87,16 +93,37 @@ class Traced:
                 ) as span:
                     reply = await model(messages, latency)
                     inp, out = reply["usage"]
-                    span.set_attribute("gen_ai.usage.input_tokens", inp)
-                    span.set_attribute("gen_ai.usage.output_tokens", out)
-                attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted"}
+                    span.set_attributes(
+                        {
+                            "gen_ai.usage.input_tokens": inp,
+                            "gen_ai.usage.output_tokens": out,
+                            "gen_ai.response.model": "scripted",
+                            "gen_ai.response.finish_reasons": (
+                                "tool_calls" if reply["tool_calls"] else "stop",
+                            ),
+                        }
+                    )
+                usage_in += inp
+                usage_out += out
+                attrs = {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": "scripted",
+                    "gen_ai.request.model": "scripted",
+                }
                 self.duration.record(time.perf_counter() - start, attrs)
                 self.tokens.record(inp, {**attrs, "gen_ai.token.type": "input"})
                 self.tokens.record(out, {**attrs, "gen_ai.token.type": "output"})
                 messages.append({"role": "assistant", "content": reply["text"]})
                 if not reply["tool_calls"]:
+                    agent_span.set_attributes(
+                        {
+                            "gen_ai.usage.input_tokens": usage_in,
+                            "gen_ai.usage.output_tokens": usage_out,
+                        }
+                    )
                     return str(reply["text"])
                 for call in reply["tool_calls"]:
+                    start = time.perf_counter()
                     with tracer.start_as_current_span(
                         f"execute_tool {call['name']}",
                         attributes={
@@ -106,6 +133,9 @@ class Traced:
                         },
                     ):
                         result = TOOLS[call["name"]](**call["input"])
+                    self.duration.record(
+                        time.perf_counter() - start, {"gen_ai.operation.name": "execute_tool"}
+                    )
                     content = json.dumps({"ok": True, "result": result})
                     messages.append(
                         {"role": "tool", "tool_call_id": call["id"], "content": content}
