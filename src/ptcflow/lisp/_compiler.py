@@ -13,42 +13,16 @@ from operator import itemgetter
 from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
+from ptcflow.lisp._calls import compile_call
 from ptcflow.lisp._destructure import Binder, compile_binder
 from ptcflow.lisp._fn import make_fn_factory
-from ptcflow.lisp._intrinsics import intrinsic
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
-from ptcflow.lisp.errors import LimitExceeded, LispError, arity_error
-from ptcflow.lisp.values import Builtin, Keyword, iter_of, lisp_eq, to_fn
+from ptcflow.lisp.errors import LimitExceeded, LispError
+from ptcflow.lisp.values import Builtin, iter_of, lisp_eq, to_fn
 
-__all__ = ("Compiler", "Ev", "convert_exception")
+__all__ = ("Compiler", "Ev")
 
 Ev = Callable[[list[Any]], Any]
-
-
-def convert_exception(exc: BaseException, f: Any, nargs: int) -> LispError:
-    """Turn a Python exception escaping a call into a typed :class:`LispError`."""
-    name = getattr(f, "name", None) or "this function"
-    if isinstance(exc, LispError):
-        return exc
-    if isinstance(exc, RecursionError):
-        return LimitExceeded(
-            "max_depth", "the program nests calls too deeply; use loop/recur or reduce"
-        )
-    if isinstance(exc, ZeroDivisionError):
-        return LispError("arithmetic", f"{name}: division by zero; check the divisor first")
-    if isinstance(exc, OverflowError):
-        return LispError("arithmetic", f"{name}: number too large ({exc})")
-    if isinstance(exc, MemoryError):
-        return LimitExceeded("max_memory_bytes", f"{name} ran out of memory; use less data")
-    if isinstance(exc, TypeError) and isinstance(f, Builtin) and not f.accepts(nargs):
-        return arity_error(f.name, nargs, f.signature)
-    return LispError("type", f"{name} failed: {exc}")
-
-
-def _not_callable(f: Any) -> Callable[..., Any]:
-    if callable(f):
-        return f  # type: ignore[no-any-return]
-    return to_fn(f, "calling a value")
 
 
 class Compiler:
@@ -428,7 +402,14 @@ class Compiler:
         return self.make_fn(node)
 
     def call(self, node: A.Call) -> Ev:
-        return _compile_call(self, node)
+        head = node.fn
+        static: Any = None
+        if isinstance(head, A.BuiltinRef):
+            static = self.builtin_value(head.builtin)
+        elif isinstance(head, A.Const):
+            static = head.value
+        fn = None if static is not None and callable(static) else self.compile(head)
+        return compile_call(node, [self.compile(a) for a in node.args], static, fn)
 
     # -- agent forms ----------------------------------------------------------------------
     def tool_call(self, node: A.ToolCall) -> Ev:
@@ -483,146 +464,6 @@ class Compiler:
             return state.pmap(lambda g: g(), fns)
 
         return pcalls
-
-
-def _compile_call(c: Compiler, node: A.Call) -> Ev:
-    line, col = node.line, node.column
-    args = [c.compile(a) for a in node.args]
-    n = len(args)
-    head = node.fn
-    static: Any = None
-    if isinstance(head, A.BuiltinRef):
-        static = c.builtin_value(head.builtin)
-        static = getattr(static, "fn", static)
-        label: Any = head.builtin
-    elif isinstance(head, A.Const) and callable(head.value):
-        static = label = head.value
-        if type(static) is Keyword and n == 1:
-            return _keyword_lookup(static, args[0])
-    if static is not None:
-        if isinstance(head, A.BuiltinRef) and head.builtin.name in _INTRINSIC_NAMES:
-            slow = _slow_call(static, label, len(args), line, col)
-            fast = intrinsic(head.builtin.name, args, slow)
-            if fast is not None:
-                return fast
-        return _static_call(static, label, args, line, col)
-    fn = c.compile(head)
-
-    def to_callable(f: Any) -> Callable[..., Any]:
-        try:
-            return _not_callable(f)
-        except LispError as e:
-            raise e.with_position(line, col) from None
-
-    if n == 1:
-        a0 = args[0]
-
-        def dynamic1(frame: list[Any]) -> Any:
-            f = fn(frame)
-            x = a0(frame)
-            if not callable(f):
-                f = to_callable(f)
-            try:
-                return f(x)
-            except LispError as e:
-                raise e.with_position(line, col) from None
-            except Exception as e:
-                raise convert_exception(e, f, n).with_position(line, col) from None
-
-        return dynamic1
-
-    def dynamic(frame: list[Any]) -> Any:
-        f = fn(frame)
-        vals = [a(frame) for a in args]
-        if not callable(f):
-            f = to_callable(f)
-        try:
-            return f(*vals)
-        except LispError as e:
-            raise e.with_position(line, col) from None
-        except Exception as e:
-            raise convert_exception(e, f, n).with_position(line, col) from None
-
-    return dynamic
-
-
-_INTRINSIC_NAMES: Final = frozenset({"+", "-", "*", "<", ">", "<=", ">=", "=", "inc", "dec"})
-
-
-def _keyword_lookup(kw: Keyword, a0: Ev) -> Ev:
-    """``(:k m)``: an inline map lookup (sets and other values go through the keyword)."""
-
-    def lookup(frame: list[Any]) -> Any:
-        m = a0(frame)
-        if type(m) is dict:
-            return m.get(kw)
-        return kw(m)
-
-    return lookup
-
-
-def _slow_call(f: Any, label: Any, n: int, line: int, col: int) -> Callable[..., Any]:
-    def slow(*vals: Any) -> Any:
-        try:
-            return f(*vals)
-        except LispError as e:
-            raise e.with_position(line, col) from None
-        except Exception as e:
-            raise convert_exception(e, label, n).with_position(line, col) from None
-
-    return slow
-
-
-def _static_call(f: Any, label: Any, args: list[Ev], line: int, col: int) -> Ev:
-    n = len(args)
-    if n == 0:
-
-        def call0(frame: list[Any]) -> Any:
-            try:
-                return f()
-            except LispError as e:
-                raise e.with_position(line, col) from None
-            except Exception as e:
-                raise convert_exception(e, label, n).with_position(line, col) from None
-
-        return call0
-    if n == 1:
-        a0 = args[0]
-
-        def call1(frame: list[Any]) -> Any:
-            x = a0(frame)
-            try:
-                return f(x)
-            except LispError as e:
-                raise e.with_position(line, col) from None
-            except Exception as e:
-                raise convert_exception(e, label, n).with_position(line, col) from None
-
-        return call1
-    if n == 2:
-        a0, a1 = args
-
-        def call2(frame: list[Any]) -> Any:
-            x, y = a0(frame), a1(frame)
-            try:
-                return f(x, y)
-            except LispError as e:
-                raise e.with_position(line, col) from None
-            except Exception as e:
-                raise convert_exception(e, label, n).with_position(line, col) from None
-
-        return call2
-
-    def calln(frame: list[Any]) -> Any:
-        vals = [a(frame) for a in args]
-        try:
-            return f(*vals)
-        except LispError as e:
-            raise e.with_position(line, col) from None
-        except Exception as e:
-            raise convert_exception(e, label, n).with_position(line, col) from None
-
-    return calln
 
 
 _DISPATCH: Final[dict[type, Callable[[Compiler, Any], Ev]]] = {
