@@ -66,7 +66,12 @@ Conventions, which follow Clojure unless noted:
   against the run's limits before they are built (`limit` errors).
 - Regexes (`#"\\d+"` or `re-pattern`) are refused when they risk catastrophic backtracking:
   no nested quantifiers such as `(a+)+` or `(.*a){3}`, no repeated overlapping alternatives
-  such as `(a|a)*`, no backreferences. Inputs are capped by `max_regex_input`.
+  such as `(a|a)*`, no backreferences. Inputs are capped by `max_regex_input`, and
+  patterns that backtrack on hostile input get a lower cap: about 5,000 characters when an
+  unbounded `+`/`*` part is followed by something that can fail (`\\w+@\\w+`), about 290
+  when two such parts compete for the same characters (`\\d+\\d+x`, `.*a.*b`); `re-matches`
+  and patterns starting with `^` get the next larger cap. Split long text first:
+  `(mapcat #(re-seq re %) (split-lines text))`.
 
 Differences from Clojure, on purpose:
 
