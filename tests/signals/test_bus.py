@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 
 import anyio
@@ -313,3 +314,43 @@ async def test_two_consumers_share_one_subscription() -> None:
         await anyio.wait_all_tasks_blocked()
         bus.publish(sig(seq=2))
     assert sorted(got) == [1, 2]
+
+
+@pytest.mark.anyio
+async def test_per_run_subscriptions_on_the_real_runtime() -> None:
+    from ptcflow.runtime import Runtime
+    from ptcflow.strategies import ReAct
+    from ptcflow.testing import ScriptedLLM
+
+    async def add(x: int, y: int) -> int:
+        """Add two integers."""
+        return x + y
+
+    def answer(request: object) -> object:
+        last = request.messages[-1]  # type: ignore[attr-defined]
+        return "5" if last.role == "tool" else ScriptedLLM.tool_call("add", x=2, y=3)
+
+    bus = SignalBus()
+    everything = bus.subscribe("**", buffer=10_000)
+    tools = bus.subscribe("ai.tool.*", buffer=10_000)
+    run_ids = [f"run_{n}" for n in range(20)]
+    per_run = {rid: bus.subscribe("ai.**", run_id=rid) for rid in run_ids}
+    llm = ScriptedLLM(answer)  # type: ignore[arg-type]
+    async with Runtime(llm=llm, tools=[add], bus=bus) as rt, anyio.create_task_group() as tg:
+        for rid in run_ids:
+            tg.start_soon(functools.partial(rt.run, ReAct(), "2 + 3?", run_id=rid))
+    all_signals = drain(everything)
+    assert {s.run_id for s in all_signals} == set(run_ids)
+    tool_signals = drain(tools)
+    assert tool_signals == [s for s in all_signals if s.type.startswith("ai.tool.")]
+    assert (
+        sorted(s.type for s in tool_signals) == ["ai.tool.result"] * 20 + ["ai.tool.started"] * 20
+    )
+    for rid, sub in per_run.items():
+        got = drain(sub)
+        assert {s.run_id for s in got} == {rid}
+        assert [s.seq for s in got] == sorted({s.seq for s in got})
+        assert got[0].type == "ai.request.started" and got[-1].type == "ai.request.completed"
+        assert got == [s for s in all_signals if s.run_id == rid]
+    stats = bus.statistics()
+    assert stats.dropped == 0 and stats.published == len(all_signals)
