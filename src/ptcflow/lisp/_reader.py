@@ -102,15 +102,16 @@ class _Open:
 
 _TOKEN: Final = re.compile(
     r"""
-    (?P<ws>(?:[\s,]+|;[^\n]*)+)
-    |(?P<open>[(\[{]|\#[{(])
+    (?:[\s,]+|;[^\n]*)*  # whitespace, commas and comments before every token
+    (?:(?P<open>[(\[{]|\#[{(])
     |(?P<close>[)\]}])
     |(?P<str>"(?:[^"\\]|\\.)*")
     |(?P<rx>\#"(?:[^"\\]|\\.)*")
     |(?P<disc>\#_)
     |(?P<char>\\(?:.(?:[^\W_]|-)*)?)
     |(?P<atom>\#\#[^\s,()\[\]{}"';@^`~\\]*|[^\s,()\[\]{}"';@^`~\\\#][^\s,()\[\]{}"';@^`~\\]*)
-    |(?P<other>.)
+    |(?P<eof>\Z)
+    |(?P<other>.))
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -138,15 +139,15 @@ def _read_forms(src: str) -> Forms:
     anon_depth = 0
     for m in _TOKEN.finditer(src):
         kind = m.lastgroup
-        if kind == "ws":
-            continue
-        pos = m.start()
+        if kind == "eof" or kind is None:
+            break
+        pos = m.start(kind)
         if count("\n", last, pos):
             line += count("\n", last, pos)
             line_start = rfind("\n", last, pos) + 1
         last = pos
         col = pos - line_start + 1
-        text = m.group()
+        text = m.group(kind)
         form: Form
         if kind == "atom":
             form = _classify(r, text, pos, line, col)
