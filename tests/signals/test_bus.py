@@ -19,7 +19,7 @@ from ptcflow.signals import (
     Subscription,
     SubscriptionStatistics,
 )
-from ptcflow.signals._bus import _matches, compile_pattern
+from ptcflow.signals._pattern import compile_pattern, matches as _matches
 
 
 def sig(type: str = "ai.usage", *, seq: int = 0, run_id: str = "run_1") -> Signal:

@@ -6,13 +6,7 @@ Everything a strategy receives is a :class:`Signal` whose ``data`` is a typed st
 
 from __future__ import annotations
 
-from ptcflow.signals._bus import (
-    BusStatistics as BusStatistics,
-    SignalBus as SignalBus,
-    SignalOverflowError as SignalOverflowError,
-    Subscription as Subscription,
-    SubscriptionStatistics as SubscriptionStatistics,
-)
+from ptcflow.signals._bus import BusStatistics as BusStatistics, SignalBus as SignalBus
 from ptcflow.signals._catalogue import (
     EMBED_RESULT as EMBED_RESULT,
     LLM_DELTA as LLM_DELTA,
@@ -85,6 +79,11 @@ from ptcflow.signals._sanitize import (
     sanitize as sanitize,
 )
 from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
+from ptcflow.signals._subscription import (
+    SignalOverflowError as SignalOverflowError,
+    Subscription as Subscription,
+    SubscriptionStatistics as SubscriptionStatistics,
+)
 
 __all__ = (
     "AUTH",
