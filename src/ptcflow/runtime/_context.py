@@ -35,7 +35,6 @@ class DirectiveContext:
         no_retry: set by a handler when retrying would repeat a visible side effect (a
             stream that already published deltas); the executor then stops retrying.
         span: the OpenTelemetry span of this directive, when tracing is on.
-        span_attributes: attributes the executor sets on the span when it ends.
         snapshot: the strategy's snapshot when the directive was emitted (tool calls).
         data: private data of the directive's handler (free for custom handlers).
     """
@@ -58,7 +57,6 @@ class DirectiveContext:
         "run",
         "snapshot",
         "span",
-        "span_attributes",
         "started_at",
         "traceparent",
     )
@@ -75,7 +73,6 @@ class DirectiveContext:
         self.cancel_reason: Err | None = None
         self.deadline = math.inf
         self.span: Span | None = None
-        self.span_attributes: dict[str, Any] = {}
         self.otel_context: Any = None
         self.otel_token: Any = None
         self.traceparent: str | None = None
