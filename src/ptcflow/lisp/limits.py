@@ -130,7 +130,7 @@ class Budget:
         now = clock()
         self.deadline: float = now + limits.timeout_ms / 1000
         self._yield_every = limits.yield_interval_ms / 1000
-        self._next_yield = now + self._yield_every
+        self._next_yield = now  # the first clock check yields: every long program lets others run
         self._next_check = min(_CLOCK_EVERY, limits.max_steps + 1)
         self.steps = 0
         self.allocated = 0
