@@ -258,6 +258,19 @@ def test_budget_steps_and_timeout() -> None:
     assert exc.value.category == "timeout" and "1000 ms" in exc.value.message
 
 
+def test_budget_yields_at_the_first_clock_check() -> None:
+    clock = FakeClock()
+    budget = Budget(Limits(), clock=clock)
+    yields: list[int] = []
+    budget.maybe_yield = lambda: yields.append(budget.steps)
+    budget.step(1023)
+    assert yields == []
+    budget.step()
+    assert yields == [1024], "a long program yields once at once, even on a frozen clock"
+    budget.step(1024)
+    assert yields == [1024], "then only when yield_interval_ms has passed"
+
+
 def test_budget_step_limit_is_exact() -> None:
     budget = Budget(Limits(max_steps=10))
     for _ in range(10):
