@@ -465,3 +465,11 @@ async def test_cancelling_a_run_waits_for_a_blocking_sync_tool_and_answers_cance
     (result,) = terminals(step.signals, "b")
     assert result.data.result.error.type == "cancelled"
     assert step.error is not None and step.error.type == "cancelled"
+
+
+async def test_statistics_are_readable_before_and_after_the_block() -> None:
+    rt = Runtime(llm=FakeLLM())
+    assert rt.statistics().runs_started == 0
+    async with rt:
+        await rt.run(Probe([LLMGenerate(id="g", messages=MSGS)]), "x")
+    assert rt.statistics().runs_started == 1 and rt.statistics().succeeded == 1

@@ -202,8 +202,10 @@ class Runtime:
         return self._executor
 
     def statistics(self) -> ExecutorStatistics:
-        """Return the executor's counters (a frozen snapshot)."""
-        return self.executor.statistics()
+        """Return the executor's counters (a frozen snapshot); also after the block ends."""
+        if self._executor is None:
+            return ExecutorStatistics()
+        return self._executor.statistics()
 
     def _check_open(self) -> None:
         if self._state is _State.OPEN:
