@@ -67,6 +67,11 @@ def sanitize(
         >>> sanitize({"api_key": "sk-1", "xs": (1, 2), "b": b"hi"})
         {'api_key': '[REDACTED]', 'xs': [1, 2], 'b': 'aGk='}
     """
+    kind = type(value)
+    if value is None or kind is bool or kind is int:  # the common payloads: no walker needed
+        return value
+    if kind is str and len(value) <= max_string:
+        return value
     return _Sanitizer(max_depth, max_items, max_string).walk(value, 0)
 
 
