@@ -263,3 +263,13 @@ async def test_log_events_bind_correlation_ids() -> None:
     assert retry["error_type"] == "transient"
     events = {e["event"] for e in logs}
     assert {"run.started", "run.finished"} <= events
+
+
+async def test_the_run_span_nests_under_the_callers_span() -> None:
+    otel = Otel()
+    tracer = otel.tracer_provider.get_tracer("app")
+    async with Runtime(llm=FakeLLM(), telemetry=otel.telemetry()) as rt:
+        with tracer.start_as_current_span("http.request"):
+            await rt.run(Probe([LLMGenerate(id="g", messages=MSGS)]), "go")
+    spans = otel.spans()
+    assert _parent_id(spans["invoke_agent probe"]) == _id(spans["http.request"])
