@@ -188,7 +188,7 @@ class SignalBus:
 
     def statistics(self) -> BusStatistics:
         """Return a frozen snapshot: counters and one entry per open subscription."""
-        per = tuple(inbox.statistics() for inbox in self._inboxes)
+        per = tuple(inbox.statistics() for inbox in tuple(self._inboxes))
         return BusStatistics(
             published=self._published,
             delivered=sum(s.delivered for s in per),
@@ -200,7 +200,7 @@ class SignalBus:
     def _route(self, type: str) -> _Route:
         every: list[_Inbox] = []
         by_run: dict[str, list[_Inbox]] = {}
-        for inbox in self._inboxes:
+        for inbox in tuple(self._inboxes):  # a collected Subscription may leave meanwhile
             if inbox.matches(type):
                 if inbox.run_id is None:
                     every.append(inbox)
