@@ -176,8 +176,11 @@ class RunScope:
 
     # -- signals -------------------------------------------------------------------------
 
-    def emit(self, type: str, data: Any, ctx: DirectiveContext | None = None) -> Signal:
-        """Number, publish and route one signal of this run."""
+    def emit(
+        self, type: str, data: Any, ctx: DirectiveContext | None = None, *, route: bool = True
+    ) -> Signal:
+        """Number, publish and route one signal of this run (``route=False``: do not fold
+        it into the strategy; only the run's own first ``ai.request.started`` is not)."""
         self.seq += 1
         if ctx is not None:
             d = ctx.directive
@@ -209,7 +212,7 @@ class RunScope:
             self._publish(sig)
         if self.recorded is not None:
             self.recorded.append(sig)
-        if self.closing or type == REQUEST_STARTED:
+        if self.closing or not route:
             return sig
         if self._draining:
             self._pending.append(sig)  # folded in order once the current fold returns
@@ -285,7 +288,9 @@ class RunScope:
                 parent_run_id=self.parent_run_id,
                 request_id=self.request_id,
             )
-        self.emit(REQUEST_STARTED, RequestStartedData(input=self.input, agent=self.name))
+        self.emit(
+            REQUEST_STARTED, RequestStartedData(input=self.input, agent=self.name), route=False
+        )
         info = RunInfo(
             run_id=self.run_id,
             input=self.input,
