@@ -534,26 +534,25 @@ def from_python(x: object, *, keywordize_keys: bool = True) -> Any:
         >>> from_python({"id": [1, 2]})
         {Keyword('id'): (1, 2)}
     """
-    return _from(x, keywordize_keys)
+    return _from(x, {} if keywordize_keys else None)
 
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None), Keyword})
 
 
-def _from(x: Any, kw: bool) -> Any:
+def _from(x: Any, kw: dict[str, Keyword] | None) -> Any:
+    """Convert ``x``; ``kw`` caches the keywords made for string keys (``None``: keep them)."""
     t = type(x)
     if t in _SCALARS:
         return x
     scalars = _SCALARS
     if t is dict:
         out = {}
-        refs = _KEYWORDS.get
         for k, v in x.items():
-            if type(k) is str and kw:
-                ref = refs(k)
-                key = ref() if ref is not None else None
+            if kw is not None and type(k) is str:
+                key = kw.get(k)
                 if key is None:
-                    key = Keyword(k)
+                    key = kw[k] = Keyword(k)
             else:
                 key = _from(k, kw)
             out[key] = v if type(v) in scalars else _from(v, kw)
