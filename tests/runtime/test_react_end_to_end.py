@@ -6,7 +6,6 @@ import anyio
 import pytest
 
 from ptcflow.runtime import Limits, RetryPolicy, Runtime, run_sync
-from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
@@ -45,6 +44,7 @@ async def test_two_turn_tool_run() -> None:
         REQUEST_COMPLETED,
     ]
     assert step.usage.input_tokens > 0
+    assert [t.name for t in step.signals[0].data.tools] == ["add"]  # replayable RunInfo
     tool_message = llm.requests[1].messages[-1]
     assert tool_message.role == "tool" and tool_message.content == '{"ok":true,"result":5}'
 
@@ -54,7 +54,7 @@ async def test_replaying_the_recorded_signals_reproduces_the_final_state() -> No
     strategy = ReAct()
     async with Runtime(llm=llm, tools=[add]) as rt:
         step = await rt.run(strategy, "What is 2 + 3?", record=True)
-    state = replay(strategy, list(step.signals), tools=Toolbox.build([add]).specs)
+    state = replay(strategy, list(step.signals))  # the tools travel on ai.request.started
     outcome = strategy.outcome(state)
     assert outcome is not None and outcome.result.ok
     assert outcome.result.payload == step.value  # type: ignore[union-attr]

@@ -289,7 +289,9 @@ class RunScope:
                 request_id=self.request_id,
             )
         self.emit(
-            REQUEST_STARTED, RequestStartedData(input=self.input, agent=self.name), route=False
+            REQUEST_STARTED,
+            RequestStartedData(input=self.input, agent=self.name, tools=self.tools.specs),
+            route=False,
         )
         info = RunInfo(
             run_id=self.run_id,
