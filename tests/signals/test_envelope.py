@@ -253,3 +253,16 @@ def test_error_from_exception_survives_a_broken_str() -> None:
     assert (env.type, env.message, env.details) == (TOOL_ERROR, "Broken", {"exception": "Broken"})
     result = normalize_result(Broken())
     assert isinstance(result, Err) and result.error == env
+
+
+def test_normalize_result_does_not_compare_odd_first_items() -> None:
+    class Ambiguous:
+        def __eq__(self, other: object) -> bool:
+            raise ValueError("the truth value is ambiguous")
+
+        __hash__ = object.__hash__
+
+        def __repr__(self) -> str:
+            return "<Ambiguous>"
+
+    assert normalize_result((Ambiguous(), 1)) == Ok(payload=["<Ambiguous>", 1])

@@ -136,3 +136,10 @@ def test_any_split_of_arguments_reassembles(args: dict[str, object], parts: int)
     chunks = [LLMChunk(tool_calls=(ToolCallDelta(index=0, id="c", name="f"),))]
     chunks += [LLMChunk(tool_calls=(ToolCallDelta(index=0, arguments=p),)) for p in pieces]
     assert assemble(*chunks).tool_calls == (ToolCall(id="c", name="f", input=args),)
+
+
+def test_many_argument_fragments() -> None:
+    raw = '{"text": "' + "x" * 5000 + '"}'
+    chunks = [LLMChunk(tool_calls=(ToolCallDelta(index=0, id="c", name="echo"),))]
+    chunks += [LLMChunk(tool_calls=(ToolCallDelta(index=0, arguments=ch),)) for ch in raw]
+    assert assemble(*chunks).tool_calls[0].input == {"text": "x" * 5000}

@@ -201,7 +201,8 @@ _ENVELOPE_KEYS: Final = frozenset({"ok", "result", "error"})
 
 
 def _is_tag(x: Any) -> bool:
-    return x is True or x is False or x in ("ok", "error")
+    # isinstance first: `x in (...)` would call an arbitrary __eq__ (numpy arrays raise)
+    return x is True or x is False or (isinstance(x, str) and x in ("ok", "error"))
 
 
 def _reason_to_envelope(reason: Any) -> ErrorEnvelope:

@@ -133,11 +133,12 @@ class StreamAssembler:
         'Hello'
     """
 
-    __slots__ = ("_calls", "_finish", "_model", "_text", "_usage")
+    __slots__ = ("_args", "_calls", "_finish", "_model", "_text", "_usage")
 
     def __init__(self) -> None:
         self._text: list[str] = []
-        self._calls: dict[int, list[str | None]] = {}
+        self._calls: dict[int, list[str | None]] = {}  # index -> [id, name]
+        self._args: dict[int, list[str]] = {}  # index -> argument fragments (joined once)
         self._usage: Usage | None = None
         self._finish: str | None = None
         self._model: str | None = None
@@ -147,13 +148,13 @@ class StreamAssembler:
         if chunk.text:
             self._text.append(chunk.text)
         for delta in chunk.tool_calls:
-            slot = self._calls.setdefault(delta.index, [None, None, ""])
+            slot = self._calls.setdefault(delta.index, [None, None])
             if delta.id:
                 slot[0] = delta.id
             if delta.name:
                 slot[1] = delta.name
             if delta.arguments:
-                slot[2] = f"{slot[2] or ''}{delta.arguments}"
+                self._args.setdefault(delta.index, []).append(delta.arguments)
         if chunk.usage is not None:
             self._usage = chunk.usage if self._usage is None else self._usage + chunk.usage
         if chunk.finish_reason is not None:
@@ -165,7 +166,8 @@ class StreamAssembler:
         """Return the assembled response. Raises ``ValueError`` on malformed arguments."""
         calls = []
         for index in sorted(self._calls):
-            call_id, name, raw = self._calls[index]
+            call_id, name = self._calls[index]
+            raw = "".join(self._args.get(index, ()))
             if not name:
                 raise ValueError(f"streamed tool call #{index} never received a name")
             try:
