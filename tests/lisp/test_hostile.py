@@ -22,6 +22,7 @@ LIMITS = Limits(
     max_collection_size=20_000,
     max_string_length=100_000,
     max_tool_calls=10,
+    yield_interval_ms=1,  # yield often, so even a short busy run lets the ticker in
 )
 
 
