@@ -392,3 +392,11 @@ async def test_cancelling_a_run_stops_the_program() -> None:
 def test_run_sync() -> None:
     r = run_sync('(println "hi" 1) (+ 1 2)')
     assert (r.value, r.prints, r.ok) == (3, ["hi 1\n"], True)
+
+
+async def test_a_plain_function_works_as_a_tool_too() -> None:
+    def add(args: dict[str, Any]) -> Any:
+        return args["a"] + args["b"]
+
+    r = await run('(call "add" {:a 1 :b 2})', tools={"add": add})
+    assert (r.value, r.error) == (3, None)

@@ -11,6 +11,7 @@ into the program, which unwinds at once.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -43,7 +44,7 @@ from ptcflow.lisp.values import Builtin, LispFn, from_python
 
 __all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
 
-Tool = Callable[[dict[str, Any]], Awaitable[Any]]
+Tool = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -188,7 +189,9 @@ class _Driver:
         error: str | None = None
         result: Any = None
         try:
-            result = await tool(req.args)
+            result = tool(req.args)
+            if inspect.isawaitable(result):
+                result = await result
         except Exception as exc:  # the tool's failure becomes a value the program sees
             error = str(exc) or type(exc).__name__
         if error is None:
