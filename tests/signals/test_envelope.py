@@ -145,7 +145,7 @@ def test_ok_and_err_flags_and_tags() -> None:
         (None, Ok(payload=None)),
         ((1, 2), Ok(payload=[1, 2])),
         ((True, 1, 2, 3), Ok(payload=[True, 1, 2, 3])),
-        ({"api_key": "k"}, Ok(payload={"api_key": REDACTED})),
+        ({"api_key": "k"}, Ok(payload={"api_key": "k"})),  # payloads are answers: kept whole
     ],
 )
 def test_normalize_result_legacy_shapes(value: Any, expected: Any) -> None:

@@ -76,6 +76,7 @@ from ptcflow.signals._messages import (
 from ptcflow.signals._sanitize import (
     REDACTED as REDACTED,
     is_secret_key as is_secret_key,
+    json_safe as json_safe,
     sanitize as sanitize,
 )
 from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
@@ -146,6 +147,7 @@ __all__ = (
     "encode_signal",
     "error_from_exception",
     "is_secret_key",
+    "json_safe",
     "new_id",
     "normalize_result",
     "read_journal",

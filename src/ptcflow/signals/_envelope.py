@@ -13,7 +13,7 @@ from typing import Any, Final, Generic, TypeAlias, TypeVar
 
 import msgspec
 
-from ptcflow.signals._sanitize import sanitize
+from ptcflow.signals._sanitize import json_safe, sanitize
 
 __all__ = (
     "AUTH",
@@ -169,7 +169,8 @@ def normalize_result(value: Any) -> Ok[Any] | Err:
     Accepted shapes: ``Ok`` / ``Err`` (returned as is), an :class:`ErrorEnvelope`, an
     exception, legacy pairs ``(True, value)`` / ``(False, reason)`` / ``("ok", value)`` /
     ``("error", reason)``, triples with effects, a mapping ``{"ok": bool, "result"|"error":
-    ...}``; anything else is a successful payload made JSON-safe.
+    ...}``; anything else is a successful payload made JSON data by :func:`json_safe`
+    (never truncated: it is the answer). Error ``details`` are sanitized: bounded, redacted.
 
     Example:
         >>> normalize_result((False, "boom")).error.message
@@ -184,7 +185,7 @@ def normalize_result(value: Any) -> Ok[Any] | Err:
     if isinstance(value, tuple) and len(value) in (2, 3) and _is_tag(value[0]):
         effects = tuple(value[2]) if len(value) == 3 and isinstance(value[2], list | tuple) else ()
         if value[0] in (True, "ok"):
-            return Ok(payload=sanitize(value[1]), effects=effects)
+            return Ok(payload=json_safe(value[1]), effects=effects)
         return Err(error=_reason_to_envelope(value[1]), effects=effects)
     if (
         isinstance(value, Mapping)
@@ -192,9 +193,9 @@ def normalize_result(value: Any) -> Ok[Any] | Err:
         and value.keys() <= _ENVELOPE_KEYS
     ):
         if value["ok"]:
-            return Ok(payload=sanitize(value.get("result")))
+            return Ok(payload=json_safe(value.get("result")))
         return Err(error=_reason_to_envelope(value.get("error")))
-    return Ok(payload=sanitize(value))
+    return Ok(payload=json_safe(value))
 
 
 _ENVELOPE_KEYS: Final = frozenset({"ok", "result", "error"})

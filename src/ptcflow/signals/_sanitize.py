@@ -7,11 +7,11 @@ import dataclasses
 import enum
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
-__all__ = ("REDACTED", "is_secret_key", "sanitize")
+__all__ = ("REDACTED", "is_secret_key", "json_safe", "sanitize")
 
 REDACTED = "[REDACTED]"
 
@@ -140,3 +140,37 @@ class _Sanitizer:
         if type(value).__name__ == "Keyword" and isinstance(name, str):
             return name
         return self.text(repr(value))
+
+
+def _leaf(value: Any) -> Any:
+    """msgspec's hook for values it cannot encode: their bounded, JSON-safe form."""
+    return sanitize(value)
+
+
+_encoder: Final = msgspec.json.Encoder(enc_hook=_leaf)
+_decoder: Final = msgspec.json.Decoder()
+_SCALARS: Final = (str, int, bool)
+
+
+def json_safe(value: Any) -> Any:
+    """Return ``value`` as plain JSON data, unbounded: what a JSON round trip gives back.
+
+    Tuples and sets become lists, structs and dataclasses mappings, datetimes and UUIDs
+    strings (msgspec's encodings), non-finite floats ``None``; any other object becomes
+    what :func:`sanitize` makes of it (a bounded repr). Unlike
+    ``sanitize``, large plain data is never truncated and keys are not redacted: it is the
+    tool's answer, which a program may need whole.
+
+    Example:
+        >>> json_safe({"xs": (1, 2), "ok": True})
+        {'xs': [1, 2], 'ok': True}
+    """
+    kind = type(value)
+    if value is None or kind in _SCALARS:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    try:
+        return _decoder.decode(_encoder.encode(value))
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return sanitize(value)

@@ -6,48 +6,13 @@ it), re-exported here so a provider's tool calls go straight to :func:`dispatch`
 
 from __future__ import annotations
 
-import math
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
-from ptcflow.signals import Err, ErrorEnvelope, Ok, ToolCall, sanitize, tool_result_content
+from ptcflow.signals import Err, ErrorEnvelope, Ok, ToolCall, json_safe, tool_result_content
 
 __all__ = ("ToolCall", "ToolContext", "ToolDefinition", "ToolResult", "json_safe")
-
-
-def _leaf(value: Any) -> Any:
-    """msgspec's hook for values it cannot encode: their bounded, JSON-safe form."""
-    return sanitize(value)
-
-
-_encoder: Final = msgspec.json.Encoder(enc_hook=_leaf)
-_decoder: Final = msgspec.json.Decoder()
-_SCALARS: Final = (str, int, bool)
-
-
-def json_safe(value: Any) -> Any:
-    """Return ``value`` as plain JSON data, unbounded: what a JSON round trip gives back.
-
-    Tuples and sets become lists, structs and dataclasses mappings, datetimes and UUIDs
-    strings (msgspec's encodings), non-finite floats ``None``; any other object becomes
-    what :func:`ptcflow.signals.sanitize` makes of it (a bounded repr). Unlike
-    ``sanitize``, large plain data is never truncated and keys are not redacted: it is the
-    tool's answer, which a program may need whole.
-
-    Example:
-        >>> json_safe({"xs": (1, 2), "ok": True})
-        {'xs': [1, 2], 'ok': True}
-    """
-    kind = type(value)
-    if value is None or kind in _SCALARS:
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else None
-    try:
-        return _decoder.decode(_encoder.encode(value))
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        return sanitize(value)
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
