@@ -1,7 +1,20 @@
 """ptcflow: an anyio orchestration runtime for LLM agents.
 
 Strategies are pure state machines that emit directives; the executor performs them and
-posts correlated signals back. See the README for the two set-up commands.
+posts correlated signals back. The most used names are re-exported here; each subpackage
+(:mod:`ptcflow.runtime`, :mod:`ptcflow.strategies`, :mod:`ptcflow.tools`,
+:mod:`ptcflow.signature`, :mod:`ptcflow.lisp`, :mod:`ptcflow.signals`,
+:mod:`ptcflow.testing`, :mod:`ptcflow.providers`) has the rest.
+
+Example:
+    >>> from ptcflow import ReAct, run_sync
+    >>> from ptcflow.testing import ScriptedLLM
+    >>> def add(x: int, y: int) -> int:
+    ...     "Add two integers."
+    ...     return x + y
+    >>> llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "5"])
+    >>> run_sync(ReAct(), "What is 2 + 3?", llm=llm, tools=[add]).value
+    '5'
 """
 
 from __future__ import annotations
@@ -14,15 +27,43 @@ from ptcflow.errors import (
     RunError as RunError,
     UsageError as UsageError,
 )
+from ptcflow.runtime import (
+    Limits as Limits,
+    RetryPolicy as RetryPolicy,
+    RunHandle as RunHandle,
+    Runtime as Runtime,
+    Step as Step,
+    Telemetry as Telemetry,
+    run as run,
+    run_sync as run_sync,
+)
+from ptcflow.signature import Signature as Signature, SignatureError as SignatureError
+from ptcflow.strategies import ReAct as ReAct, Strategy as Strategy
+from ptcflow.tools import Tool as Tool, ToolContext as ToolContext, tool as tool
 
 __version__ = "0.1.0"
 
 __all__ = (
     "ConfigError",
     "InternalError",
+    "Limits",
     "ProgramError",
     "PtcflowError",
+    "ReAct",
+    "RetryPolicy",
     "RunError",
+    "RunHandle",
+    "Runtime",
+    "Signature",
+    "SignatureError",
+    "Step",
+    "Strategy",
+    "Telemetry",
+    "Tool",
+    "ToolContext",
     "UsageError",
     "__version__",
+    "run",
+    "run_sync",
+    "tool",
 )
