@@ -318,11 +318,28 @@ class Compiler:
 
     def set_(self, node: A.SetNode) -> Ev:
         evs = [self.compile(n) for n in node.items]
-        return lambda frame: frozenset([ev(frame) for ev in evs])
+        line, col = node.line, node.column
+
+        def set_(frame: list[Any]) -> Any:
+            items = [ev(frame) for ev in evs]
+            try:
+                return frozenset(items)
+            except TypeError:
+                raise _unhashable("set elements", line, col) from None
+
+        return set_
 
     def map_(self, node: A.MapNode) -> Ev:
         evs = [(self.compile(k), self.compile(v)) for k, v in node.items]
-        return lambda frame: {k(frame): v(frame) for k, v in evs}
+        line, col = node.line, node.column
+
+        def map_(frame: list[Any]) -> Any:
+            try:
+                return {k(frame): v(frame) for k, v in evs}
+            except TypeError:
+                raise _unhashable("map keys", line, col) from None
+
+        return map_
 
     # -- comprehension ----------------------------------------------------------------------
     def for_(self, node: A.ForNode) -> Ev:
@@ -464,6 +481,15 @@ class Compiler:
             return state.pmap(lambda g: g(), fns)
 
         return pcalls
+
+
+def _unhashable(what: str, line: int, col: int) -> LispError:
+    return LispError(
+        "type",
+        f"{what} cannot be maps: use a keyword, string, number or vector instead",
+        line=line,
+        column=col,
+    )
 
 
 _DISPATCH: Final[dict[type, Callable[[Compiler, Any], Ev]]] = {

@@ -337,6 +337,8 @@ async def run(
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
+    except Exception as exc:  # a Python error no call site converted: never reach the host
+        return finish(error=_unexpected(exc))
     if done is None:
         return finish(
             error=LispError(
@@ -347,6 +349,14 @@ async def run(
         )
     outcome, converted = done
     return finish(value=converted, **outcome)
+
+
+def _unexpected(exc: Exception) -> LispError:
+    """A Python exception that escaped every call site (a ptcflow bug, reported as data)."""
+    return LispError(
+        "type",
+        f"the program failed unexpectedly ({type(exc).__name__}: {exc}); try a simpler expression",
+    )
 
 
 async def _drive(g: greenlet, driver: _Driver) -> Any:
