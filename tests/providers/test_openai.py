@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 
+import anyio
 import pytest
 
 from ptcflow.providers import OpenAIProvider
@@ -332,3 +333,24 @@ async def test_connection_refused_is_transient() -> None:
     async with OpenAIProvider(base_url=url, api_key=KEY) as p:
         err = await failure(p, request())
     assert err.envelope.type == "transient" and err.envelope.retryable
+
+
+async def test_abandoning_or_cancelling_a_stream_releases_it_cleanly() -> None:
+    turn = Turn(text="one two three four five six seven eight")
+    async with served() as (server, p):
+        server.push(chat_turn(turn))
+        async with aclosing(p.stream(request())) as chunks:
+            first = await anext(chunks)  # the consumer stops after one chunk
+        assert first.text == "one "
+        frames = chat_turn(turn)(server.requests[0]).events
+        assert frames is not None
+        server.push(
+            Reply(headers=(("content-type", "text/event-stream"),), events=frames, hang_after=3)
+        )
+        got: list[LLMChunk] = []
+        with anyio.move_on_after(0.3) as scope:
+            async for c in p.stream(request()):
+                got.append(c)
+        assert scope.cancelled_caught and [c.text for c in got] == ["one ", "two "]
+        server.push(chat_turn(Turn(text="still works")))
+        assert (await p.generate(request())).text == "still works"

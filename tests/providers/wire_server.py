@@ -41,7 +41,8 @@ class Reply:
 
     ``events`` (raw ``data: ...`` frames) are sent as a chunked body, one chunk each.
     ``drop_after`` closes the socket after that many events, mid-body. ``hang`` sends
-    nothing and waits until the client goes away.
+    nothing and waits until the client goes away; ``hang_after`` does so after that many
+    events.
     """
 
     status: int = 200
@@ -50,6 +51,7 @@ class Reply:
     events: tuple[bytes, ...] | None = None
     drop_after: int | None = None
     hang: bool = False
+    hang_after: int | None = None
 
 
 def json_reply(data: Any, *, status: int = 200, headers: Sequence[tuple[str, str]] = ()) -> Reply:
@@ -161,11 +163,7 @@ class WireServer:
     async def _send(self, conn: h11.Connection, stream: SocketStream, reply: Reply) -> bool:
         """Send ``reply``; False when the connection must end (dropped or hung)."""
         if reply.hang:
-            try:  # wait for the client to give up (it closes the socket)
-                while await stream.receive():
-                    pass
-            except (anyio.EndOfStream, anyio.BrokenResourceError):
-                pass
+            await _wait_for_close(stream)
             return False
         headers = list(reply.headers)
         if reply.events is None:
@@ -177,12 +175,24 @@ class WireServer:
             await stream.send(conn.send(h11.Data(data=reply.body)))
         else:
             for i, frame in enumerate(reply.events):
+                if reply.hang_after is not None and i >= reply.hang_after:
+                    await _wait_for_close(stream)
+                    return False
                 if reply.drop_after is not None and i >= reply.drop_after:
                     await stream.aclose()  # mid-body, without the terminating chunk
                     return False
                 await stream.send(conn.send(h11.Data(data=frame)))
         await stream.send(conn.send(h11.EndOfMessage()))
         return True
+
+
+async def _wait_for_close(stream: SocketStream) -> None:
+    """Wait until the client gives up and closes the socket."""
+    try:
+        while await stream.receive():
+            pass
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
+        pass
 
 
 @asynccontextmanager

@@ -6,7 +6,7 @@ The SDK's own retries are turned off (``max_retries=0``): the executor retries.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +138,7 @@ class AnthropicProvider:
         data = decode_json(content, self.name, "response body", self._secrets)
         return parse_message(data, provider=self.name, secrets=self._secrets)
 
-    async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMChunk, None]:
         """Stream a Messages response (SSE events) as :class:`LLMChunk` values.
 
         The last chunk carries the finish reason, the usage (cache tokens included) and

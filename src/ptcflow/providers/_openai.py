@@ -8,7 +8,7 @@ turned off (``max_retries=0``): the executor retries, with the deadline in view.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -145,7 +145,7 @@ class OpenAIProvider:
             secrets=self._secrets,
         )
 
-    async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMChunk, None]:
         """Stream a Chat Completions response (SSE) as :class:`LLMChunk` values.
 
         Text and tool-call argument fragments come as they arrive; the last chunk carries
