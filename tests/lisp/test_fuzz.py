@@ -70,7 +70,30 @@ LIMITS = Limits(
 
 atoms = st.one_of(
     st.sampled_from(NAMES),
-    st.sampled_from(["nil", "true", "false", "1", "0", "-3", "2.5", '"s"', ":k", ":a", "\\c"]),
+    st.sampled_from(
+        [
+            "nil",
+            "true",
+            "false",
+            "1",
+            "0",
+            "-3",
+            "2.5",
+            '"s"',
+            ":k",
+            ":a",
+            "\\c",
+            '"t"',
+            ":keys",
+            ":or",
+            ":as",
+            ":when",
+            ":let",
+            ":while",
+            "##Inf",
+            '#"a+"',
+        ]
+    ),
     st.integers(-5, 5).map(str),
 )
 
