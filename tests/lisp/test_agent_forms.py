@@ -400,3 +400,29 @@ async def test_a_plain_function_works_as_a_tool_too() -> None:
 
     r = await run('(call "add" {:a 1 :b 2})', tools={"add": add})
     assert (r.value, r.error) == (3, None)
+
+
+async def test_timeout_during_pmap_stops_every_element() -> None:
+    started = 0
+
+    async def hang(args: dict[str, Any]) -> Any:
+        nonlocal started
+        started += 1
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(10):
+        r = await run(
+            '(pmap #(call "h" {:i %}) (range 4))', tools={"h": hang}, limits=Limits(timeout_ms=100)
+        )
+    assert r.error is not None and r.error.category == "timeout"
+    assert started == 4
+    assert r.tool_calls == []
+
+
+async def test_tool_error_inside_nested_fn_carries_the_call_position() -> None:
+    async def bad(args: dict[str, Any]) -> Any:
+        raise KeyError("missing")
+
+    r = await run('(defn get-it [k]\n  (call "bad" {:k k}))\n(map get-it [1])', tools={"bad": bad})
+    assert r.error is not None and r.error.category == "tool_error"
+    assert (r.error.line, r.error.column) == (2, 3)
