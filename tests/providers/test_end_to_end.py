@@ -221,3 +221,43 @@ async def test_unknown_alias_fails_before_any_call() -> None:
     assert step.error.type == "validation"
     assert "did you mean 'fast'" in step.error.message
     assert server.requests == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_the_key_is_absent_from_spans_and_logs(kind: str) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from structlog.testing import capture_logs
+
+    from ptcflow.runtime import Telemetry
+
+    exporter = InMemorySpanExporter()
+    tracer = TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(tracer_provider=tracer, capture_content=True, log_events=True)
+
+    def echo(request: Recorded) -> Reply:
+        sent = request.headers.get("x-api-key") or request.headers["authorization"]
+        if kind == "anthropic":
+            return aw.error_reply(401, f"bad key {sent}", kind="authentication_error")
+        return ow.error_reply(401, f"bad key {sent}", kind="invalid_request_error")
+
+    async with open_wire_server() as server:
+        base = f"{server.base_url}/v1" if kind == "openai-compatible" else server.base_url
+        config = ProviderConfig(kind=kind, base_url=base, api_key_env="TEST_KEY")  # type: ignore[arg-type]
+        models = ModelRegistry(providers={"test": config}, env={"TEST_KEY": KEY})
+        server.push(echo)
+        with capture_logs() as logs:
+            async with models, Runtime(llm=models, telemetry=telemetry) as rt:
+                step = await rt.run(ReAct(model="test:m"), "hi")
+    assert step.error is not None and step.error.type == "auth"
+    spans = exporter.get_finished_spans()
+    assert spans
+    dumped = " ".join(
+        f"{s.name} {dict(s.attributes or {})} {[(e.name, dict(e.attributes or {})) for e in s.events]} {s.status}"
+        for s in spans
+    )
+    assert "auth" in dumped  # the error is recorded...
+    assert KEY not in dumped and KEY[-8:] not in dumped  # ...without the key
+    assert KEY not in repr(logs) and KEY[-8:] not in repr(logs)
