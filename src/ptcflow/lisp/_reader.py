@@ -1,9 +1,12 @@
 """The reader: PTC-Lisp text to forms with line and column.
 
-Dispatch is table-driven on the opening character (:data:`_DISPATCH`); ``#`` has its own
-table (:data:`_HASH_DISPATCH`). Everything else is a token: a number, ``nil``/``true``/
-``false``, a keyword or a symbol. Errors are ``LispError("parse", ...)`` with the position of
-the offending character and a message that says how to fix the text.
+One regular expression (:data:`_TOKEN`) splits the text into tokens, each classified by its
+opening character: brackets (``( [ { #{ #(``), strings ``"``, characters ``\\``, regexes
+``#"``, discards ``#_``, and atoms (numbers, ``nil``/``true``/``false``, keywords, symbols,
+``##Inf``). Dispatch is table-driven: :data:`_LEAVES` builds a leaf form per token kind and
+:data:`_COLLECTIONS` builds a collection per opener. An explicit stack replaces recursion, so
+deeply nested text cannot exhaust the Python stack. Errors are ``LispError("parse", ...)``
+with the position of the offending character and a message that says how to fix the text.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
@@ -22,9 +26,6 @@ __all__ = ("MAX_NESTING", "Forms", "read", "read_data", "read_one")
 MAX_NESTING: Final = 256
 """Deepest bracket nesting the reader accepts (deeper text is a ``parse`` error)."""
 
-_WHITESPACE: Final = frozenset(" \t\n\r\f\v,")
-_DELIMS: Final = frozenset("()[]{}\"';@^`~\\")
-_TOKEN_RE: Final = re.compile(r"[^\s,()\[\]{}\"';@^`~\\]+")
 _INT_RE: Final = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
 _HEX_RE: Final = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+)")
 _FLOAT_RE: Final = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
@@ -48,7 +49,6 @@ _CHAR_NAMES: Final = {
     "backspace": "\b",
 }
 _SYMBOLIC: Final = {"Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}
-_CLOSERS: Final = {"(": ")", "[": "]", "{": "}"}
 _REJECTED: Final = {
     "'": (
         "quote (') is not supported: write data literally instead, e.g. [1 2 3] instead of "
@@ -149,8 +149,9 @@ def _read_forms(src: str) -> Forms:
         col = pos - line_start + 1
         text = m.group(kind)
         form: Form
-        if kind == "atom":
-            form = _classify(r, text, pos, line, col)
+        leaf = _LEAVES.get(kind)
+        if leaf is not None:
+            form = leaf(r, text, pos, line, col)
         elif kind == "open":
             if text == "#(":
                 if anon_depth:
@@ -184,12 +185,6 @@ def _read_forms(src: str) -> Forms:
             form = _close(r, done)
             if done.opener == "#(":
                 anon_depth -= 1
-        elif kind == "str":
-            form = Lit(_unescape(r, text, pos), line, col)
-        elif kind == "char":
-            form = _char(r, text, pos, line, col)
-        elif kind == "rx":
-            form = _regex(r, text, pos, line, col)
         elif kind == "disc":
             cur.discard += 1
             cur.discard_pos = pos
@@ -214,30 +209,41 @@ def _read_forms(src: str) -> Forms:
 
 
 def _close(r: _Reader, done: _Open) -> Form:
-    items = tuple(done.items)
-    opener, line, col = done.opener, done.line, done.column
-    if opener == "(":
-        if len(items) > 1 and type(items[0]) is Sym and items[0].name in _DEF_FORMS:
-            name = items[1]
-            if type(name) is Sym:
-                r.defs.add(name.name)
-        return ListForm(items, line, col)
-    if opener == "[":
-        return VecForm(items, line, col)
-    if opener == "{":
-        if len(items) % 2:
-            raise r.error(
-                f"a map literal needs an even number of forms (key value pairs), got {len(items)}",
-                done.start,
-            )
-        _check_unique(r, items[::2], "map key", done.start)
-        return MapForm(items, line, col)
-    if opener == "#{":
-        _check_unique(r, items, "set element", done.start)
-        return SetForm(items, line, col)
-    body = ListForm(items, line, col)
+    return _COLLECTIONS[done.opener](r, done, tuple(done.items))
+
+
+def _list(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:
+    if len(items) > 1 and type(items[0]) is Sym and items[0].name in _DEF_FORMS:
+        name = items[1]
+        if type(name) is Sym:
+            r.defs.add(name.name)
+    return ListForm(items, done.line, done.column)
+
+
+def _vector(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:
+    return VecForm(items, done.line, done.column)
+
+
+def _map(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:
+    if len(items) % 2:
+        raise r.error(
+            f"a map literal needs an even number of forms (key value pairs), got {len(items)}",
+            done.start,
+        )
+    _check_unique(r, items[::2], "map key", done.start)
+    return MapForm(items, done.line, done.column)
+
+
+def _set(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:
+    _check_unique(r, items, "set element", done.start)
+    return SetForm(items, done.line, done.column)
+
+
+def _anon_fn(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:
+    """``#(...)`` becomes ``(fn [%1 ... & %&] (...))``."""
+    line, col = done.line, done.column
     info = _AnonArgs()
-    body_form = info.rewrite(r, body)
+    body_form = info.rewrite(r, ListForm(items, line, col))
     params: list[Form] = [Sym(f"%{i}", line, col) for i in range(1, info.max_index + 1)]
     if info.rest:
         params += [Sym("&", line, col), Sym("%&", line, col)]
@@ -308,6 +314,10 @@ def _regex(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
         category = "parse" if exc.category == "type" else exc.category
         raise LispError(category, exc.message, line=line, column=col) from None
     return Lit(value, line, col)
+
+
+def _string(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
+    return Lit(_unescape(r, text, start), line, col)
 
 
 def _other_error(r: _Reader, ch: str, pos: int) -> LispError:
@@ -424,6 +434,24 @@ class _AnonArgs:
             items = tuple(self.rewrite(r, f) for f in form.items)
             return type(form)(items, form.line, form.column)
         return form
+
+
+_LEAVES: Final[dict[str | None, Callable[[_Reader, str, int, int, int], Form]]] = {
+    "atom": _classify,
+    "str": _string,
+    "char": _char,
+    "rx": _regex,
+}
+"""Leaf tokens, by kind (the kind comes from the token's opening character)."""
+
+_COLLECTIONS: Final[dict[str, Callable[[_Reader, _Open, tuple[Form, ...]], Form]]] = {
+    "(": _list,
+    "[": _vector,
+    "{": _map,
+    "#{": _set,
+    "#(": _anon_fn,
+}
+"""Collections, by opening bracket."""
 
 
 def read(src: str) -> tuple[Form, ...]:
