@@ -33,6 +33,7 @@ from ptcflow.signals import (
     Signal,
     Usage,
 )
+from ptcflow.signals._signal import stamp
 from ptcflow.strategies._protocol import Outcome, RunInfo
 
 if TYPE_CHECKING:
@@ -182,12 +183,15 @@ class RunScope:
         """Number, publish and route one signal of this run (``route=False``: do not fold
         it into the strategy; only the run's own first ``ai.request.started`` is not)."""
         self.seq += 1
+        id, now = stamp()
         if ctx is not None:
             d = ctx.directive
-            sig = Signal.create(
-                type,
-                data,
+            sig = Signal(
+                type=type,
                 source=_SOURCE,
+                id=id,
+                time=now,
+                data=data,
                 run_id=self.run_id,
                 request_id=d.request_id,
                 call_id=d.id,
@@ -198,10 +202,12 @@ class RunScope:
                 traceparent=ctx.traceparent,
             )
         else:
-            sig = Signal.create(
-                type,
-                data,
+            sig = Signal(
+                type=type,
                 source=_SOURCE,
+                id=id,
+                time=now,
+                data=data,
                 run_id=self.run_id,
                 request_id=self.request_id,
                 seq=self.seq,

@@ -14,54 +14,76 @@ __all__ = ("Signal", "new_id", "uuid7")
 
 
 # Id and timestamp generation is on the runtime's hot path (every signal), so it avoids a
-# syscall, a lock and a datetime object per call. The 74 "random" bits of a UUIDv7 are a
-# 32-bit counter (random start) over 42 random bits, so ids made in one process within the
-# same millisecond still increase (RFC 9562 section 6.2, method 1) and ids of different
-# processes differ in their random bits. ``next()`` on the counter and ``getrandbits`` are
-# atomic under the GIL, so threads need no lock; a forked child reseeds both.
+# syscall, a lock and a datetime object per call, and does its formatting once per
+# millisecond. A UUIDv7 here is 48 bits of Unix milliseconds, then 42 random bits drawn
+# once per millisecond, then a 32-bit counter (random start) in the last 8 hex digits: ids
+# made in one process within the same millisecond differ only in the counter, so they
+# still increase (RFC 9562 section 6.2: monotonic ids within a millisecond), and ids of
+# different processes differ in their random bits. ``next()`` on the counter is atomic
+# under the GIL, so threads need no lock (a thread that refreshes the per-millisecond
+# prefix late only reuses the previous millisecond's random bits, never an id); a forked
+# child reseeds.
 _MASK32: Final = 0xFFFF_FFFF
 _rng = random.Random(os.urandom(32))
 _counter = itertools.count(_rng.getrandbits(32))
-_time_prefix: tuple[int, str] = (-1, "")
-_ms_prefix: tuple[int, str] = (-1, "")
+# (millisecond, id prefix, second, "YYYY-MM-DDTHH:MM:SS." prefix), replaced as a whole.
+_cache: tuple[int, str, int, str] = (-1, "", -1, "")
 
 
 def _reseed() -> None:
-    global _rng, _counter
+    global _rng, _counter, _cache
     _rng = random.Random(os.urandom(32))
     _counter = itertools.count(_rng.getrandbits(32))
+    _cache = (-1, "", -1, "")
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reseed)
 
 
-def _uuid7_at(ns: int) -> str:
-    # Layout: 48-bit ms | ver 7 | 12 bits = counter[31:20] | var 0b10 | 62 bits =
-    # counter[19:0] + 42 random bits. The "<ms hex>-7" prefix is cached per millisecond;
-    # the rest is three small ints in one format (no 128-bit integer arithmetic).
-    global _ms_prefix
-    ms = ns // 1_000_000
-    cached, prefix = _ms_prefix
-    if ms != cached:
-        h = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
-        prefix = f"{h[:8]}-{h[8:]}-7"
-        _ms_prefix = (ms, prefix)
-    c = next(_counter) & _MASK32
-    return "%s%03x-%04x-%012x" % (  # noqa: UP031 - measurably faster than an f-string here
-        prefix,
-        c >> 20,
-        0x8000 | (c & 0xFFFFF) >> 6,
-        (c & 0x3F) << 42 | _rng.getrandbits(42),
+def _refresh(ms: int) -> tuple[int, str, int, str]:
+    # Layout: 48-bit ms | ver 7 | 12 random bits | var 0b10 | 30 random bits | 32-bit counter.
+    global _cache
+    h = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
+    r = _rng.getrandbits(42)
+    id_prefix = f"{h[:8]}-{h[8:]}-7{r >> 30:03x}-{0x8000 | (r >> 16) & 0x3FFF:04x}-{r & 0xFFFF:04x}"
+    sec = ms // 1000
+    old_sec, time_prefix = _cache[2], _cache[3]
+    if sec != old_sec:
+        time_prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(sec))
+    _cache = cache = (ms, id_prefix, sec, time_prefix)
+    return cache
+
+
+def stamp() -> tuple[str, str]:
+    """Return a fresh ``(id, time)`` pair: a UUIDv7 and the RFC 3339 time it was made.
+
+    One clock read for both; the time is UTC with microseconds
+    (``2026-01-02T03:04:05.123456Z``). Internal: the runtime's signal fast path.
+    """
+    ns = time.time_ns()
+    cache = _cache
+    if ns // 1_000_000 != cache[0]:
+        cache = _refresh(ns // 1_000_000)
+    return (
+        "%s%08x" % (cache[1], next(_counter) & _MASK32),  # noqa: UP031 - faster than f"" here
+        "%s%06dZ" % (cache[3], ns // 1000 % 1_000_000),  # noqa: UP031
     )
+
+
+def _uuid7_at(ns: int) -> str:
+    cache = _cache
+    if ns // 1_000_000 != cache[0]:
+        cache = _refresh(ns // 1_000_000)
+    return "%s%08x" % (cache[1], next(_counter) & _MASK32)  # noqa: UP031
 
 
 def uuid7() -> str:
     """Return a new time-ordered UUIDv7 (RFC 9562) as text.
 
-    48 bits of Unix milliseconds, then a 32-bit counter and 42 random bits: ids made by one
-    process sort in creation order (while the system clock does not go back and short of
-    the counter wrapping, once per 4 billion ids).
+    48 bits of Unix milliseconds, 42 random bits (drawn once per millisecond), then a
+    32-bit counter: ids made by one process sort in creation order (while the system
+    clock does not go back and short of the counter wrapping, once per 4 billion ids).
     """
     return _uuid7_at(time.time_ns())
 
@@ -69,21 +91,6 @@ def uuid7() -> str:
 def new_id(prefix: str = "") -> str:
     """Return a fresh unique id (a UUIDv7), optionally prefixed (``run_...``)."""
     return f"{prefix}{uuid7()}"
-
-
-def _format_time(ns: int) -> str:
-    """RFC 3339 UTC with microseconds, e.g. ``2026-01-02T03:04:05.123456Z``."""
-    global _time_prefix
-    sec, frac = divmod(ns, 1_000_000_000)
-    cached_sec, prefix = _time_prefix
-    if sec != cached_sec:
-        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
-        _time_prefix = (sec, prefix)
-    return f"{prefix}.{frac // 1000:06d}Z"
-
-
-def _now() -> str:
-    return _format_time(time.time_ns())
 
 
 class Signal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -143,12 +150,12 @@ class Signal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             >>> s.specversion, s.seq
             ('1.0', 3)
         """
-        ns = time.time_ns()
+        id, now = stamp()
         return cls(
             type=type,
             source=source,
-            id=_uuid7_at(ns),
-            time=_format_time(ns),
+            id=id,
+            time=now,
             data=data,
             subject=subject,
             specversion=specversion,
