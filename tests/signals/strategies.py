@@ -34,6 +34,7 @@ from ptcflow.signals import (
     ToolCall,
     ToolCallDelta,
     ToolResultData,
+    ToolSpec,
     ToolStartedData,
     Usage,
     UsageData,
@@ -114,7 +115,15 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
         attempts=attempts,
         duration_ms=floats,
     ),
-    REQUEST_STARTED: st.builds(RequestStartedData, input=json_values, agent=text),
+    REQUEST_STARTED: st.builds(
+        RequestStartedData,
+        input=json_values,
+        agent=text,
+        tools=st.lists(
+            st.builds(ToolSpec, name=text, description=text, input_schema=json_objects),
+            max_size=2,
+        ).map(tuple),
+    ),
     REQUEST_COMPLETED: st.builds(
         RequestEndData, result=results(json_values), usage=usages, reason=text
     ),
