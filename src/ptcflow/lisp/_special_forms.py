@@ -13,7 +13,7 @@ from ptcflow.lisp import _ast as A
 from ptcflow.lisp._destructure import analyze_pattern
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp._specials import fail_at, require
-from ptcflow.lisp.values import Keyword
+from ptcflow.lisp.values import Keyword, lisp_eq
 
 if TYPE_CHECKING:
     from ptcflow.lisp._analyzer import Analyzer, Scope
@@ -291,8 +291,6 @@ def _case(an: Analyzer, form: ListForm, scope: Scope, tail: bool) -> A.Node:
                 value = form_to_value(k)
             except ValueError:
                 fail_at(k, "case tests must be constants")
-            from ptcflow.lisp.values import lisp_eq
-
             require(not any(lisp_eq(value, s) for s in seen), k, "duplicate test constant in case")
             seen.append(value)
             table.append((value, node))
