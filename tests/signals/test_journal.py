@@ -196,3 +196,17 @@ async def test_record_journal_fails_loudly_when_it_falls_behind() -> None:
             await anyio.wait_all_tasks_blocked()
             bus.publish(Signal.create("ai.usage", seq=3))
     assert [s.seq for s in read_journal(io.StringIO(out.getvalue()))] == [0, 1]
+
+
+@pytest.mark.anyio
+async def test_record_journal_is_cancellable_and_keeps_what_was_published() -> None:
+    bus = SignalBus()
+    out = io.StringIO()
+    with anyio.CancelScope() as scope:
+        async with record_journal(bus, out):
+            bus.publish(Signal.create("ai.usage", seq=1))
+            scope.cancel()
+            await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert [s.seq for s in read_journal(io.StringIO(out.getvalue()))] == [1]
+    assert bus.statistics().subscribers == 0
