@@ -354,3 +354,15 @@ async def test_abandoning_or_cancelling_a_stream_releases_it_cleanly() -> None:
         assert scope.cancelled_caught and [c.text for c in got] == ["one ", "two "]
         server.push(chat_turn(Turn(text="still works")))
         assert (await p.generate(request())).text == "still works"
+
+
+async def test_a_client_passed_in_is_used_and_left_open() -> None:
+    import openai
+
+    async with open_wire_server() as server:
+        client = openai.AsyncOpenAI(base_url=f"{server.base_url}/v1", api_key=KEY, max_retries=0)
+        async with OpenAIProvider(client=client) as p:
+            server.push(chat_turn(Turn(text="mine")))
+            assert (await p.generate(request())).text == "mine"
+        assert not client.is_closed()
+        await client.close()

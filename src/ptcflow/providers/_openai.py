@@ -84,6 +84,7 @@ class OpenAIProvider:
         self._headers = dict(default_headers or {})
         self._client: AsyncOpenAI | None = client
         self._sdk: ModuleType | None = None
+        self._owns_client = client is None
         self._secrets = tuple(s for s in (self._api_key,) if s)
 
     def __repr__(self) -> str:
@@ -217,9 +218,10 @@ class OpenAIProvider:
         )
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connection pool (idempotent)."""
+        """Close the SDK client and its connection pool (idempotent). A client passed in
+        as ``client=`` is left open: its owner closes it."""
         client, self._client = self._client, None
-        if client is not None:
+        if client is not None and self._owns_client:
             await client.close()
 
     async def __aenter__(self) -> OpenAIProvider:
