@@ -426,3 +426,11 @@ async def test_tool_error_inside_nested_fn_carries_the_call_position() -> None:
     r = await run('(defn get-it [k]\n  (call "bad" {:k k}))\n(map get-it [1])', tools={"bad": bad})
     assert r.error is not None and r.error.category == "tool_error"
     assert (r.error.line, r.error.column) == (2, 3)
+
+
+async def test_memory_from_earlier_turns_never_shadows_builtins() -> None:
+    first = await run("(memory/put :count 5) (def total 1)")
+    second = await run("[(count [1 2]) total memory/count]", memory=first.memory)
+    assert second.value == [2, 1, 5]
+    same_turn = await run("(def inc 10) inc")
+    assert same_turn.value == 10

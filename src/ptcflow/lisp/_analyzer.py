@@ -205,11 +205,13 @@ class Analyzer:
         slot = scope.lookup(name) if sym.ns is None else None
         if slot is not None:
             return A.Local(slot, line, col)
-        if name in self.defs or name in self.globals:
+        if name in self.defs:  # defined by this program (may shadow a builtin)
             return A.GlobalRef(name, line, col)
         builtin = self.builtins.get(name)
         if builtin is not None:
             return A.BuiltinRef(builtin, line, col)
+        if name in self.globals:  # defined in an earlier turn; never shadows a builtin
+            return A.GlobalRef(name, line, col)
         if name in SHAPES:
             fail_at(
                 sym,
