@@ -7,7 +7,7 @@ two-turn run (see runtime_overhead.py), in CPU µs per run (median of 5 interlea
 - strategy: ReAct's ``init`` + ``handle`` for every signal of a recorded run (``replay``);
 - model: ``ScriptedLLM.generate`` for the run's two requests (with its checkpoint);
 - tool: ``ptcflow.tools.dispatch`` of the ``add`` call;
-- signals: ``Signal.create`` for the run's signals, with the runtime's correlation fields;
+- signals: ``stamp()`` + ``Signal(...)`` for the run's signals, as ``RunScope.emit`` does;
 - runtime machinery: the rest (executor, run scope, anyio tasks/scopes/events, terminals).
 """
 
@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _subject
 from ptcflow.signals import Signal, ToolCall, ToolSpec
+from ptcflow.signals._signal import stamp
 from ptcflow.strategies import ReAct, replay
 from ptcflow.tools import dispatch, tool
 
@@ -67,11 +68,14 @@ async def main(runs: int) -> dict[str, float]:
             await dispatch(tools, call)
 
         async def signals_only() -> None:
-            for s in signals:
-                Signal.create(
-                    s.type,
-                    s.data,
+            for s in signals:  # what RunScope.emit does: one stamp(), one Signal(...)
+                id, now = stamp()
+                Signal(
+                    type=s.type,
                     source="ptcflow",
+                    id=id,
+                    time=now,
+                    data=s.data,
                     run_id=s.run_id,
                     request_id=s.request_id,
                     call_id=s.call_id,
@@ -87,7 +91,7 @@ async def main(runs: int) -> dict[str, float]:
             "strategy (ReAct init+handle)": strategy_only,
             "model (ScriptedLLM.generate x2)": model_only,
             "tool (tools.dispatch add)": tool_only,
-            f"signals (Signal.create x{len(signals)})": signals_only,
+            f"signals (stamp + Signal x{len(signals)})": signals_only,
         }
         for _ in range(5):
             for name, body in parts.items():
