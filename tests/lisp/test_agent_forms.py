@@ -429,8 +429,8 @@ async def test_tool_error_inside_nested_fn_carries_the_call_position() -> None:
 
 
 async def test_memory_from_earlier_turns_never_shadows_builtins() -> None:
-    first = await run("(memory/put :count 5) (def total 1)")
-    second = await run("[(count [1 2]) total memory/count]", memory=first.memory)
-    assert second.value == [2, 1, 5]
+    first = await run("(memory/put :count 5) (def total 1) (def str 3) (defn double [x] [x x])")
+    second = await run("[(count [1 2]) total memory/count (str 1) (double 2)]", memory=first.memory)
+    assert second.value == [2, 1, 5, "1", [2, 2]]
     same_turn = await run("(def inc 10) inc")
     assert same_turn.value == 10

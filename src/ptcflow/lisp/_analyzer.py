@@ -108,6 +108,8 @@ class Analyzer:
         tool_names: the tools a program may call (``None``: do not check).
         ctx_keys: the keys of ``ctx`` (``None``: do not check).
         globals_: names already in memory (``def``'d in earlier turns).
+        global_fns: the names among ``globals_`` that hold functions: like this program's own
+            ``def``s they shadow builtins; other memory names never do.
     """
 
     def __init__(
@@ -117,11 +119,13 @@ class Analyzer:
         tool_names: Collection[str] | None,
         ctx_keys: Collection[str] | None,
         globals_: Collection[str],
+        global_fns: Collection[str] = (),
     ) -> None:
         self.builtins = builtins
         self.tool_names = None if tool_names is None else frozenset(tool_names)
         self.ctx_keys = None if ctx_keys is None else frozenset(ctx_keys)
         self.globals: set[str] = set(globals_)
+        self.global_fns = frozenset(global_fns)
         self.defs: set[str] = set()
         self.tools_used: set[str] = set()
         self.recur_targets: list[Any] = []  # RecurTarget per enclosing loop/fn (None: top)
@@ -205,7 +209,7 @@ class Analyzer:
         slot = scope.lookup(name) if sym.ns is None else None
         if slot is not None:
             return A.Local(slot, line, col)
-        if name in self.defs:  # defined by this program (may shadow a builtin)
+        if name in self.defs or name in self.global_fns:  # may shadow a builtin
             return A.GlobalRef(name, line, col)
         builtin = self.builtins.get(name)
         if builtin is not None:

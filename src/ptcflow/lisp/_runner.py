@@ -119,7 +119,7 @@ def analyze(
     *,
     tool_names: Collection[str] | None = None,
     ctx_keys: Collection[str] | None = None,
-    memory_keys: Collection[str] = (),
+    memory_keys: Collection[str] | Mapping[str, Any] = (),
     builtins: Mapping[str, Builtin] | None = None,
 ) -> Program:
     """Parse (when given text) and analyze a program without running it.
@@ -128,7 +128,9 @@ def analyze(
         source: program text, or forms from :func:`parse`.
         tool_names: the callable tools; ``None`` skips the unknown-tool check.
         ctx_keys: the keys of ``ctx``; ``None`` skips the ``ctx/`` check.
-        memory_keys: names already in memory (defined by earlier turns).
+        memory_keys: names already in memory (defined by earlier turns), or the memory itself:
+            then the names holding functions (``defn`` in an earlier turn) shadow builtins of
+            the same name, as this program's own ``def``s do; other names never do.
         builtins: the builtin registry (default: all of ``ptcflow.lisp.builtins``).
 
     Returns:
@@ -147,6 +149,11 @@ def analyze(
         tool_names=tool_names,
         ctx_keys=ctx_keys,
         globals_=memory_keys,
+        global_fns=(
+            [k for k, v in memory_keys.items() if isinstance(v, LispFn)]
+            if isinstance(memory_keys, Mapping)
+            else ()
+        ),
     )
     try:
         return an.program(forms)
