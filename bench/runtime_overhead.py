@@ -98,7 +98,7 @@ def spawn(impl: str, runs: int, latency: float, otel: bool) -> dict[str, Any]:
 
 # -- scenarios --------------------------------------------------------------------------------
 
-IMPLS = ("floor", "ptcflow", "ptcflow_sync_tool", "floor_otel", "ptcflow_otel")
+IMPLS = ("floor", "ptcflow", "ptcflow_trio", "ptcflow_sync_tool", "floor_otel", "ptcflow_otel")
 
 
 def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
@@ -122,6 +122,7 @@ def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
     for _ in range(repeats):
         add("floor", asyncio.run(_floor.sequential(runs)))
         add("ptcflow", anyio.run(_subject.sequential, runs))
+        add("ptcflow_trio", anyio.run(_subject.sequential, runs, backend="trio"))
         add(
             "ptcflow_sync_tool",
             anyio.run(functools.partial(_subject.sequential, runs, sync_tool=True)),
@@ -192,6 +193,7 @@ def report(
         line("floor (plain asyncio)", "floor", "floor"),
         line("ptcflow", "ptcflow", "floor")
         + f"   goal <= {GOAL_US_PER_RUN:.0f} µs (CPU): {verdict(c['ptcflow'] <= GOAL_US_PER_RUN)}",
+        line("ptcflow on trio", "ptcflow_trio", "floor"),
         line("ptcflow, sync tool (thread)", "ptcflow_sync_tool", "floor"),
         "",
         f"(b) concurrent, {LATENCY * 1000:.0f} ms model latency, one subprocess per scenario",
