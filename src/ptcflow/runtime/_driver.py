@@ -30,9 +30,10 @@ async def drive(run: RunScope) -> Step:
     Cancelling the awaiting task cancels the run (every in-flight directive still gets its
     terminal signal) and re-raises the cancellation.
     """
-    perform = run.executor.perform
+    ex = run.executor
+    perform = ex.perform
     try:
-        with anyio.CancelScope(deadline=run.deadline) as scope:
+        with ex.prim.cancel_scope(deadline=run.deadline) as scope:
             run.driver_scope = scope
             while not run.finished:
                 ctx = run.ready
@@ -44,7 +45,7 @@ async def drive(run: RunScope) -> Step:
                     run.stall()  # nothing can ever wake this run
                     break
                 run.driver_idle = True
-                wake = run.wake = anyio.Event()
+                wake = run.wake = ex.prim.event()
                 await wake.wait()
         run.driver_scope = None
         run.driver_idle = False

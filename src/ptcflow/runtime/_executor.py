@@ -49,6 +49,32 @@ def backend_clock() -> Callable[[], float]:
     return anyio.current_time  # pragma: no cover - another backend
 
 
+class Primitives:
+    """The running backend's cancel scope, event and deadline lookup, resolved once.
+
+    ``anyio.CancelScope()``, ``anyio.Event()`` and ``anyio.current_effective_deadline()``
+    look the backend up on every call (sniffio, a weak dictionary); the runtime makes a
+    few of each per run, so it asks anyio's backend class directly. The objects are the
+    same ones the public API returns.
+    """
+
+    __slots__ = ("cancel_scope", "effective_deadline", "event")
+
+    def __init__(self) -> None:
+        self.cancel_scope: Callable[..., anyio.CancelScope] = anyio.CancelScope
+        self.event: Callable[[], anyio.Event] = anyio.Event
+        self.effective_deadline: Callable[[], float] = anyio.current_effective_deadline
+        try:
+            from anyio._core._eventloop import get_async_backend
+
+            backend = get_async_backend()
+            self.cancel_scope = backend.create_cancel_scope
+            self.event = backend.create_event
+            self.effective_deadline = backend.current_effective_deadline
+        except Exception:  # pragma: no cover - another anyio layout: the public API
+            pass
+
+
 class ExecutorStatistics(msgspec.Struct, frozen=True, kw_only=True):
     """A snapshot of an :class:`Executor`'s counters.
 
@@ -105,6 +131,7 @@ class Executor:
     ) -> None:
         self._tg = task_group
         self.clock = backend_clock()
+        self.prim = Primitives()
         self.retry = retry
         self.limits = limits
         self.telemetry = telemetry if telemetry is not None and telemetry.active else None
@@ -239,7 +266,7 @@ class Executor:
                 scope: Any = _SHARED
                 ctx._scope = shared
             else:
-                scope = ctx._scope = anyio.CancelScope(deadline=ctx.deadline)
+                scope = ctx._scope = self.prim.cancel_scope(deadline=ctx.deadline)
             with scope:
                 if ctx.cancel_reason is not None:
                     ctx._scope.cancel()
@@ -257,7 +284,8 @@ class Executor:
         except Exception as exc:
             result = Err(error=self._crash(ctx, kind, exc))
         finally:
-            detach(ctx.otel_token)
+            if ctx.otel_token is not None:
+                detach(ctx.otel_token)
             ctx._scope = None
             if result is None:
                 # Cancelled from outside this directive's scope (the awaiting task, a
@@ -321,7 +349,7 @@ class Executor:
         limit = self.clock() + attempt_ms / 1000.0
         if limit >= ctx.deadline:
             return await kind.perform(ctx)
-        with anyio.CancelScope(deadline=limit) as scope:
+        with self.prim.cancel_scope(deadline=limit) as scope:
             return await kind.perform(ctx)
         if scope.cancelled_caught and ctx.cancel_reason is None:
             return Err(

@@ -240,12 +240,12 @@ class Runtime:
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
-        deadline = anyio.current_effective_deadline()
+        assert self._executor is not None
+        deadline = self._executor.prim.effective_deadline()
         if timeout is not None:
             if timeout <= 0:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-            deadline = min(deadline, anyio.current_time() + timeout)
-        assert self._executor is not None
+            deadline = min(deadline, self._executor.clock() + timeout)
         rid = run_id or new_id("run_")
         scope = RunScope(
             self._executor,
@@ -385,7 +385,7 @@ class Runtime:
             agents=parent.agents,
             bus=self.bus,
             record=False,
-            deadline=min(ctx.deadline, anyio.current_effective_deadline()),
+            deadline=min(ctx.deadline, parent.executor.prim.effective_deadline()),
             telemetry=parent.telemetry,
             otel_parent=ctx.otel_context,
             name=getattr(d, "agent", None),

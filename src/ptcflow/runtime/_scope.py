@@ -535,7 +535,7 @@ class RunScope:
         """Wait until the run has ended and its directives have exited; return the Step."""
         if not self.finished:
             if self._done is None:
-                self._done = anyio.Event()
+                self._done = self.executor.prim.event()
             await self._done.wait()
         if self.inflight:
             await self.wait_idle()
@@ -545,7 +545,7 @@ class RunScope:
     async def wait_idle(self) -> None:
         """Wait until no directive of this run is in flight."""
         while self.inflight:
-            self._idle = anyio.Event()
+            self._idle = self.executor.prim.event()
             await self._idle.wait()
 
     def force_end(self) -> None:
