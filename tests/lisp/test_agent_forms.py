@@ -434,3 +434,18 @@ async def test_memory_from_earlier_turns_never_shadows_builtins() -> None:
     assert second.value == [2, 1, 5, "1", [2, 2]]
     same_turn = await run("(def inc 10) inc")
     assert same_turn.value == 10
+
+
+async def test_a_tool_may_run_another_program() -> None:
+    async def child(args: dict[str, Any]) -> Any:
+        inner = await run(
+            '(* 2 (call "leaf" {:x ctx/x}))', ctx={"x": args["x"]}, tools={"leaf": leaf}
+        )
+        return inner.value
+
+    async def leaf(args: dict[str, Any]) -> Any:
+        await anyio.lowlevel.checkpoint()
+        return args["x"] + 1
+
+    r = await run('(pmap #(call "child" {:x %}) [1 2 3])', tools={"child": child})
+    assert r.value == [4, 6, 8]
