@@ -215,7 +215,9 @@ def _invoke(
         if depth > max_depth:
             raise too_deep()
         state.depth = depth
-        budget.step()
+        steps = budget.steps = budget.steps + 1
+        if steps >= budget._next_check:
+            budget._slow_step()
         try:
             if has_rest:
                 frame = [*captured, *args[:nfixed], args[nfixed:] or None, *pad]
@@ -232,4 +234,30 @@ def _invoke(
         finally:
             state.depth -= 1
 
-    return invoke, None
+    if has_rest:
+        return invoke, None
+
+    def call_fixed(self: Closure1, *args: Any) -> Any:
+        if len(args) != nfixed:
+            raise arity_error(label, len(args), str(nfixed))
+        depth = state.depth + 1
+        if depth > max_depth:
+            raise too_deep()
+        state.depth = depth
+        steps = budget.steps = budget.steps + 1
+        if steps >= budget._next_check:
+            budget._slow_step()
+        try:
+            frame = [*self._cap, *args, *pad]
+            if self_idx >= 0:
+                frame[self_idx] = self
+            for idx, bind in destructure:
+                bind(frame, frame[idx])
+            r = body(frame)
+            if has_recur and type(r) is Recur:
+                r = run_recur(frame, r)
+            return r
+        finally:
+            state.depth -= 1
+
+    return invoke, call_fixed
