@@ -278,7 +278,15 @@ class Executor:
                     ctx.otel_token = attach(ctx.otel_context)
                 result = kind.prepare(ctx) if kind.prepare is not None else None
                 if result is None:
-                    result = await self._attempts(ctx, kind)
+                    if self._global is None and ctx.attempt_ms is None:
+                        # The common case, inline: one attempt, no limiter, no attempt
+                        # timeout; only a failure goes on to the retry loop.
+                        ctx.attempt = 1
+                        result = await kind.perform(ctx)
+                        if not result.ok:
+                            result = await self._attempts(ctx, kind, result)
+                    else:
+                        result = await self._attempts(ctx, kind)
             if result is None and scope.cancelled_caught:
                 result = ctx.cancel_reason or self._timeout(ctx)
         except Exception as exc:
@@ -306,20 +314,23 @@ class Executor:
                 run.driver_idle = True
             self.finish(ctx, kind, result)
 
-    async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Any:
+    async def _attempts(self, ctx: DirectiveContext, kind: Kind, result: Any = None) -> Any:
+        """Perform attempts until one succeeds or retrying is not allowed; ``result``: the
+        outcome of an attempt already made (``perform``'s inline first attempt)."""
         d = ctx.directive
         allowed = min(ctx.max_retries, self.retry.max_retries_cap) if kind.retries else 0
         at = ctx.attempt_ms
         while True:
-            ctx.attempt += 1
-            ctx.retry_after = None
-            if self._global is not None:
-                async with self._global:
+            if result is None:
+                ctx.attempt += 1
+                ctx.retry_after = None
+                if self._global is not None:
+                    async with self._global:
+                        result = await self._attempt(ctx, kind, at)
+                elif at is None:
+                    result = await kind.perform(ctx)
+                else:
                     result = await self._attempt(ctx, kind, at)
-            elif at is None:
-                result = await kind.perform(ctx)
-            else:
-                result = await self._attempt(ctx, kind, at)
             if result.ok or not result.error.retryable or ctx.attempt > allowed or ctx.no_retry:
                 return result
             delay = backoff_delay(
@@ -342,6 +353,7 @@ class Executor:
                     delay_s=round(delay, 4),
                 )
             await anyio.sleep(delay)
+            result = None
 
     async def _attempt(self, ctx: DirectiveContext, kind: Kind, attempt_ms: int | None) -> Any:
         if attempt_ms is None:

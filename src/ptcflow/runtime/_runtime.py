@@ -16,6 +16,7 @@ from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._driver import drive
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._kinds import is_resolver
 from ptcflow.runtime._scope import RunScope
@@ -319,7 +320,7 @@ class Runtime:
         self._runs[scope] = None
         try:
             scope.start()
-            return await scope.drive()
+            return await drive(scope)
         finally:
             del self._runs[scope]
 

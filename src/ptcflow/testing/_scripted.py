@@ -165,7 +165,8 @@ class ScriptedLLM:
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Answer with the next entry (after its latency), or raise its fault."""
         number, turn = self._next(request)
-        await self._before(number, turn, streaming=False)
+        if turn.fault is not None or self.latency > 0 or turn.latency:
+            await self._before(number, turn, streaming=False)
         return self._response(number, turn, request)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
