@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
+import anyio
 import msgspec
 import pytest
 
@@ -127,10 +128,13 @@ async def test_rate_limit_then_5xx_then_success_takes_three_attempts(
     kind: str, stream: bool
 ) -> None:
     async with runtime(kind) as (server, rt):
-        server.push(error(kind, 429, (("retry-after-ms", "20"),)), error(kind, 503))
+        server.push(error(kind, 429, (("retry-after-ms", "200"),)), error(kind, 503))
         server.push(turn(kind, text="done"))
+        started = anyio.current_time()
         step = await rt.run(ReAct(model_alias="fast", stream=stream), "hi", record=True)
+        elapsed = anyio.current_time() - started
     assert step.ok and step.value == "done"
+    assert elapsed >= 0.2  # the executor waited as long as Retry-After asked (backoff is 0)
     assert len(server.requests) == 3
     [response] = responses(step)
     assert response.data.attempts == 3
