@@ -193,45 +193,50 @@ def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
     ctx.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=max(ctx.attempt, 1)))
 
 
-def _model_attrs(ctx: DirectiveContext, operation: str) -> tuple[str, str, dict[str, Any]]:
+def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
     provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
-    pname = _provider_name(provider) if provider is not None else ""
-    attrs: dict[str, Any] = {"gen_ai.operation.name": operation}
+    return (_provider_name(provider) if provider is not None else ""), model
+
+
+def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+    d = ctx.directive
+    op = "embeddings" if isinstance(d, LLMEmbed) else "chat"
+    pname, model = _model_of(ctx)
+    attrs: dict[str, Any] = {"gen_ai.operation.name": op}
     if pname:
         attrs["gen_ai.provider.name"] = pname
     if model:
         attrs["gen_ai.request.model"] = model
-    return pname, model, attrs
-
-
-def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
-    op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
-    _, model, attrs = _model_attrs(ctx, op)
-    span = tel.start_span(f"{op} {model}".strip(), attrs, ctx.run.otel_context)
+    span = tel.start_span(f"{op} {model}" if model else op, attrs, ctx.run.otel_context)
     ctx.span = span
     ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
     ctx.traceparent = tel.traceparent(span)
-    d = ctx.directive
-    if isinstance(d, LLMGenerate):
-        tel.content(span, "gen_ai.input.messages", d.messages)
-    elif isinstance(d, LLMEmbed):
-        tel.content(span, "gen_ai.embeddings.input", d.inputs)
+    if tel.capture_content:
+        if isinstance(d, LLMGenerate):
+            tel.content(span, "gen_ai.input.messages", d.messages)
+        elif isinstance(d, LLMEmbed):
+            tel.content(span, "gen_ai.embeddings.input", d.inputs)
 
 
 def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
     op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
-    pname, model, _ = _model_attrs(ctx, op)
-    usage = result.payload.usage if result.ok else None
-    attrs: dict[str, Any] = {}
+    pname, model = _model_of(ctx)
+    usage = None
+    attrs: dict[str, Any] | None = None
     if result.ok:
         resp = result.payload
-        attrs["gen_ai.usage.input_tokens"] = usage.input_tokens if usage else 0
-        attrs["gen_ai.usage.output_tokens"] = usage.output_tokens if usage else 0
-        attrs["gen_ai.response.model"] = resp.model or None
+        usage = resp.usage
+        attrs = {
+            "gen_ai.usage.input_tokens": usage.input_tokens if usage else 0,
+            "gen_ai.usage.output_tokens": usage.output_tokens if usage else 0,
+        }
+        if resp.model:
+            attrs["gen_ai.response.model"] = resp.model
         if isinstance(resp, LLMResponse):
             attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
-            tel.content(ctx.span, "gen_ai.output.messages", (resp.as_message(),))
-    tel.end_span(ctx.span, result, **attrs)
+            if tel.capture_content:
+                tel.content(ctx.span, "gen_ai.output.messages", (resp.as_message(),))
+    tel.end_span(ctx.span, result, attrs)
     tel.record(
         op,
         duration,

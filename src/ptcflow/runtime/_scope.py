@@ -441,7 +441,7 @@ class RunScope:
             tel.end_span(
                 self.span,
                 result,
-                **{
+                {
                     "gen_ai.usage.input_tokens": usage.input_tokens,
                     "gen_ai.usage.output_tokens": usage.output_tokens,
                 },

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 from opentelemetry import context as otel_context, metrics, trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, Status, StatusCode
 
 from ptcflow.signals import Err, Ok, Usage
 
@@ -70,6 +70,7 @@ class Telemetry:
         "_attrs",
         "_duration",
         "_tokens",
+        "_tp",
         "_tracer",
         "capture_content",
         "log",
@@ -95,6 +96,7 @@ class Telemetry:
         self.log_events = log_events
         self.log: Any = logger if logger is not None else structlog.get_logger("ptcflow")
         self._tracer = tp.get_tracer(_SCOPE) if self.tracing else None
+        self._tp: tuple[Any, str, str] = (None, "", "")
         self._attrs: dict[tuple[str, str, str, str | None], tuple[dict[str, Any], ...]] = {}
         if self.metrics:
             meter = mp.get_meter(_SCOPE)
@@ -130,9 +132,8 @@ class Telemetry:
         """Start a span parented on ``parent`` (or the current context); ``None`` when off."""
         if self._tracer is None:
             return None
-        return self._tracer.start_span(
-            name, context=parent, kind=SpanKind.INTERNAL, attributes=dict(attributes)
-        )
+        # The SDK copies the attributes into its own bounded mapping: no copy here.
+        return self._tracer.start_span(name, context=parent, attributes=attributes)
 
     @staticmethod
     def context_of(span: Span | None, base: otel_context.Context | None = None) -> Any:
@@ -141,20 +142,30 @@ class Telemetry:
             return None
         return trace.set_span_in_context(span, base)
 
-    @staticmethod
-    def traceparent(span: Span | None) -> str | None:
+    def traceparent(self, span: Span | None) -> str | None:
         """Return the W3C ``traceparent`` of ``span`` (``None`` when no span)."""
         if span is None:
             return None
         sc = span.get_span_context()
-        return f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}"
+        # A run's spans share one trace id: its 32 hex digits are formatted once.
+        key = (sc.trace_id, sc.trace_flags)
+        cached = self._tp
+        if cached[0] != key:
+            cached = self._tp = (key, f"00-{sc.trace_id:032x}-", f"-{int(sc.trace_flags):02x}")
+        return f"{cached[1]}{sc.span_id:016x}{cached[2]}"
 
-    def end_span(self, span: Span | None, result: Ok[Any] | Err | None, **attrs: Any) -> None:
-        """Set the result attributes (``error.type`` on failure) and end ``span``."""
+    def end_span(
+        self,
+        span: Span | None,
+        result: Ok[Any] | Err | None,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Set the result attributes ``attrs`` (values must not be ``None``), ``error.type``
+        on failure, and end ``span``."""
         if span is None:
             return
         if attrs:
-            span.set_attributes({k: v for k, v in attrs.items() if v is not None})
+            span.set_attributes(attrs)
         if isinstance(result, Err):
             span.set_attribute("error.type", result.error.type)
             span.set_status(Status(StatusCode.ERROR, result.error.message[:200]))
