@@ -297,6 +297,10 @@ async def run(
         entry = Compiler(state, {}).compile(program.body)
     except LispError as err:
         return finish(error=err)
+    except RecursionError:
+        return finish(error=LimitExceeded("max_depth", "the program is nested too deeply"))
+    except Exception as exc:  # never let a checker bug reach the host as an exception
+        return finish(error=_unexpected(exc))
     budget.maybe_yield = state.yield_now
     nslots = program.nslots
 
