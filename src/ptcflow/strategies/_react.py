@@ -181,7 +181,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 state, status="failed", request_id=request_id, error=error, reason="invalid_input"
             )
             return failed, _NONE
-        state = _replace(
+        return self._ask(
             state,
             request_id=request_id,
             messages=(*state.messages, Message(role="user", content=prompt)),
@@ -190,18 +190,20 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             error=None,
             reason="",
         )
-        return self._ask(state)
 
-    def _ask(self, state: ReActState) -> tuple[ReActState, Sequence[Directive]]:
+    def _ask(self, state: ReActState, **changes: Any) -> tuple[ReActState, Sequence[Directive]]:
+        """Ask the model; ``changes`` are state fields to set first (one replace in all)."""
         n = state.llm_count + 1
-        iteration = state.iteration + 1
+        iteration = changes.pop("iteration", state.iteration) + 1
+        messages = changes.get("messages", state.messages)
+        request_id = changes.get("request_id", state.request_id)
         directive_id = f"{state.run_id}/llm/{n}"
         kind = LLMStream if self.stream else LLMGenerate
         directive = kind(
             id=directive_id,
-            request_id=state.request_id,
+            request_id=request_id,
             iteration=iteration,
-            messages=state.messages,
+            messages=messages,
             tools=state.tools,
             model=self.model,
             model_alias=self.model_alias,
@@ -210,6 +212,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         )
         state = _replace(
             state,
+            **changes,
             status="awaiting_llm",
             iteration=iteration,
             llm_count=n,
@@ -337,12 +340,23 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                     name=call.name,
                 )
             )
-        state = _replace(state, messages=(*state.messages, *answers), pending=())
+        messages = (*state.messages, *answers)
         if cancelled is not None:
-            return _replace(state, status="failed", error=cancelled, reason="cancelled"), _NONE
+            failed = _replace(
+                state,
+                messages=messages,
+                pending=(),
+                status="failed",
+                error=cancelled,
+                reason="cancelled",
+            )
+            return failed, _NONE
         if state.iteration >= self.max_iterations:
-            return _replace(state, status="completed", reason="max_iterations"), _NONE
-        return self._ask(state)
+            done = _replace(
+                state, messages=messages, pending=(), status="completed", reason="max_iterations"
+            )
+            return done, _NONE
+        return self._ask(state, messages=messages)
 
     def _on_request(
         self, state: ReActState, signal: Signal
