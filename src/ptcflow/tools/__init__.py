@@ -28,6 +28,7 @@ from ptcflow.tools._catalog import (
 from ptcflow.tools._dispatch import dispatch as dispatch, dispatch_sync as dispatch_sync
 from ptcflow.tools._docstrings import DocInfo as DocInfo, parse_docstring as parse_docstring
 from ptcflow.tools._introspect import callable_name as callable_name
+from ptcflow.tools._mcp import from_mcp_server as from_mcp_server
 from ptcflow.tools._messages import (
     ToolCall as ToolCall,
     ToolContext as ToolContext,
@@ -57,6 +58,7 @@ __all__ = (
     "dispatch_sync",
     "find_by_name",
     "for_agent",
+    "from_mcp_server",
     "parse_docstring",
     "render_tool_catalog",
     "render_tool_signature",
