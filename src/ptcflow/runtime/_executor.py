@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +40,13 @@ _CANCEL_LOOP_GUARD = 1_000
 def backend_clock() -> Callable[[], float]:
     """Return the running backend's clock (what ``anyio.current_time`` reads), resolved once."""
     try:
-        return asyncio.get_running_loop().time
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         pass
+    else:
+        if type(loop).time is asyncio.BaseEventLoop.time:
+            return time.monotonic  # what BaseEventLoop.time returns, without the call
+        return loop.time
     trio = sys.modules.get("trio")
     if trio is not None:
         clock: Callable[[], float] = trio.current_time

@@ -144,6 +144,7 @@ class Runtime:
         self._tg: TaskGroup | None = None
         self._executor: Executor | None = None
         self._runs: dict[RunScope, None] = {}
+        self._strategy_types: set[type[Any]] = set()
 
     def __repr__(self) -> str:
         return f"<Runtime {self._state.value} runs={len(self._runs)} llm={self.llm!r}>"
@@ -231,13 +232,18 @@ class Runtime:
         record: bool,
         name: str | None,
     ) -> RunScope:
-        self._check_open()
-        if not callable(getattr(strategy, "init", None)) or not callable(
-            getattr(strategy, "handle", None)
-        ):
-            raise UsageError(
-                f"rt.run() needs a strategy (init/handle/outcome/snapshot), got {strategy!r}"
-            )
+        if self._state is not _State.OPEN:
+            self._check_open()
+        cls = type(strategy)
+        if cls not in self._strategy_types:
+            if not callable(getattr(strategy, "init", None)) or not callable(
+                getattr(strategy, "handle", None)
+            ):
+                raise UsageError(
+                    f"rt.run() needs a strategy (init/handle/outcome/snapshot), got {strategy!r}"
+                )
+            if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
+                self._strategy_types.add(cls)  # checked once per strategy class
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0

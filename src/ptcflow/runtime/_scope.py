@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ("RunScope",)
 
 _SOURCE = "ptcflow"
+_NO_USAGE = Usage()
 
 
 class RunScope:
@@ -339,7 +340,7 @@ class RunScope:
                 )
             )
         self._finish(
-            result, outcome.usage if outcome.usage != Usage() else self.usage, outcome.reason
+            result, outcome.usage if outcome.usage != _NO_USAGE else self.usage, outcome.reason
         )
 
     def _crashed(self, exc: Exception, where: str) -> None:
