@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ptcflow.cli import main
@@ -113,3 +115,21 @@ def test_render_signal_lines() -> None:
     long = Signal.create("x.custom", "y" * 500, seq=9)
     assert render_signal(long, width=20).endswith("y…")
     assert len(render_signal(long, width=20)) == len(render_signal(long, width=30)) - 10
+
+
+def test_demo_on_a_real_model_without_its_key_fails_before_any_call(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ptcflow.toml / pyproject.toml config to pick up
+    assert main(["demo", "--model", "openai:gpt-4.1-mini"]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err
+
+
+def test_demo_on_an_unknown_alias_names_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--model", "no-such-alias"]) == 2
+    assert "no-such-alias" in capsys.readouterr().err

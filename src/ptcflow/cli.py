@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Any
 
 import anyio
+
+from ptcflow.errors import ConfigError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,18 +28,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     demo.add_argument("--customer", default="Alice", help="whom the first agent is asked about")
     demo.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    demo.add_argument(
+        "--model",
+        help="run on a real model instead: provider:model or an alias from ptcflow.toml "
+        "(needs its API key in the environment; --agents then defaults to 0)",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         from ptcflow.demo import run_demo
 
         if args.agents < 0 or args.latency_ms < 0:
             parser.error("--agents and --latency-ms must be >= 0")
-        run = partial(
-            run_demo, agents=args.agents, latency_ms=args.latency_ms, customer=args.customer
-        )
-        report = anyio.run(run, backend=args.backend)
+        agents = args.agents
+        if args.model is not None and "--agents" not in (argv or sys.argv[1:]):
+            agents = 0  # a thousand paid model calls only when asked for
+        run = partial(run_demo, agents=agents, latency_ms=args.latency_ms, customer=args.customer)
+        try:
+            report = anyio.run(_with_model, run, args.model, backend=args.backend)
+        except ConfigError as exc:
+            print(f"ptcflow demo: {exc}", file=sys.stderr)
+            return 2
         return 0 if report.ok == report.agents else 1
     return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+async def _with_model(run: Callable[..., Awaitable[Any]], model: str | None) -> Any:
+    """Call ``run`` offline, or with a connected model registry when ``model`` is given."""
+    if model is None:
+        return await run()
+    from ptcflow.providers import ModelRegistry
+
+    async with ModelRegistry.from_config(default=model) as models:
+        await models.connect()  # a missing key or unknown alias fails here, before any call
+        return await run(llm=models)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ async def run_demo(
     latency_ms: float = 20.0,
     customer: str = "Alice",
     out: Callable[[str], None] = print,
+    llm: Any = None,
 ) -> DemoReport:
     """Run the demo and print it through ``out``. Blocks until done; offline.
 
@@ -73,21 +74,27 @@ async def run_demo(
         latency_ms: the scripted model's latency per call.
         customer: whom the single agent is asked about.
         out: where lines go.
+        llm: a real model (an ``LLMProvider`` or ``ModelResolver``, for example a
+            ``ModelRegistry``) instead of the scripted one; ``agents`` then also use it.
 
     Returns:
         A :class:`DemoReport`.
     """
     agent = demo_agent()
     question = question_for(customer)
-    out("ptcflow demo: a ReAct agent on a scripted model, with real Python tools over")
-    out("ptcflow/data/orders.json (offline: no network, no API key).")
+    scripted = llm is None
+    if scripted:
+        out("ptcflow demo: a ReAct agent on a scripted model, with real Python tools over")
+        out("ptcflow/data/orders.json (offline: no network, no API key).")
+    else:
+        out("ptcflow demo: a ReAct agent on a real model, with real Python tools over")
+        out("ptcflow/data/orders.json.")
     out("")
     out(f"Question: {question}")
     out("Signals (bus subscription 'ai.**'):")
     bus = SignalBus()
-    async with Runtime(
-        llm=demo_model(latency=latency_ms / 1000), tools=demo_tools(), bus=bus
-    ) as rt:
+    model = demo_model(latency=latency_ms / 1000) if scripted else llm
+    async with Runtime(llm=model, tools=demo_tools(), bus=bus) as rt:
         sub = bus.subscribe("ai.**")
         async with anyio.create_task_group() as tg:
             tg.start_soon(_print_signals, sub, out)
@@ -108,7 +115,7 @@ async def run_demo(
         f"Now {agents:,} agents at once on one Runtime "
         f"({latency_ms:g} ms simulated model latency per call)..."
     )
-    steps, seconds = await _many(agent, agents, latency_ms)
+    steps, seconds = await _many(agent, agents, model)
     ok = sum(1 for s in steps if s.ok)
     rate = agents / seconds if seconds > 0 else float("inf")
     calls = sum(s.turns for s in steps)
@@ -127,10 +134,10 @@ async def _print_signals(sub: Subscription, out: Callable[[str], None]) -> None:
         out(render_signal(signal))
 
 
-async def _many(agent: ReAct, agents: int, latency_ms: float) -> tuple[list[Step], float]:
+async def _many(agent: ReAct, agents: int, model: Any) -> tuple[list[Step], float]:
     steps: list[Step] = []
     started = time.perf_counter()
-    async with Runtime(llm=demo_model(latency=latency_ms / 1000), tools=demo_tools()) as rt:
+    async with Runtime(llm=model, tools=demo_tools()) as rt:
 
         async def one(i: int) -> None:
             steps.append(await rt.run(agent, question_for(CUSTOMERS[i % len(CUSTOMERS)])))
