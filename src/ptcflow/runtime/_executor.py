@@ -150,6 +150,10 @@ class Executor:
             anyio.CapacityLimiter(limits.max_directives) if limits.max_directives else None
         )
         self.thread_limiter = anyio.CapacityLimiter(limits.sync_tool_threads)
+        self.provider_limited = bool(limits.per_provider or limits.provider_limits)
+        """False when no provider has a concurrency limit (no limiter lookup per call)."""
+        self.tool_limited = bool(limits.per_tool or limits.tool_limits)
+        """False when no tool has a concurrency limit."""
         self._provider_limiters: dict[str, anyio.CapacityLimiter | None] = {}
         self._tool_limiters: dict[str, anyio.CapacityLimiter | None] = {}
         self._c = [0] * 10  # counters, in ExecutorStatistics field order

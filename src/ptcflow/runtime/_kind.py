@@ -98,9 +98,10 @@ def tool_terminal(ctx: DirectiveContext, result: Any) -> None:
     ms = 0.0
     if ctx.started_at:
         ms = round((run.clock() - ctx.started_at) * 1000.0, 3)
-    ctx.emit(
+    run.emit(
         TOOL_RESULT,
-        ToolResultData(tool_name=name, result=result, attempts=max(ctx.attempt, 1), duration_ms=ms),
+        ToolResultData(tool_name=name, result=result, attempts=ctx.attempt or 1, duration_ms=ms),
+        ctx,
     )
 
 

@@ -66,7 +66,7 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
 def _tool_prepare(ctx: DirectiveContext) -> Any:
     d = ctx.directive
     assert isinstance(d, ToolExec)
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments))
+    ctx.run.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments), ctx)
     return ctx.data if isinstance(ctx.data, Err) else None
 
 
@@ -78,7 +78,7 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
-    limiter = ex.tool_limiter(d.tool_name)
+    limiter = ex.tool_limiter(d.tool_name) if ex.tool_limited else None
     if limiter is None:
         return await run.tools.call(
             d.tool_name,

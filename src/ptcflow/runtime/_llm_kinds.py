@@ -118,7 +118,8 @@ def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
 
 async def _generate(ctx: DirectiveContext) -> Any:
     provider, req = _request(ctx)
-    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    ex = ctx.run.executor
+    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
     try:
         if limiter is None:
             resp = await provider.generate(req)
@@ -148,7 +149,8 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
 
 async def _stream(ctx: DirectiveContext) -> Any:
     provider, req = _request(ctx)
-    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    ex = ctx.run.executor
+    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
     if limiter is None:
         return await _consume(ctx, provider, req)
     async with limiter:
@@ -189,8 +191,8 @@ def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
     if result.ok:
         resp: LLMResponse = result.payload
         run.usage = run.usage + resp.usage
-        ctx.emit(USAGE, UsageData(usage=resp.usage, model=resp.model))
-    ctx.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=max(ctx.attempt, 1)))
+        run.emit(USAGE, UsageData(usage=resp.usage, model=resp.model), ctx)
+    run.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=ctx.attempt or 1), ctx)
 
 
 def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
@@ -255,7 +257,8 @@ async def _embed(ctx: DirectiveContext) -> Any:
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
     req = EmbedRequest(model=model, inputs=d.inputs)
-    limiter = ctx.run.executor.provider_limiter(_provider_name(provider))
+    ex = ctx.run.executor
+    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
     try:
         if limiter is None:
             resp = await provider.embed(req)
