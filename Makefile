@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy src
+	$(BIN)/mypy src tests bench examples
 
 pytest: $(STAMP)
 	$(BIN)/pytest
