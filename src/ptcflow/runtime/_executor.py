@@ -292,7 +292,7 @@ class Executor:
                         # timeout; only a failure goes on to the retry loop.
                         ctx.attempt = 1
                         result = await kind.perform(ctx)
-                        if not result.ok:
+                        if isinstance(result, Err):
                             result = await self._attempts(ctx, kind, result)
                     else:
                         result = await self._attempts(ctx, kind)
@@ -427,7 +427,7 @@ class Executor:
         run = ctx.run
         if run.inflight.pop(ctx, False) is None:
             c[1] -= 1
-        if result.ok:
+        if not isinstance(result, Err):
             c[3] += 1
         else:
             c[4] += 1

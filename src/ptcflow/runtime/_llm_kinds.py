@@ -188,7 +188,7 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
 def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
     run = ctx.run
     run.turns += 1
-    if result.ok:
+    if not isinstance(result, Err):
         resp: LLMResponse = result.payload
         run.usage = run.usage + resp.usage
         run.emit(USAGE, UsageData(usage=resp.usage, model=resp.model), ctx)
