@@ -162,3 +162,16 @@ def test_locals_shadow_builtins() -> None:
 
     assert ev("(let [count 5 map {:a 1}] [count (map :a)])") == [5, 1]
     assert ev("(defn f [str] (inc str)) (f 1)") == 2
+
+
+def test_a_local_shadows_only_inside_its_own_scope() -> None:
+    # Locals are found through a program-wide set of bound names first: a name bound in one
+    # scope must not hide the builtin of the same name elsewhere.
+    from .helpers import ev
+
+    assert ev("[(let [inc 10] inc) (inc 1) ((fn inc [n] (if (> n 2) n (inc (+ n 1)))) 0)]") == [
+        10,
+        2,
+        3,
+    ]
+    assert ev("(let [f (fn count [x] x)] [(f 4) (count [1 2])])") == [4, 2]

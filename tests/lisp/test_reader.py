@@ -269,3 +269,30 @@ def test_reader_never_crashes_on_arbitrary_text(text: str) -> None:
     except LispError as e:
         assert e.category in ("parse", "limit")
         assert e.line is not None
+
+
+def test_repeated_atoms_read_fresh_forms_with_their_own_positions() -> None:
+    # Atom tokens are cached by text; each occurrence still gets its own form and position.
+    forms = read("(f :k 1 x)\n(f :k 1 x)")
+    first, second = forms
+    assert isinstance(first, ListForm) and isinstance(second, ListForm)
+    for a, b in zip(first.items, second.items, strict=True):
+        assert a is not b
+        assert (a.line, b.line) == (1, 2)
+        assert a.column == b.column
+    assert [type(f) for f in first.items] == [Sym, Lit, Lit, Sym]
+    assert first.items[1].value is Keyword("k")  # type: ignore[attr-defined]
+
+
+def test_atom_cache_stays_bounded() -> None:
+    from ptcflow.lisp import _reader
+
+    read(" ".join(f"a{i} :k{i} {i}" for i in range(3 * _reader._MAX_ATOMS // 2)))
+    assert len(_reader._ATOMS) <= _reader._MAX_ATOMS
+    assert read_one("a7").name == "a7"  # type: ignore[attr-defined]
+
+
+def test_an_invalid_atom_is_an_error_every_time() -> None:
+    for _ in range(2):  # errors are never cached as values
+        with pytest.raises(LispError, match="invalid keyword"):
+            read("(f :)")

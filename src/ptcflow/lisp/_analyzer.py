@@ -29,7 +29,7 @@ AGENT_TOOLS: Final = frozenset({"return", "fail"})
 class Scope:
     """The locals of one function arity (or of the program's top level)."""
 
-    __slots__ = ("blocks", "captures", "fn_name", "parent", "self_slot", "slots")
+    __slots__ = ("blocks", "bound", "captures", "fn_name", "parent", "self_slot", "slots")
 
     def __init__(self, parent: Scope | None, fn_name: str | None = None) -> None:
         self.parent = parent
@@ -38,6 +38,16 @@ class Scope:
         self.captures: dict[A.Slot, A.Slot] = {}
         self.fn_name = fn_name
         self.self_slot: A.Slot | None = None
+        # Every name bound so far in any scope of the program (shared, only grows): a name
+        # outside it is no local anywhere, so most builtin lookups stop at one set test.
+        self.bound: set[str] = set() if parent is None else parent.bound
+        if fn_name is not None:
+            self.bound.add(fn_name)
+
+    def bind(self, names: Mapping[str, A.Slot]) -> None:
+        """Bind ``names`` in the innermost block."""
+        self.blocks[-1].update(names)
+        self.bound.update(names)
 
     def new_slot(self, name: str) -> A.Slot:
         """Allocate a slot in this arity's frame."""
@@ -47,6 +57,8 @@ class Scope:
 
     def lookup(self, name: str) -> A.Slot | None:
         """Find ``name`` here or in an enclosing arity (recording a capture)."""
+        if name not in self.bound:
+            return None
         for block in reversed(self.blocks):
             slot = block.get(name)
             if slot is not None:
@@ -146,19 +158,20 @@ class Analyzer:
     def analyze(self, form: Form, scope: Scope, *, tail: bool) -> A.Node:
         """Analyze one form; ``tail`` says whether it is in tail position for ``recur``."""
         t = type(form)
-        if t is Lit:
-            return A.Const(form.value, form.line, form.column)  # type: ignore[attr-defined]
         if t is Sym:
             return self.symbol(form, scope)  # type: ignore[arg-type]
         if t is ListForm:
             return self.list_form(form, scope, tail)  # type: ignore[arg-type]
+        if t is Lit:
+            return A.Const(form.value, form.line, form.column)  # type: ignore[attr-defined]
         if isinstance(form, VecForm | MapForm | SetForm):
             return self.collection(form, scope)
         raise AssertionError(f"unknown form {form!r}")  # pragma: no cover
 
     def analyze_all(self, forms: Iterable[Form], scope: Scope) -> tuple[A.Node, ...]:
         """Analyze forms that are not in tail position."""
-        return tuple(self.analyze(f, scope, tail=False) for f in forms)
+        analyze = self.analyze
+        return tuple([analyze(f, scope, tail=False) for f in forms])
 
     def body(self, form: Form, forms: tuple[Form, ...], scope: Scope, tail: bool) -> A.Node:
         """Analyze a body (several forms, the last in tail position)."""
@@ -194,21 +207,24 @@ class Analyzer:
     def symbol(self, sym: Sym, scope: Scope) -> A.Node:
         """Resolve a symbol used as a value."""
         check_symbol(sym)
-        name, line, col = sym.name, sym.line, sym.column
-        if name in INTERNAL:
+        name, line, col, ns = sym.name, sym.line, sym.column, sym.ns
+        if ns is None:
+            slot = scope.lookup(name)
+            if slot is not None:
+                return A.Local(slot, line, col)
+            if name in INTERNAL:
+                return A.Const(INTERNAL[name], line, col)
+        elif name in INTERNAL:
             return A.Const(INTERNAL[name], line, col)
-        if sym.ns == "ctx":
+        if ns == "ctx":
             return self.ctx_ref(sym)
-        if sym.ns == "memory":
+        if ns == "memory":
             require(
                 sym.local not in ("put", "get"),
                 sym,
                 f"{name} is a special form; call it: (memory/put :k v), (memory/get :k)",
             )
             return A.MemGet(A.Const(Keyword(sym.local), line, col), None, line, col)
-        slot = scope.lookup(name) if sym.ns is None else None
-        if slot is not None:
-            return A.Local(slot, line, col)
         if name in self.defs or name in self.global_fns:  # may shadow a builtin
             return A.GlobalRef(name, line, col)
         builtin = self.builtins.get(name)

@@ -128,31 +128,66 @@ _CLOSER_OF: Final = {"(": ")", "[": "]", "{": "}", "#{": "}", "#(": ")"}
 _NAME_OF: Final = {"(": "(", "[": "[", "{": "{", "#{": "#{", "#(": "#("}
 
 
+# Group numbers of _TOKEN (``m.lastindex`` is cheaper than ``m.lastgroup``).
+_G_OPEN, _G_CLOSE, _G_DISC, _G_ATOM, _G_EOF = (
+    _TOKEN.groupindex[g] for g in ("open", "close", "disc", "atom", "eof")
+)
+_LEAF_OF: Final = {_TOKEN.groupindex[g]: g for g in ("str", "rx", "char")}
+_SYMBOL: Final[Any] = object()  # marks an atom token that reads as a symbol
+_MISS: Final[Any] = object()
+_ATOMS: dict[str, Any] = {}
+"""Atom text -> its literal value (or ``_SYMBOL``): most tokens repeat across programs."""
+_MAX_ATOMS: Final = 8192
+
+
+def _atom(r: _Reader, text: str, pos: int, line: int, col: int) -> Form:
+    """The form of an atom token, through the cache of :data:`_ATOMS`."""
+    value = _ATOMS.get(text, _MISS)
+    if value is _SYMBOL:
+        return Sym(text, line, col)
+    if value is not _MISS:
+        return Lit(value, line, col)
+    form = _classify(r, text, pos, line, col)
+    if len(_ATOMS) >= _MAX_ATOMS:
+        _ATOMS.clear()
+    _ATOMS[text] = _SYMBOL if type(form) is Sym else form.value  # type: ignore[attr-defined]
+    return form
+
+
 def _read_forms(src: str) -> Forms:
     """Tokenize with one regex and build forms with an explicit stack (no recursion)."""
     r = _Reader(src)
     top = _Open("", 0, 1, 1)
     stack = [top]
     cur = top
+    append = cur.items.append
     line, line_start, last = 1, 0, 0
     count, rfind = src.count, src.rfind
+    atoms, symbol, miss = _ATOMS, _SYMBOL, _MISS
+    g_atom, g_open, g_close = _G_ATOM, _G_OPEN, _G_CLOSE
     anon_depth = 0
     for m in _TOKEN.finditer(src):
-        kind = m.lastgroup
-        if kind == "eof" or kind is None:
+        kind = m.lastindex
+        if kind == _G_EOF or kind is None:
             break
         pos = m.start(kind)
-        if count("\n", last, pos):
-            line += count("\n", last, pos)
+        nl = count("\n", last, pos)
+        if nl:
+            line += nl
             line_start = rfind("\n", last, pos) + 1
         last = pos
         col = pos - line_start + 1
         text = m.group(kind)
         form: Form
-        leaf = _LEAVES.get(kind)
-        if leaf is not None:
-            form = leaf(r, text, pos, line, col)
-        elif kind == "open":
+        if kind == g_atom:
+            value = atoms.get(text, miss)
+            if value is symbol:
+                form = Sym(text, line, col)
+            elif value is miss:
+                form = _atom(r, text, pos, line, col)
+            else:
+                form = Lit(value, line, col)
+        elif kind == g_open:
             if text == "#(":
                 if anon_depth:
                     raise r.error(
@@ -161,13 +196,14 @@ def _read_forms(src: str) -> Forms:
                     )
                 anon_depth += 1
             cur = _Open(text, pos, line, col)
+            append = cur.items.append
             stack.append(cur)
             if len(stack) > MAX_NESTING + 1:
                 raise r.error(
                     f"forms are nested more than {MAX_NESTING} deep: flatten the data", pos
                 )
             continue
-        elif kind == "close":
+        elif kind == g_close:
             if cur is top:
                 raise r.error(f"unexpected {text} with no matching opening bracket: remove it", pos)
             closer = _CLOSER_OF[cur.opener]
@@ -182,10 +218,13 @@ def _read_forms(src: str) -> Forms:
             stack.pop()
             done = cur
             cur = stack[-1]
-            form = _close(r, done)
+            append = cur.items.append
+            form = _COLLECTIONS[done.opener](r, done, tuple(done.items))
             if done.opener == "#(":
                 anon_depth -= 1
-        elif kind == "disc":
+        elif kind in _LEAF_OF:
+            form = _LEAVES[_LEAF_OF[kind]](r, text, pos, line, col)
+        elif kind == _G_DISC:
             cur.discard += 1
             cur.discard_pos = pos
             continue
@@ -194,7 +233,7 @@ def _read_forms(src: str) -> Forms:
         if cur.discard:
             cur.discard -= 1
         else:
-            cur.items.append(form)
+            append(form)
     if cur is not top:
         raise r.error(
             f"unclosed {_NAME_OF[cur.opener]} opened at line {cur.line}, column {cur.column}: "
@@ -206,10 +245,6 @@ def _read_forms(src: str) -> Forms:
     forms = Forms(top.items)
     forms.defs = frozenset(r.defs)
     return forms
-
-
-def _close(r: _Reader, done: _Open) -> Form:
-    return _COLLECTIONS[done.opener](r, done, tuple(done.items))
 
 
 def _list(r: _Reader, done: _Open, items: tuple[Form, ...]) -> Form:

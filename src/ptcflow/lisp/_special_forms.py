@@ -53,7 +53,7 @@ def _bind_pairs(an: Analyzer, vec: VecForm, scope: Scope) -> tuple[tuple[A.Patte
         value = an.analyze(items[i + 1], scope, tail=False)
         names: dict[str, A.Slot] = {}
         pattern = analyze_pattern(an, items[i], scope, names)
-        scope.blocks[-1].update(names)
+        scope.bind(names)
         out.append((pattern, value))
     return tuple(out)
 
@@ -232,7 +232,7 @@ def _arity(
             arity.rest = A.PSym(rest_slot)
         else:
             arity.rest = analyze_pattern(an, rest_form, inner, names)
-    inner.blocks[-1].update(names)
+    inner.bind(names)
     count = len(fixed) + (1 if rest_form is not None else 0)
     an.recur_targets.append(RecurTarget("fn", count, arity))
     try:
@@ -338,7 +338,7 @@ def _comprehension(an: Analyzer, form: ListForm, scope: Scope, *, collect: bool)
                 coll = an.analyze(v, scope, tail=False)
                 names: dict[str, A.Slot] = {}
                 pattern = analyze_pattern(an, k, scope, names)
-                scope.blocks[-1].update(names)
+                scope.bind(names)
                 clauses.append(("bind", pattern, coll))
         if clauses[0][0] != "bind":
             fail_at(b, f"{name} must start with a binding: [x coll]")
