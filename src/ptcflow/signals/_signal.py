@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
-import random
 import time
 from typing import Any, Final
 
@@ -15,25 +15,25 @@ __all__ = ("Signal", "new_id", "uuid7")
 
 # Id and timestamp generation is on the runtime's hot path (every signal), so it avoids a
 # syscall, a lock and a datetime object per call, and does its formatting once per
-# millisecond. A UUIDv7 here is 48 bits of Unix milliseconds, then 42 random bits drawn
-# once per millisecond, then a 32-bit counter (random start) in the last 8 hex digits: ids
-# made in one process within the same millisecond differ only in the counter, so they
-# still increase (RFC 9562 section 6.2: monotonic ids within a millisecond), and ids of
-# different processes differ in their random bits. ``next()`` on the counter is atomic
-# under the GIL, so threads need no lock (a thread that refreshes the per-millisecond
-# prefix late only reuses the previous millisecond's random bits, never an id); a forked
-# child reseeds.
+# millisecond. A UUIDv7 here is 48 bits of Unix milliseconds, then 42 bits that are a keyed
+# hash of that millisecond (the key is random per process), then a 32-bit counter (random
+# start) in the last 8 hex digits. Within one process every id of a millisecond has the
+# same first 24 hex digits and differs in the counter, so ids increase in creation order
+# (RFC 9562 section 6.2, monotonic within a millisecond), also across threads: threads
+# that refresh the per-millisecond prefix at once compute the same one. Ids of different
+# processes differ in their hashed bits. ``next()`` on the counter is atomic under the GIL,
+# so threads need no lock; a forked child draws a new key and counter.
 _MASK32: Final = 0xFFFF_FFFF
-_rng = random.Random(os.urandom(32))
-_counter = itertools.count(_rng.getrandbits(32))
+_key = os.urandom(16)
+_counter = itertools.count(int.from_bytes(os.urandom(4), "big"))
 # (millisecond, id prefix, second, "YYYY-MM-DDTHH:MM:SS." prefix), replaced as a whole.
 _cache: tuple[int, str, int, str] = (-1, "", -1, "")
 
 
 def _reseed() -> None:
-    global _rng, _counter, _cache
-    _rng = random.Random(os.urandom(32))
-    _counter = itertools.count(_rng.getrandbits(32))
+    global _key, _counter, _cache
+    _key = os.urandom(16)
+    _counter = itertools.count(int.from_bytes(os.urandom(4), "big"))
     _cache = (-1, "", -1, "")
 
 
@@ -42,10 +42,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def _refresh(ms: int) -> tuple[int, str, int, str]:
-    # Layout: 48-bit ms | ver 7 | 12 random bits | var 0b10 | 30 random bits | 32-bit counter.
+    # Layout: 48-bit ms | ver 7 | 12 hashed bits | var 0b10 | 30 hashed bits | 32-bit counter.
     global _cache
     h = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
-    r = _rng.getrandbits(42)
+    digest = hashlib.blake2b(ms.to_bytes(8, "big"), key=_key, digest_size=6).digest()
+    r = int.from_bytes(digest, "big") >> 6  # 42 bits
     id_prefix = f"{h[:8]}-{h[8:]}-7{r >> 30:03x}-{0x8000 | (r >> 16) & 0x3FFF:04x}-{r & 0xFFFF:04x}"
     sec = ms // 1000
     old_sec, time_prefix = _cache[2], _cache[3]
@@ -81,8 +82,8 @@ def _uuid7_at(ns: int) -> str:
 def uuid7() -> str:
     """Return a new time-ordered UUIDv7 (RFC 9562) as text.
 
-    48 bits of Unix milliseconds, 42 random bits (drawn once per millisecond), then a
-    32-bit counter: ids made by one process sort in creation order (while the system
+    48 bits of Unix milliseconds, 42 bits hashed from them with a per-process random key,
+    then a 32-bit counter: ids made by one process sort in creation order (while the system
     clock does not go back and short of the counter wrapping, once per 4 billion ids).
     """
     return _uuid7_at(time.time_ns())
