@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import math
+from typing import Any
 
-from ptcflow.lisp import run_sync
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ptcflow.lisp import pr_str, run_sync
 
 CASES = [
     "(+ 1 2)",
@@ -48,6 +52,29 @@ CASES = [
     "(:a #{:a})",
     "(:a nil)",
     "(:a [1 2])",
+    # mod, and literal second arguments (compiled with the literal folded in)
+    "(mod 7 3)",
+    "(mod -7 3)",
+    "(mod 7 -3)",
+    "(mod 7.5 2)",
+    "(mod 7 2.5)",
+    "(mod 7 0)",
+    "(mod 7 0.0)",
+    '(mod "a" 2)',
+    "(mod nil 2)",
+    "(+ 1 2.5)",
+    "(+ 1 99999999999999999999)",
+    "(- 1 0.5)",
+    "(- 9223372036854775807 -1)",
+    "(* 9223372036854775807 2)",
+    "(* 1.5 2)",
+    "(< 1 ##NaN)",
+    "(> true 1)",
+    "(= 1 :a)",
+    '(= "a" 1)',
+    "(= 2 2)",
+    '(= "a" "b")',
+    "(= 1.0 1)",
 ]
 
 
@@ -65,3 +92,39 @@ def test_inline_path_matches_the_builtin(source: str) -> None:
         assert via_apply.error is not None
         assert inline.error.message == via_apply.error.message
         assert (inline.error.line, inline.error.column) == (1, 1)
+
+
+_VALUES = st.one_of(
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["a", "", ":k"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    op=st.sampled_from(["+", "-", "*", "<", ">", "<=", ">=", "=", "mod"]),
+    x=_VALUES,
+    k=_VALUES,
+)
+def test_a_local_and_a_literal_match_the_builtin(op: str, x: Any, k: Any) -> None:
+    xs, ks = _lit(x), _lit(k)
+    # (op x k) with x a local: the literal k is folded into the compiled closure.
+    inline = run_sync(f"(let [x {xs}] ({op} x {ks}))")
+    both_locals = run_sync(f"(let [x {xs} k {ks}] ({op} x k))")
+    via_apply = run_sync(f"(apply {op} [{xs} {ks}])")
+    got = [(r.value, r.error and r.error.message) for r in (inline, both_locals, via_apply)]
+    assert (got[0] == got[2] and got[1] == got[2]) or _both_nan(got)
+
+
+def _lit(v: Any) -> str:
+    if isinstance(v, str) and v.startswith(":"):
+        return v
+    return pr_str(v)
+
+
+def _both_nan(got: list[tuple[Any, Any]]) -> bool:
+    values = [v for v, _ in got]
+    return all(isinstance(v, float) and math.isnan(v) for v in values)

@@ -8,10 +8,10 @@ Python traceback reaches the model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 from ptcflow.lisp import _ast as A
-from ptcflow.lisp._intrinsics import intrinsic
+from ptcflow.lisp._intrinsics import NAMES as INTRINSICS, NO_CONST, intrinsic
 from ptcflow.lisp.errors import LimitExceeded, LispError, arity_error
 from ptcflow.lisp.values import Builtin, Keyword, to_fn
 
@@ -57,8 +57,10 @@ def compile_call(node: A.Call, args: list[Ev], static: Any, fn: Ev | None) -> Ev
         if type(static) is Keyword and n == 1:
             return _keyword_lookup(static, args[0])
         f = getattr(static, "fn", static) if isinstance(static, Builtin) else static
-        if isinstance(head, A.BuiltinRef) and head.builtin.name in _INTRINSIC_NAMES:
-            fast = intrinsic(head.builtin.name, args, _slow_call(f, label, n, line, col))
+        if isinstance(head, A.BuiltinRef) and head.builtin.name in INTRINSICS:
+            consts = [a.value if type(a) is A.Const else NO_CONST for a in node.args]
+            slow = _slow_call(f, label, n, line, col)
+            fast = intrinsic(head.builtin.name, args, slow, consts)
             if fast is not None:
                 return fast
         return _static_call(f, label, args, line, col)
@@ -104,9 +106,6 @@ def _dynamic_call(fn: Ev, args: list[Ev], line: int, col: int) -> Ev:
             raise convert_exception(e, f, n).with_position(line, col) from None
 
     return dynamic
-
-
-_INTRINSIC_NAMES: Final = frozenset({"+", "-", "*", "<", ">", "<=", ">=", "=", "inc", "dec"})
 
 
 def _keyword_lookup(kw: Keyword, a0: Ev) -> Ev:

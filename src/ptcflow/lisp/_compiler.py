@@ -254,10 +254,10 @@ class Compiler:
                 if steps >= budget._next_check:
                     budget._slow_step()
                 if simple:
-                    for idx, v in zip(slots, r.values, strict=True):
+                    for idx, v in zip(slots, r, strict=True):
                         frame[idx] = v
                 else:
-                    for rebind, v in zip(rebinders, r.values, strict=True):
+                    for rebind, v in zip(rebinders, r, strict=True):
                         rebind(frame, v)
 
         return loop

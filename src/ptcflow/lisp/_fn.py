@@ -168,7 +168,7 @@ def _invoke(
                     f"recur in {label} ran more than {max_loops} iterations; make sure it ends",
                 )
             budget.step()
-            vals = r.values
+            vals = r
             for i in range(nfixed):
                 frame[ncap + i] = vals[i]
             if has_rest:

@@ -1,4 +1,4 @@
-"""Inline fast paths for the hottest builtins (``+ - * < > <= >= = inc dec``).
+"""Inline fast paths for the hottest builtins (``+ - * < > <= >= = mod inc dec``).
 
 When a call's head is one of these builtins and its arguments have the common types (two
 numbers, two ints or strings or keywords for ``=``), the compiled closure computes the result
@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ptcflow.lisp.values import Keyword
 
-__all__ = ("intrinsic",)
+__all__ = ("NAMES", "NO_CONST", "intrinsic")
 
 Ev = Callable[[list[Any]], Any]
 Slow = Callable[..., Any]
@@ -143,6 +143,142 @@ def _dec(a0: Ev, slow: Slow) -> Ev:
     return dec
 
 
+def _mod(a0: Ev, a1: Ev, slow: Slow) -> Ev:
+    def mod(frame: list[Any]) -> Any:
+        x, y = a0(frame), a1(frame)
+        tx, ty = type(x), type(y)
+        if (tx is int or tx is float) and (ty is int or ty is float) and y:
+            return x % y
+        return slow(x, y)
+
+    return mod
+
+
+# -- a number literal as the second argument: ``(< i 1000)``, ``(+ acc 1)``, ``(mod x 7)`` --
+#
+# The literal is known at compile time, so the closure evaluates one argument and tests one
+# type; other cases still go through ``slow`` (the builtin), with the literal.
+
+
+def _arith_k(op: str) -> Callable[[Ev, int | float, Slow], Ev]:
+    def build(a0: Ev, k: int | float, slow: Slow) -> Ev:
+        k_int = type(k) is int
+        if op == "+":
+
+            def plus_k(frame: list[Any]) -> Any:
+                x = a0(frame)
+                tx = type(x)
+                if tx is int and k_int:
+                    r = x + k
+                    if _MIN <= r <= _MAX:
+                        return r
+                elif tx is int or tx is float:
+                    return x + k
+                return slow(x, k)
+
+            return plus_k
+        if op == "-":
+
+            def minus_k(frame: list[Any]) -> Any:
+                x = a0(frame)
+                tx = type(x)
+                if tx is int and k_int:
+                    r = x - k
+                    if _MIN <= r <= _MAX:
+                        return r
+                elif tx is int or tx is float:
+                    return x - k
+                return slow(x, k)
+
+            return minus_k
+
+        def times_k(frame: list[Any]) -> Any:
+            x = a0(frame)
+            tx = type(x)
+            if tx is int and k_int:
+                r = x * k
+                if _MIN <= r <= _MAX:
+                    return r
+            elif tx is int or tx is float:
+                return x * k
+            return slow(x, k)
+
+        return times_k
+
+    return build
+
+
+def _compare_k(op: str) -> Callable[[Ev, int | float, Slow], Ev]:
+    def build(a0: Ev, k: int | float, slow: Slow) -> Ev:
+        if op == "<":
+
+            def lt_k(frame: list[Any]) -> Any:
+                x = a0(frame)
+                tx = type(x)
+                if tx is int or tx is float:
+                    return x < k
+                return slow(x, k)
+
+            return lt_k
+        if op == ">":
+
+            def gt_k(frame: list[Any]) -> Any:
+                x = a0(frame)
+                tx = type(x)
+                if tx is int or tx is float:
+                    return x > k
+                return slow(x, k)
+
+            return gt_k
+        if op == "<=":
+
+            def le_k(frame: list[Any]) -> Any:
+                x = a0(frame)
+                tx = type(x)
+                if tx is int or tx is float:
+                    return x <= k
+                return slow(x, k)
+
+            return le_k
+
+        def ge_k(frame: list[Any]) -> Any:
+            x = a0(frame)
+            tx = type(x)
+            if tx is int or tx is float:
+                return x >= k
+            return slow(x, k)
+
+        return ge_k
+
+    return build
+
+
+def _mod_k(a0: Ev, k: int | float, slow: Slow) -> Ev:
+    if not k:
+        return None  # type: ignore[return-value]  # the builtin reports division by zero
+
+    def mod_k(frame: list[Any]) -> Any:
+        x = a0(frame)
+        tx = type(x)
+        if tx is int or tx is float:
+            return x % k
+        return slow(x, k)
+
+    return mod_k
+
+
+def _eq_k(a0: Ev, k: Any, slow: Slow) -> Ev:
+    tk = type(k)
+
+    def eq_k(frame: list[Any]) -> Any:
+        x = a0(frame)
+        if type(x) is tk:
+            return x == k
+        return slow(x, k)
+
+    return eq_k
+
+
 _BINARY: Final[dict[str, Callable[[Ev, Ev, Slow], Ev]]] = {
     "+": _plus,
     "-": _minus,
@@ -152,19 +288,48 @@ _BINARY: Final[dict[str, Callable[[Ev, Ev, Slow], Ev]]] = {
     "<=": _compare("<="),
     ">=": _compare(">="),
     "=": _eq,
+    "mod": _mod,
+}
+_BINARY_K: Final[dict[str, Callable[[Ev, Any, Slow], Ev]]] = {
+    "+": _arith_k("+"),
+    "-": _arith_k("-"),
+    "*": _arith_k("*"),
+    "<": _compare_k("<"),
+    ">": _compare_k(">"),
+    "<=": _compare_k("<="),
+    ">=": _compare_k(">="),
+    "mod": _mod_k,
 }
 _UNARY: Final[dict[str, Callable[[Ev, Slow], Ev]]] = {"inc": _inc, "dec": _dec}
 
+NAMES: Final = frozenset(_BINARY) | frozenset(_UNARY)
+"""The builtins that have an inline fast path."""
 
-def intrinsic(name: str, args: list[Ev], slow: Slow) -> Ev | None:
+NO_CONST: Final[Any] = object()
+"""Marks an argument whose value is not a literal known at compile time."""
+
+
+def intrinsic(name: str, args: list[Ev], slow: Slow, consts: list[Any] | None = None) -> Ev | None:
     """A fast closure for ``(name args...)``, or ``None`` when there is none.
 
     Args:
         name: the builtin's name.
         args: the compiled arguments.
         slow: calls the builtin (with the compiler's error handling) for other cases.
+        consts: per argument, its literal value when it is one, else :data:`NO_CONST`.
     """
     if len(args) == 2:
+        k = consts[1] if consts is not None else NO_CONST
+        tk = type(k)
+        fast: Ev | None = None
+        if tk is int or tk is float:
+            build_k = _BINARY_K.get(name)
+            if build_k is not None and not (tk is int and not _MIN <= k <= _MAX):
+                fast = build_k(args[0], k, slow)
+        elif name == "=" and (tk is int or tk is str or tk is Keyword):
+            fast = _eq_k(args[0], k, slow)
+        if fast is not None:
+            return fast
         build2 = _BINARY.get(name)
         if build2 is not None:
             return build2(args[0], args[1], slow)

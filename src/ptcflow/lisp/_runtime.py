@@ -88,13 +88,13 @@ class FailSignal(BaseException):
         self.value = value
 
 
-class Recur:
-    """The values of a ``recur``, returned (in tail position) up to its loop or fn."""
+class Recur(tuple[Any, ...]):
+    """The values of a ``recur``, returned (in tail position) up to its loop or fn.
 
-    __slots__ = ("values",)
+    A ``tuple`` subclass, so making one per iteration runs no Python code.
+    """
 
-    def __init__(self, values: tuple[Any, ...]) -> None:
-        self.values = values
+    __slots__ = ()
 
 
 def suspend(request: Any) -> Any:
