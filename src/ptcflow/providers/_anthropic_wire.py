@@ -14,19 +14,11 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.runtime._provider import LLMRequest, ProviderError
-from ptcflow.signals import (
-    TRANSIENT,
-    ErrorEnvelope,
-    LLMChunk,
-    LLMResponse,
-    Message,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
-)
+from ptcflow.runtime._provider import LLMRequest
+from ptcflow.signals import LLMChunk, LLMResponse, Message, ToolCall, ToolCallDelta, Usage
 
 from ._errors import malformed, stream_error
+from ._wire import as_int, input_schema, raw_json, reason, truncated
 
 __all__ = (
     "AnthropicStreamState",
@@ -49,7 +41,6 @@ _STOP = {
 }
 
 _decoder = msgspec.json.Decoder()
-_encoder = msgspec.json.Encoder()
 
 
 def stop_reason(raw: Any) -> str | None:
@@ -59,9 +50,7 @@ def stop_reason(raw: Any) -> str | None:
         >>> stop_reason("end_turn"), stop_reason("tool_use"), stop_reason("pause_turn")
         ('stop', 'tool_calls', 'pause_turn')
     """
-    if not isinstance(raw, str) or not raw:
-        return None
-    return _STOP.get(raw, raw.lower())
+    return reason(raw, _STOP)
 
 
 def _is_error_content(content: str) -> bool:
@@ -160,7 +149,7 @@ def build_messages_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
             {
                 "name": t.name,
                 "description": t.description,
-                "input_schema": t.input_schema or {"type": "object", "properties": {}},
+                "input_schema": input_schema(t),
             }
             for t in request.tools
         ]
@@ -181,25 +170,14 @@ def parse_usage(raw: Any) -> Usage | None:
     ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` (as OpenAI counts)."""
     if not isinstance(raw, Mapping):
         return None
-    read = _int(raw.get("cache_read_input_tokens"))
-    write = _int(raw.get("cache_creation_input_tokens"))
+    read = as_int(raw.get("cache_read_input_tokens"))
+    write = as_int(raw.get("cache_creation_input_tokens"))
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")) + read + write,
-        output_tokens=_int(raw.get("output_tokens")),
+        input_tokens=as_int(raw.get("input_tokens")) + read + write,
+        output_tokens=as_int(raw.get("output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _raw(data: Any) -> str:
-    try:
-        return _encoder.encode(data).decode()
-    except (TypeError, ValueError):
-        return repr(data)
 
 
 def parse_message(
@@ -212,19 +190,21 @@ def parse_message(
             kept, truncated.
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-        raise malformed(provider, "response is not a message", _raw(data), secrets=secrets)
+        raise malformed(provider, "response is not a message", raw_json(data), secrets=secrets)
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in data["content"]:
         if not isinstance(block, Mapping):
-            raise malformed(provider, "content block is not an object", _raw(data), secrets=secrets)
+            raise malformed(
+                provider, "content block is not an object", raw_json(data), secrets=secrets
+            )
         if block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
             args = block.get("input")
             if not isinstance(args, Mapping) or not isinstance(block.get("name"), str):
                 raise malformed(
-                    provider, "tool_use block is malformed", _raw(data), secrets=secrets
+                    provider, "tool_use block is malformed", raw_json(data), secrets=secrets
                 )
             call_id = str(block.get("id") or f"toolu_{len(calls)}")
             calls.append(ToolCall(id=call_id, name=block["name"], input=dict(args)))
@@ -261,7 +241,7 @@ class AnthropicStreamState:
     def feed(self, event: Any) -> LLMChunk | None:
         """Fold one event in; return what to publish now (``None`` when nothing)."""
         if not isinstance(event, Mapping):
-            raise malformed(self.provider, "stream event is not a JSON object", _raw(event))
+            raise malformed(self.provider, "stream event is not a JSON object", raw_json(event))
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event)
@@ -308,7 +288,7 @@ class AnthropicStreamState:
     def _delta(self, event: Mapping[str, Any]) -> LLMChunk | None:
         delta = event.get("delta")
         if not isinstance(delta, Mapping):
-            raise malformed(self.provider, "content_block_delta without delta", _raw(event))
+            raise malformed(self.provider, "content_block_delta without delta", raw_json(event))
         kind = delta.get("type")
         if kind == "text_delta":
             text = delta.get("text")
@@ -318,7 +298,7 @@ class AnthropicStreamState:
             position = self._tools.get(index) if isinstance(index, int) else None
             if position is None:
                 raise malformed(
-                    self.provider, "input_json_delta for no tool_use block", _raw(event)
+                    self.provider, "input_json_delta for no tool_use block", raw_json(event)
                 )
             part = delta.get("partial_json")
             if not isinstance(part, str) or not part:
@@ -333,13 +313,7 @@ class AnthropicStreamState:
             ProviderError: ``transient`` when the stream ended before ``message_stop``.
         """
         if not self._stopped:
-            raise ProviderError(
-                ErrorEnvelope.make(
-                    TRANSIENT,
-                    f"{self.provider}: stream ended before message_stop (truncated)",
-                    {"provider": self.provider},
-                )
-            )
+            raise truncated(self.provider, "message_stop")
         return LLMChunk(
             finish_reason=self._stop or ("tool_calls" if self._tools else "stop"),
             usage=parse_usage(self._raw_usage) or Usage(),

@@ -7,40 +7,23 @@ turned off (``max_retries=0``): the executor retries, with the deadline in view.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Mapping
-from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import anyio
-
-from ptcflow.errors import ConfigError
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest
 from ptcflow.signals import EmbedResponse, LLMChunk, LLMResponse, Usage
 
-from ._errors import classify_sdk_error, decode_json, malformed, stream_error
+from ._client import SDKProvider
+from ._errors import decode_json, malformed, stream_error
 from ._openai_wire import OpenAIStreamState, build_chat_body, parse_completion
-from ._sse import SSEResponse
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = ("OpenAIProvider",)
 
-_PLACEHOLDER_KEY = "not-needed"
 
-
-def _import_openai() -> ModuleType:
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ConfigError(
-            "the OpenAI adapter needs the 'openai' package: pip install 'ptcflow[openai]'"
-        ) from None
-    return openai
-
-
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
     """An :class:`~ptcflow.runtime.LLMProvider` for OpenAI and OpenAI-compatible servers.
 
     The SDK client is created on first use (so building a provider costs nothing and needs
@@ -66,6 +49,11 @@ class OpenAIProvider:
         OpenAIProvider(name='openai', base_url='http://127.0.0.1:8000/v1')
     """
 
+    _sdk_package: ClassVar[str] = "openai"
+    _sdk_client: ClassVar[str] = "AsyncOpenAI"
+    _sdk_label: ClassVar[str] = "OpenAI"
+    _key_placeholder: ClassVar[str | None] = "not-needed"
+
     def __init__(
         self,
         *,
@@ -77,52 +65,15 @@ class OpenAIProvider:
         api_key_env: str = "OPENAI_API_KEY",
         client: AsyncOpenAI | None = None,
     ) -> None:
-        self.name = name
-        self.base_url = base_url
-        self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
-        self._timeout = timeout
-        self._headers = dict(default_headers or {})
-        self._client: AsyncOpenAI | None = client
-        self._sdk: ModuleType | None = None
-        self._owns_client = client is None
-        self._secrets = tuple(s for s in (self._api_key,) if s)
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(name={self.name!r}, base_url={self.base_url!r})"
-
-    def _new_client(self) -> AsyncOpenAI:
-        if self._sdk is None:
-            self._sdk = _import_openai()
-        client: AsyncOpenAI = self._sdk.AsyncOpenAI(
-            api_key=self._api_key or _PLACEHOLDER_KEY,
-            base_url=self.base_url,
-            timeout=self._timeout,
-            max_retries=0,
-            default_headers=self._headers or None,
+        super().__init__(
+            api_key=api_key,
+            base_url=base_url,
+            name=name,
+            timeout=timeout,
+            default_headers=default_headers,
+            api_key_env=api_key_env,
+            client=client,
         )
-        return client
-
-    async def connect(self) -> None:
-        """Import the SDK and build its client in a worker thread (no network I/O).
-
-        The first import of an SDK takes a second or more; doing it here (``async with``
-        calls this) keeps it off the event loop and out of the first call's deadline.
-        Later calls return at once.
-        """
-        await self._client_async()
-
-    async def _client_async(self) -> AsyncOpenAI:
-        if self._client is None:
-            client = await anyio.to_thread.run_sync(self._new_client, abandon_on_cancel=True)
-            if self._client is None:
-                self._client = client
-        return self._client
-
-    def _error(self, exc: Exception) -> Exception:
-        if self._sdk is None:
-            self._sdk = _import_openai()
-        classified = classify_sdk_error(exc, self._sdk, provider=self.name, secrets=self._secrets)
-        return classified if classified is not None else exc
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Send one Chat Completions request and return the normalized response.
@@ -165,12 +116,7 @@ class OpenAIProvider:
             stream_options=stream_options,
             extra_body=body or None,
         )
-        try:
-            raw = await manager.__aenter__()
-        except Exception as exc:
-            raise self._error(exc) from exc
-        events = SSEResponse(raw.http_response, self._error)
-        try:
+        async with self._open_sse(manager) as events:
             done = False
             while (batch := await events.receive()) is not None:
                 for event in batch:
@@ -180,10 +126,6 @@ class OpenAIProvider:
                         if out is not None:
                             yield out
             yield state.finish()
-        finally:
-            await events.aclose()
-            with anyio.CancelScope(shield=True):
-                await manager.__aexit__(None, None, None)
 
     def _event_data(self, text: str) -> Any:
         data = decode_json(text, self.name, "stream event", self._secrets)
@@ -216,22 +158,3 @@ class OpenAIProvider:
             usage=Usage(input_tokens=tokens if isinstance(tokens, int) else 0),
             model=str(data.get("model") or request.model),
         )
-
-    async def aclose(self) -> None:
-        """Close the SDK client and its connection pool (idempotent). A client passed in
-        as ``client=`` is left open: its owner closes it."""
-        client, self._client = self._client, None
-        if client is not None and self._owns_client:
-            await client.close()
-
-    async def __aenter__(self) -> OpenAIProvider:
-        await self.connect()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

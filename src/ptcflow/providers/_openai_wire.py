@@ -13,19 +13,11 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.runtime._provider import LLMRequest, ProviderError
-from ptcflow.signals import (
-    TRANSIENT,
-    ErrorEnvelope,
-    LLMChunk,
-    LLMResponse,
-    Message,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
-)
+from ptcflow.runtime._provider import LLMRequest
+from ptcflow.signals import LLMChunk, LLMResponse, Message, ToolCall, ToolCallDelta, Usage
 
 from ._errors import malformed
+from ._wire import as_int, encode_json, input_schema, raw_json, reason, truncated
 
 __all__ = (
     "OpenAIStreamState",
@@ -43,8 +35,6 @@ _FINISH = {
     "content_filter": "content_filter",
 }
 
-_encoder = msgspec.json.Encoder()
-
 
 def finish_reason(raw: Any) -> str | None:
     """Normalize a finish reason; unknown values pass through unchanged (lower-cased).
@@ -53,9 +43,7 @@ def finish_reason(raw: Any) -> str | None:
         >>> finish_reason("function_call"), finish_reason("eos")
         ('tool_calls', 'eos')
     """
-    if not isinstance(raw, str) or not raw:
-        return None
-    return _FINISH.get(raw, raw.lower())
+    return reason(raw, _FINISH)
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -70,7 +58,7 @@ def _message(m: Message) -> dict[str, Any]:
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": _encoder.encode(c.input).decode()},
+                "function": {"name": c.name, "arguments": encode_json(c.input)},
             }
             for c in m.tool_calls
         ]
@@ -107,7 +95,7 @@ def build_chat_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
                 "function": {
                     "name": t.name,
                     "description": t.description,
-                    "parameters": t.input_schema or {"type": "object", "properties": {}},
+                    "parameters": input_schema(t),
                 },
             }
             for t in request.tools
@@ -146,14 +134,10 @@ def parse_usage(raw: Any) -> Usage | None:
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
     return Usage(
-        input_tokens=_int(raw.get("prompt_tokens")),
-        output_tokens=_int(raw.get("completion_tokens")),
-        cache_read_tokens=_int(cached),
+        input_tokens=as_int(raw.get("prompt_tokens")),
+        output_tokens=as_int(raw.get("completion_tokens")),
+        cache_read_tokens=as_int(cached),
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _arguments(raw: Any, name: str, provider: str, secrets: tuple[str, ...]) -> dict[str, Any]:
@@ -185,18 +169,18 @@ def parse_completion(
             malformed tool-call arguments); the raw body is kept, truncated.
     """
     if not isinstance(data, Mapping):
-        raise malformed(provider, "response is not a JSON object", _raw(data), secrets=secrets)
+        raise malformed(provider, "response is not a JSON object", raw_json(data), secrets=secrets)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise malformed(provider, "response has no choices", _raw(data), secrets=secrets)
+        raise malformed(provider, "response has no choices", raw_json(data), secrets=secrets)
     message = choices[0].get("message")
     if not isinstance(message, Mapping):
-        raise malformed(provider, "response choice has no message", _raw(data), secrets=secrets)
+        raise malformed(provider, "response choice has no message", raw_json(data), secrets=secrets)
     calls = []
     for i, raw_call in enumerate(message.get("tool_calls") or ()):
         fn = raw_call.get("function") if isinstance(raw_call, Mapping) else None
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-            raise malformed(provider, f"tool call #{i} has no function name", _raw(data))
+            raise malformed(provider, f"tool call #{i} has no function name", raw_json(data))
         args = _arguments(fn.get("arguments"), fn["name"], provider, secrets)
         call_id = raw_call.get("id") or f"call_{i}"
         calls.append(ToolCall(id=str(call_id), name=fn["name"], input=args))
@@ -209,13 +193,6 @@ def parse_completion(
         finish_reason=reason or ("tool_calls" if calls else "stop"),
         model=str(data.get("model") or ""),
     )
-
-
-def _raw(data: Any) -> str:
-    try:
-        return _encoder.encode(data).decode()
-    except (TypeError, ValueError):
-        return repr(data)
 
 
 class OpenAIStreamState:
@@ -238,7 +215,7 @@ class OpenAIStreamState:
     def feed(self, data: Any) -> LLMChunk | None:
         """Fold one chunk in; return what to publish now (``None`` when nothing)."""
         if not isinstance(data, Mapping):
-            raise malformed(self.provider, "stream chunk is not a JSON object", _raw(data))
+            raise malformed(self.provider, "stream chunk is not a JSON object", raw_json(data))
         if isinstance(data.get("model"), str) and data["model"]:
             self._model = data["model"]
         usage = parse_usage(data.get("usage"))
@@ -249,7 +226,7 @@ class OpenAIStreamState:
             return None
         choice = choices[0]
         if not isinstance(choice, Mapping):
-            raise malformed(self.provider, "stream choice is not an object", _raw(data))
+            raise malformed(self.provider, "stream choice is not an object", raw_json(data))
         reason = finish_reason(choice.get("finish_reason"))
         if reason is not None:
             self._finish = reason
@@ -265,7 +242,7 @@ class OpenAIStreamState:
 
     def _call_delta(self, position: int, raw: Any) -> ToolCallDelta:
         if not isinstance(raw, Mapping):
-            raise malformed(self.provider, "tool call fragment is not an object", _raw(raw))
+            raise malformed(self.provider, "tool call fragment is not an object", raw_json(raw))
         fn = raw.get("function")
         fn = fn if isinstance(fn, Mapping) else {}
         index = raw.get("index")
@@ -285,11 +262,5 @@ class OpenAIStreamState:
                 (a truncated stream is worth another attempt).
         """
         if self._finish is None:
-            raise ProviderError(
-                ErrorEnvelope.make(
-                    TRANSIENT,
-                    f"{self.provider}: stream ended before a finish reason (truncated)",
-                    {"provider": self.provider},
-                )
-            )
+            raise truncated(self.provider, "a finish reason")
         return LLMChunk(finish_reason=self._finish, usage=self._usage or Usage(), model=self._model)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, Literal
 
 import msgspec
@@ -20,6 +19,7 @@ from ptcflow.errors import ConfigError
 from ptcflow.runtime._provider import LLMProvider
 
 from ._anthropic import AnthropicProvider
+from ._client import AsyncClosing
 from ._openai import OpenAIProvider
 
 __all__ = ("ModelRegistry", "ProviderConfig")
@@ -72,7 +72,7 @@ def _builtin(env: Mapping[str, str]) -> dict[str, ProviderConfig]:
     }
 
 
-class ModelRegistry:
+class ModelRegistry(AsyncClosing):
     """Resolve ``model`` / ``model_alias`` to a provider and a model name (a ``ModelResolver``).
 
     Pass it as ``Runtime(llm=registry)``. Providers are built on first use, one per
@@ -315,14 +315,3 @@ class ModelRegistry:
         for provider in owned:
             self._instances.pop(provider.name, None)
             await provider.aclose()
-
-    async def __aenter__(self) -> ModelRegistry:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
