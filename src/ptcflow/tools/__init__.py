@@ -25,6 +25,7 @@ from ptcflow.tools._catalog import (
     schema_from_function as schema_from_function,
     tool_definitions as tool_definitions,
 )
+from ptcflow.tools._decorator import tool as tool
 from ptcflow.tools._dispatch import dispatch as dispatch, dispatch_sync as dispatch_sync
 from ptcflow.tools._docstrings import DocInfo as DocInfo, parse_docstring as parse_docstring
 from ptcflow.tools._introspect import callable_name as callable_name
@@ -41,7 +42,7 @@ from ptcflow.tools._registry import (
     find_by_name as find_by_name,
     for_agent as for_agent,
 )
-from ptcflow.tools._tool import TOOL_NAME_RE as TOOL_NAME_RE, Tool as Tool, tool as tool
+from ptcflow.tools._tool import TOOL_NAME_RE as TOOL_NAME_RE, Tool as Tool
 
 __all__ = (
     "RESERVED_TOOL_NAMES",

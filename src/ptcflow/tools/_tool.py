@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final, overload
+from typing import Any, Final
 
 from ptcflow.errors import UsageError
 from ptcflow.signature import (
@@ -32,7 +32,7 @@ from ptcflow.tools._introspect import (
 )
 from ptcflow.tools._messages import ToolDefinition
 
-__all__ = ("TOOL_NAME_RE", "Tool", "tool")
+__all__ = ("TOOL_NAME_RE", "Tool")
 
 #: Names every major provider accepts for a function tool.
 TOOL_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -155,38 +155,6 @@ class Tool:
         blocking: bool = True,
         param_docs: Mapping[str, str] | None = None,
     ) -> None:
-        self._setup(
-            name,
-            fn,
-            description=description,
-            signature=signature,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            pass_input=pass_input,
-            timeout_ms=timeout_ms,
-            max_retries=max_retries,
-            blocking=blocking,
-            param_docs=param_docs,
-        )
-
-    def _setup(
-        self,
-        name: str,
-        fn: Callable[..., Any],
-        *,
-        description: str,
-        signature: str | Signature | None,
-        input_schema: Mapping[str, Any] | None,
-        output_schema: Mapping[str, Any] | None,
-        pass_input: bool,
-        timeout_ms: int | None,
-        max_retries: int | None,
-        blocking: bool,
-        param_docs: Mapping[str, str] | None,
-        params: Any = _UNKNOWN,
-        returns_doc: str = "",
-    ) -> None:
-        """Validate and derive every field; ``params`` reuses an earlier introspection."""
         if not callable(fn):
             raise UsageError(f"tool {name!r} needs a callable fn, got {type(fn).__name__}")
         if isinstance(signature, str):
@@ -221,9 +189,8 @@ class Tool:
         )
         if output_schema is None and signature is not None and not _is_any(signature.output):
             output_schema = signature.output_schema()
-            if returns_doc:
-                output_schema["description"] = returns_doc
         set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
+        params = getattr(self, "_params", _UNKNOWN)  # set by _new_tool: fn inspected already
         if params is _UNKNOWN:
             try:
                 params = inspect_params(fn)
@@ -375,6 +342,9 @@ class Tool:
             check_matches(tool_name, signature, params, ctx)
         if signature is not None and _SIGNATURE_NAME_RE.fullmatch(tool_name):
             signature = signature.with_name(tool_name)
+        returns = doc.returns if output_schema is None and signature is not None else ""
+        if returns and signature is not None and not _is_any(signature.output):
+            output_schema = {**signature.output_schema(), "description": returns}
         return _new_tool(
             params,
             name=tool_name,
@@ -388,7 +358,6 @@ class Tool:
             max_retries=max_retries,
             blocking=True if blocking is None else blocking,
             param_docs=doc.params,
-            returns_doc=doc.returns if output_schema is None else "",
         )
 
     def arguments(
@@ -410,100 +379,10 @@ _COMPARED: Final = tuple(s for s in Tool.__slots__ if s != "_binding")  # derive
 def _new_tool(params: Any, **fields: Any) -> Tool:
     """Build a tool from already-inspected parameters (``_UNKNOWN``: inspect ``fn``)."""
     built = Tool.__new__(Tool)
-    name = fields.pop("name")
-    fn = fields.pop("fn")
-    built._setup(name, fn, params=params, **fields)
+    if params is not _UNKNOWN:
+        object.__setattr__(built, "_params", params)
+    Tool.__init__(built, **fields)
     return built
 
 
-_CONSTRUCTOR_ARGS: Final = frozenset(
-    {
-        "name",
-        "fn",
-        "description",
-        "signature",
-        "input_schema",
-        "output_schema",
-        "pass_input",
-        "timeout_ms",
-        "max_retries",
-        "blocking",
-        "param_docs",
-    }
-)
-
-
-@overload
-def tool(
-    fn: None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    signature: str | Signature | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-    output_schema: Mapping[str, Any] | None = None,
-    pass_input: bool = False,
-    timeout_ms: int | None = None,
-    max_retries: int | None = None,
-    blocking: bool | None = None,
-) -> Callable[[Callable[..., Any]], Tool]: ...
-
-
-@overload
-def tool(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    signature: str | Signature | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-    output_schema: Mapping[str, Any] | None = None,
-    pass_input: bool = False,
-    timeout_ms: int | None = None,
-    max_retries: int | None = None,
-    blocking: bool | None = None,
-) -> Tool: ...
-
-
-def tool(
-    fn: Callable[..., Any] | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    signature: str | Signature | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-    output_schema: Mapping[str, Any] | None = None,
-    pass_input: bool = False,
-    timeout_ms: int | None = None,
-    max_retries: int | None = None,
-    blocking: bool | None = None,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a :class:`Tool` from a function: ``@tool``, ``@tool(...)`` or ``tool(fn, ...)``.
-
-    Takes the keyword options of :meth:`Tool.from_function` (which documents them). The
-    tool stays callable like the function it wraps.
-
-    Example:
-        >>> @tool(name="add_numbers")
-        ... def add(x: int, y: int) -> int:
-        ...     '''Add two integers and return the sum.'''
-        ...     return x + y
-        >>> (add.name, add.description, add(2, 3))
-        ('add_numbers', 'Add two integers and return the sum.', 5)
-    """
-
-    def build(f: Callable[..., Any]) -> Tool:
-        return Tool.from_function(
-            f,
-            name=name,
-            description=description,
-            signature=signature,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            pass_input=pass_input,
-            timeout_ms=timeout_ms,
-            max_retries=max_retries,
-            blocking=blocking,
-        )
-
-    return build if fn is None else build(fn)
+_CONSTRUCTOR_ARGS: Final = frozenset(inspect.signature(Tool).parameters)
