@@ -92,7 +92,10 @@ async def _never(ctx: DirectiveContext) -> Any:  # pragma: no cover - inline kin
 def tool_terminal(ctx: DirectiveContext, result: Any) -> None:
     """Publish ``ai.tool.result`` for ``ctx`` (tools, child runs, custom kinds)."""
     d = ctx.directive
-    name = getattr(d, "tool_name", None) or getattr(d, "agent", None) or tag_of(type(d))
+    if isinstance(d, ToolExec) and d.tool_name:
+        name = d.tool_name
+    else:
+        name = getattr(d, "tool_name", None) or getattr(d, "agent", None) or tag_of(type(d))
     run = ctx.run
     run.tool_calls += 1
     ms = 0.0

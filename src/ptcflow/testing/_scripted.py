@@ -266,10 +266,14 @@ class ScriptedLLM:
         )
 
     def _response(self, number: int, turn: Turn, request: LLMRequest) -> LLMResponse:
-        calls = tuple(
-            call if call.id else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
-            for i, call in enumerate(turn.tool_calls)
-        )
+        calls = turn.tool_calls
+        if calls:
+            calls = tuple(
+                call
+                if call.id
+                else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
+                for i, call in enumerate(calls)
+            )
         usage = turn.usage
         if usage is None:
             chars = 0
