@@ -91,7 +91,9 @@ def spawn(impl: str, runs: int, latency: float, otel: bool) -> dict[str, Any]:
     """Run :func:`worker` in a fresh interpreter and return its JSON result."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", impl, "--runs", str(runs)]
     cmd += ["--latency", str(latency)] + (["--otel"] if otel else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"benchmark worker failed ({' '.join(cmd[2:])}):\n{out.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
