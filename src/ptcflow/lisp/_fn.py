@@ -9,13 +9,14 @@ closure sees the values of its creation, as Clojure's immutable locals do) and a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
 from ptcflow.lisp._destructure import Binder
+from ptcflow.lisp._intrinsics import NAMES as INTRINSICS
 from ptcflow.lisp._runtime import Recur, RunState
 from ptcflow.lisp.errors import LimitExceeded, arity_error
-from ptcflow.lisp.values import LispFn
+from ptcflow.lisp.values import Keyword, LispFn
 
 __all__ = ("Closure", "make_fn_factory")
 
@@ -178,6 +179,25 @@ def _invoke(
             r = body(frame)
         return r
 
+    if simple and is_leaf(arity.body):
+        # A body that calls no function of the program (and no builtin that takes one)
+        # cannot nest calls: the depth cannot grow through it, so only the step counts.
+        def invoke_leaf(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
+            steps = budget.steps = budget.steps + 1
+            if steps >= budget._next_check:
+                budget._slow_step()
+            return body([*captured, *args, *pad])
+
+        def call_leaf(self: Closure1, *args: Any) -> Any:
+            if len(args) != nfixed:
+                raise arity_error(label, len(args), str(nfixed))
+            steps = budget.steps = budget.steps + 1
+            if steps >= budget._next_check:
+                budget._slow_step()
+            return body([*self._cap, *args, *pad])
+
+        return invoke_leaf, call_leaf
+
     if simple:
         # The common case, kept to the bare minimum of work per call.
         def invoke_simple(captured: tuple[Any, ...], fn: Closure, args: tuple[Any, ...]) -> Any:
@@ -261,3 +281,71 @@ def _invoke(
             state.depth -= 1
 
     return invoke, call_fixed
+
+
+# Builtins that never call a function (of the program or otherwise) and never suspend.
+_LEAF_BUILTINS: Final = INTRINSICS | frozenset(
+    {
+        "not",
+        "not=",
+        "nil?",
+        "some?",
+        "true?",
+        "false?",
+        "zero?",
+        "pos?",
+        "neg?",
+        "even?",
+        "odd?",
+        "number?",
+        "string?",
+        "keyword?",
+        "map?",
+        "vector?",
+        "quot",
+        "rem",
+        "/",
+        "abs",
+        "max",
+        "min",
+        "str",
+        "name",
+        "keyword",
+        "count",
+        "empty?",
+        "get",
+        "get-in",
+        "contains?",
+        "first",
+        "second",
+        "last",
+        "nth",
+        "clojure.string/upper-case",
+        "clojure.string/lower-case",
+        "clojure.string/trim",
+    }
+)
+
+
+def is_leaf(node: A.Node) -> bool:
+    """Whether evaluating ``node`` calls no function of the program (nor one that might)."""
+    t = type(node)
+    if t is A.Const or t is A.Local or t is A.CtxRef or t is A.BuiltinRef:
+        return True
+    if t is A.Call:
+        assert isinstance(node, A.Call)
+        head = node.fn
+        if type(head) is A.BuiltinRef:
+            ok = head.builtin.name in _LEAF_BUILTINS
+        else:
+            ok = type(head) is A.Const and type(head.value) is Keyword
+        return ok and all(map(is_leaf, node.args))
+    if t is A.If:
+        assert isinstance(node, A.If)
+        return is_leaf(node.test) and is_leaf(node.then) and is_leaf(node.else_)
+    if t is A.Do:
+        assert isinstance(node, A.Do)
+        return all(map(is_leaf, node.body))
+    if t is A.And or t is A.Or or t is A.VecNode:
+        return all(map(is_leaf, node.items))  # type: ignore[attr-defined]
+    return False

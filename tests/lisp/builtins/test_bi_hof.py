@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ptcflow.lisp import run_sync
+
 from .bi_helpers import check_error, check_value
 
 VALUES = [
@@ -150,3 +152,46 @@ ERRORS = [
 @pytest.mark.parametrize(("src", "category", "fragment"), ERRORS)
 def test_hof_errors(src: str, category: str, fragment: str) -> None:
     check_error(src, category, fragment)
+
+
+# (reduce + ...) sums without calling + per element; group-by with a keyword looks up inline.
+SUM_VALUES = [
+    ("(reduce + [1 2 3])", "6"),
+    ("(reduce + 10 [1 2 3])", "16"),
+    ("(reduce + [1 2.5 3])", "6.5"),
+    ("(reduce + [])", "0"),
+    ("(reduce + [7])", "7"),
+    ("(reduce + 0.5 [])", "0.5"),
+    ("(reduce + [9223372036854775807 -1 1])", "9223372036854775807"),
+    ("(reduce + [1e308 1e308])", "##Inf"),
+    (
+        "(group-by :k [{:k 1 :v 1} {:v 2} {:k 1 :v 3}])",
+        "{1 [{:k 1 :v 1} {:k 1 :v 3}] nil [{:v 2}]}",
+    ),
+    ("(group-by :k [#{:k} 5])", "{:k [#{:k}] nil [5]}"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), SUM_VALUES)
+def test_sum_and_keyword_group_by_values(src: str, expected: str) -> None:
+    check_value(src, expected)
+
+
+@pytest.mark.parametrize(
+    ("src", "fragment"),
+    [
+        ("(reduce + [9223372036854775807 1])", "integer overflow in +"),
+        ('(reduce + [1 "a"])', "+"),
+        ("(reduce + [1 true])", "+"),
+        ("(reduce + [nil])", ""),
+    ],
+)
+def test_sum_errors_are_the_builtins(src: str, fragment: str) -> None:
+    via_fn = run_sync(src.replace("(reduce +", "(reduce (fn [a b] (+ a b))"))
+    result = run_sync(src)
+    if src == "(reduce + [nil])":  # one element: returned as is, + never runs
+        assert result.error is None and result.value is None
+        return
+    assert result.error is not None and fragment in result.error.message
+    assert via_fn.error is not None
+    assert result.error.category == via_fn.error.category

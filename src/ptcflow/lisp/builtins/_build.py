@@ -23,7 +23,7 @@ from ptcflow.lisp.builtins._registry import (
 )
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import eq_key, lisp_eq, to_fn
+from ptcflow.lisp.values import Keyword, eq_key, lisp_eq, to_fn
 
 REGISTRY = Registry("collections", "Building collections")
 add = REGISTRY.add
@@ -398,7 +398,7 @@ def group_by(f: Any, coll: Any) -> dict[Any, Any]:
     k: Any = None
     try:
         for x in iterate("group-by", coll):
-            k = fn(x)
+            k = x.get(f) if type(f) is Keyword and type(x) is dict else fn(x)
             g = groups.get(k)
             if g is None:
                 groups[k] = [x]

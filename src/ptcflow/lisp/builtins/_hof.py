@@ -5,8 +5,10 @@ Keywords, maps, sets and vectors work wherever a function is expected: ``(map :i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from ptcflow.lisp.builtins import _math
 from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -134,12 +136,29 @@ def reduce_(f: Any, a: Any, b: Any = MISSING) -> Any:
     else:
         acc = a
         it = iter(iterate("reduce", b))
+    if fn is _math.plus:
+        return _sum(acc, it)
     try:
         for x in it:
             acc = fn(acc, x)
     except TypeError:
         reraise(f, 2)
         raise
+    return acc
+
+
+def _sum(acc: Any, it: Iterator[Any]) -> Any:
+    """``(reduce + ...)`` without a call per number (anything unusual goes through ``+``)."""
+    lo, hi, plus = _math.MIN_INT, _math.MAX_INT, _math.plus
+    for x in it:
+        ta, tx = type(acc), type(x)
+        if ta is int and tx is int:
+            r = acc + x
+            acc = r if lo <= r <= hi else plus(acc, x)
+        elif (ta is float or ta is int) and (tx is float or tx is int):
+            acc = acc + x
+        else:
+            acc = plus(acc, x)
     return acc
 
 

@@ -12,8 +12,8 @@ from ptcflow.lisp.errors import LispError, type_error
 REGISTRY = Registry("math", "Arithmetic and math")
 add = REGISTRY.add
 
-_MAX = 2**63 - 1
-_MIN = -(2**63)
+MAX_INT = _MAX = 2**63 - 1
+MIN_INT = _MIN = -(2**63)
 
 
 def _overflow(fn: str) -> LispError:
