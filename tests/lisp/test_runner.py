@@ -144,3 +144,40 @@ def test_docs_examples_run() -> None:
     namespace: dict[str, Any] = {"print": lambda *a: None}
     for block in blocks:
         exec(compile(block, str(doc), "exec"), namespace)  # documentation examples
+
+
+def test_only_the_ctx_keys_a_program_reads_are_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptcflow.lisp import _runner
+
+    converted: list[Any] = []
+    real = _runner.from_python
+
+    def spy(x: Any, **kw: Any) -> Any:
+        converted.append(x)
+        return real(x, **kw)
+
+    monkeypatch.setattr(_runner, "from_python", spy)
+    big = [{"id": i} for i in range(1000)]
+    ctx = {"big": big, "small": {"a": 1}, "unused": [1, 2]}
+    assert ev("(:a ctx/small)", ctx=ctx) == 1
+    assert converted == [{"a": 1}]
+    converted.clear()
+    # A read inside a fn that never runs still counts as a read.
+    assert ev("(fn [] ctx/big) (count ctx/unused)", ctx=ctx) == 2
+    assert big in converted and [1, 2] in converted and {"a": 1} not in converted
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["1", "ctx/ok", "(undefined-fn 1)", "(+ 1"],  # an analysis or parse error too
+)
+def test_unread_ctx_values_must_still_be_plain_data(source: str) -> None:
+    from ptcflow.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"plain data.*cannot pass a object"):
+        run_sync(source, ctx={"ok": 1, "bad": [{"x": object()}]})
+
+
+def test_ctx_keys_are_checked_before_anything_runs() -> None:
+    e = err("(do (println 1) ctx/nope)", ctx={"orders": []})
+    assert e.category == "unbound" and "ctx/orders" in e.message

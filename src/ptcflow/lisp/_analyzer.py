@@ -103,13 +103,21 @@ class Scope:
 class Program:
     """An analyzed program: the top-level body and its frame size."""
 
-    __slots__ = ("body", "defs", "nslots", "tools_used")
+    __slots__ = ("body", "ctx_used", "defs", "nslots", "tools_used")
 
-    def __init__(self, body: A.Node, nslots: int, defs: frozenset[str], tools: frozenset[str]):
+    def __init__(
+        self,
+        body: A.Node,
+        nslots: int,
+        defs: frozenset[str],
+        tools: frozenset[str],
+        ctx_used: frozenset[str] = frozenset(),
+    ):
         self.body = body
         self.nslots = nslots
         self.defs = defs
         self.tools_used = tools
+        self.ctx_used = ctx_used  # the ctx keys the program reads (ctx/key)
 
 
 class Analyzer:
@@ -140,6 +148,7 @@ class Analyzer:
         self.global_fns = frozenset(global_fns)
         self.defs: set[str] = set()
         self.tools_used: set[str] = set()
+        self.ctx_used: set[str] = set()
         self.recur_targets: list[Any] = []  # RecurTarget per enclosing loop/fn (None: top)
 
     # -- entry --------------------------------------------------------------------------
@@ -152,7 +161,9 @@ class Analyzer:
         body = tuple(self.analyze(f, scope, tail=False) for f in forms)
         node: A.Node = body[0] if len(body) == 1 else A.Do(body, 1, 1)
         _, nslots = scope.finish()
-        return Program(node, nslots, frozenset(self.defs), frozenset(self.tools_used))
+        return Program(
+            node, nslots, frozenset(self.defs), frozenset(self.tools_used), frozenset(self.ctx_used)
+        )
 
     # -- dispatch -----------------------------------------------------------------------
     def analyze(self, form: Form, scope: Scope, *, tail: bool) -> A.Node:
@@ -256,6 +267,7 @@ class Analyzer:
             known = ", ".join(f"ctx/{k}" for k in sorted(self.ctx_keys)) or "none"
             hint = _suggest(key, self.ctx_keys, prefix="ctx/")
             fail_at(sym, f"ctx/{key} is not in the context{hint}; available: {known}", "unbound")
+        self.ctx_used.add(key)
         return A.CtxRef(key, sym.line, sym.column)
 
     # -- lists ----------------------------------------------------------------------------

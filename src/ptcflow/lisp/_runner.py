@@ -40,7 +40,7 @@ from ptcflow.lisp._runtime import (
 )
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget, Limits
-from ptcflow.lisp.values import Builtin, LispFn, from_python
+from ptcflow.lisp.values import Builtin, LispFn, check_plain, from_python
 
 __all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
 
@@ -273,8 +273,8 @@ async def run(
     limits = Limits() if limits is None else limits
     tools = {} if tools is None else tools
     names = frozenset(tools) if tool_names is None else frozenset(tool_names) | frozenset(tools)
+    ctx_in = {str(k): v for k, v in (ctx or {}).items()}
     try:
-        ctx_values = {str(k): from_python(v) for k, v in (ctx or {}).items()}
         mem_in = {str(k): from_python(v, keywordize_keys=False) for k, v in (memory or {}).items()}
     except TypeError as exc:
         raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
@@ -291,8 +291,24 @@ async def run(
             **kw,
         )
 
+    program: Program | None = None
     try:
-        program = analyze(source, tool_names=names, ctx_keys=ctx_values, memory_keys=mem_in)
+        program = analyze(source, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
+    except LispError as err:
+        failure: LispError | None = err
+    except RecursionError:
+        failure = LimitExceeded("max_depth", "the program is nested too deeply")
+    except Exception as exc:  # never let a checker bug reach the host as an exception
+        failure = _unexpected(exc)
+    else:
+        failure = None
+    try:
+        ctx_values = _ctx_values(ctx_in, program.ctx_used if program is not None else ())
+    except TypeError as exc:
+        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
+    if failure is not None or program is None:
+        return finish(error=failure)
+    try:
         state = RunState(budget, ctx_values, working, names)
         entry = Compiler(state, {}).compile(program.body)
     except LispError as err:
@@ -360,6 +376,21 @@ async def run(
         )
     outcome, converted = done
     return finish(value=converted, **outcome)
+
+
+def _ctx_values(ctx: Mapping[str, Any], used: Collection[str]) -> dict[str, Any]:
+    """The PTC-Lisp values of the ctx keys a program reads; the others are only checked.
+
+    A ctx value the program never reads is not converted (a large unread tool result costs
+    a walk, not a copy); every value must still be plain data (``TypeError`` otherwise).
+    """
+    out: dict[str, Any] = {}
+    for k, v in ctx.items():
+        if k in used:
+            out[k] = from_python(v)
+        else:
+            check_plain(v)
+    return out
 
 
 def _unexpected(exc: Exception) -> LispError:

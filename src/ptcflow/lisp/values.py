@@ -41,6 +41,7 @@ __all__ = (
     "Keyword",
     "LispFn",
     "Regex",
+    "check_plain",
     "eq_key",
     "from_python",
     "iter_of",
@@ -534,13 +535,52 @@ def from_python(x: object, *, keywordize_keys: bool = True) -> Any:
         >>> from_python({"id": [1, 2]})
         {Keyword('id'): (1, 2)}
     """
-    return _from(x, {} if keywordize_keys else None)
+    return _from(x, _KeywordOf() if keywordize_keys else None)
+
+
+def check_plain(x: object) -> None:
+    """Check that :func:`from_python` would accept ``x``, without building anything.
+
+    Raises:
+        TypeError: the same error :func:`from_python` raises.
+    """
+    t = type(x)
+    if t in _SCALARS:
+        return
+    if t is dict:
+        for k, v in x.items():  # type: ignore[attr-defined]
+            if type(k) not in _SCALARS:
+                check_plain(k)
+            if type(v) not in _SCALARS:
+                check_plain(v)
+        return
+    if t is list or t is tuple or t is set or t is frozenset:
+        for v in x:  # type: ignore[attr-defined]
+            if type(v) not in _SCALARS:
+                check_plain(v)
+        return
+    if t is Regex or isinstance(x, LispFn | Builtin):
+        return
+    for base, conv in _BASES:
+        if isinstance(x, base):
+            return check_plain(conv(x))
+    raise _not_plain(x)
+
+
+class _KeywordOf(dict[str, "Keyword"]):
+    """The keywords made for string map keys during one conversion (made on first use)."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: str) -> Keyword:
+        kw = self[name] = Keyword(name)
+        return kw
 
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None), Keyword})
 
 
-def _from(x: Any, kw: dict[str, Keyword] | None) -> Any:
+def _from(x: Any, kw: _KeywordOf | None) -> Any:
     """Convert ``x``; ``kw`` caches the keywords made for string keys (``None``: keep them)."""
     t = type(x)
     if t in _SCALARS:
@@ -548,17 +588,38 @@ def _from(x: Any, kw: dict[str, Keyword] | None) -> Any:
     scalars = _SCALARS
     if t is dict:
         out = {}
-        for k, v in x.items():
-            if kw is not None and type(k) is str:
-                key = kw.get(k)
-                if key is None:
-                    key = kw[k] = Keyword(k)
-            else:
-                key = _from(k, kw)
-            out[key] = v if type(v) in scalars else _from(v, kw)
+        if kw is None:
+            for k, v in x.items():
+                out[k if type(k) in scalars else _from(k, kw)] = (
+                    v if type(v) in scalars else _from(v, kw)
+                )
+        else:
+            for k, v in x.items():
+                out[kw[k] if type(k) is str else _from(k, kw)] = (
+                    v if type(v) in scalars else _from(v, kw)
+                )
         return out
     if t is list or t is tuple:
-        return tuple([v if type(v) in scalars else _from(v, kw) for v in x])
+        if kw is None:
+            return tuple([v if type(v) in scalars else _from(v, kw) for v in x])
+        # Lists of records (rows of a tool result) are the common large input: their maps
+        # are converted inline, without a call per row.
+        items: list[Any] = []
+        add = items.append
+        for v in x:
+            tv = type(v)
+            if tv is dict:
+                row = {}
+                for k, w in v.items():
+                    row[kw[k] if type(k) is str else _from(k, kw)] = (
+                        w if type(w) in scalars else _from(w, kw)
+                    )
+                add(row)
+            elif tv in scalars:
+                add(v)
+            else:
+                add(_from(v, kw))
+        return tuple(items)
     if t is set or t is frozenset:
         return frozenset([_from(v, kw) for v in x])
     if t is Regex or isinstance(x, LispFn | Builtin):
@@ -567,7 +628,11 @@ def _from(x: Any, kw: dict[str, Keyword] | None) -> Any:
     for base, conv in _BASES:
         if isinstance(x, base):
             return _from(conv(x), kw)
-    raise TypeError(
+    raise _not_plain(x)
+
+
+def _not_plain(x: object) -> TypeError:
+    return TypeError(
         f"cannot pass a {type(x).__name__} into PTC-Lisp: convert it to dict/list/str/int/"
         "float/bool/None first"
     )

@@ -6,9 +6,11 @@ import copy
 import math
 import pickle
 import re
+from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ptcflow.errors import ConfigError, ProgramError
 from ptcflow.lisp.errors import CATEGORIES, LimitExceeded, LispError, arity_error, type_error
@@ -19,6 +21,7 @@ from ptcflow.lisp.values import (
     Keyword,
     LispFn,
     Regex,
+    check_plain,
     eq_key,
     from_python,
     iter_of,
@@ -369,3 +372,59 @@ def test_str_of_and_type_name() -> None:
         "set",
     ]
     assert type_name(len) == "function" and type_name(object()) == "object"
+
+
+# -- from_python against a plain recursive reference, and check_plain agreeing with it --
+
+_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3)
+)
+_KEYS = st.one_of(st.text(max_size=3), st.integers(), st.booleans())
+_DATA = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(_KEYS, inner, max_size=4),
+        st.lists(st.dictionaries(st.text(max_size=2), inner, max_size=3), max_size=4),
+        st.frozensets(st.integers(), max_size=3),
+    ),
+    max_leaves=20,
+)
+
+
+def _reference(x: Any, keywordize: bool) -> Any:
+    if isinstance(x, dict):
+        return {
+            (Keyword(k) if keywordize and type(k) is str else _reference(k, keywordize)): (
+                _reference(v, keywordize)
+            )
+            for k, v in x.items()
+        }
+    if isinstance(x, list | tuple):
+        return tuple(_reference(v, keywordize) for v in x)
+    if isinstance(x, set | frozenset):
+        return frozenset(_reference(v, keywordize) for v in x)
+    return x
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=_DATA, keywordize=st.booleans())
+def test_from_python_matches_a_plain_recursive_conversion(data: Any, keywordize: bool) -> None:
+    got = from_python(data, keywordize_keys=keywordize)
+    want = _reference(data, keywordize)
+    assert got == want
+    assert repr(got) == repr(want)  # same container types (tuples, not lists) and key types
+    check_plain(data)  # plain data passes the check
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [object(), [1, {"a": object()}], [{"a": 1}, {"b": [object()]}], {object(): 1}, {1, b"x"}],
+)
+def test_check_plain_refuses_what_from_python_refuses(bad: Any) -> None:
+    with pytest.raises(TypeError) as from_error:
+        from_python(bad)
+    with pytest.raises(TypeError) as check_error:
+        check_plain(bad)
+    assert str(from_error.value) == str(check_error.value)
