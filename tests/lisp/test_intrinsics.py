@@ -128,3 +128,25 @@ def _lit(v: Any) -> str:
 def _both_nan(got: list[tuple[Any, Any]]) -> bool:
     values = [v for v, _ in got]
     return all(isinstance(v, float) and math.isnan(v) for v in values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    op=st.sampled_from(["<", ">", "<=", ">=", "="]),
+    x=_VALUES,
+    k=_VALUES,
+    holder=st.sampled_from(["{:a X}", "{}", "nil", "#{:a}", "[X]", '"s"']),
+)
+def test_a_keyword_lookup_compared_with_a_literal_matches_the_builtin(
+    op: str, x: Any, k: Any, holder: str
+) -> None:
+    # (op (:a m) k) compiles to one closure with the lookup inlined.
+    m = holder.replace("X", _lit(x))
+    inline = run_sync(f"(let [m {m}] ({op} (:a m) {_lit(k)}))")
+    via_apply = run_sync(f"(let [m {m}] (apply {op} [(get-in {{:m m}} [:m :a]) {_lit(k)}]))")
+    if holder == "#{:a}":  # (:a #{:a}) is :a, which get-in does not give
+        via_apply = run_sync(f"(apply {op} [:a {_lit(k)}])")
+    elif holder in ("[X]", '"s"'):
+        via_apply = run_sync(f"(apply {op} [nil {_lit(k)}])")
+    got = [(r.value, r.error and r.error.message) for r in (inline, via_apply)]
+    assert got[0] == got[1] or _both_nan(got)

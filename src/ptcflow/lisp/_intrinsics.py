@@ -8,6 +8,7 @@ builtin's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -210,6 +211,10 @@ def _arith_k(op: str) -> Callable[[Ev, int | float, Slow], Ev]:
 
 def _compare_k(op: str) -> Callable[[Ev, int | float, Slow], Ev]:
     def build(a0: Ev, k: int | float, slow: Slow) -> Ev:
+        fused = getattr(a0, "keyword_lookup", None)
+        if fused is not None:
+            kw, m0 = fused
+            return _compare_kw_k(op, kw, m0, k, slow)
         if op == "<":
 
             def lt_k(frame: list[Any]) -> Any:
@@ -253,6 +258,40 @@ def _compare_k(op: str) -> Callable[[Ev, int | float, Slow], Ev]:
     return build
 
 
+def _compare_kw_k(op: str, kw: Keyword, m0: Ev, k: int | float, slow: Slow) -> Ev:
+    """``(op (:kw m) k)`` in one closure: the lookup of :func:`_calls._keyword_lookup` inlined."""
+    cmp = _OPERATORS[op]
+
+    def compare_kw_k(frame: list[Any]) -> Any:
+        m = m0(frame)
+        x: Any = m.get(kw) if type(m) is dict else kw(m)
+        tx = type(x)
+        if tx is int or tx is float:
+            return cmp(x, k)
+        return slow(x, k)
+
+    if op == ">":  # the most common filter, without the operator call
+
+        def gt_kw_k(frame: list[Any]) -> Any:
+            m = m0(frame)
+            x: Any = m.get(kw) if type(m) is dict else kw(m)
+            tx = type(x)
+            if tx is int or tx is float:
+                return x > k
+            return slow(x, k)
+
+        return gt_kw_k
+    return compare_kw_k
+
+
+_OPERATORS: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "<": operator.lt,
+    ">": operator.gt,
+    "<=": operator.le,
+    ">=": operator.ge,
+}
+
+
 def _mod_k(a0: Ev, k: int | float, slow: Slow) -> Ev:
     if not k:
         return None  # type: ignore[return-value]  # the builtin reports division by zero
@@ -269,6 +308,18 @@ def _mod_k(a0: Ev, k: int | float, slow: Slow) -> Ev:
 
 def _eq_k(a0: Ev, k: Any, slow: Slow) -> Ev:
     tk = type(k)
+    fused = getattr(a0, "keyword_lookup", None)
+    if fused is not None:
+        kw, m0 = fused
+
+        def eq_kw_k(frame: list[Any]) -> Any:
+            m = m0(frame)
+            x: Any = m.get(kw) if type(m) is dict else kw(m)
+            if type(x) is tk:
+                return x == k
+            return slow(x, k)
+
+        return eq_kw_k
 
     def eq_k(frame: list[Any]) -> Any:
         x = a0(frame)
