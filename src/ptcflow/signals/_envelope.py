@@ -183,7 +183,7 @@ def normalize_result(value: Any) -> Ok[Any] | Err:
     if isinstance(value, BaseException):
         return Err(error=error_from_exception(value))
     if isinstance(value, tuple) and len(value) in (2, 3) and _is_tag(value[0]):
-        effects = tuple(value[2]) if len(value) == 3 and isinstance(value[2], list | tuple) else ()
+        effects = _effects(value[2]) if len(value) == 3 else ()
         if value[0] in (True, "ok"):
             return Ok(payload=json_safe(value[1]), effects=effects)
         return Err(error=_reason_to_envelope(value[1]), effects=effects)
@@ -252,3 +252,10 @@ def tool_result_content(result: Ok[Any] | Err) -> str:
         return _content_encoder.encode(body).decode("utf-8")
     except (TypeError, ValueError, OverflowError):
         return _content_encoder.encode(sanitize(body)).decode("utf-8")
+
+
+def _effects(raw: Any) -> tuple[Any, ...]:
+    """Effects of a legacy triple, as JSON data (anything but a list/tuple means none)."""
+    if not isinstance(raw, list | tuple):
+        return ()
+    return tuple(json_safe(effect) for effect in raw)
