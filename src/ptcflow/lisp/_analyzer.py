@@ -16,7 +16,7 @@ from typing import Any, Final
 from ptcflow.lisp import _ast as A
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp._internal import INTERNAL
-from ptcflow.lisp._sandbox import check_symbol
+from ptcflow.lisp._sandbox import FORBIDDEN, check_symbol
 from ptcflow.lisp._special_forms import SPECIAL_FORMS
 from ptcflow.lisp._specials import MACROS, SHAPES, check_shape, fail_at, require
 from ptcflow.lisp.values import Builtin, Keyword
@@ -217,8 +217,9 @@ class Analyzer:
 
     def symbol(self, sym: Sym, scope: Scope) -> A.Node:
         """Resolve a symbol used as a value."""
-        check_symbol(sym)
         name, line, col, ns = sym.name, sym.line, sym.column, sym.ns
+        if ns is not None or "." in name or "_" in name or name in FORBIDDEN:
+            check_symbol(sym)  # (the common plain name needs no check)
         if ns is None:
             slot = scope.lookup(name)
             if slot is not None:
@@ -295,7 +296,7 @@ class Analyzer:
                     form.items[1:],
                     f"(ctx/{head.local} {{:arg value}})",
                 )
-            check_symbol(head)
+            fn = self.symbol(head, scope)
         elif isinstance(head, Lit) and not callable(head.value) and head.value is not None:
             fail_at(
                 form,
@@ -303,7 +304,8 @@ class Analyzer:
                 "a list is the function to call, e.g. (f x); for data write a vector [1 2 3]",
                 "type",
             )
-        fn = self.analyze(head, scope, tail=False)
+        else:
+            fn = self.analyze(head, scope, tail=False)
         args = self.analyze_all(items[1:], scope)
         if isinstance(fn, A.BuiltinRef) and not fn.builtin.accepts(len(args)):
             b = fn.builtin

@@ -72,11 +72,6 @@ class Node:
     column: int
 
 
-def _init(self: Node, line: int, column: int) -> None:
-    self.line = line
-    self.column = column
-
-
 class Const(Node):
     """A constant value."""
 
@@ -84,7 +79,8 @@ class Const(Node):
 
     def __init__(self, value: Any, line: int, column: int) -> None:
         self.value = value
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Local(Node):
@@ -94,7 +90,8 @@ class Local(Node):
 
     def __init__(self, slot: Slot, line: int, column: int) -> None:
         self.slot = slot
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class GlobalRef(Node):
@@ -104,7 +101,8 @@ class GlobalRef(Node):
 
     def __init__(self, name: str, line: int, column: int) -> None:
         self.name = name
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class BuiltinRef(Node):
@@ -114,7 +112,8 @@ class BuiltinRef(Node):
 
     def __init__(self, builtin: Builtin, line: int, column: int) -> None:
         self.builtin = builtin
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class CtxRef(Node):
@@ -124,7 +123,8 @@ class CtxRef(Node):
 
     def __init__(self, key: str, line: int, column: int) -> None:
         self.key = key
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class MemGet(Node):
@@ -135,7 +135,8 @@ class MemGet(Node):
     def __init__(self, key: Node, default: Node | None, line: int, column: int) -> None:
         self.key = key
         self.default = default
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class MemPut(Node):
@@ -146,7 +147,8 @@ class MemPut(Node):
     def __init__(self, key: Node, value: Node, line: int, column: int) -> None:
         self.key = key
         self.value = value
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class If(Node):
@@ -158,7 +160,8 @@ class If(Node):
         self.test = test
         self.then = then
         self.else_ = else_
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Do(Node):
@@ -168,7 +171,8 @@ class Do(Node):
 
     def __init__(self, body: tuple[Node, ...], line: int, column: int) -> None:
         self.body = body
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class And(Node):
@@ -178,7 +182,8 @@ class And(Node):
 
     def __init__(self, items: tuple[Node, ...], line: int, column: int) -> None:
         self.items = items
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Or(Node):
@@ -188,7 +193,8 @@ class Or(Node):
 
     def __init__(self, items: tuple[Node, ...], line: int, column: int) -> None:
         self.items = items
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Pattern:
@@ -256,7 +262,8 @@ class Let(Node):
     ) -> None:
         self.bindings = bindings
         self.body = body
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Loop(Node):
@@ -269,7 +276,8 @@ class Loop(Node):
     ) -> None:
         self.bindings = bindings
         self.body = body
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Recur(Node):
@@ -279,7 +287,8 @@ class Recur(Node):
 
     def __init__(self, args: tuple[Node, ...], line: int, column: int) -> None:
         self.args = args
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Arity:
@@ -307,7 +316,8 @@ class FnNode(Node):
     ) -> None:
         self.name = name
         self.arities = arities
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Def(Node):
@@ -318,7 +328,8 @@ class Def(Node):
     def __init__(self, name: str, value: Node, line: int, column: int) -> None:
         self.name = name
         self.value = value
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Call(Node):
@@ -329,7 +340,8 @@ class Call(Node):
     def __init__(self, fn: Node, args: tuple[Node, ...], line: int, column: int) -> None:
         self.fn = fn
         self.args = args
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Case(Node):
@@ -348,7 +360,8 @@ class Case(Node):
         self.expr = expr
         self.table = table
         self.default = default
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class ForNode(Node):
@@ -369,7 +382,8 @@ class ForNode(Node):
         self.clauses = clauses
         self.body = body
         self.collect = collect
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class VecNode(Node):
@@ -379,7 +393,8 @@ class VecNode(Node):
 
     def __init__(self, items: tuple[Node, ...], line: int, column: int) -> None:
         self.items = items
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class SetNode(Node):
@@ -389,7 +404,8 @@ class SetNode(Node):
 
     def __init__(self, items: tuple[Node, ...], line: int, column: int) -> None:
         self.items = items
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class MapNode(Node):
@@ -399,7 +415,8 @@ class MapNode(Node):
 
     def __init__(self, items: tuple[tuple[Node, Node], ...], line: int, column: int) -> None:
         self.items = items
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class ToolCall(Node):
@@ -410,7 +427,8 @@ class ToolCall(Node):
     def __init__(self, name: Node, args: Node | None, line: int, column: int) -> None:
         self.name = name
         self.args = args
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Return(Node):
@@ -420,7 +438,8 @@ class Return(Node):
 
     def __init__(self, value: Node, line: int, column: int) -> None:
         self.value = value
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Fail(Node):
@@ -430,7 +449,8 @@ class Fail(Node):
 
     def __init__(self, value: Node, line: int, column: int) -> None:
         self.value = value
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Pmap(Node):
@@ -441,7 +461,8 @@ class Pmap(Node):
     def __init__(self, fn: Node, coll: Node, line: int, column: int) -> None:
         self.fn = fn
         self.coll = coll
-        _init(self, line, column)
+        self.line = line
+        self.column = column
 
 
 class Pcalls(Node):
@@ -451,4 +472,5 @@ class Pcalls(Node):
 
     def __init__(self, fns: tuple[Node, ...], line: int, column: int) -> None:
         self.fns = fns
-        _init(self, line, column)
+        self.line = line
+        self.column = column
