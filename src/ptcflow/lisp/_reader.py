@@ -166,6 +166,7 @@ def _read_forms(src: str) -> Forms:
     atoms, symbol, miss = _ATOMS, _SYMBOL, _MISS
     g_atom, g_open, g_close = _G_ATOM, _G_OPEN, _G_CLOSE
     anon_depth = 0
+    discards = 0  # pending #_ at every level (most programs have none)
     for m in _TOKEN.finditer(src):
         kind = m.lastindex
         if kind == _G_EOF or kind is None:
@@ -177,7 +178,7 @@ def _read_forms(src: str) -> Forms:
             line_start = rfind("\n", last, pos) + 1
         last = pos
         col = pos - line_start + 1
-        text = m.group(kind)
+        text = m[kind]
         form: Form
         if kind == g_atom:
             value = atoms.get(text, miss)
@@ -213,7 +214,7 @@ def _read_forms(src: str) -> Forms:
                     f"{cur.line}, column {cur.column}, found {text}: check the brackets",
                     pos,
                 )
-            if cur.discard:
+            if discards and cur.discard:
                 raise r.error("#_ must be followed by a form to discard", cur.discard_pos)
             stack.pop()
             done = cur
@@ -227,11 +228,13 @@ def _read_forms(src: str) -> Forms:
         elif kind == _G_DISC:
             cur.discard += 1
             cur.discard_pos = pos
+            discards += 1
             continue
         else:
             raise _other_error(r, text, pos)
-        if cur.discard:
+        if discards and cur.discard:
             cur.discard -= 1
+            discards -= 1
         else:
             append(form)
     if cur is not top:
