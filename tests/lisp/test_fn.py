@@ -66,3 +66,21 @@ def test_leaf_calls_still_count_steps() -> None:
 def test_recursion_through_a_non_leaf_is_still_bounded() -> None:
     e = err("(defn f [n] (if (> n 0) (+ 1 (f (dec n))) 0)) (f 500)", limits=Limits(max_depth=50))
     assert isinstance(e, LimitExceeded) and e.limit == "max_depth"
+
+
+def test_map_and_filter_run_one_argument_leaf_bodies_themselves() -> None:
+    # Same results, captured values included, as calling the function per element.
+    assert ev("(let [k 3] (mapv (fn [x] (* x k)) [1 2]))") == [3, 6]
+    assert ev("(let [k 3] (filterv #(> % k) (range 6)))") == [4, 5]
+    assert ev("(filter #(:ok %) [{:ok true} {:ok false} {} {:ok 0}])") == [{"ok": True}, {"ok": 0}]
+    assert ev("(map #(+ %1 %2) [1 2] [10 20])") == [11, 22]  # two args: plain calls
+    assert ev("(filter #(> % 1) #{1 2 3})") is not None
+
+
+def test_leaf_bodies_in_map_and_filter_keep_errors_and_limits() -> None:
+    e = err("(filter #(> (:n %) 1) [{:n 1} {:n :x}])")
+    assert e.category == "type" and (e.line, e.column) == (1, 9)  # the #( of the body
+    e = err("(mapv #(* % %) (range 5000))", limits=Limits(max_steps=1000))
+    assert isinstance(e, LimitExceeded) and e.limit == "max_steps"
+    e = err("(filterv #(> % 1) (range 5000))", limits=Limits(max_steps=1000))
+    assert isinstance(e, LimitExceeded) and e.limit == "max_steps"

@@ -103,7 +103,11 @@ def make_fn_factory(
             cls: type[Closure1] = Closure1
             if method is not None:
                 # One class per compiled fn, whose __call__ runs the body directly.
-                cls = type("Closure1", (Closure1,), {"__slots__": (), "__call__": method})
+                attrs = {"__slots__": (), "__call__": method}
+                leaf1 = getattr(method, "leaf1", None)
+                if leaf1 is not None:
+                    attrs["leaf1"] = leaf1
+                cls = type("Closure1", (Closure1,), attrs)
 
             def make1(frame: list[Any]) -> Closure:
                 return cls(name, n1, inv1, tuple([frame[i] for i in idx1]))
@@ -196,6 +200,7 @@ def _invoke(
                 budget._slow_step()
             return body([*self._cap, *args, *pad])
 
+        call_leaf.leaf1 = (body, budget, tuple(pad)) if nfixed == 1 else None  # type: ignore[attr-defined]
         return invoke_leaf, call_leaf
 
     if simple:

@@ -187,6 +187,11 @@ class LispFn:
 
     __slots__ = ("max_arity", "min_arity", "name")
 
+    leaf1: tuple[Callable[[list[Any]], Any], Budget, tuple[Any, ...]] | None = None
+    """For a one-argument function that calls no function: ``(body, budget, pad)``, so
+    ``map``/``filter`` can run ``body([*captured, x, *pad])`` themselves, counting one step
+    per element exactly as a call does (``captured`` is the instance's ``_cap``)."""
+
     def __init__(self, name: str | None, min_arity: int, max_arity: int | None) -> None:
         self.name = name
         self.min_arity = min_arity

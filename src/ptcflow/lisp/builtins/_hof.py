@@ -5,7 +5,7 @@ Keywords, maps, sets and vectors work wherever a function is expected: ``(map :i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ptcflow.lisp.builtins import _math
@@ -31,6 +31,9 @@ def map_(f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
         if not colls:
             if type(f) is Keyword:
                 return tuple([x.get(f) if type(x) is dict else f(x) for x in src])
+            leaf = getattr(f, "leaf1", None)
+            if leaf is not None:
+                return tuple(_leaf_map(f, leaf, src))
             return tuple([fn(x) for x in src])
         return tuple(map(fn, src, *(iterate("map", c) for c in colls)))
     except TypeError:
@@ -55,10 +58,44 @@ def filter_(pred: Any, coll: Any) -> tuple[Any, ...]:
                     and r is not False
                 ]
             )
+        leaf = getattr(pred, "leaf1", None)
+        if leaf is not None:
+            return tuple(_leaf_filter(pred, leaf, src))
         return tuple([x for x in src if (r := fn(x)) is not None and r is not False])
     except TypeError:
         reraise(pred, 1)
         raise
+
+
+def _leaf_map(f: Any, leaf: Any, src: Iterable[Any]) -> list[Any]:
+    """``[f(x) for x in src]`` for a program fn with :attr:`LispFn.leaf1`: its body runs here,
+    with the same step count and checks as a call, without a call per element."""
+    body, budget, pad = leaf
+    cap = f._cap
+    out: list[Any] = []
+    add = out.append
+    for x in src:
+        steps = budget.steps = budget.steps + 1
+        if steps >= budget._next_check:
+            budget._slow_step()
+        add(body([*cap, x, *pad]))
+    return out
+
+
+def _leaf_filter(f: Any, leaf: Any, src: Iterable[Any]) -> list[Any]:
+    """``filter`` with a :attr:`LispFn.leaf1` predicate (see :func:`_leaf_map`)."""
+    body, budget, pad = leaf
+    cap = f._cap
+    out: list[Any] = []
+    add = out.append
+    for x in src:
+        steps = budget.steps = budget.steps + 1
+        if steps >= budget._next_check:
+            budget._slow_step()
+        r = body([*cap, x, *pad])
+        if r is not None and r is not False:
+            add(x)
+    return out
 
 
 add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
