@@ -102,14 +102,14 @@ class _Open:
 
 _TOKEN: Final = re.compile(
     r"""
-    (?:[\s,]+|;[^\n]*)*  # whitespace, commas and comments before every token
-    (?:(?P<open>[(\[{]|\#[{(])
+    [\s,]*(?:;[^\n]*[\s,]*)*  # whitespace, commas and comments before every token
+    (?:(?P<atom>\#\#[^\s,()\[\]{}"';@^`~\\]*|[^\s,()\[\]{}"';@^`~\\\#][^\s,()\[\]{}"';@^`~\\]*)
+    |(?P<open>[(\[{]|\#[{(])
     |(?P<close>[)\]}])
     |(?P<str>"(?:[^"\\]|\\.)*")
     |(?P<rx>\#"(?:[^"\\]|\\.)*")
     |(?P<disc>\#_)
     |(?P<char>\\(?:.(?:[^\W_]|-)*)?)
-    |(?P<atom>\#\#[^\s,()\[\]{}"';@^`~\\]*|[^\s,()\[\]{}"';@^`~\\\#][^\s,()\[\]{}"';@^`~\\]*)
     |(?P<eof>\Z)
     |(?P<other>.))
     """,
