@@ -18,7 +18,7 @@ from ptcflow.signals import CANCELLED, Err, ErrorEnvelope
 if TYPE_CHECKING:
     from ptcflow.runtime._scope import RunScope
 
-__all__ = ("drive",)
+__all__ = ("drive", "wait_done", "wait_finished", "wait_idle")
 
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run waits for its directives to exit before giving up on them."""
@@ -55,7 +55,7 @@ async def drive(run: RunScope) -> Step:
                 run.expire()
             await wait_finished(run)
         elif run.inflight:
-            await run.wait_idle()
+            await wait_idle(run)
     except anyio.get_cancelled_exc_class():
         run.driver_scope = None
         run.driver_idle = False
@@ -76,6 +76,25 @@ async def wait_finished(run: RunScope) -> None:
     """Wait (shielded, bounded) until ``run`` is over and no directive is in flight."""
     with anyio.CancelScope(shield=True):
         with anyio.move_on_after(CANCEL_GRACE_S):
-            await run.wait_done()
+            await wait_done(run)
         if run.inflight or not run.finished:
             run.force_end()
+
+
+async def wait_done(run: RunScope) -> Step:
+    """Wait until ``run`` has ended and its directives have exited; return its Step."""
+    if not run.finished:
+        if run.done_event is None:
+            run.done_event = run.executor.prim.event()
+        await run.done_event.wait()
+    if run.inflight:
+        await wait_idle(run)
+    assert run.step is not None
+    return run.step
+
+
+async def wait_idle(run: RunScope) -> None:
+    """Wait until no directive of ``run`` is in flight."""
+    while run.inflight:
+        run.idle_event = run.executor.prim.event()
+        await run.idle_event.wait()

@@ -16,7 +16,7 @@ from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._context import DirectiveContext
-from ptcflow.runtime._driver import drive
+from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._kinds import is_resolver
 from ptcflow.runtime._scope import RunScope
@@ -76,7 +76,7 @@ class RunHandle:
 
     async def wait(self) -> Step:
         """Block until the run has ended and its directives have exited; return its Step."""
-        return await self._scope.wait_done()
+        return await wait_done(self._scope)
 
 
 class Runtime:
@@ -369,7 +369,7 @@ class Runtime:
 
     async def _drive_started(self, scope: RunScope) -> None:
         try:
-            await scope.drive()
+            await drive(scope)
         finally:
             self._runs.pop(scope, None)
 

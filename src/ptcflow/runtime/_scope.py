@@ -53,10 +53,8 @@ class RunScope:
     """The live state of one run (internal; users hold a :class:`RunHandle`)."""
 
     __slots__ = (
-        "_done",
         "_draining",
         "_ending",
-        "_idle",
         "_pending",
         "_publish",
         "agents",
@@ -65,10 +63,12 @@ class RunScope:
         "clock",
         "closing",
         "deadline",
+        "done_event",
         "driver_idle",
         "driver_scope",
         "executor",
         "finished",
+        "idle_event",
         "inflight",
         "input",
         "llm",
@@ -155,8 +155,8 @@ class RunScope:
         self.started = 0.0
         self._pending: deque[Signal] = deque()
         self._draining = False
-        self._done: anyio.Event | None = None
-        self._idle: anyio.Event | None = None
+        self.done_event: anyio.Event | None = None
+        self.idle_event: anyio.Event | None = None
         self.wake: anyio.Event | None = None
         self.ready: DirectiveContext | None = None
         """The directive the driver performs next, in its own task (no spawn)."""
@@ -461,12 +461,12 @@ class RunScope:
                 turns=self.turns,
                 tool_calls=self.tool_calls,
             )
-        if self._done is not None:
-            self._done.set()
+        if self.done_event is not None:
+            self.done_event.set()
         if self.wake is not None:
             self.wake.set()
-        if self._idle is not None:
-            self._idle.set()
+        if self.idle_event is not None:
+            self.idle_event.set()
 
     def _drop_ready(self, reason: Err) -> None:
         """Answer the directive the driver has not started (it never will)."""
@@ -523,31 +523,10 @@ class RunScope:
                 self._emit_end()
             elif self.cancelling is not None:
                 self._end_cancelled()
-        if self._idle is not None:
-            self._idle.set()
+        if self.idle_event is not None:
+            self.idle_event.set()
 
-    # -- waiting (see _driver.py) ------------------------------------------------------
-
-    async def drive(self) -> Step:
-        """Perform the run's sequential work and wait for its end (see :func:`drive`)."""
-        return await drive(self)
-
-    async def wait_done(self) -> Step:
-        """Wait until the run has ended and its directives have exited; return the Step."""
-        if not self.finished:
-            if self._done is None:
-                self._done = self.executor.prim.event()
-            await self._done.wait()
-        if self.inflight:
-            await self.wait_idle()
-        assert self.step is not None
-        return self.step
-
-    async def wait_idle(self) -> None:
-        """Wait until no directive of this run is in flight."""
-        while self.inflight:
-            self._idle = self.executor.prim.event()
-            await self._idle.wait()
+    # -- waiting: see _driver.py (drive, wait_done, wait_idle) -----------------------
 
     def force_end(self) -> None:
         """Last resort when directives ignore cancellation: answer them and end the run."""
@@ -572,7 +551,7 @@ class RunScope:
         """Run ``strategy`` as a child of this run, inside directive ``ctx``'s task."""
         child: RunScope = self.runtime._open_child(self, ctx, strategy, input)
         child.start()
-        return await child.drive()
+        return await drive(child)
 
 
 def _cancelled(message: str) -> Err:
