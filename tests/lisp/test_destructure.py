@@ -103,3 +103,26 @@ def test_destructuring_errors(source: str, category: str | None, fragment: str |
     assert e.category == category
     assert fragment in e.message
     assert e.line == 1
+
+
+# Map patterns without :or store plain names directly; with :or every entry binds in order.
+PLAIN_MAP = [
+    ("(let [{:keys [a b c]} {:a 1 :c 3}] [a b c])", [1, None, 3]),
+    ("(let [{a :a [x y] :v :as m} {:a 1 :v [2 3]}] [a x y (count m)])", [1, 2, 3, 2]),
+    ('(let [{:strs [a] :keys [b]} {"a" 1 :b 2}] [a b])', [1, 2]),
+    ("(defn f [& {:keys [a b]}] [a b]) (f :b 2 :a 1)", [1, 2]),
+    ("(let [{:keys [a b] :or {b 7}} {:a 1}] [a b])", [1, 7]),
+    ('(map (fn [{:keys [first last]}] (str first " " last)) [{:first "A" :last "B"}])', ["A B"]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), PLAIN_MAP)
+def test_map_patterns_with_and_without_defaults(source: str, expected: Any) -> None:
+    assert ev(source) == expected
+
+
+def test_str_still_refuses_strings_over_the_limit() -> None:
+    from ptcflow.lisp import Limits
+
+    e = err('(str "ab" "cd" "ef")', limits=Limits(max_string_length=5))
+    assert (e.category == "limit" and "max_string_length" not in e.message) or "str" in e.message

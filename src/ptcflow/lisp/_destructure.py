@@ -194,8 +194,15 @@ def _compile_vector(p: PVec, compile_node: Callable[[Node], Evaluator]) -> Binde
 
 
 def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
-    entries = [(compile_binder(pat, compile_node), key, _slot_of(pat)) for pat, key in p.entries]
     defaults = {slot.index: compile_node(node) for slot, node in p.defaults.items()}
+    # Without :or defaults no binding runs code, so plain names can be stored first, each
+    # without a call; with defaults every entry binds in order (a default may read another).
+    plain = [] if defaults else [(_slot_of(pat), key) for pat, key in p.entries if _plain(pat)]
+    entries = [
+        (compile_binder(pat, compile_node), key, _slot_of(pat))
+        for pat, key in p.entries
+        if defaults or not _plain(pat)
+    ]
     as_idx = p.as_.index if p.as_ is not None else -1
     missing = object()
     line, column = p.line, p.column
@@ -215,6 +222,8 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
                 line=line,
                 column=column,
             )
+        for idx, key in plain:  # a name with no default: one store, no call
+            frame[idx] = m.get(key)
         for bind, key, idx in entries:
             v = m.get(key, missing)
             if v is missing:
@@ -225,6 +234,10 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
             frame[as_idx] = value
 
     return bind_map
+
+
+def _plain(p: Pattern) -> bool:
+    return isinstance(p, PSym)
 
 
 def _slot_of(p: Pattern) -> int:

@@ -31,7 +31,10 @@ def _ns(name: str) -> tuple[str, str]:
 def str_(budget: Budget, *xs: Any) -> str:
     if len(xs) == 1 and type(xs[0]) is str:
         return xs[0]
-    return budget.check_string("".join([x if type(x) is str else str_of(x) for x in xs]), "str")
+    s = "".join([x if type(x) is str else str_of(x) for x in xs])
+    if len(s) > budget.limits.max_string_length:
+        budget.check_string_length(len(s), "str")
+    return s
 
 
 @add("subs", "(subs s start) (subs s start end)", "The substring from start to end.")
