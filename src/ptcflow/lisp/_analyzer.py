@@ -194,10 +194,11 @@ class Analyzer:
 
     def collection(self, form: VecForm | MapForm | SetForm, scope: Scope) -> A.Node:
         """A literal collection: a constant when it holds only literals."""
-        try:
-            return A.Const(form_to_value(form), form.line, form.column)
-        except (ValueError, TypeError):
-            pass
+        if _only_literals(form):
+            try:
+                return A.Const(form_to_value(form), form.line, form.column)
+            except (ValueError, TypeError):  # e.g. an unhashable key: built at run time
+                pass
         items = self.analyze_all(form.items, scope)
         if isinstance(form, VecForm):
             return A.VecNode(items, form.line, form.column)
@@ -209,7 +210,9 @@ class Analyzer:
     # -- symbols ------------------------------------------------------------------------
     def check_binding_name(self, sym: Sym) -> None:
         """Refuse binding names that are reserved or not plain names."""
-        check_symbol(sym)
+        name = sym.name
+        if sym.ns is not None or "." in name or "_" in name or name in FORBIDDEN:
+            check_symbol(sym)
         if sym.ns is not None:
             fail_at(sym, f"cannot bind {sym.name}: local names cannot contain /")
         if sym.name in SHAPES or sym.name in ("&", "nil", "true", "false"):
@@ -352,6 +355,16 @@ class Analyzer:
                 )
             arg_node = self.analyze(a, scope, tail=False)
         return A.ToolCall(name_node, arg_node, form.line, form.column)
+
+
+def _only_literals(form: Form) -> bool:
+    """Whether ``form`` holds no symbol at any depth (so :func:`form_to_value` accepts it)."""
+    t = type(form)
+    if t is Lit:
+        return True
+    if t is Sym:
+        return False
+    return all(map(_only_literals, form.items))  # type: ignore[attr-defined]
 
 
 def _collect_defs(forms: Iterable[Form]) -> set[str]:

@@ -182,8 +182,9 @@ def _fn(an: Analyzer, form: ListForm, scope: Scope, tail: bool) -> A.Node:
             params = f.items[0]
             assert isinstance(params, VecForm)
             arity_forms.append((params, f.items[1:]))
-    arities = tuple(_arity(an, form, scope, name, params, body) for params, body in arity_forms)
-    _check_arities(form, arities)
+    arities = tuple([_arity(an, form, scope, name, params, body) for params, body in arity_forms])
+    if len(arities) > 1:
+        _check_arities(form, arities)
     return A.FnNode(name, arities, form.line, form.column)
 
 
