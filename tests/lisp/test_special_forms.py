@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import K, ev
+from .helpers import K, err, ev
 
 FORMS = [
     # literals and collections
@@ -192,3 +192,37 @@ def test_form(source: str, expected: Any) -> None:
     else:
         assert value == expected
         assert type(value) is type(expected)
+
+
+# (loop [...] (if test (recur ...) other)) runs without a Recur per iteration.
+COUNTING_LOOPS = [
+    ("(loop [i 0 acc 0] (if (< i 5) (recur (inc i) (+ acc i)) acc))", 10),
+    ("(loop [a 1 b 2 n 0] (if (< n 3) (recur b a (inc n)) [a b]))", [2, 1]),  # a swap
+    ("(loop [i 0] (if (< i 3) (recur (inc i)) i))", 3),
+    ("(loop [i 10] (if (< i 3) (recur (inc i)) i))", 10),
+    ("(loop [i 0 j 0 k 0] (if (< i 2) (recur (inc i) (+ j 2) (+ k 3)) [i j k]))", [2, 4, 6]),
+    # the else branch may recur too
+    ("(loop [i 0 e 0] (if (odd? i) (recur (inc i) e) (if (< i 6) (recur (inc i) (inc e)) e)))", 3),
+    ("(loop [[a b] [1 2] n 0] (if (< n 2) (recur [b a] (inc n)) [a b]))", [1, 2]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), COUNTING_LOOPS)
+def test_counting_loops(source: str, expected: Any) -> None:
+    assert ev(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "limit"),
+    [
+        ("(loop [i 0] (if true (recur (inc i)) i))", "max_loop_iterations"),
+        ("(loop [i 0] (if false 1 (recur (inc i))))", "max_loop_iterations"),
+    ],
+)
+def test_counting_loops_keep_their_limits(source: str, limit: str) -> None:
+    from ptcflow.lisp import LimitExceeded, Limits
+
+    e = err(source, limits=Limits(max_loop_iterations=100))
+    assert isinstance(e, LimitExceeded) and e.limit == limit
+    e = err(source, limits=Limits(max_steps=500, max_loop_iterations=10**6))
+    assert isinstance(e, LimitExceeded) and e.limit == "max_steps"

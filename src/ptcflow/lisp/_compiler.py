@@ -240,6 +240,10 @@ class Compiler:
                 column=col,
             )
 
+        shape = node.body
+        if simple and type(shape) is A.If and type(shape.then) is A.Recur:
+            return self._counting_loop(shape, bind, slots, too_many)
+
         def loop(frame: list[Any]) -> Any:
             bind(frame)
             n = 0
@@ -261,6 +265,49 @@ class Compiler:
                         rebind(frame, v)
 
         return loop
+
+    def _counting_loop(
+        self,
+        shape: A.If,
+        bind: Callable[[list[Any]], None],
+        slots: list[int],
+        too_many: Callable[[], LimitExceeded],
+    ) -> Ev:
+        """``(loop [...] (if test (recur ...) other))``: the test and the recur arguments run
+        here, without a ``Recur`` per iteration; steps and the iteration limit count as in
+        :meth:`loop` (``other`` may still ``recur``)."""
+        assert isinstance(shape.then, A.Recur)
+        budget = self.state.budget
+        limit = budget.limits.max_loop_iterations
+        test, other = self.compile(shape.test), self.compile(shape.else_)
+        nexts = [self.compile(a) for a in shape.then.args]
+        pair = len(nexts) == 2
+        e0, e1 = nexts if pair else (test, test)  # (unused unless pair)
+
+        def loop_if(frame: list[Any]) -> Any:
+            bind(frame)
+            n = 0
+            while True:
+                t = test(frame)
+                if t is None or t is False:
+                    r = other(frame)
+                    if type(r) is not Recur:
+                        return r
+                    values: Any = r
+                elif pair:
+                    values = (e0(frame), e1(frame))
+                else:
+                    values = [ev(frame) for ev in nexts]
+                n += 1
+                if n > limit:
+                    raise too_many()
+                steps = budget.steps = budget.steps + 1
+                if steps >= budget._next_check:
+                    budget._slow_step()
+                for idx, v in zip(slots, values, strict=True):
+                    frame[idx] = v
+
+        return loop_if
 
     def recur(self, node: A.Recur) -> Ev:
         evs = [self.compile(a) for a in node.args]
