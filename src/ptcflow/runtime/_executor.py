@@ -149,6 +149,8 @@ class Executor:
         self._global = (
             anyio.CapacityLimiter(limits.max_directives) if limits.max_directives else None
         )
+        self._lean = self.telemetry is None and self._global is None
+        """No telemetry and no global limiter: the driver's fast lane is open (see perform)."""
         self.thread_limiter = anyio.CapacityLimiter(limits.sync_tool_threads)
         self.provider_limited = bool(limits.per_provider or limits.provider_limits)
         """False when no provider has a concurrency limit (no limiter lookup per call)."""
@@ -252,7 +254,12 @@ class Executor:
         tm = directive.timeout_ms
         if tm is not None:
             ctx.deadline = min(ctx.deadline, self.clock() + tm / 1000.0)
-        if not run.hand_to_driver(ctx):
+        if run.driver_idle:  # the run's driver task performs it (no task spawned)
+            run.driver_idle = False
+            run.ready = ctx
+            if run.wake is not None:
+                run.wake.set()
+        else:
             self._tg.start_soon(self.perform, ctx, name=directive.id)
 
     # -- performing ----------------------------------------------------------------------
@@ -269,13 +276,28 @@ class Executor:
         result: Any = None
         try:
             shared = run.driver_scope if driver else None
-            if shared is not None and ctx.deadline >= run.deadline:
-                # The driver's own scope (mission deadline, cancellation) covers this
-                # directive: no scope of its own, since it has no deadline of its own.
-                scope: Any = _SHARED
+            if (
+                shared is not None
+                and self._lean
+                and ctx.deadline >= run.deadline
+                and ctx.attempt_ms is None
+                and ctx.cancel_reason is None
+            ):
+                # The fast lane: the driver's own scope (mission deadline, cancellation)
+                # covers this directive (it has no deadline of its own); no telemetry, no
+                # limiter, no attempt timeout. One attempt; a failure goes on to the retry
+                # loop, so results are those of the general path below.
                 ctx._scope = shared
-            else:
-                scope = ctx._scope = self.prim.cancel_scope(deadline=ctx.deadline)
+                ctx.started_at = self.clock()
+                if kind.prepare is not None:
+                    result = kind.prepare(ctx)
+                if result is None:
+                    ctx.attempt = 1
+                    result = await kind.perform(ctx)
+                    if isinstance(result, Err):
+                        result = await self._attempts(ctx, kind, result)
+                return
+            scope = ctx._scope = self.prim.cancel_scope(deadline=ctx.deadline)
             with scope:
                 if ctx.cancel_reason is not None:
                     ctx._scope.cancel()
@@ -442,22 +464,10 @@ class Executor:
         try:
             kind.terminal(ctx, result)
         finally:
-            run.flight_done()
-
-
-class _SharedScope:
-    """Stands in for a directive's own cancel scope when the driver's scope covers it."""
-
-    cancelled_caught = False
-
-    def __enter__(self) -> _SharedScope:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_SHARED = _SharedScope()
+            if not run.inflight and (
+                run.closing or run.cancelling is not None or run.idle_event is not None
+            ):
+                run.flight_done()  # only then has it something to do
 
 
 def _cancelled(message: str) -> Err:

@@ -41,20 +41,24 @@ from ptcflow.signals import (
 __all__ = ("is_resolver", "llm_kinds")
 
 
-def _resolve(ctx: DirectiveContext, model: str | None, alias: str | None) -> None:
-    llm = ctx.run.llm
+def _llm_prepare_sync(ctx: DirectiveContext) -> None:
+    """Resolve the provider and model name of an LLM directive into ``ctx.data`` (an
+    ``Err`` when that fails: the attempt returns it without calling anything)."""
+    run = ctx.run
+    llm = run.llm
+    d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
     if llm is None:
         ctx.data = validation(
-            f"{type(ctx.directive).__name__} {ctx.directive.id!r} needs a model, but the run "
+            f"{type(d).__name__} {d.id!r} needs a model, but the run "
             "has none: pass llm=... to Runtime(...) or rt.run(...)"
         )
         return
     try:
-        if ctx.run.llm_is_resolver:
-            provider, name = llm.resolve(model, alias)
+        if run.llm_is_resolver:
+            provider, name = llm.resolve(d.model, d.model_alias)
         else:
             provider = llm
-            name = model or alias or str(getattr(llm, "model", "") or "")
+            name = d.model or d.model_alias or str(getattr(llm, "model", "") or "")
     except ConfigError as exc:
         ctx.data = validation(str(exc))
         return
@@ -64,16 +68,6 @@ def _resolve(ctx: DirectiveContext, model: str | None, alias: str | None) -> Non
 def is_resolver(llm: Any) -> bool:
     """True when ``llm`` is a model resolver rather than a provider (decided once per run)."""
     return isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider)
-
-
-def _llm_prepare_sync(ctx: DirectiveContext) -> None:
-    d = ctx.directive
-    assert isinstance(d, LLMGenerate | LLMEmbed)
-    _resolve(ctx, d.model, d.model_alias)
-
-
-def _llm_prepare(ctx: DirectiveContext) -> Any:
-    return ctx.data if isinstance(ctx.data, Err) else None
 
 
 def _provider_name(provider: Any) -> str:
@@ -103,8 +97,7 @@ def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
 
 def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
     provider, model = ctx.data
-    d = ctx.directive
-    assert isinstance(d, LLMGenerate)
+    d: Any = ctx.directive  # LLMGenerate | LLMStream
     req = LLMRequest(
         model=model,
         messages=d.messages,
@@ -117,7 +110,19 @@ def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
 
 
 async def _generate(ctx: DirectiveContext) -> Any:
-    provider, req = _request(ctx)
+    data = ctx.data
+    if isinstance(data, Err):  # the model could not be resolved (see _llm_prepare_sync)
+        return data
+    provider, model = data
+    d: Any = ctx.directive  # LLMGenerate
+    req = LLMRequest(
+        model=model,
+        messages=d.messages,
+        tools=d.tools,
+        tool_choice=d.tool_choice,
+        response_schema=d.response_schema,
+        options=d.options,
+    )
     ex = ctx.run.executor
     limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
     try:
@@ -128,7 +133,9 @@ async def _generate(ctx: DirectiveContext) -> Any:
                 resp = await provider.generate(req)
     except Exception as exc:
         return _classify(exc, provider, ctx)
-    return _check_response(resp, provider, req.model, LLMResponse)
+    if type(resp) is LLMResponse and resp.model:  # the common case, without a call
+        return Ok(payload=resp)
+    return _check_response(resp, provider, model, LLMResponse)
 
 
 def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any:
@@ -148,6 +155,8 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
 
 
 async def _stream(ctx: DirectiveContext) -> Any:
+    if isinstance(ctx.data, Err):  # the model could not be resolved
+        return ctx.data
     provider, req = _request(ctx)
     ex = ctx.run.executor
     limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
@@ -253,6 +262,8 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 
 
 async def _embed(ctx: DirectiveContext) -> Any:
+    if isinstance(ctx.data, Err):  # the model could not be resolved
+        return ctx.data
     provider, model = ctx.data
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
@@ -280,7 +291,6 @@ def llm_kinds() -> dict[type[Any], Kind]:
     """The kinds of the model directives."""
     common: dict[str, Any] = {
         "prepare_sync": _llm_prepare_sync,
-        "prepare": _llm_prepare,
         "open_span": _llm_span,
         "close_span": _llm_close,
     }
