@@ -150,7 +150,7 @@ def test_only_the_ctx_keys_a_program_reads_are_converted(monkeypatch: pytest.Mon
     from ptcflow.lisp import _runner
 
     converted: list[Any] = []
-    real = _runner.from_python
+    real = _runner.from_python  # type: ignore[attr-defined]
 
     def spy(x: Any, **kw: Any) -> Any:
         converted.append(x)
