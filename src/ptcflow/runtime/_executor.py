@@ -158,7 +158,8 @@ class Executor:
         """False when no tool has a concurrency limit."""
         self._provider_limiters: dict[str, anyio.CapacityLimiter | None] = {}
         self._tool_limiters: dict[str, anyio.CapacityLimiter | None] = {}
-        self._c = [0] * 10  # counters, in ExecutorStatistics field order
+        self._c = self.counters = [0] * 10
+        """The counters, in ExecutorStatistics field order (run scopes count runs here)."""
 
     def statistics(self) -> ExecutorStatistics:
         """Return a frozen snapshot of the counters (see :class:`ExecutorStatistics`)."""

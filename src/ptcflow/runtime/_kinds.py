@@ -36,10 +36,10 @@ __all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "is_resolver", "un
 
 
 def _tool_prepare_sync(ctx: DirectiveContext) -> None:
-    d = ctx.directive
-    assert isinstance(d, ToolExec)
+    d: Any = ctx.directive  # ToolExec
     run = ctx.run
-    if run.tools.wants_context(d.tool_name):
+    tools = run.tools
+    if d.tool_name in tools.context_names:
         try:
             ctx.snapshot = run.snapshot()
         except Exception as exc:
@@ -52,7 +52,7 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
                     retryable=False,
                 )
             )
-    tool = run.tools.get(d.tool_name)
+    tool = tools.tools.get(d.tool_name)
     if tool is not None:
         # A tool's own options win over the directive's: its author knows whether a
         # retry is safe and how long one call may take.
@@ -64,15 +64,13 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
 
 
 def _tool_prepare(ctx: DirectiveContext) -> Any:
-    d = ctx.directive
-    assert isinstance(d, ToolExec)
+    d: Any = ctx.directive  # ToolExec
     ctx.run.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments), ctx)
     return ctx.data if isinstance(ctx.data, Err) else None
 
 
 async def _tool_perform(ctx: DirectiveContext) -> Any:
-    d = ctx.directive
-    assert isinstance(d, ToolExec)
+    d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
     metadata = d.context

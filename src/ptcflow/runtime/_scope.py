@@ -314,7 +314,9 @@ class RunScope:
     def start(self) -> None:
         """Publish ``ai.request.started``, initialise the strategy, submit its directives."""
         self.started = self.clock()
-        self.executor.run_started()
+        c = self.executor.counters  # runs_started, runs_active (Executor.run_started)
+        c[8] += 1
+        c[9] += 1
         tel = self.telemetry
         if tel is not None and tel.tracing:
             self.span = tel.start_span(
@@ -489,7 +491,7 @@ class RunScope:
                 },
             )
         ex = self.executor
-        ex.run_ended()
+        ex.counters[9] -= 1  # runs_active (Executor.run_ended)
         if ex.log_events:
             ex.log.debug(
                 "run.finished",

@@ -21,7 +21,7 @@ __all__ = ("Toolbox",)
 class Toolbox:
     """A run's tools by name, with the :class:`~ptcflow.signals.ToolSpec` of each."""
 
-    __slots__ = ("_ctx", "specs", "tools")
+    __slots__ = ("context_names", "specs", "tools")
 
     def __init__(self, tools: dict[str, Tool]) -> None:
         self.tools = tools
@@ -29,7 +29,7 @@ class Toolbox:
             ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
             for t in tools.values()
         )
-        self._ctx = frozenset(n for n, t in tools.items() if t.context_param is not None)
+        self.context_names = frozenset(n for n, t in tools.items() if t.context_param is not None)
 
     @classmethod
     def build(cls, tools: Any) -> Toolbox:
@@ -49,7 +49,7 @@ class Toolbox:
 
     def wants_context(self, name: str) -> bool:
         """True when the tool takes a :class:`~ptcflow.tools.ToolContext`."""
-        return name in self._ctx
+        return name in self.context_names
 
     async def call(
         self,
@@ -64,7 +64,7 @@ class Toolbox:
     ) -> Ok[Any] | Err:
         """Run tool ``name``; never raises except for cancellation."""
         context = None
-        if name in self._ctx:
+        if name in self.context_names:
             context = ToolContext(
                 run_id=run_id,
                 call_id=call_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal, TypeAlias
@@ -72,6 +73,7 @@ ScriptItem: TypeAlias = str | ToolCall | Sequence[ToolCall] | Turn
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _encode = msgspec.json.encode
+_content = operator.attrgetter("content")
 
 
 class ScriptedLLM:
@@ -111,6 +113,7 @@ class ScriptedLLM:
                 f"got {type(script).__name__}"
             )
         self._script = script
+        self._fn: Callable[[LLMRequest], ScriptItem] | None = script if callable(script) else None
         self.latency = latency
         self.model = model
         self.requests: list[LLMRequest] = []
@@ -208,11 +211,13 @@ class ScriptedLLM:
     # -- internals -------------------------------------------------------------------
 
     def _next(self, request: LLMRequest) -> tuple[int, Turn]:
-        self.requests.append(request)
-        number = len(self.requests)
-        if callable(self._script):
-            item = self._script(request)
+        requests = self.requests
+        requests.append(request)
+        number = len(requests)
+        if self._fn is not None:
+            item = self._fn(request)
         else:
+            assert not callable(self._script)
             if number > len(self._script):
                 last = request.messages[-1] if request.messages else None
                 raise UsageError(
@@ -222,6 +227,10 @@ class ScriptedLLM:
                     "Add a turn for it (a retry or an extra iteration takes one too)."
                 )
             item = self._script[number - 1]
+        if type(item) is str:  # the common entries, without a call
+            return number, Turn(text=item)
+        if type(item) is ToolCall:
+            return number, Turn(tool_calls=(item,))
         return number, _as_turn(item, number)
 
     async def _before(self, number: int, turn: Turn, *, streaming: bool) -> None:
@@ -268,19 +277,22 @@ class ScriptedLLM:
     def _response(self, number: int, turn: Turn, request: LLMRequest) -> LLMResponse:
         calls = turn.tool_calls
         if calls:
-            calls = tuple(
-                call
-                if call.id
-                else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
-                for i, call in enumerate(calls)
-            )
+            if len(calls) == 1:  # one call: no generator
+                call = calls[0]
+                if not call.id:
+                    calls = (ToolCall(id=f"call_{number}_0", name=call.name, input=call.input),)
+            else:
+                calls = tuple(
+                    call
+                    if call.id
+                    else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
+                    for i, call in enumerate(calls)
+                )
         usage = turn.usage
         if usage is None:
-            chars = 0
-            for message in request.messages:
-                chars += len(message.content)
+            messages = request.messages
             usage = Usage(
-                input_tokens=chars // 4 + len(request.messages),
+                input_tokens=sum(map(len, map(_content, messages))) // 4 + len(messages),
                 output_tokens=len(turn.text) // 4 + 1 + 8 * len(calls),
             )
         finish = turn.finish_reason or ("tool_calls" if calls else "stop")

@@ -236,7 +236,8 @@ async def dispatch(
         >>> (result.id, result.output, result.is_error, result.warnings)
         ('call_1', 5, False, ('y: coerced string "3" to int',))
     """
-    validation = check_mode(validation)
+    if validation not in _MODE_SET:
+        check_mode(validation)  # raises
     prepared = _prepare(tools, call, context, validation)
     if isinstance(prepared, ToolResult):
         return prepared
@@ -284,7 +285,8 @@ def dispatch_sync(
         >>> dispatch_sync([tool(shout)], ToolCall(id="1", name="shout", input={"text": "hi"})).output
         'HI'
     """
-    validation = check_mode(validation)
+    if validation not in _MODE_SET:
+        check_mode(validation)  # raises
     prepared = _prepare(tools, call, context, validation)
     if isinstance(prepared, ToolResult):
         return prepared
