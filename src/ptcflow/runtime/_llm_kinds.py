@@ -38,7 +38,7 @@ from ptcflow.signals import (
     UsageData,
 )
 
-__all__ = ("is_resolver", "llm_kinds")
+__all__ = ("is_resolver", "llm_kinds", "model_of")
 
 
 def _llm_prepare_sync(ctx: DirectiveContext) -> None:
@@ -58,11 +58,16 @@ def _llm_prepare_sync(ctx: DirectiveContext) -> None:
             provider, name = llm.resolve(d.model, d.model_alias)
         else:
             provider = llm
-            name = d.model or d.model_alias or str(getattr(llm, "model", "") or "")
+            name = d.model or d.model_alias or run.llm_model
     except ConfigError as exc:
         ctx.data = validation(str(exc))
         return
     ctx.data = (provider, name)
+
+
+def model_of(llm: Any) -> str:
+    """The model name a provider reports (``llm.model``), or ``""``."""
+    return str(getattr(llm, "model", "") or "")
 
 
 def is_resolver(llm: Any) -> bool:

@@ -19,6 +19,7 @@ from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._kinds import is_resolver
+from ptcflow.runtime._llm_kinds import model_of
 from ptcflow.runtime._scope import RunScope
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
@@ -122,6 +123,7 @@ class Runtime:
     ) -> None:
         self.llm = llm
         self._llm_is_resolver = is_resolver(llm)
+        self._llm_model = "" if self._llm_is_resolver else model_of(llm)
         self._toolbox = Toolbox.build(tools)
         self.retry = retry if isinstance(retry, RetryPolicy) else RetryPolicy()
         self.limits = limits if isinstance(limits, Limits) else Limits()
@@ -265,6 +267,7 @@ class Runtime:
             tools=self._toolbox if tools is None else Toolbox.build(tools),
             llm=self.llm if llm is None else llm,
             llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
+            llm_model=self._llm_model if llm is None else model_of(llm),
             agents=self.agents if agents is None else {**self.agents, **agents},
             bus=self.bus,
             record=record,
@@ -389,6 +392,7 @@ class Runtime:
             tools=parent.tools,
             llm=parent.llm,
             llm_is_resolver=parent.llm_is_resolver,
+            llm_model=parent.llm_model,
             agents=parent.agents,
             bus=self.bus,
             record=False,

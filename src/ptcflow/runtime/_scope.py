@@ -74,6 +74,7 @@ class RunScope:
         "input",
         "llm",
         "llm_is_resolver",
+        "llm_model",
         "name",
         "otel_context",
         "otel_parent",
@@ -111,6 +112,7 @@ class RunScope:
         tools: Toolbox,
         llm: Any,
         llm_is_resolver: bool,
+        llm_model: str,
         agents: dict[str, Any],
         bus: Any,
         record: bool,
@@ -129,6 +131,8 @@ class RunScope:
         self.tools = tools
         self.llm = llm
         self.llm_is_resolver = llm_is_resolver
+        self.llm_model = llm_model
+        """The provider's own model name (what LLM directives naming none use)."""
         self.agents = agents
         self.deadline = deadline
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
@@ -451,8 +455,9 @@ class RunScope:
             return
         self.finished = True
         result, usage, reason, route = self._ending
-        end_type = REQUEST_COMPLETED if isinstance(result, Ok) else REQUEST_FAILED
-        reason = reason or ("completed" if isinstance(result, Ok) else "failed")
+        ok = isinstance(result, Ok)
+        end_type = REQUEST_COMPLETED if ok else REQUEST_FAILED
+        reason = reason or ("completed" if ok else "failed")
         sig = self.emit(end_type, RequestEndData(result=result, usage=usage, reason=reason))
         if route:
             try:
@@ -470,9 +475,9 @@ class RunScope:
         now = self.clock()
         self.step = step = Step(
             run_id=self.run_id,
-            ok=isinstance(result, Ok),
-            value=result.payload if isinstance(result, Ok) else None,
-            error=result.error if isinstance(result, Err) else None,
+            ok=ok,
+            value=result.payload if ok else None,
+            error=None if ok else result.error,
             usage=usage,
             reason=reason,
             turns=self.turns,
