@@ -181,26 +181,54 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 state, status="failed", request_id=request_id, error=error, reason="invalid_input"
             )
             return failed, _NONE
-        return self._ask(
+        messages = (*state.messages, Message(role="user", content=prompt))
+        directive = self._directive(state, messages, request_id, 1)
+        state = _replace(
             state,
             request_id=request_id,
-            messages=(*state.messages, Message(role="user", content=prompt)),
-            iteration=0,
+            messages=messages,
             text="",
             error=None,
             reason="",
+            status="awaiting_llm",
+            iteration=1,
+            llm_count=state.llm_count + 1,
+            llm_call_id=directive.id,
+            usage_seen=False,
+            streamed="",
+            pending=(),
         )
+        return state, (directive,)
 
-    def _ask(self, state: ReActState, **changes: Any) -> tuple[ReActState, Sequence[Directive]]:
-        """Ask the model; ``changes`` are state fields to set first (one replace in all)."""
-        n = state.llm_count + 1
-        iteration = changes.pop("iteration", state.iteration) + 1
-        messages = changes.get("messages", state.messages)
-        request_id = changes.get("request_id", state.request_id)
-        directive_id = f"{state.run_id}/llm/{n}"
+    def _ask(
+        self, state: ReActState, messages: tuple[Message, ...]
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        """Ask the model again, with ``messages``, in the next iteration."""
+        iteration = state.iteration + 1
+        directive = self._directive(state, messages, state.request_id, iteration)
+        state = _replace(
+            state,
+            messages=messages,
+            status="awaiting_llm",
+            iteration=iteration,
+            llm_count=state.llm_count + 1,
+            llm_call_id=directive.id,
+            usage_seen=False,
+            streamed="",
+            pending=(),
+        )
+        return state, (directive,)
+
+    def _directive(
+        self,
+        state: ReActState,
+        messages: tuple[Message, ...],
+        request_id: str | None,
+        iteration: int,
+    ) -> LLMGenerate:
         kind = LLMStream if self.stream else LLMGenerate
-        directive = kind(
-            id=directive_id,
+        return kind(
+            id=f"{state.run_id}/llm/{state.llm_count + 1}",
             request_id=request_id,
             iteration=iteration,
             messages=messages,
@@ -210,18 +238,6 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             timeout_ms=self.llm_timeout_ms,
             max_retries=self.llm_max_retries,
         )
-        state = _replace(
-            state,
-            **changes,
-            status="awaiting_llm",
-            iteration=iteration,
-            llm_count=n,
-            llm_call_id=directive_id,
-            usage_seen=False,
-            streamed="",
-            pending=(),
-        )
-        return state, (directive,)
 
     def _on_delta(self, state: ReActState, signal: Signal) -> ReActState:
         data = signal.data
@@ -356,7 +372,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 state, messages=messages, pending=(), status="completed", reason="max_iterations"
             )
             return done, _NONE
-        return self._ask(state, messages=messages)
+        return self._ask(state, messages)
 
     def _on_request(
         self, state: ReActState, signal: Signal
