@@ -210,3 +210,11 @@ async def test_record_journal_is_cancellable_and_keeps_what_was_published() -> N
     assert scope.cancelled_caught
     assert [s.seq for s in read_journal(io.StringIO(out.getvalue()))] == [1]
     assert bus.statistics().subscribers == 0
+
+
+def test_journal_lines_are_cloudevents_json_with_every_required_attribute() -> None:
+    signal = Signal.create("ai.usage", UsageData(usage=Usage(input_tokens=1)), run_id="run_1")
+    line = msgspec.json.decode(encode_signal(signal))
+    for attribute in ("specversion", "id", "source", "type"):
+        assert line[attribute], f"CloudEvents JSON requires {attribute!r}"
+    assert line["specversion"] == "1.0"

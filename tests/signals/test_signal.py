@@ -85,9 +85,11 @@ def test_signals_are_frozen_and_hashable_without_data() -> None:
     assert msgspec.structs.replace(s, seq=9).seq == 9
 
 
-def test_signal_json_omits_defaults() -> None:
+def test_signal_json_carries_specversion_and_round_trips() -> None:
     s = Signal(type="ai.usage", source="s", id="i", time="t")
-    assert msgspec.json.encode(s) == b'{"type":"ai.usage","source":"s","id":"i","time":"t"}'
+    encoded = msgspec.json.decode(msgspec.json.encode(s))
+    assert encoded["specversion"] == "1.0"  # CloudEvents JSON requires it, even at its default
+    assert msgspec.json.decode(msgspec.json.encode(s), type=Signal) == s
 
 
 def test_uuid7_is_strictly_increasing_within_a_millisecond() -> None:
