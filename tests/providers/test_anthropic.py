@@ -233,7 +233,9 @@ async def test_overloaded_error_event_mid_stream_is_transient() -> None:
 
 
 async def test_faults_timeout_drop_truncation_and_malformed() -> None:
-    async with served(sdk_timeout=0.2) as (server, p):
+    # The hang must outlast the SDK timeout; the other four replies must not, even on a
+    # loaded CI machine: 1 s leaves them a wide margin.
+    async with served(sdk_timeout=1.0) as (server, p):
         server.push(Reply(hang=True))
         server.push(messages_turn(Turn(text="a long answer", drop_after=4)))
         server.push(messages_turn(Turn(text="cut short", skip_stop=True)))

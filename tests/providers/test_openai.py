@@ -223,7 +223,9 @@ async def test_rate_limit_carries_retry_after() -> None:
 
 
 async def test_slow_response_past_the_timeout_is_a_retryable_timeout() -> None:
-    async with served(sdk_timeout=0.2) as (server, p):
+    # The hang must outlast the SDK timeout; the other four replies must not, even on a
+    # loaded CI machine: 1 s leaves them a wide margin.
+    async with served(sdk_timeout=1.0) as (server, p):
         server.push(Reply(hang=True))
         err = await failure(p, request())
     assert err.envelope.type == "timeout" and err.envelope.retryable
