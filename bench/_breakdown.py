@@ -40,7 +40,7 @@ async def cpu_us(runs: int, body: Callable[[], Awaitable[Any]]) -> float:
 
 async def main(runs: int) -> dict[str, float]:
     rt, llm = _subject.make_runtime()
-    llm.requests = []  # record this time: the model is timed on the run's own requests
+    llm.record = True  # record this time: the model is timed on the run's own requests
     strategy = ReAct()
     samples: dict[str, list[float]] = {}
     async with rt:

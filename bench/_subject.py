@@ -34,28 +34,11 @@ def answer(request: LLMRequest) -> ScriptItem:
     return ScriptedLLM.tool_call("add", x=2, y=3)
 
 
-class _Unrecorded(list[LLMRequest]):
-    """Counts requests instead of keeping them (``ScriptedLLM.requests`` is for tests).
-
-    Keeping every request would keep every finished run's conversation alive until the
-    end of the scenario and charge the test double's memory to the runtime.
-    """
-
-    seen = 0
-
-    def append(self, request: LLMRequest) -> None:
-        self.seen += 1
-
-    def __len__(self) -> int:
-        return self.seen
-
-
 def make_runtime(
     *, latency: float = 0.0, telemetry: Telemetry | None = None, sync_tool: bool = False
 ) -> tuple[Runtime, ScriptedLLM]:
     """A Runtime with the scripted model and the ``add`` tool."""
-    llm = ScriptedLLM(answer, latency=latency)
-    llm.requests = _Unrecorded()
+    llm = ScriptedLLM(answer, latency=latency, record=False)  # keep no conversations alive
     tool = add_sync if sync_tool else add
     rt = Runtime(llm=llm, tools={"add": tool}, telemetry=telemetry)
     return rt, llm

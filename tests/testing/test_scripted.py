@@ -219,3 +219,27 @@ async def test_resolves_every_model_to_itself_in_a_runtime(
         step = await rt.run(ReAct(**options), "hello")  # type: ignore[arg-type]
     assert step.value == "hi"
     assert llm.requests[0].model == model
+
+
+@pytest.mark.anyio
+async def test_record_false_counts_requests_without_keeping_them() -> None:
+    from ptcflow.runtime import Runtime
+    from ptcflow.strategies import ReAct
+
+    llm = ScriptedLLM(lambda request: "ok", record=False)
+    async with Runtime(llm=llm) as rt:
+        for _ in range(3):
+            assert (await rt.run(ReAct(), "hi")).value == "ok"
+    assert llm.calls == 3
+    assert llm.requests == []
+
+
+@pytest.mark.anyio
+async def test_remaining_counts_calls_with_or_without_recording() -> None:
+    from ptcflow.runtime import Runtime
+    from ptcflow.strategies import ReAct
+
+    llm = ScriptedLLM(["a", "b"], record=False)
+    async with Runtime(llm=llm) as rt:
+        await rt.run(ReAct(), "hi")
+    assert llm.remaining == 1

@@ -91,6 +91,9 @@ class ScriptedLLM:
         latency: seconds every answer takes (``anyio.sleep``), unless a turn says otherwise;
             with ``0`` (the default) answers come back without yielding to the event loop.
         model: the model name reported in responses when the request names none.
+        record: keep every request in :attr:`requests` (the default, for assertions);
+            ``False`` only counts them in :attr:`calls`, so a model shared by thousands of
+            runs does not keep their conversations alive.
 
     Example:
         >>> llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "5"])
@@ -106,6 +109,7 @@ class ScriptedLLM:
         *,
         latency: float = 0.0,
         model: str = "scripted",
+        record: bool = True,
     ) -> None:
         if isinstance(script, str) or not (callable(script) or isinstance(script, Sequence)):
             raise UsageError(
@@ -116,8 +120,12 @@ class ScriptedLLM:
         self._fn: Callable[[LLMRequest], ScriptItem] | None = script if callable(script) else None
         self.latency = latency
         self.model = model
+        self.record = record
         self.requests: list[LLMRequest] = []
-        """Every request received, in order (embedding requests excluded)."""
+        """Every request received, in order (embedding requests excluded); stays empty
+        with ``record=False``, for long-lived models shared by many runs."""
+        self.calls = 0
+        """How many generate/stream requests arrived (counted with or without ``record``)."""
 
     # -- building scripts ------------------------------------------------------------
 
@@ -157,7 +165,7 @@ class ScriptedLLM:
         """Entries not used yet (``-1`` for a function script)."""
         if callable(self._script):
             return -1
-        return len(self._script) - len(self.requests)
+        return len(self._script) - self.calls
 
     # -- the provider protocol -------------------------------------------------------
 
@@ -211,9 +219,9 @@ class ScriptedLLM:
     # -- internals -------------------------------------------------------------------
 
     def _next(self, request: LLMRequest) -> tuple[int, Turn]:
-        requests = self.requests
-        requests.append(request)
-        number = len(requests)
+        self.calls = number = self.calls + 1
+        if self.record:
+            self.requests.append(request)
         if self._fn is not None:
             item = self._fn(request)
         else:
