@@ -133,3 +133,11 @@ def test_demo_on_an_unknown_alias_names_it(
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--model", "no-such-alias"]) == 2
     assert "no-such-alias" in capsys.readouterr().err
+
+
+def test_agents_given_as_option_equals_value_is_honoured(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--agents=3", "--latency-ms=0"]) == 0
+    assert "3/3 completed" in capsys.readouterr().out

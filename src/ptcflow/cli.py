@@ -22,7 +22,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ptcflow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the offline demo on the scripted model")
-    demo.add_argument("--agents", type=int, default=1000, help="concurrent agents (default 1000)")
+    demo.add_argument(
+        "--agents", type=int, default=None, help="concurrent agents (default 1000; 0 with --model)"
+    )
     demo.add_argument(
         "--latency-ms", type=float, default=20.0, help="scripted model latency (default 20)"
     )
@@ -37,11 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from ptcflow.demo import run_demo
 
-        if args.agents < 0 or args.latency_ms < 0:
-            parser.error("--agents and --latency-ms must be >= 0")
         agents = args.agents
-        if args.model is not None and "--agents" not in (argv or sys.argv[1:]):
-            agents = 0  # a thousand paid model calls only when asked for
+        if agents is None:  # a thousand paid model calls only when asked for
+            agents = 1000 if args.model is None else 0
+        if agents < 0 or args.latency_ms < 0:
+            parser.error("--agents and --latency-ms must be >= 0")
         run = partial(run_demo, agents=agents, latency_ms=args.latency_ms, customer=args.customer)
         try:
             report = anyio.run(_with_model, run, args.model, backend=args.backend)
