@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from ptcflow.runtime import Limits, RetryPolicy, Runtime, Step
@@ -49,8 +50,6 @@ def _shape(signal: Signal) -> tuple[Any, ...]:
 def _timeless(data: Any) -> Any:
     """The data without measured durations (they differ run to run)."""
     if hasattr(data, "duration_ms"):
-        import msgspec
-
         return msgspec.structs.replace(data, duration_ms=0.0)
     return data
 
