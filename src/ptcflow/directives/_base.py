@@ -37,7 +37,7 @@ __all__ = (
 RESERVED_CONTEXT_KEY = "state"
 
 
-class Directive(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+class Directive(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="kind"):
     """Base of every directive.
 
     Attributes:

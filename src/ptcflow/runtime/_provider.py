@@ -28,7 +28,7 @@ from ptcflow.signals import (
 __all__ = ("EmbedRequest", "LLMProvider", "LLMRequest", "ModelResolver", "ProviderError")
 
 
-class LLMRequest(msgspec.Struct, frozen=True, kw_only=True):
+class LLMRequest(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One model call, as the executor hands it to a provider (model already resolved)."""
 
     model: str
@@ -39,7 +39,7 @@ class LLMRequest(msgspec.Struct, frozen=True, kw_only=True):
     options: dict[str, Any] = {}
 
 
-class EmbedRequest(msgspec.Struct, frozen=True, kw_only=True):
+class EmbedRequest(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One embedding call (model already resolved)."""
 
     model: str

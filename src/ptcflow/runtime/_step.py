@@ -12,7 +12,7 @@ from ptcflow.signals import ErrorEnvelope, Signal, Usage
 __all__ = ("Step",)
 
 
-class Step(msgspec.Struct, frozen=True, kw_only=True):
+class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """How a run ended.
 
     Attributes:

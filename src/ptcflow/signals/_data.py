@@ -28,7 +28,7 @@ __all__ = (
 )
 
 
-class _Data(msgspec.Struct, frozen=True, kw_only=True):
+class _Data(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     pass
 
 

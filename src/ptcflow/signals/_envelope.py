@@ -56,7 +56,7 @@ RETRYABLE_TYPES: Final = frozenset({TIMEOUT, RATE_LIMITED, TRANSIENT})
 """Error types that are retryable by default (a timeout, HTTP 429, 5xx / connection errors)."""
 
 
-class ErrorEnvelope(msgspec.Struct, frozen=True, kw_only=True):
+class ErrorEnvelope(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The canonical failure: exactly ``type``, ``message``, ``details``, ``retryable``.
 
     ``details`` is always JSON-safe with secrets redacted; build envelopes through
@@ -104,7 +104,7 @@ class ErrorEnvelope(msgspec.Struct, frozen=True, kw_only=True):
         }
 
 
-class Ok(msgspec.Struct, Generic[T], frozen=True, kw_only=True, tag="ok", tag_field="status"):
+class Ok(msgspec.Struct, Generic[T], frozen=True, gc=False, kw_only=True, tag="ok", tag_field="status"):
     """A successful result: the ``payload`` and the ``effects`` it asked for."""
 
     payload: T
@@ -116,7 +116,7 @@ class Ok(msgspec.Struct, Generic[T], frozen=True, kw_only=True, tag="ok", tag_fi
         return True
 
 
-class Err(msgspec.Struct, frozen=True, kw_only=True, tag="error", tag_field="status"):
+class Err(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag="error", tag_field="status"):
     """A failed result: the :class:`ErrorEnvelope` and the ``effects`` it asked for."""
 
     error: ErrorEnvelope

@@ -26,7 +26,7 @@ __all__ = (
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+class ToolCall(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """A tool invocation requested by a model: ``id``, tool ``name``, ``input`` map."""
 
     id: str
@@ -34,7 +34,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     input: dict[str, Any] = {}
 
 
-class Message(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Message(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """One conversation message.
 
     ``role="assistant"`` messages may carry ``tool_calls``; ``role="tool"`` messages answer
@@ -48,7 +48,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     name: str | None = None
 
 
-class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class ToolSpec(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """A tool as a model sees it: name, description and JSON Schema of its input."""
 
     name: str
@@ -56,7 +56,7 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     input_schema: dict[str, Any] = {}
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
+class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Token counts of one or more LLM calls; ``+`` sums them."""
 
     input_tokens: int = 0
@@ -78,7 +78,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
+class LLMResponse(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """A provider's answer, normalized: text, tool calls, usage, finish reason, model."""
 
     text: str = ""
@@ -92,7 +92,7 @@ class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
         return Message(role="assistant", content=self.text, tool_calls=self.tool_calls)
 
 
-class ToolCallDelta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class ToolCallDelta(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """A streamed fragment of one tool call; ``index`` says which call it extends."""
 
     index: int
@@ -101,7 +101,7 @@ class ToolCallDelta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     arguments: str = ""
 
 
-class LLMChunk(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class LLMChunk(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """One streamed event from a provider: a text fragment, tool-call fragments, and (at
     the end) usage, finish reason and model."""
 
@@ -112,7 +112,7 @@ class LLMChunk(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     model: str | None = None
 
 
-class EmbedResponse(msgspec.Struct, frozen=True, kw_only=True):
+class EmbedResponse(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Embedding vectors, one per input, with usage and model."""
 
     vectors: tuple[tuple[float, ...], ...]

@@ -94,7 +94,7 @@ def new_id(prefix: str = "") -> str:
     return f"{prefix}{uuid7()}"
 
 
-class Signal(msgspec.Struct, frozen=True, kw_only=True):
+class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One event on the bus: CloudEvents 1.0 attributes plus correlation.
 
     CloudEvents fields: ``id`` (UUIDv7), ``source``, ``type`` (see the catalogue),

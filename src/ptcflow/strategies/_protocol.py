@@ -25,7 +25,7 @@ Transition = tuple[S, Sequence[Directive]]
 """What ``init`` and ``handle`` return: the next state and the directives to perform."""
 
 
-class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
+class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """What a strategy knows about its run when it starts."""
 
     run_id: str
@@ -36,7 +36,7 @@ class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
     """The tools this run may call (name, description, input schema), as data."""
 
 
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """How a run ended: the result envelope, summed usage, and why it stopped."""
 
     result: Ok[Any] | Err

@@ -19,7 +19,7 @@ ReActStatus = Literal["idle", "awaiting_llm", "awaiting_tool", "completed", "fai
 """Where a ReAct run is: waiting for a request, for the model, for tools, or done."""
 
 
-class PendingCall(msgspec.Struct, frozen=True, kw_only=True):
+class PendingCall(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One tool call of the current turn, in the order the model asked for it.
 
     Attributes:
@@ -34,7 +34,7 @@ class PendingCall(msgspec.Struct, frozen=True, kw_only=True):
     result: Ok[Any] | Err | None = None
 
 
-class ReActState(msgspec.Struct, frozen=True, kw_only=True):
+class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The state of one ReAct run.
 
     Attributes:

@@ -37,7 +37,7 @@ _MODE_SET: Final = frozenset(_MODES)
 Tools = Mapping[str, Tool] | Sequence[Tool]
 
 
-class _Prepared(msgspec.Struct, frozen=True):
+class _Prepared(msgspec.Struct, frozen=True, gc=False):
     tool: Tool
     args: list[Any]
     kwargs: dict[str, Any]

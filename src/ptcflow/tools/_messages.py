@@ -36,7 +36,7 @@ class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
     output_schema: dict[str, Any] | None = None
 
 
-class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
+class ToolResult(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The reply to one :class:`ToolCall`.
 
     Attributes:
