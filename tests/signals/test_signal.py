@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
+from hypothesis import given, strategies as st
 
-from ptcflow.signals import Signal, new_id, uuid7
+from ptcflow.signals import Signal, _signal as _sig, new_id, uuid7
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -140,3 +144,76 @@ def test_create_accepts_every_field_but_id_and_time() -> None:
     assert set(fields) | {"type", "data", "source", "id", "time"} == set(Signal.__struct_fields__)
     with pytest.raises(TypeError):
         Signal.create("ai.usage", id="mine")  # type: ignore[call-arg]
+
+
+# -- the per-millisecond prefix (_refresh) ------------------------------------------------
+
+MS = st.integers(min_value=0, max_value=(1 << 48) - 1)
+BITS = st.integers(min_value=0, max_value=(1 << 42) - 1)
+
+
+def _prefix(ms: int, bits: int) -> str:
+    """The id prefix ``_refresh`` makes for ``ms`` with the process's random ``bits``."""
+    saved = (_sig._bits, _sig._cache)
+    try:
+        _sig._bits = bits
+        return _sig._refresh(ms)[1]
+    finally:
+        _sig._bits, _sig._cache = saved
+
+
+def _mix(ms: int) -> int:
+    return ((ms * 0x9E3779B97F4A7C15) % (1 << 64)) >> 22  # an independent spelling
+
+
+@given(MS, BITS)
+def test_refresh_lays_out_time_version_variant_and_random_bits(ms: int, bits: int) -> None:
+    text = _prefix(ms, bits) + "00000000"
+    assert UUID_RE.match(text), text
+    value = uuid.UUID(text).int
+    assert value >> 80 == ms
+    assert (value >> 76) & 0xF == 7 and (value >> 62) & 0b11 == 0b10
+    random_bits = ((value >> 64) & 0xFFF) << 30 | (value >> 32) & 0x3FFF_FFFF
+    assert random_bits == bits ^ _mix(ms)
+    assert value & 0xFFFF_FFFF == 0
+
+
+@given(MS, MS, BITS)
+def test_prefixes_sort_by_millisecond(a: int, b: int, bits: int) -> None:
+    if a != b:
+        assert (_prefix(a, bits) < _prefix(b, bits)) == (a < b)
+
+
+@given(MS, BITS, BITS)
+def test_processes_with_different_bits_differ_in_every_millisecond(
+    ms: int, mine: int, theirs: int
+) -> None:
+    assert (_prefix(ms, mine) == _prefix(ms, theirs)) == (mine == theirs)
+
+
+def test_the_random_bits_vary_from_one_millisecond_to_the_next() -> None:
+    # Not constant per process: the 42 bits change with the millisecond.
+    assert len({_mix(ms) for ms in range(1_700_000_000_000, 1_700_000_001_000)}) == 1000
+    assert len({_prefix(ms, 0)[-14:] for ms in range(1_700_000_000_000, 1_700_000_000_100)}) == 100
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_draws_new_bits_and_a_new_counter() -> None:
+    # In a fresh interpreter (single-threaded, so forking is safe there).
+    script = """
+import os, sys
+from ptcflow.signals import _signal as s
+s.uuid7()
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(write, f"{s._bits} {next(s._counter)}".encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+child_bits, child_count = map(int, os.read(read, 100).split())
+print(child_bits != s._bits, child_count != next(s._counter))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]

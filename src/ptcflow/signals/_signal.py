@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import time
@@ -15,24 +14,29 @@ __all__ = ("Signal", "new_id", "uuid7")
 
 # Id and timestamp generation is on the runtime's hot path (every signal), so it avoids a
 # syscall, a lock and a datetime object per call, and does its formatting once per
-# millisecond. A UUIDv7 here is 48 bits of Unix milliseconds, then 42 bits that are a keyed
-# hash of that millisecond (the key is random per process), then a 32-bit counter (random
-# start) in the last 8 hex digits. Within one process every id of a millisecond has the
-# same first 24 hex digits and differs in the counter, so ids increase in creation order
-# (RFC 9562 section 6.2, monotonic within a millisecond), also across threads: threads
-# that refresh the per-millisecond prefix at once compute the same one. Ids of different
-# processes differ in their hashed bits. ``next()`` on the counter is atomic under the GIL,
-# so threads need no lock; a forked child draws a new key and counter.
+# millisecond. A UUIDv7 here is 48 bits of Unix milliseconds, then 42 bits that are 42
+# random bits drawn once per process XOR a multiplicative hash of that millisecond, then a
+# 32-bit counter (random start) in the last 8 hex digits. Within one process every id of a
+# millisecond has the same first 24 hex digits and differs in the counter, so ids increase
+# in creation order (RFC 9562 section 6.2, monotonic within a millisecond), also across
+# threads: threads that refresh the per-millisecond prefix at once compute the same one.
+# Ids of two processes made in the same millisecond differ in those 42 bits unless the
+# processes drew the same random bits (probability 2**-42), and then almost surely in the
+# counter. The bits are not secret (the mix is public): they keep processes apart, they do
+# not make ids unguessable. ``next()`` on the counter is atomic under the GIL, so threads
+# need no lock; a forked child draws new random bits and a new counter.
 _MASK32: Final = 0xFFFF_FFFF
-_key = os.urandom(16)
+_MASK42: Final = (1 << 42) - 1
+_GOLDEN64: Final = 0x9E37_79B9_7F4A_7C15  # Fibonacci hashing: 2**64 / the golden ratio
+_bits = int.from_bytes(os.urandom(6), "big") & _MASK42
 _counter = itertools.count(int.from_bytes(os.urandom(4), "big"))
 # (millisecond, id prefix, second, "YYYY-MM-DDTHH:MM:SS." prefix), replaced as a whole.
 _cache: tuple[int, str, int, str] = (-1, "", -1, "")
 
 
 def _reseed() -> None:
-    global _key, _counter, _cache
-    _key = os.urandom(16)
+    global _bits, _counter, _cache
+    _bits = int.from_bytes(os.urandom(6), "big") & _MASK42
     _counter = itertools.count(int.from_bytes(os.urandom(4), "big"))
     _cache = (-1, "", -1, "")
 
@@ -42,12 +46,16 @@ if hasattr(os, "register_at_fork"):
 
 
 def _refresh(ms: int) -> tuple[int, str, int, str]:
-    # Layout: 48-bit ms | ver 7 | 12 hashed bits | var 0b10 | 30 hashed bits | 32-bit counter.
+    # The first 96 bits: 48-bit ms | ver 7 | 12 bits | var 0b10 | 30 bits, where the 42
+    # bits are the process's random bits XOR the top 42 bits of (ms * golden) mod 2**64
+    # (bits 22..63 of the product). Formatted once: 12 bytes to hex with a dash every 4
+    # digits, then the first dash dropped (UUID groups are 8-4-4-4-12; the last group's
+    # other 8 digits are the counter's).
     global _cache
-    h = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
-    digest = hashlib.blake2b(ms.to_bytes(8, "big"), key=_key, digest_size=6).digest()
-    r = int.from_bytes(digest, "big") >> 6  # 42 bits
-    id_prefix = f"{h[:8]}-{h[8:]}-7{r >> 30:03x}-{0x8000 | (r >> 16) & 0x3FFF:04x}-{r & 0xFFFF:04x}"
+    r = _bits ^ ((ms * _GOLDEN64 >> 22) & _MASK42)
+    v = ((ms & 0xFFFF_FFFF_FFFF) << 48) | 0x7000_8000_0000 | ((r >> 30) << 32) | (r & 0x3FFF_FFFF)
+    h = v.to_bytes(12, "big").hex("-", 2)
+    id_prefix = h[:4] + h[5:]
     sec = ms // 1000
     old_sec, time_prefix = _cache[2], _cache[3]
     if sec != old_sec:
@@ -82,8 +90,8 @@ def _uuid7_at(ns: int) -> str:
 def uuid7() -> str:
     """Return a new time-ordered UUIDv7 (RFC 9562) as text.
 
-    48 bits of Unix milliseconds, 42 bits hashed from them with a per-process random key,
-    then a 32-bit counter: ids made by one process sort in creation order (while the system
+    48 bits of Unix milliseconds, 42 bits that mix them with bits drawn at random once per
+    process (so processes differ), then a 32-bit counter: ids made by one process sort in creation order (while the system
     clock does not go back and short of the counter wrapping, once per 4 billion ids).
     """
     return _uuid7_at(time.time_ns())
