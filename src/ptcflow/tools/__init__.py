@@ -3,7 +3,8 @@
 Build a :class:`Tool` from a function with :func:`tool` (name, description, argument
 docs and JSON Schema are inferred from the function), collect an agent's tools with
 :func:`for_agent`, describe them to a model with :func:`render_tool_catalog` or
-:func:`tool_definitions`, and run a model's :class:`ToolCall` with :func:`dispatch`.
+:func:`tool_definitions`, and run a model's :class:`ToolCall` with :func:`dispatch` (or
+one call of a known tool, the fast way, with :func:`call_tool`).
 
 Example:
     >>> import anyio
@@ -19,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from ptcflow.tools._call import call_tool as call_tool
 from ptcflow.tools._catalog import (
     render_tool_catalog as render_tool_catalog,
     render_tool_signature as render_tool_signature,
@@ -54,6 +56,7 @@ __all__ = (
     "ToolDefinition",
     "ToolResult",
     "ToolSource",
+    "call_tool",
     "callable_name",
     "dispatch",
     "dispatch_sync",

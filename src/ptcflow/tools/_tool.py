@@ -31,6 +31,7 @@ from ptcflow.tools._introspect import (
     is_async_callable,
 )
 from ptcflow.tools._messages import ToolDefinition
+from ptcflow.tools._plan import ToolPlan, make_plan
 
 __all__ = ("TOOL_NAME_RE", "Tool")
 
@@ -108,6 +109,7 @@ class Tool:
         "_binding",
         "_derived",
         "_params",
+        "_plan",
         "blocking",
         "context_param",
         "description",
@@ -139,6 +141,7 @@ class Tool:
     _binding: Binding
     _derived: bool
     _params: list[ParamInfo] | None
+    _plan: ToolPlan
 
     def __init__(
         self,
@@ -199,7 +202,17 @@ class Tool:
         set_(self, "_params", params)
         ctx = context_param(params) if params else None
         set_(self, "context_param", ctx)
-        set_(self, "_binding", Binding(self.name, params, ctx, pass_input=self.pass_input))
+        binding = Binding(self.name, params, ctx, pass_input=self.pass_input)
+        set_(self, "_binding", binding)
+        plan = make_plan(
+            fn,
+            is_async=self.is_async,
+            blocking=self.blocking,
+            signature=signature,
+            validates_output=signature is not None and self.output_schema is not None,
+            binding=binding,
+        )
+        set_(self, "_plan", plan)
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"Tool is immutable; use tool.replace({key}=...) for a changed copy")
@@ -373,7 +386,8 @@ class Tool:
         return self._binding.bind(values, context)
 
 
-_COMPARED: Final = tuple(s for s in Tool.__slots__ if s != "_binding")  # derived, no __eq__
+# _binding and _plan are derived from the rest and have no __eq__.
+_COMPARED: Final = tuple(s for s in Tool.__slots__ if s not in ("_binding", "_plan"))
 
 
 def _new_tool(params: Any, **fields: Any) -> Tool:

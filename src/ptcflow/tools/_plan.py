@@ -1,0 +1,219 @@
+"""What :func:`~ptcflow.tools.call_tool` needs to know about a tool, decided once per tool.
+
+A :class:`ToolPlan` is built when the :class:`~ptcflow.tools.Tool` is built. It answers, for
+the common call, three questions without looking at the signature again:
+
+* are these arguments valid *exactly as they are*? (``accepts``: every parameter present,
+  no extra key, each value of the one Python type the signature accepts unchanged, so
+  validation would neither change nor warn about them);
+* how is the function called? (awaited, inline, or in a worker thread);
+* is the returned value valid exactly as it is? (``output``: the one type the declared
+  output accepts unchanged, ``None`` when no output is declared).
+
+Anything the plan cannot answer goes to the general path, which is :func:`dispatch` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from ptcflow.signature import Prim, Signature
+from ptcflow.tools._binding import Binding
+
+__all__ = ("ASYNC", "INLINE", "THREAD", "Never", "ToolPlan", "make_plan")
+
+#: How the function runs.
+ASYNC: Final = 0
+INLINE: Final = 1
+THREAD: Final = 2
+
+
+class Never:
+    """A type no value has: the ``output`` of a plan whose outputs always take the long way."""
+
+
+class _Missing:
+    """The type of the "key absent" marker: never a parameter's accepted type."""
+
+
+_MISSING: Final = _Missing()
+
+# The Python type each primitive accepts unchanged. Inputs: as a signature's fields see
+# them (``_validate._EXACT``: a ``:keyword`` field takes a plain str as it is). Outputs: as
+# a top-level value (a ``:keyword`` output checks the value further, so it has none).
+_INPUT_EXACT: Final[dict[str, type]] = {
+    "string": str,
+    "keyword": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "map": dict,
+}
+_OUTPUT_EXACT: Final[dict[str, type]] = {
+    "string": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "map": dict,
+}
+
+Accepts = Callable[[dict[str, Any]], bool]
+
+
+class ToolPlan:
+    """A tool's call plan (see the module docstring); read-only after construction.
+
+    Attributes:
+        fn: the tool's function.
+        how: :data:`ASYNC`, :data:`INLINE` or :data:`THREAD`.
+        count: how many arguments a fast call has.
+        accepts: ``accepts(arguments)`` is True when a dict of ``count`` arguments may be
+            passed to ``fn`` as keyword arguments unchanged; ``None``: never.
+        context: the name of the ``ToolContext`` parameter, if any.
+        output: the type of return value that is valid unchanged; ``None`` when the
+            output is not validated, :class:`Never` when no value is (ask the signature).
+    """
+
+    __slots__ = ("accepts", "context", "count", "fn", "how", "output")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        how: int,
+        count: int,
+        accepts: Accepts | None,
+        context: str | None,
+        output: type | None,
+    ) -> None:
+        self.fn = fn
+        self.how = how
+        self.count = count
+        self.accepts = accepts
+        self.context = context
+        self.output = output
+
+    def __repr__(self) -> str:
+        fast = "never" if self.accepts is None else f"{self.count} argument(s)"
+        return f"ToolPlan(how={('async', 'inline', 'thread')[self.how]}, fast_input={fast})"
+
+
+def make_plan(
+    fn: Callable[..., Any],
+    *,
+    is_async: bool,
+    blocking: bool,
+    signature: Signature | None,
+    validates_output: bool,
+    binding: Binding,
+) -> ToolPlan:
+    """Decide once how :func:`~ptcflow.tools.call_tool` runs this tool.
+
+    Args:
+        fn: the tool's function.
+        is_async: whether calling ``fn`` returns an awaitable.
+        blocking: whether a sync ``fn`` runs in a worker thread.
+        signature: the tool's signature (``None``: input is not validated, no fast path).
+        validates_output: whether :func:`dispatch` validates outputs (a signature and an
+            output schema).
+        binding: how input reaches ``fn``'s parameters.
+    """
+    how = ASYNC if is_async else (THREAD if blocking else INLINE)
+    fields = _fast_fields(signature, binding)
+    output: type | None = None
+    if validates_output and signature is not None:
+        node = signature.output
+        output = Never
+        if isinstance(node, Prim):
+            output = _OUTPUT_EXACT.get(node.name, Never)
+    return ToolPlan(
+        fn,
+        how,
+        0 if fields is None else len(fields),
+        None if fields is None else _accepts(fields),
+        binding.context,
+        output,
+    )
+
+
+def _fast_fields(
+    signature: Signature | None, binding: Binding
+) -> tuple[tuple[str, type | None, bool], ...] | None:
+    """``(name, exact type or None for :any, null means "use the default")`` per parameter,
+    when every parameter can be checked that way and maps one-to-one to the function's."""
+    if signature is None:
+        return None
+    direct = binding.direct_names()
+    if direct is None:
+        return None
+    drops = dict(direct)
+    if len(drops) != len(direct) or len(direct) != len(signature.params):
+        return None
+    fields: list[tuple[str, type | None, bool]] = []
+    for param in signature.params:
+        node = param.type
+        if param.name not in drops or not isinstance(node, Prim):
+            return None
+        if node.name == "any":
+            fields.append((param.name, None, drops[param.name]))
+        elif node.name in _INPUT_EXACT:
+            fields.append((param.name, _INPUT_EXACT[node.name], False))
+        else:  # pragma: no cover - the primitive family is closed
+            return None
+    return tuple(fields)
+
+
+def _accepts(fields: tuple[tuple[str, type | None, bool], ...]) -> Accepts:
+    """Build ``accepts`` for ``fields``; the caller has checked the argument count.
+
+    With as many keys as parameters and every parameter found, the keys are exactly the
+    parameter names. Closures for one to three typed parameters avoid a loop.
+    """
+    if all(exact is not None for _, exact, _ in fields):
+        spec = tuple((name, exact) for name, exact, _ in fields)
+        if not spec:
+            return _no_arguments
+        if len(spec) == 1:
+            ((n0, t0),) = spec
+
+            def accepts_1(a: dict[str, Any]) -> bool:
+                return type(a.get(n0, _MISSING)) is t0
+
+            return accepts_1
+        if len(spec) == 2:
+            (n0, t0), (n1, t1) = spec
+
+            def accepts_2(a: dict[str, Any]) -> bool:
+                get = a.get
+                return type(get(n0, _MISSING)) is t0 and type(get(n1, _MISSING)) is t1
+
+            return accepts_2
+        if len(spec) == 3:
+            (n0, t0), (n1, t1), (n2, t2) = spec
+
+            def accepts_3(a: dict[str, Any]) -> bool:
+                get = a.get
+                return (
+                    type(get(n0, _MISSING)) is t0
+                    and type(get(n1, _MISSING)) is t1
+                    and type(get(n2, _MISSING)) is t2
+                )
+
+            return accepts_3
+
+    def accepts_n(a: dict[str, Any]) -> bool:
+        get = a.get
+        for name, exact, drop_none in fields:
+            value = get(name, _MISSING)
+            if exact is None:
+                if value is _MISSING or (value is None and drop_none):
+                    return False
+            elif type(value) is not exact:
+                return False
+        return True
+
+    return accepts_n
+
+
+def _no_arguments(a: dict[str, Any]) -> bool:
+    return True
