@@ -33,7 +33,7 @@ async def drive(run: RunScope) -> Step:
     ex = run.executor
     perform = ex.perform
     try:
-        with ex.prim.cancel_scope(deadline=run.deadline) as scope:
+        with ex.prim.driver_scope(run.deadline) as scope:
             run.driver_scope = scope
             while not run.finished:
                 ctx = run.ready

@@ -11,6 +11,7 @@ publishes **exactly one** terminal signal per directive, from a ``finally`` bloc
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import sys
 import time
@@ -23,6 +24,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from ptcflow.directives import Directive
+from ptcflow.runtime._cancel import driver_scope_factory
 from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kinds import Kind, builtin_kinds, custom_kind, unknown_kind
@@ -63,7 +65,7 @@ class Primitives:
     same ones the public API returns.
     """
 
-    __slots__ = ("cancel_scope", "effective_deadline", "event")
+    __slots__ = ("cancel_scope", "driver_scope", "effective_deadline", "event")
 
     def __init__(self) -> None:
         self.cancel_scope: Callable[..., anyio.CancelScope] = anyio.CancelScope
@@ -78,6 +80,33 @@ class Primitives:
             self.effective_deadline = backend.current_effective_deadline
         except Exception:  # pragma: no cover - another anyio layout: the public API
             pass
+        self.driver_scope: Callable[[float], Any] = driver_scope_factory(self.cancel_scope)
+        """A run driver's scope for a deadline (see _cancel.py)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.effective_deadline = _asyncio_effective_deadline(self.effective_deadline)
+
+
+def _asyncio_effective_deadline(full: Callable[[], float]) -> Callable[[], float]:
+    """On asyncio, answer ``inf`` without anyio's lookup for a task that never entered an
+    anyio cancel scope (anyio raises and catches a KeyError for each such task)."""
+    try:
+        from anyio._backends._asyncio import _task_states
+    except Exception:  # pragma: no cover - another anyio layout
+        return full
+    get_state = _task_states.get
+    current = asyncio.current_task
+
+    def effective_deadline() -> float:
+        task = current()
+        state = None if task is None else get_state(task)
+        if state is None or state.cancel_scope is None:
+            return math.inf
+        return full()
+
+    return effective_deadline
 
 
 class ExecutorStatistics(msgspec.Struct, frozen=True, kw_only=True):
@@ -342,6 +371,11 @@ class Executor:
                             f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
                         )
                         run.cancel(result)
+            elif ctx.cancel_reason is not None:
+                # Cancelled, but the work ended before the cancellation reached it (it sat
+                # in a shielded section, a worker thread): the call was cancelled all the
+                # same, and every cancelled call reports so.
+                result = ctx.cancel_reason
             if driver and not run.cancelling:
                 run.driver_idle = True
             self.finish(ctx, kind, result)

@@ -56,6 +56,8 @@ class RunScope:
     __slots__ = (
         "_draining",
         "_ending",
+        "_handle",
+        "_outcome",
         "_pending",
         "_publish",
         "agents",
@@ -158,6 +160,8 @@ class RunScope:
         self.tool_calls = 0
         self.clock = executor.clock
         self.started = 0.0
+        self._handle = strategy.handle
+        self._outcome = strategy.outcome
         self._pending: deque[Signal] = deque()
         self._draining = False
         self.done_event: anyio.Event | None = None
@@ -167,7 +171,7 @@ class RunScope:
         """The directive the driver performs next, in its own task (no spawn)."""
         self.driver_idle = True
         """True while the driver may take the next directive; else directives spawn."""
-        self.driver_scope: anyio.CancelScope | None = None
+        self.driver_scope: Any = None
 
     def __repr__(self) -> str:
         status = (
@@ -236,14 +240,21 @@ class RunScope:
             return sig
         # Not re-entrant: fold it here (what _drain does, without the call).
         self._draining = True
-        strategy = self.strategy
         pending = self._pending
         first = sig
         try:
             while True:
                 try:
-                    self.state, directives = strategy.handle(self.state, sig)
-                    outcome = None if self.cancelling else strategy.outcome(self.state)
+                    state = self.state
+                    self.state, directives = self._handle(state, sig)
+                    # An immutable state handed back unchanged has the outcome it had
+                    # before: none (else the run would be closing). Mutable states
+                    # (a strategy that updates its state in place) are always asked.
+                    outcome = (
+                        None
+                        if self.cancelling or (self.state is state and _frozen(state))
+                        else self._outcome(self.state)
+                    )
                 except Exception as exc:
                     self._crashed(
                         exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
@@ -286,8 +297,13 @@ class RunScope:
                     pending.clear()
                     return
                 try:
-                    self.state, directives = strategy.handle(self.state, sig)
-                    outcome = None if self.cancelling else strategy.outcome(self.state)
+                    state = self.state
+                    self.state, directives = strategy.handle(state, sig)
+                    outcome = (
+                        None
+                        if self.cancelling or (self.state is state and _frozen(state))
+                        else strategy.outcome(self.state)
+                    )
                 except Exception as exc:
                     self._crashed(
                         exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
@@ -590,6 +606,27 @@ class RunScope:
         child: RunScope = self.runtime._open_child(self, ctx, strategy, input)
         child.start()
         return await drive(child)
+
+
+_FROZEN: dict[type[Any], bool] = {}
+
+
+def _frozen(state: Any) -> bool:
+    """True when ``state`` cannot change in place (a frozen msgspec struct or dataclass,
+    a tuple, a scalar), so the same object means the same outcome."""
+    cls = type(state)
+    known = _FROZEN.get(cls)
+    if known is None:
+        config = getattr(cls, "__struct_config__", None)
+        params = getattr(cls, "__dataclass_params__", None)
+        known = (
+            (config is not None and bool(config.frozen))
+            or (params is not None and bool(params.frozen))
+            or cls in (tuple, str, int, float, bool, bytes, frozenset, type(None))
+        )
+        if len(_FROZEN) < 256:
+            _FROZEN[cls] = known
+    return known
 
 
 def _cancelled(message: str) -> Err:

@@ -1,0 +1,192 @@
+"""The run driver's cancel scope: NativeScope on asyncio, the backend's scope otherwise.
+
+Run-level cases run on both backends; NativeScope's own contract (shields, swallowed
+cancellations, foreign cancellations) is asyncio-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from ptcflow.directives import Directive, ToolExec
+from ptcflow.runtime import Runtime
+from ptcflow.runtime._cancel import NativeScope
+from ptcflow.signals import TOOL_RESULT, Signal
+from ptcflow.strategies import Outcome, RunInfo
+
+from .support import Probe, terminals
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_cancelling_a_started_run_interrupts_the_directive_its_driver_awaits() -> None:
+    entered = anyio.Event()
+
+    async def slow() -> str:
+        entered.set()
+        await anyio.sleep(30)
+        return "never"
+
+    async with Runtime(tools={"slow": slow}) as rt:
+        handle = rt.start(Probe([ToolExec(id="s", tool_name="slow")]), "x", record=True)
+        await entered.wait()
+        with anyio.fail_after(5):
+            handle.cancel()
+            step = await handle.wait()
+    assert not step.ok and step.error is not None and step.error.type == "cancelled"
+    (result,) = terminals(step.signals, "s")
+    assert result.data.result.error.type == "cancelled"
+
+
+async def test_an_enclosing_scope_cancelled_from_outside_still_cancels_the_caller() -> None:
+    entered = anyio.Event()
+
+    async def slow() -> str:
+        entered.set()
+        await anyio.sleep(30)
+        return "never"
+
+    async with Runtime(tools={"slow": slow}) as rt:
+        with anyio.fail_after(5):
+            with anyio.CancelScope() as outer:  # no deadline: the driver's scope is native
+
+                async def cancel_soon() -> None:
+                    await entered.wait()
+                    outer.cancel()
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(cancel_soon)
+                    await rt.run(Probe([ToolExec(id="s", tool_name="slow")]), "x")
+                    pytest.fail("rt.run returned inside a cancelled scope")
+        assert outer.cancelled_caught
+
+
+class FirstWins:
+    """Starts two tool calls and completes with the first result that arrives."""
+
+    name = "first-wins"
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        calls = [ToolExec(id="s", tool_name="slow"), ToolExec(id="f", tool_name="fast")]
+        return None, calls
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        if signal.type == TOOL_RESULT and state is None:
+            return signal.data.result, ()
+        return state, ()
+
+    def outcome(self, state: Any) -> Outcome | None:
+        return None if state is None else Outcome(result=state, reason="first")
+
+    def snapshot(self, state: Any) -> Any:
+        return None
+
+
+async def test_the_run_ending_cancels_the_directive_its_driver_performs() -> None:
+    """The driver awaits ``slow``; ``fast`` (in a task) ends the run: ``slow`` is cancelled."""
+
+    async def slow() -> str:
+        await anyio.sleep(30)
+        return "never"
+
+    async def fast() -> str:
+        await anyio.sleep(0.01)
+        return "done"
+
+    async with Runtime(tools={"slow": slow, "fast": fast}) as rt:
+        with anyio.fail_after(5):
+            step = await rt.run(FirstWins(), "x", record=True)
+    assert step.ok and step.value == "done"
+    results = {s.call_id: s.data.result for s in step.signals if s.type == TOOL_RESULT}
+    assert results["s"].error.type == "cancelled"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_swallows_only_its_own_cancellation() -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    before = task.cancelling()
+    with NativeScope() as scope:
+        asyncio.get_running_loop().call_soon(scope.cancel)
+        await asyncio.sleep(30)
+    assert scope.cancelled_caught
+    assert task.cancelling() == before
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_lets_a_foreign_task_cancel_through() -> None:
+    entered = asyncio.Event()
+    scopes: list[NativeScope] = []
+
+    async def victim() -> None:
+        with NativeScope() as scope:
+            scopes.append(scope)
+            entered.set()
+            await asyncio.sleep(30)
+
+    t = asyncio.ensure_future(victim())
+    await entered.wait()
+    t.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await t
+    assert not scopes[0].cancelled_caught
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_cancels_again_when_the_code_swallows_one_cancellation() -> None:
+    swallowed = 0
+    with NativeScope() as scope:
+        asyncio.get_running_loop().call_soon(scope.cancel)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            swallowed += 1  # misbehaving code: swallows it and waits again
+        await asyncio.sleep(30)
+    assert swallowed == 1 and scope.cancelled_caught
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_waits_for_a_shielded_section_to_end() -> None:
+    finished_shielded = False
+    with NativeScope() as scope:
+        asyncio.get_running_loop().call_soon(scope.cancel)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.05)
+            finished_shielded = True
+        await asyncio.sleep(30)
+    assert finished_shielded and scope.cancelled_caught
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_cancelled_from_inside_its_task_takes_effect_at_the_next_await() -> None:
+    reached = False
+    with NativeScope() as scope:
+        scope.cancel()
+        reached = True  # no await yet: nothing raised
+        await asyncio.sleep(30)
+    assert reached and scope.cancelled_caught
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_native_scope_left_without_an_await_after_cancel_leaves_no_pending_cancel() -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    with NativeScope() as scope:
+        scope.cancel()
+    assert not scope.cancelled_caught
+    await asyncio.sleep(0)  # would raise if a cancellation were still pending
+    assert task.cancelling() == 0
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_anyio_scope_inside_a_native_scope_sees_the_cancellation_propagate() -> None:
+    with NativeScope() as scope:
+        with anyio.CancelScope() as inner:
+            asyncio.get_running_loop().call_soon(scope.cancel)
+            await asyncio.sleep(30)
+    assert not inner.cancelled_caught and scope.cancelled_caught
