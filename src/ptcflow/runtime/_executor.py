@@ -23,7 +23,7 @@ import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, LLMGenerate, ToolExec
 from ptcflow.runtime._cancel import driver_scope_factory
 from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
 from ptcflow.runtime._context import DirectiveContext
@@ -178,8 +178,8 @@ class Executor:
         self._global = (
             anyio.CapacityLimiter(limits.max_directives) if limits.max_directives else None
         )
-        self._lean = self.telemetry is None and self._global is None
-        """No telemetry and no global limiter: the driver's fast lane is open (see perform)."""
+        self._lean = self._global is None
+        """No global limiter: the driver's fast lane is open (see perform)."""
         self.thread_limiter = anyio.CapacityLimiter(limits.sync_tool_threads)
         self.provider_limited = bool(limits.per_provider or limits.provider_limits)
         """False when no provider has a concurrency limit (no limiter lookup per call)."""
@@ -253,7 +253,8 @@ class Executor:
         c[0] += 1
         ctx = DirectiveContext(run, directive)
         kind = self._kinds.get(type(directive)) or self.kind_of(directive)
-        problems = directive.problems()
+        valid = _VALID.get(type(directive))
+        problems = None if valid is not None and valid(directive) else directive.problems()
         if problems:
             text = "; ".join(problems)
             err = ErrorEnvelope.make(
@@ -314,11 +315,15 @@ class Executor:
                 and ctx.cancel_reason is None
             ):
                 # The fast lane: the driver's own scope (mission deadline, cancellation)
-                # covers this directive (it has no deadline of its own); no telemetry, no
+                # covers this directive (it has no deadline of its own); no global
                 # limiter, no attempt timeout. One attempt; a failure goes on to the retry
                 # loop, so results are those of the general path below.
                 ctx._scope = shared
                 ctx.started_at = self.clock()
+                tel = self.telemetry
+                if tel is not None:
+                    kind.open_span(ctx, tel)
+                    ctx.otel_token = attach(ctx.otel_context)
                 if kind.prepare is not None:
                     result = kind.prepare(ctx)
                 if result is None:
@@ -503,6 +508,23 @@ class Executor:
                 run.closing or run.cancelling is not None or run.idle_event is not None
             ):
                 run.flight_done()  # only then has it something to do
+
+
+def _valid_base(d: Any) -> bool:
+    return bool(
+        d.id
+        and (d.timeout_ms is None or d.timeout_ms > 0)
+        and d.max_retries >= 0
+        and d.retry_backoff_ms >= 0
+    )
+
+
+_VALID: dict[type[Any], Callable[[Any], bool]] = {
+    LLMGenerate: lambda d: bool(_valid_base(d) and d.messages and not (d.model and d.model_alias)),
+    ToolExec: lambda d: bool(_valid_base(d) and d.tool_name),
+}
+"""Quick checks of the built-in directives' fields, by exact class (a subclass may add
+``problems()`` of its own): True means ``problems()`` would find nothing."""
 
 
 def _cancelled(message: str) -> Err:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ("RunScope",)
 
 _SOURCE = "ptcflow"
+_hex = hex
 _NO_USAGE = Usage()
 
 
@@ -193,17 +194,20 @@ class RunScope:
         """Number, publish and route one signal of this run (``route=False``: do not fold
         it into the strategy; only the run's own first ``ai.request.started`` is not)."""
         self.seq = seq = self.seq + 1
-        # stamp(), inlined (two signals per directive make it the hottest call of a run)
+        # stamp(), inlined (two signals per directive make it the hottest call of a run);
+        # the id's counter digits via hex() of the value with a 33rd bit set: eight digits,
+        # zero-padded, at half the cost of "%08x"
         ns = _time_ns()
         cache = _sig._cache
-        if ns // 1_000_000 != cache[0]:
-            cache = _sig._refresh(ns // 1_000_000)
+        ms = ns // 1_000_000
+        if ms != cache[0]:
+            cache = _sig._refresh(ms)
         if ctx is not None:
             d = ctx.directive
             sig = Signal(
                 type=type,
                 source=_SOURCE,
-                id="%s%08x" % (cache[1], next(_sig._counter) & 0xFFFF_FFFF),  # noqa: UP031
+                id=cache[1] + _hex(next(_sig._counter) & 0xFFFF_FFFF | 0x1_0000_0000)[3:],
                 time="%s%06dZ" % (cache[3], ns // 1000 % 1_000_000),  # noqa: UP031
                 data=data,
                 run_id=self.run_id,
@@ -219,7 +223,7 @@ class RunScope:
             sig = Signal(
                 type=type,
                 source=_SOURCE,
-                id="%s%08x" % (cache[1], next(_sig._counter) & 0xFFFF_FFFF),  # noqa: UP031
+                id=cache[1] + _hex(next(_sig._counter) & 0xFFFF_FFFF | 0x1_0000_0000)[3:],
                 time="%s%06dZ" % (cache[3], ns // 1000 % 1_000_000),  # noqa: UP031
                 data=data,
                 run_id=self.run_id,
