@@ -28,6 +28,7 @@ from ptcflow.signals import (
     ToolStartedData,
     normalize_result,
 )
+from ptcflow.tools import call_tool
 
 __all__ = ("Handler", "Kind", "builtin_kinds", "custom_kind", "is_resolver", "unknown_kind")
 
@@ -73,13 +74,19 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
+    tools = run.tools
+    name = d.tool_name
+    tool = tools.tools.get(name)
+    if tool is not None and not ex.tool_limited and name not in tools.context_names:
+        # the common case: a known tool without a context parameter or a limit
+        return await call_tool(tool, d.id, d.arguments, limiter=ex.thread_limiter)
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
-    limiter = ex.tool_limiter(d.tool_name) if ex.tool_limited else None
+    limiter = ex.tool_limiter(name) if ex.tool_limited else None
     if limiter is None:
-        return await run.tools.call(
-            d.tool_name,
+        return await tools.call(
+            name,
             d.arguments,
             call_id=d.id,
             run_id=run.run_id,
@@ -88,8 +95,8 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
             limiter=ex.thread_limiter,
         )
     async with limiter:
-        return await run.tools.call(
-            d.tool_name,
+        return await tools.call(
+            name,
             d.arguments,
             call_id=d.id,
             run_id=run.run_id,

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from ptcflow.signals import Err, Ok, ToolSpec
-from ptcflow.tools import Tool, ToolCall, ToolContext, dispatch, for_agent
+from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
 
 __all__ = ("Toolbox",)
 
@@ -72,7 +72,10 @@ class Toolbox:
                 state=state,
                 metadata=dict(metadata),
             )
-        call = ToolCall(id=call_id, name=name, input=dict(arguments))
+        tool = self.tools.get(name)
+        if tool is not None:
+            return await call_tool(tool, call_id, arguments, context=context, limiter=limiter)
+        call = ToolCall(id=call_id, name=name, input=dict(arguments))  # unknown: its error
         result = await dispatch(self.tools, call, context=context, limiter=limiter)
         return result.to_result()
 
