@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
+from typing import Any
+
 import anyio
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._provider import (
@@ -13,8 +17,9 @@ from ptcflow.runtime._provider import (
     ModelResolver,
     ProviderError,
 )
-from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, Usage
-from ptcflow.testing import ScriptedLLM, Turn
+from ptcflow.signals import LLMChunk, LLMResponse, Message, StreamAssembler, ToolCall, Usage
+from ptcflow.testing import Fault, ScriptedLLM, ScriptItem, Turn
+from ptcflow.testing._scripted import _as_turn
 
 
 def request(text: str = "hi", model: str = "") -> LLMRequest:
@@ -243,3 +248,135 @@ async def test_remaining_counts_calls_with_or_without_recording() -> None:
     async with Runtime(llm=llm) as rt:
         await rt.run(ReAct(), "hi")
     assert llm.remaining == 1
+
+
+# -- the lean generate: same answers as the general path, one coroutine of ours ---------
+
+_names = st.sampled_from(["add", "search", "f"])
+_ids = st.sampled_from(["", "", "given"])
+_calls = st.builds(
+    ToolCall, id=_ids, name=_names, input=st.dictionaries(st.sampled_from("xy"), st.integers())
+)
+_usages = st.none() | st.builds(
+    Usage, input_tokens=st.integers(0, 99), output_tokens=st.integers(0, 99)
+)
+_items = (
+    st.text(max_size=40)
+    | _calls
+    | st.lists(_calls, min_size=1, max_size=3)
+    | st.builds(
+        Turn,
+        text=st.text(max_size=40),
+        tool_calls=st.lists(_calls, max_size=3).map(tuple),
+        usage=_usages,
+        finish_reason=st.none() | st.just("length"),
+    )
+)
+_messages = st.lists(
+    st.builds(Message, role=st.sampled_from(["user", "tool"]), content=st.text(max_size=60)),
+    min_size=1,
+    max_size=4,
+).map(tuple)
+
+
+@settings(max_examples=200)
+@given(item=_items, messages=_messages, model=st.sampled_from(["", "m"]), number=st.integers(1, 3))
+def test_generate_answers_like_the_general_turn_path(
+    item: ScriptItem, messages: tuple[Message, ...], model: str, number: int
+) -> None:
+    # generate answers text and single tool calls without a Turn; _response is the
+    # general path (stream uses it): both must give the same response.
+    req = LLMRequest(model=model, messages=messages)
+    llm = ScriptedLLM([item] * number)
+    for _ in range(number - 1):
+        _drive(llm.generate(req))
+    fast = _drive(llm.generate(req))
+    assert fast == llm._response(number, _as_turn(item, number), req)
+
+
+def _drive(coro: Coroutine[Any, Any, LLMResponse]) -> LLMResponse:
+    """Run a coroutine that must not suspend (latency 0): no event loop needed."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    coro.close()
+    raise AssertionError("generate suspended at latency 0")
+
+
+@pytest.mark.anyio
+async def test_zero_latency_answers_without_a_loop_cycle() -> None:
+    llm = ScriptedLLM(["a", ScriptedLLM.tool_call("f"), Turn(text="b", latency=0.0)])
+    for _ in range(3):
+        _drive(llm.generate(request()))  # raises if it tried to yield to the loop
+    assert llm.calls == 3
+
+
+def _chain(coro: Any) -> list[str]:
+    """The modules of the coroutines a suspended coroutine is awaiting, outermost first."""
+    modules = []
+    while coro is not None and hasattr(coro, "cr_code"):
+        modules.append(coro.cr_frame.f_globals["__name__"] if coro.cr_frame else "?")
+        coro = coro.cr_await
+    return modules
+
+
+@pytest.mark.anyio
+async def test_latency_keeps_one_coroutine_of_ours_and_no_anyio_frames_alive() -> None:
+    llm = ScriptedLLM(["slow"], latency=60.0)
+    coro = llm.generate(request())
+
+    async def answer() -> None:
+        await coro
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(answer)
+        await anyio.wait_all_tasks_blocked()
+        chain = _chain(coro)
+        tg.cancel_scope.cancel()
+    assert chain[0] == "ptcflow.testing._scripted"
+    assert [m for m in chain if m.startswith("ptcflow")] == [chain[0]]
+    assert not [m for m in chain if m.startswith("anyio")], chain
+    assert chain[1] in {"asyncio.tasks", "trio._timeouts"}, chain  # the backend's own sleep
+
+
+def test_one_model_sleeps_on_each_backend_it_is_used_on() -> None:
+    llm = ScriptedLLM(lambda req: "ok", latency=0.001)
+
+    async def twice() -> str:
+        with anyio.fail_after(5):
+            return (await llm.generate(request())).text + (await llm.generate(request())).text
+
+    for backend in ("asyncio", "trio", "asyncio"):
+        assert anyio.run(twice, backend=backend) == "okok"
+    assert llm.calls == 6
+
+
+@pytest.mark.anyio
+async def test_stream_and_embed_sleep_for_the_latency() -> None:
+    llm = ScriptedLLM(["slow"], latency=60.0)
+    with anyio.move_on_after(0.01) as scope:
+        await collect(llm, request())
+    assert scope.cancelled_caught
+    with anyio.move_on_after(0.01) as scope:
+        await llm.embed(EmbedRequest(model="e", inputs=("x",)))
+    assert scope.cancelled_caught
+    quick = ScriptedLLM([Turn(text="a b", latency=0.001)])
+    with anyio.fail_after(5):
+        assert [c.text for c in await collect(quick, request()) if c.text] == ["a ", "b"]
+
+
+@pytest.mark.anyio
+async def test_hang_while_streaming_waits_for_the_callers_deadline() -> None:
+    llm = ScriptedLLM([ScriptedLLM.timeout(hang=True)])
+    with anyio.move_on_after(0.01) as scope:
+        await collect(llm, request())
+    assert scope.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_a_fault_after_latency_still_raises() -> None:
+    llm = ScriptedLLM([Turn(fault=Fault(kind="rate_limited", retry_after=1.0), latency=0.001)])
+    with anyio.fail_after(5), pytest.raises(ProviderError) as info:
+        await llm.generate(request())
+    assert info.value.retry_after == 1.0

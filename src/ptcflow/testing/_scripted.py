@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 import anyio
 import msgspec
+import sniffio
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
@@ -74,6 +76,27 @@ ScriptItem: TypeAlias = str | ToolCall | Sequence[ToolCall] | Turn
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _encode = msgspec.json.encode
 _content = operator.attrgetter("content")
+_Sleep: TypeAlias = Callable[[float], Awaitable[Any]]
+# sniffio's thread-local: trio sets ``name = "trio"`` while it runs tasks (in guest mode
+# too); on asyncio it stays None. A model remembers which backend its sleep is for by it.
+_running = sniffio.thread_local
+
+
+def _backend_sleep() -> tuple[str | None, _Sleep]:
+    """The running backend's own sleep, keyed by sniffio's thread-local name.
+
+    ``anyio.sleep`` looks the backend up and adds two coroutine frames around the backend's
+    sleep on every call; a scripted model sleeping in 10,000 concurrent runs keeps those
+    frames alive, so it resolves the backend's function once (what anyio ends up calling).
+    """
+    library = sniffio.current_async_library()
+    if library == "asyncio":
+        return _running.name, asyncio.sleep
+    if library == "trio":
+        import trio
+
+        return _running.name, trio.sleep
+    return _running.name, anyio.sleep  # pragma: no cover - a backend anyio adds later
 
 
 class ScriptedLLM:
@@ -88,8 +111,9 @@ class ScriptedLLM:
 
     Args:
         script: the entries (see :data:`ScriptItem`), or a function returning one.
-        latency: seconds every answer takes (``anyio.sleep``), unless a turn says otherwise;
-            with ``0`` (the default) answers come back without yielding to the event loop.
+        latency: seconds every answer takes (a sleep on the running backend, as
+            ``anyio.sleep`` does), unless a turn says otherwise; with ``0`` (the default)
+            answers come back without yielding to the event loop.
         model: the model name reported in responses when the request names none.
         record: keep every request in :attr:`requests` (the default, for assertions);
             ``False`` only counts them in :attr:`calls`, so a model shared by thousands of
@@ -117,7 +141,14 @@ class ScriptedLLM:
                 f"got {type(script).__name__}"
             )
         self._script = script
-        self._fn: Callable[[LLMRequest], ScriptItem] | None = script if callable(script) else None
+        self._fn: Callable[[LLMRequest], ScriptItem] | None = None
+        self._list: Sequence[ScriptItem] = ()
+        if callable(script):
+            self._fn = script
+        else:
+            self._list = script
+        # (sniffio's thread-local name when resolved, that backend's sleep); see generate.
+        self._sleeper: tuple[str | None, _Sleep] = ("", anyio.sleep)
         self.latency = latency
         self.model = model
         self.record = record
@@ -175,21 +206,82 @@ class ScriptedLLM:
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Answer with the next entry (after its latency), or raise its fault."""
-        number, turn = self._next(request)
-        if turn.fault is not None or self.latency > 0 or turn.latency:
-            await self._before(number, turn, streaming=False)
-        return self._response(number, turn, request)
+        # The hot path of every benchmark and of thousands of concurrent scripted runs, so
+        # it is one coroutine: text and single tool-call entries are answered without a
+        # Turn, the latency is the backend's own sleep (no anyio.sleep frames alive during
+        # it), and a fault is raised from a sync helper. Keep in step with _response.
+        self.calls = number = self.calls + 1
+        if self.record:
+            self.requests.append(request)
+        fn = self._fn
+        if fn is not None:
+            item = fn(request)
+        elif number <= len(self._list):
+            item = self._list[number - 1]
+        else:
+            raise self._ran_out(number, request)
+        cls = type(item)
+        fault: Fault | None = None
+        usage: Usage | None = None
+        if cls is str:
+            text: str = item  # type: ignore[assignment]
+            calls: tuple[ToolCall, ...] = ()
+            finish = "stop"
+            latency = self.latency
+        elif cls is ToolCall:
+            call: ToolCall = item  # type: ignore[assignment]
+            text = ""
+            if not call.id:
+                call = ToolCall(id=f"call_{number}_0", name=call.name, input=call.input)
+            calls = (call,)
+            finish = "tool_calls"
+            latency = self.latency
+        else:
+            turn = _as_turn(item, number)
+            text, usage, fault = turn.text, turn.usage, turn.fault
+            calls = _with_ids(turn.tool_calls, number)
+            finish = turn.finish_reason or ("tool_calls" if calls else "stop")
+            latency = self.latency if turn.latency is None else turn.latency
+        if latency > 0:  # the model's latency; with none, answer at once (no loop cycle)
+            backend, sleep = self._sleeper
+            if backend != _running.name:
+                self._sleeper = backend, sleep = _backend_sleep()
+            await sleep(latency)
+        if fault is not None:
+            if fault.kind == "hang":
+                await anyio.sleep_forever()
+            raise _fault_error(fault, number)
+        if usage is None:
+            messages = request.messages
+            usage = Usage(
+                input_tokens=sum(map(len, map(_content, messages))) // 4 + len(messages),
+                output_tokens=len(text) // 4 + 1 + 8 * len(calls),
+            )
+        return LLMResponse(
+            text=text,
+            tool_calls=calls,
+            usage=usage,
+            finish_reason=finish,
+            model=request.model or self.model,
+        )
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
         """Stream the next entry: text chunks, one chunk per tool call, then a final chunk
         with usage and finish reason."""
         number, turn = self._next(request)
-        await self._before(number, turn, streaming=True)
+        latency = self.latency if turn.latency is None else turn.latency
+        if latency > 0:
+            await self._sleep()(latency)
+        fault = turn.fault
+        if fault is not None and fault.kind != "malformed":  # malformed: streamed below
+            if fault.kind == "hang":
+                await anyio.sleep_forever()
+            raise _fault_error(fault, number)
         response = self._response(number, turn, request)
         pieces = turn.chunks if turn.chunks is not None else tuple(_WORDS.findall(turn.text))
         for piece in pieces:
             yield LLMChunk(text=piece)
-        if turn.fault is not None:  # malformed: tool-call arguments that are not JSON
+        if fault is not None:  # malformed: tool-call arguments that are not JSON
             name = response.tool_calls[0].name if response.tool_calls else "unknown"
             bad = ToolCallDelta(index=0, id=f"call_{number}_0", name=name, arguments='{"x": ')
             yield LLMChunk(tool_calls=(bad,))
@@ -204,7 +296,8 @@ class ScriptedLLM:
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """Return a small deterministic vector per input (length, checksum, vowels)."""
-        await self._before(0, Turn(), streaming=False)
+        if self.latency > 0:
+            await self._sleep()(self.latency)
         vectors = tuple(
             (
                 float(len(t)),
@@ -218,84 +311,36 @@ class ScriptedLLM:
 
     # -- internals -------------------------------------------------------------------
 
+    def _sleep(self) -> _Sleep:
+        """The running backend's sleep, resolved once per backend (see generate)."""
+        backend, sleep = self._sleeper
+        if backend != _running.name:
+            self._sleeper = backend, sleep = _backend_sleep()
+        return sleep
+
     def _next(self, request: LLMRequest) -> tuple[int, Turn]:
         self.calls = number = self.calls + 1
         if self.record:
             self.requests.append(request)
         if self._fn is not None:
             item = self._fn(request)
+        elif number <= len(self._list):
+            item = self._list[number - 1]
         else:
-            assert not callable(self._script)
-            if number > len(self._script):
-                last = request.messages[-1] if request.messages else None
-                raise UsageError(
-                    f"ScriptedLLM script ran out: request #{number} arrived but the script "
-                    f"has {len(self._script)} turn(s); the request ended with a "
-                    f"{last.role if last else 'missing'} message {(last.content if last else '')[:80]!r}. "
-                    "Add a turn for it (a retry or an extra iteration takes one too)."
-                )
-            item = self._script[number - 1]
-        if type(item) is str:  # the common entries, without a call
-            return number, Turn(text=item)
-        if type(item) is ToolCall:
-            return number, Turn(tool_calls=(item,))
+            raise self._ran_out(number, request)
         return number, _as_turn(item, number)
 
-    async def _before(self, number: int, turn: Turn, *, streaming: bool) -> None:
-        latency = self.latency if turn.latency is None else turn.latency
-        if latency > 0:  # the model's latency; with none, answer at once (no loop cycle)
-            await anyio.sleep(latency)
-        fault = turn.fault
-        if fault is None or (fault.kind == "malformed" and streaming):
-            return
-        where = f"ScriptedLLM request #{number}"
-        if fault.kind == "timeout":
-            raise TimeoutError(f"{where}: scripted timeout")
-        if fault.kind == "hang":
-            await anyio.sleep_forever()
-        if fault.kind == "rate_limited":
-            raise ProviderError(
-                ErrorEnvelope.make(
-                    RATE_LIMITED,
-                    f"{where}: HTTP 429 Too Many Requests (scripted)",
-                    {"status": 429, "retry_after": fault.retry_after},
-                ),
-                retry_after=fault.retry_after,
-            )
-        if fault.kind == "transient":
-            status = fault.status or 503
-            raise ProviderError(
-                ErrorEnvelope.make(
-                    TRANSIENT, f"{where}: HTTP {status} (scripted)", {"status": status}
-                )
-            )
-        if fault.kind == "auth":
-            raise ProviderError(
-                ErrorEnvelope.make(
-                    AUTH, f"{where}: HTTP 401 Unauthorized (scripted)", {"status": 401}
-                )
-            )
-        raise ProviderError(
-            ErrorEnvelope.make(
-                PROVIDER_ERROR,
-                f"{where}: malformed model output (scripted): tool-call arguments are not JSON",
-            )
+    def _ran_out(self, number: int, request: LLMRequest) -> UsageError:
+        last = request.messages[-1] if request.messages else None
+        return UsageError(
+            f"ScriptedLLM script ran out: request #{number} arrived but the script "
+            f"has {len(self._list)} turn(s); the request ended with a "
+            f"{last.role if last else 'missing'} message {(last.content if last else '')[:80]!r}. "
+            "Add a turn for it (a retry or an extra iteration takes one too)."
         )
 
     def _response(self, number: int, turn: Turn, request: LLMRequest) -> LLMResponse:
-        calls = turn.tool_calls
-        if calls:
-            if len(calls) == 1:  # one call: no generator
-                call = calls[0]
-                if not call.id:
-                    calls = (ToolCall(id=f"call_{number}_0", name=call.name, input=call.input),)
-            else:
-                calls = tuple(
-                    call
-                    if call.id
-                    else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
-                    for i, call in enumerate(calls)
-                )
+        calls = _with_ids(turn.tool_calls, number)
         usage = turn.usage
         if usage is None:
             messages = request.messages
@@ -311,6 +356,48 @@ class ScriptedLLM:
             finish_reason=finish,
             model=request.model or self.model,
         )
+
+
+def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:
+    """The tool calls with ids filled in where empty: ``call_<request>_<index>``."""
+    if not calls or all(call.id for call in calls):
+        return calls
+    return tuple(
+        call if call.id else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
+        for i, call in enumerate(calls)
+    )
+
+
+def _fault_error(fault: Fault, number: int) -> Exception:
+    """The exception a scripted ``fault`` raises for request ``number`` (not ``hang``)."""
+    where = f"ScriptedLLM request #{number}"
+    kind = fault.kind
+    if kind == "timeout":
+        return TimeoutError(f"{where}: scripted timeout")
+    if kind == "rate_limited":
+        return ProviderError(
+            ErrorEnvelope.make(
+                RATE_LIMITED,
+                f"{where}: HTTP 429 Too Many Requests (scripted)",
+                {"status": 429, "retry_after": fault.retry_after},
+            ),
+            retry_after=fault.retry_after,
+        )
+    if kind == "transient":
+        status = fault.status or 503
+        return ProviderError(
+            ErrorEnvelope.make(TRANSIENT, f"{where}: HTTP {status} (scripted)", {"status": status})
+        )
+    if kind == "auth":
+        return ProviderError(
+            ErrorEnvelope.make(AUTH, f"{where}: HTTP 401 Unauthorized (scripted)", {"status": 401})
+        )
+    return ProviderError(
+        ErrorEnvelope.make(
+            PROVIDER_ERROR,
+            f"{where}: malformed model output (scripted): tool-call arguments are not JSON",
+        )
+    )
 
 
 def _as_turn(item: Any, number: int) -> Turn:
