@@ -190,3 +190,20 @@ async def test_an_anyio_scope_inside_a_native_scope_sees_the_cancellation_propag
             asyncio.get_running_loop().call_soon(scope.cancel)
             await asyncio.sleep(30)
     assert not inner.cancelled_caught and scope.cancelled_caught
+
+
+async def test_a_run_cut_by_an_enclosing_deadline_ends_with_timeout() -> None:
+    from ptcflow.signals import REQUEST_FAILED, SignalBus
+
+    async def slow() -> str:
+        await anyio.sleep(30)
+        return "never"
+
+    bus = SignalBus()
+    async with Runtime(tools={"slow": slow}, bus=bus) as rt, bus.subscribe(REQUEST_FAILED) as sub:
+        with anyio.move_on_after(0.05) as outer:
+            await rt.run(Probe([ToolExec(id="s", tool_name="slow")]), "x")
+        assert outer.cancelled_caught
+        end = sub.receive_nowait()  # published before rt.run re-raised
+    assert end.data.result.error.type == "timeout"
+    assert end.data.reason == "timeout"

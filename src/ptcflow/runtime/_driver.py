@@ -1,8 +1,10 @@
 """The run's driver: the task that awaits a run performs its sequential work.
 
 A sequential run (model, tool, model, ...) spawns no task at all: the task that awaits
-the run performs one directive at a time itself, inside one cancel scope that carries the
-mission deadline. Directives submitted while the driver is busy (parallel tool calls) run
+the run performs one directive at a time itself, inside one cancel scope (see _cancel.py)
+that carries the mission deadline when that is tighter than the awaiting task's own
+deadline (which its enclosing scopes enforce; a run they cancel past its deadline ends
+with ``timeout``). Directives submitted while the driver is busy (parallel tool calls) run
 in tasks of the Runtime's task group instead.
 """
 
@@ -33,7 +35,7 @@ async def drive(run: RunScope) -> Step:
     ex = run.executor
     perform = ex.perform
     try:
-        with ex.prim.driver_scope(run.deadline) as scope:
+        with ex.prim.driver_scope(run.own_deadline) as scope:
             run.driver_scope = scope
             while not run.finished:
                 ctx = run.ready
@@ -59,13 +61,16 @@ async def drive(run: RunScope) -> Step:
     except anyio.get_cancelled_exc_class():
         run.driver_scope = None
         run.driver_idle = False
-        run.cancel(
-            Err(
-                error=ErrorEnvelope.make(
-                    CANCELLED, f"run {run.run_id} ({run.name}) was cancelled", retryable=False
+        if run.cancelling is None and ex.clock() >= run.deadline:
+            run.expire()  # an enclosing scope enforced the run's deadline
+        else:
+            run.cancel(
+                Err(
+                    error=ErrorEnvelope.make(
+                        CANCELLED, f"run {run.run_id} ({run.name}) was cancelled", retryable=False
+                    )
                 )
             )
-        )
         await wait_finished(run)
         raise
     assert run.step is not None

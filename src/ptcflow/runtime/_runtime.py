@@ -250,7 +250,7 @@ class Runtime:
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
         assert self._executor is not None
-        deadline = self._executor.prim.effective_deadline()
+        enclosing = deadline = self._executor.prim.effective_deadline()
         if timeout is not None:
             if timeout <= 0:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
@@ -276,6 +276,8 @@ class Runtime:
             otel_parent=current_context() if self._tracing else None,
             name=name,
         )
+        if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
+            scope.own_deadline = deadline
         return scope
 
     async def run(
@@ -365,6 +367,7 @@ class Runtime:
             name=name,
         )
         self._runs[scope] = None
+        scope.own_deadline = scope.deadline  # driven in another task: enforce it all
         scope.start()
         assert self._tg is not None
         self._tg.start_soon(self._drive_started, scope, name=f"run {scope.run_id}")

@@ -9,6 +9,7 @@ task that produced it.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from time import time_ns as _time_ns
 from typing import TYPE_CHECKING, Any
@@ -80,6 +81,7 @@ class RunScope:
         "llm_model",
         "name",
         "otel_context",
+        "own_deadline",
         "otel_parent",
         "parent_run_id",
         "ready",
@@ -138,6 +140,9 @@ class RunScope:
         """The provider's own model name (what LLM directives naming none use)."""
         self.agents = agents
         self.deadline = deadline
+        self.own_deadline = math.inf
+        """The deadline the driver's own scope enforces; the rest of ``deadline`` is
+        enforced by enclosing scopes of the task that drives the run (see _driver.py)."""
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
         self._publish = bus.publish if bus is not None else None
         self.recorded: list[Signal] | None = [] if record else None
