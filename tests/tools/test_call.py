@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import ptcflow.tools._call as call_module
+import ptcflow.tools._dispatch as dispatch_module
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, tool
@@ -328,11 +329,15 @@ async def test_unknown_validation_mode_is_a_usage_error() -> None:
 # -- the fast path is really taken -----------------------------------------------------------
 
 
-async def test_common_calls_do_not_go_through_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("took the general path")
+async def test_common_calls_skip_validation_and_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepared: list[str] = []
+    original = dispatch_module._prepare_tool
 
-    monkeypatch.setattr(call_module, "dispatch", refuse)
+    def spy(t: Tool, call: ToolCall, context: Any, validation: str) -> Any:
+        prepared.append(t.name)
+        return original(t, call, context, validation)
+
+    monkeypatch.setattr(call_module, "_prepare_tool", spy)
     assert await call_tool(TOOLS["add"], "c", {"x": 2, "y": 3}) == Ok(payload=5)
     assert await call_tool(TOOLS["add_sync"], "c", {"x": 2, "y": 3}) == Ok(payload=5)
     assert await call_tool(TOOLS["add_inline"], "c", {"x": 2, "y": 3}) == Ok(payload=5)
@@ -341,8 +346,9 @@ async def test_common_calls_do_not_go_through_dispatch(monkeypatch: pytest.Monke
     )
     assert await call_tool(TOOLS["nothing"], "c", {}) == Ok(payload="nothing")
     assert await call_tool(TOOLS["echo"], "c", {"value": (1,), "tag": ""}) == Ok(payload=[1])
-    with pytest.raises(AssertionError, match="general path"):
-        await call_tool(TOOLS["add"], "c", {"x": "2", "y": 3})  # a coercion: the long way
+    assert prepared == []
+    assert await call_tool(TOOLS["add"], "c", {"x": "2", "y": 3}) == Ok(payload=5)
+    assert prepared == ["add"], "a coercion takes the long way"
 
 
 def test_plans_are_decided_when_the_tool_is_built() -> None:

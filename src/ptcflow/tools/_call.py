@@ -12,7 +12,7 @@ the same code :func:`dispatch` runs, so the two cannot drift apart.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import anyio
@@ -21,8 +21,16 @@ import anyio.to_thread
 import msgspec
 
 from ptcflow.signals import Err, ErrorEnvelope, Ok, json_safe
-from ptcflow.tools._dispatch import _MODE_SET, _failed, _finish, _Prepared, check_mode, dispatch
-from ptcflow.tools._messages import ToolCall, ToolContext
+from ptcflow.tools._dispatch import (
+    _MODE_SET,
+    _failed,
+    _finish,
+    _prepare_tool,
+    _Prepared,
+    check_mode,
+    dispatch,
+)
+from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
 from ptcflow.tools._plan import ASYNC, INLINE
 from ptcflow.tools._tool import Tool
 
@@ -86,40 +94,54 @@ async def call_tool(
         check_mode(validation)  # raises
     plan = tool._plan
     accepts = plan.accepts
+    args: Sequence[Any] = ()
     if (
-        accepts is None
-        or type(arguments) is not dict
-        or len(arguments) != plan.count
-        or not accepts(arguments)
+        accepts is not None
+        and type(arguments) is dict
+        and len(arguments) == plan.count
+        and accepts(arguments)
     ):
-        return await _general(tool, call_id, arguments, context, limiter, validation)
-    kwargs: dict[str, Any] = arguments
-    if plan.context is not None:
-        base = context if context is not None else ToolContext()
-        injected = msgspec.structs.replace(base, call_id=call_id, tool_name=tool.name)
-        kwargs = {**arguments, plan.context: injected}
+        fast = True
+        kwargs: dict[str, Any] = arguments
+        if plan.context is not None:
+            base = context if context is not None else ToolContext()
+            injected = msgspec.structs.replace(base, call_id=call_id, tool_name=tool.name)
+            kwargs = {**arguments, plan.context: injected}
+        elif plan.how is not ASYNC:
+            kwargs = {**arguments}  # dispatch binds a copy before its first checkpoint
+    else:
+        fast = False
+        call = ToolCall(id=call_id, name=tool.name, input=dict(arguments))
+        prepared = _prepare_tool(tool, call, context, validation)
+        if isinstance(prepared, ToolResult):
+            return prepared.to_result()
+        args, kwargs = prepared.args, prepared.kwargs
     fn = plan.fn
+    how = plan.how
     try:
-        if plan.how is ASYNC:
-            output = await fn(**kwargs)
+        if how is ASYNC:
+            output = await fn(*args, **kwargs)
         else:
-            # dispatch binds a copy before its first checkpoint: so do we.
-            kwargs = {**kwargs}
-            if plan.how is INLINE:
+            if how is INLINE:
                 await anyio.lowlevel.checkpoint_if_cancelled()
-                output = fn(**kwargs)
+                output = fn(*args, **kwargs)
             else:
-                (output,) = await anyio.to_thread.run_sync(_boxed, fn, kwargs, limiter=limiter)
+                (output,) = await anyio.to_thread.run_sync(
+                    _boxed, fn, args, kwargs, limiter=limiter
+                )
             if inspect.isawaitable(output):
                 output = await output
-            if plan.how is not INLINE:
+            if how is not INLINE:
+                # A thread cannot be interrupted; when we were cancelled meanwhile, raise
+                # now instead of returning a result nobody is waiting for.
                 await anyio.lowlevel.checkpoint_if_cancelled()
     except Exception as exc:
-        if type(exc) is TypeError and _has_other_keys(arguments):
+        if fast and type(exc) is TypeError and _has_other_keys(arguments):
             # A key that equals a parameter name but is no str: Python refused the call
-            # before the function ran; binding by name (dispatch) makes it work.
+            # before the function ran; binding by name (dispatch's way) makes it work.
             return await _general(tool, call_id, arguments, context, limiter, validation)
-        return _failed(_Prepared(tool, [], kwargs, ()), _call(tool, call_id), exc).to_result()
+        failed = _failed(_Prepared(tool, list(args), kwargs, ()), _call(tool, call_id), exc)
+        return failed.to_result()
     kind = type(output)
     expected = plan.output
     if kind is expected:
@@ -135,8 +157,10 @@ async def call_tool(
         and tool.signature.validate_output(output, validation).ok
     ):
         return Ok(payload=json_safe(output))
-    prepared = _Prepared(tool, [], kwargs, ())
-    return _finish(prepared, _call(tool, call_id), output, validation).to_result()
+    finished = _finish(
+        _Prepared(tool, list(args), kwargs, ()), _call(tool, call_id), output, validation
+    )
+    return finished.to_result()
 
 
 async def _general(
@@ -147,7 +171,7 @@ async def _general(
     limiter: anyio.CapacityLimiter | None,
     validation: str,
 ) -> Ok[Any] | Err:
-    """The long way: literally what ``call_tool`` promises to be equal to."""
+    """The long way, for the one case the short path has to give up after trying."""
     call = ToolCall(id=call_id, name=tool.name, input=dict(arguments))
     result = await dispatch(
         {tool.name: tool}, call, context=context, limiter=limiter, validation=validation
@@ -159,9 +183,9 @@ def _call(tool: Tool, call_id: str) -> ToolCall:
     return ToolCall(id=call_id, name=tool.name)
 
 
-def _boxed(fn: Any, kwargs: dict[str, Any]) -> tuple[Any]:
+def _boxed(fn: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any]:
     """Call a sync tool in a worker thread; boxed so an awaitable result is not refused."""
-    return (fn(**kwargs),)
+    return (fn(*args, **kwargs),)
 
 
 def _has_other_keys(arguments: Mapping[Any, Any]) -> bool:

@@ -85,6 +85,13 @@ def _prepare(
         found = find_by_name(tools, call.name) if isinstance(call.name, str) else None
     if found is None:
         return _unknown_tool(tools, call)
+    return _prepare_tool(found, call, context, validation)
+
+
+def _prepare_tool(
+    found: Tool, call: ToolCall, context: ToolContext | None, validation: str
+) -> _Prepared | ToolResult:
+    """Validate the call's input for ``found`` and bind it to the function's parameters."""
     raw: Any = call.input if call.input is not None else {}
     if type(raw) is not dict and not isinstance(raw, Mapping):
         return _error(
