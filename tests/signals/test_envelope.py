@@ -266,3 +266,11 @@ def test_normalize_result_does_not_compare_odd_first_items() -> None:
             return "<Ambiguous>"
 
     assert normalize_result((Ambiguous(), 1)) == Ok(payload=["<Ambiguous>", 1])
+
+
+@given(json_values)
+def test_tool_result_content_of_ok_is_the_json_of_the_wrapping_object(value: Any) -> None:
+    # The Ok fast path splices the encoded payload in; it must equal encoding the object.
+    expected = msgspec.json.encode({"ok": True, "result": value}).decode()
+    assert tool_result_content(Ok(payload=value)) == expected
+    assert msgspec.json.decode(expected) == {"ok": True, "result": value}

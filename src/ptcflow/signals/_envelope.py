@@ -104,7 +104,9 @@ class ErrorEnvelope(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         }
 
 
-class Ok(msgspec.Struct, Generic[T], frozen=True, gc=False, kw_only=True, tag="ok", tag_field="status"):
+class Ok(
+    msgspec.Struct, Generic[T], frozen=True, gc=False, kw_only=True, tag="ok", tag_field="status"
+):
     """A successful result: the ``payload`` and the ``effects`` it asked for."""
 
     payload: T
@@ -232,6 +234,7 @@ def _reason_to_envelope(reason: Any) -> ErrorEnvelope:
 
 
 _content_encoder = msgspec.json.Encoder()
+_OK_OPEN: Final = b'{"ok":true,"result":'
 
 
 def tool_result_content(result: Ok[Any] | Err) -> str:
@@ -244,6 +247,11 @@ def tool_result_content(result: Ok[Any] | Err) -> str:
         >>> tool_result_content(Ok(payload=5))
         '{"ok":true,"result":5}'
     """
+    if type(result) is Ok:  # the common case: the payload encoded once, no wrapping dict
+        try:
+            return (_OK_OPEN + _content_encoder.encode(result.payload) + b"}").decode("utf-8")
+        except (TypeError, ValueError, OverflowError):
+            pass  # the general path below sanitizes it
     if isinstance(result, Ok):
         body: dict[str, Any] = {"ok": True, "result": result.payload}
     else:
