@@ -19,7 +19,7 @@ from ptcflow.runtime._provider import (
 )
 from ptcflow.signals import LLMChunk, LLMResponse, Message, StreamAssembler, ToolCall, Usage
 from ptcflow.testing import Fault, ScriptedLLM, ScriptItem, Turn
-from ptcflow.testing._scripted import _as_turn
+from ptcflow.testing._turns import as_turn
 
 
 def request(text: str = "hi", model: str = "") -> LLMRequest:
@@ -291,7 +291,7 @@ def test_generate_answers_like_the_general_turn_path(
     for _ in range(number - 1):
         _drive(llm.generate(req))
     fast = _drive(llm.generate(req))
-    assert fast == llm._response(number, _as_turn(item, number), req)
+    assert fast == llm._response(number, as_turn(item, number), req)
 
 
 def _drive(coro: Coroutine[Any, Any, LLMResponse]) -> LLMResponse:

@@ -10,12 +10,8 @@ from __future__ import annotations
 from ptcflow.testing._collect import SignalLog as SignalLog, collect_signals as collect_signals
 from ptcflow.testing._drive import SignalFactory as SignalFactory, run_strategy as run_strategy
 from ptcflow.testing._recording import Recording as Recording
-from ptcflow.testing._scripted import (
-    Fault as Fault,
-    ScriptedLLM as ScriptedLLM,
-    ScriptItem as ScriptItem,
-    Turn as Turn,
-)
+from ptcflow.testing._scripted import ScriptedLLM as ScriptedLLM
+from ptcflow.testing._turns import Fault as Fault, ScriptItem as ScriptItem, Turn as Turn
 
 __all__ = (
     "Fault",

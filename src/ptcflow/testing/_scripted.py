@@ -6,72 +6,25 @@ import asyncio
 import operator
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 import anyio
 import msgspec
 import sniffio
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
-from ptcflow.signals import (
-    AUTH,
-    PROVIDER_ERROR,
-    RATE_LIMITED,
-    TRANSIENT,
-    EmbedResponse,
-    ErrorEnvelope,
-    LLMChunk,
-    LLMResponse,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
+from ptcflow.runtime._provider import EmbedRequest, LLMRequest
+from ptcflow.signals import EmbedResponse, LLMChunk, LLMResponse, ToolCall, ToolCallDelta, Usage
+from ptcflow.testing._turns import (
+    Fault as Fault,
+    ScriptItem as ScriptItem,
+    Turn as Turn,
+    as_turn,
+    fault_error,
+    with_ids,
 )
 
 __all__ = ("Fault", "ScriptItem", "ScriptedLLM", "Turn")
-
-FaultKind = Literal["timeout", "hang", "rate_limited", "transient", "auth", "malformed"]
-
-
-class Fault(msgspec.Struct, frozen=True, kw_only=True):
-    """A failure a scripted turn injects instead of answering.
-
-    Kinds: ``timeout`` (raises ``TimeoutError`` as an HTTP client would), ``hang`` (sleeps
-    until the caller's deadline or cancellation), ``rate_limited`` (HTTP 429 with
-    ``retry_after`` seconds), ``transient`` (HTTP ``status`` 5xx), ``auth`` (HTTP 401), and
-    ``malformed`` (output that cannot be parsed: tool-call arguments that are not JSON).
-    """
-
-    kind: FaultKind
-    retry_after: float | None = None
-    status: int | None = None
-
-
-class Turn(msgspec.Struct, frozen=True, kw_only=True):
-    """One scripted model answer.
-
-    Attributes:
-        text: the answer text.
-        tool_calls: tool calls to request (ids are filled in when empty).
-        chunks: how :meth:`ScriptedLLM.stream` splits ``text``; default: word by word.
-        usage: reported token usage; default: a deterministic estimate from the lengths.
-        latency: seconds to wait before answering (the model's latency); default: the
-            model's ``latency``.
-        fault: fail this turn instead of answering (see :class:`Fault`).
-        finish_reason: default ``tool_calls`` when there are tool calls, else ``stop``.
-    """
-
-    text: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    chunks: tuple[str, ...] | None = None
-    usage: Usage | None = None
-    latency: float | None = None
-    fault: Fault | None = None
-    finish_reason: str | None = None
-
-
-ScriptItem: TypeAlias = str | ToolCall | Sequence[ToolCall] | Turn
-"""A script entry: text, one tool call, parallel tool calls, or a full :class:`Turn`."""
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _encode = msgspec.json.encode
@@ -237,9 +190,9 @@ class ScriptedLLM:
             finish = "tool_calls"
             latency = self.latency
         else:
-            turn = _as_turn(item, number)
+            turn = as_turn(item, number)
             text, usage, fault = turn.text, turn.usage, turn.fault
-            calls = _with_ids(turn.tool_calls, number)
+            calls = with_ids(turn.tool_calls, number)
             finish = turn.finish_reason or ("tool_calls" if calls else "stop")
             latency = self.latency if turn.latency is None else turn.latency
         if latency > 0:  # the model's latency; with none, answer at once (no loop cycle)
@@ -250,7 +203,7 @@ class ScriptedLLM:
         if fault is not None:
             if fault.kind == "hang":
                 await anyio.sleep_forever()
-            raise _fault_error(fault, number)
+            raise fault_error(fault, number)
         if usage is None:
             messages = request.messages
             usage = Usage(
@@ -276,7 +229,7 @@ class ScriptedLLM:
         if fault is not None and fault.kind != "malformed":  # malformed: streamed below
             if fault.kind == "hang":
                 await anyio.sleep_forever()
-            raise _fault_error(fault, number)
+            raise fault_error(fault, number)
         response = self._response(number, turn, request)
         pieces = turn.chunks if turn.chunks is not None else tuple(_WORDS.findall(turn.text))
         for piece in pieces:
@@ -328,7 +281,7 @@ class ScriptedLLM:
             item = self._list[number - 1]
         else:
             raise self._ran_out(number, request)
-        return number, _as_turn(item, number)
+        return number, as_turn(item, number)
 
     def _ran_out(self, number: int, request: LLMRequest) -> UsageError:
         last = request.messages[-1] if request.messages else None
@@ -340,7 +293,7 @@ class ScriptedLLM:
         )
 
     def _response(self, number: int, turn: Turn, request: LLMRequest) -> LLMResponse:
-        calls = _with_ids(turn.tool_calls, number)
+        calls = with_ids(turn.tool_calls, number)
         usage = turn.usage
         if usage is None:
             messages = request.messages
@@ -356,60 +309,3 @@ class ScriptedLLM:
             finish_reason=finish,
             model=request.model or self.model,
         )
-
-
-def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:
-    """The tool calls with ids filled in where empty: ``call_<request>_<index>``."""
-    if not calls or all(call.id for call in calls):
-        return calls
-    return tuple(
-        call if call.id else ToolCall(id=f"call_{number}_{i}", name=call.name, input=call.input)
-        for i, call in enumerate(calls)
-    )
-
-
-def _fault_error(fault: Fault, number: int) -> Exception:
-    """The exception a scripted ``fault`` raises for request ``number`` (not ``hang``)."""
-    where = f"ScriptedLLM request #{number}"
-    kind = fault.kind
-    if kind == "timeout":
-        return TimeoutError(f"{where}: scripted timeout")
-    if kind == "rate_limited":
-        return ProviderError(
-            ErrorEnvelope.make(
-                RATE_LIMITED,
-                f"{where}: HTTP 429 Too Many Requests (scripted)",
-                {"status": 429, "retry_after": fault.retry_after},
-            ),
-            retry_after=fault.retry_after,
-        )
-    if kind == "transient":
-        status = fault.status or 503
-        return ProviderError(
-            ErrorEnvelope.make(TRANSIENT, f"{where}: HTTP {status} (scripted)", {"status": status})
-        )
-    if kind == "auth":
-        return ProviderError(
-            ErrorEnvelope.make(AUTH, f"{where}: HTTP 401 Unauthorized (scripted)", {"status": 401})
-        )
-    return ProviderError(
-        ErrorEnvelope.make(
-            PROVIDER_ERROR,
-            f"{where}: malformed model output (scripted): tool-call arguments are not JSON",
-        )
-    )
-
-
-def _as_turn(item: Any, number: int) -> Turn:
-    if isinstance(item, Turn):
-        return item
-    if isinstance(item, str):
-        return Turn(text=item)
-    if isinstance(item, ToolCall):
-        return Turn(tool_calls=(item,))
-    if isinstance(item, Sequence) and all(isinstance(c, ToolCall) for c in item):
-        return Turn(tool_calls=tuple(item))
-    raise UsageError(
-        f"ScriptedLLM entry for request #{number} is a {type(item).__name__}; use text, "
-        "ScriptedLLM.tool_call(...), a list of tool calls, or a Turn(...)"
-    )
