@@ -5,12 +5,17 @@ answers with tool calls, run them all in parallel (one ``ToolExec`` each, or an
 ``EmitToolError`` for a tool that does not exist); once every result is in, append them to
 the conversation in the order the model asked and ask again; an answer without tool calls
 ends the run. Nothing here awaits, reads a clock or draws random numbers.
+
+The runtime calls ``handle`` for every signal of a run and ``outcome`` after each, so both
+are kept lean: ``handle`` dispatches on ``signal.type`` through a dict, a transition makes
+one ``replace`` of the state, a signal that does not apply returns the very same state
+object, and ``outcome`` of a running state is one set lookup.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
 import msgspec
 
@@ -43,12 +48,12 @@ from ptcflow.signals import (
     RequestStartedData,
     Signal,
     ToolResultData,
+    Usage,
     UsageData,
-    tool_result_content,
 )
 from ptcflow.strategies._protocol import Outcome, RunInfo
 from ptcflow.strategies._react_state import PendingCall, ReActState
-from ptcflow.strategies._react_tools import tool_directives, unique_calls
+from ptcflow.strategies._react_tools import tool_directives, tool_messages, unique_calls
 
 __all__ = ("ReAct",)
 
@@ -56,6 +61,9 @@ _NONE: tuple[Directive, ...] = ()
 _replace = msgspec.structs.replace
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+_ENDED: Final = frozenset(("completed", "failed"))
+_ZERO_USAGE: Final = ReActState(run_id="").usage  # the default: ``zero + u`` is ``u``
+_LLM_IDS: Final = tuple(f"/llm/{n}" for n in range(64))  # id suffixes, formatted once
 
 
 class ReAct(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,111 +132,98 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
         Invalid input ends the run at once as failed (``validation``).
         """
-        messages: tuple[Message, ...] = ()
+        raw_input = run.input
+        prompt = raw_input if isinstance(raw_input, str) else _prompt_of(raw_input)
         if self.system_prompt:
-            messages = (Message(role="system", content=self.system_prompt),)
-        state = ReActState(
-            run_id=run.run_id, request_id=run.request_id, messages=messages, tools=run.tools
+            messages: tuple[Message, ...] = (Message(role="system", content=self.system_prompt),)
+        else:
+            messages = ()
+        if prompt is None:
+            state = ReActState(
+                run_id=run.run_id, request_id=run.request_id, messages=messages, tools=run.tools
+            )
+            if raw_input is None:
+                return state, _NONE
+            return self._invalid_input(state, raw_input, run.request_id), _NONE
+        run_id = run.run_id
+        request_id = run.request_id
+        tools = run.tools
+        messages += (Message(role="user", content=prompt),)
+        call_id = run_id + _LLM_IDS[1]
+        directive = (LLMStream if self.stream else LLMGenerate)(
+            id=call_id,
+            request_id=request_id,
+            iteration=1,
+            messages=messages,
+            tools=tools,
+            model=self.model,
+            model_alias=self.model_alias,
+            timeout_ms=self.llm_timeout_ms,
+            max_retries=self.llm_max_retries,
         )
-        if run.input is None:
-            return state, _NONE
-        return self._start(state, run.input, run.request_id)
+        state = ReActState(
+            run_id=run_id,
+            status="awaiting_llm",
+            request_id=request_id,
+            messages=messages,
+            tools=tools,
+            iteration=1,
+            llm_count=1,
+            llm_call_id=call_id,
+        )
+        return state, (directive,)
 
     def handle(self, state: ReActState, signal: Signal) -> tuple[ReActState, Sequence[Directive]]:
-        """Fold one signal into the state; signals that do not apply are ignored."""
-        kind = signal.type
-        if kind == USAGE:
-            return self._on_usage(state, signal), _NONE
-        if kind == LLM_RESPONSE:
-            return self._on_llm_response(state, signal)
-        if kind == TOOL_RESULT:
-            return self._on_tool_result(state, signal)
-        if kind == LLM_DELTA:
-            return self._on_delta(state, signal), _NONE
-        if kind == REQUEST_STARTED:
-            return self._on_request(state, signal)
-        if kind == REQUEST_FAILED:
-            return self._on_request_failed(state, signal), _NONE
-        return state, _NONE
+        """Fold one signal into the state; signals that do not apply are ignored.
+
+        An ignored signal returns the very same ``state`` object (and no directives).
+        """
+        on = _ON.get(signal.type)
+        if on is None:
+            return state, _NONE
+        return on(self, state, signal)
 
     def outcome(self, state: ReActState) -> Outcome | None:
         """Return the outcome once completed (``Ok(text)``) or failed (``Err(error)``)."""
+        if state.status not in _ENDED:
+            return None
         if state.status == "completed":
             return Outcome(result=Ok(payload=state.text), usage=state.usage, reason=state.reason)
-        if state.status == "failed":
-            error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
-            return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
-        return None
+        error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
+        return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
         return _decode(_encode(state))
 
-    # -- transitions -----------------------------------------------------------------
+    # -- transitions (each makes at most one replace of the state) ---------------------
 
-    def _start(
+    def _invalid_input(
         self, state: ReActState, raw_input: Any, request_id: str | None
-    ) -> tuple[ReActState, Sequence[Directive]]:
-        prompt = _prompt_of(raw_input)
-        if prompt is None:
-            error = ErrorEnvelope.make(
-                VALIDATION,
-                f"ReAct({self.name!r}) input must be a string or a mapping with a string "
-                f"'prompt', got {type(raw_input).__name__}",
-                {"input_type": type(raw_input).__name__},
-            )
-            failed = _replace(
-                state, status="failed", request_id=request_id, error=error, reason="invalid_input"
-            )
-            return failed, _NONE
-        messages = (*state.messages, Message(role="user", content=prompt))
-        directive = self._directive(state, messages, request_id, 1)
-        state = _replace(
-            state,
-            request_id=request_id,
-            messages=messages,
-            text="",
-            error=None,
-            reason="",
-            status="awaiting_llm",
-            iteration=1,
-            llm_count=state.llm_count + 1,
-            llm_call_id=directive.id,
-            usage_seen=False,
-            streamed="",
-            pending=(),
+    ) -> ReActState:
+        kind = type(raw_input).__name__
+        error = ErrorEnvelope.make(
+            VALIDATION,
+            f"ReAct({self.name!r}) input must be a string or a mapping with a string "
+            f"'prompt', got {kind}",
+            {"input_type": kind},
         )
-        return state, (directive,)
+        return _replace(
+            state, status="failed", request_id=request_id, error=error, reason="invalid_input"
+        )
 
     def _ask(
-        self, state: ReActState, messages: tuple[Message, ...]
-    ) -> tuple[ReActState, Sequence[Directive]]:
-        """Ask the model again, with ``messages``, in the next iteration."""
-        iteration = state.iteration + 1
-        directive = self._directive(state, messages, state.request_id, iteration)
-        state = _replace(
-            state,
-            messages=messages,
-            status="awaiting_llm",
-            iteration=iteration,
-            llm_count=state.llm_count + 1,
-            llm_call_id=directive.id,
-            usage_seen=False,
-            streamed="",
-            pending=(),
-        )
-        return state, (directive,)
-
-    def _directive(
         self,
         state: ReActState,
         messages: tuple[Message, ...],
         request_id: str | None,
         iteration: int,
-    ) -> LLMGenerate:
-        kind = LLMStream if self.stream else LLMGenerate
-        return kind(
-            id=f"{state.run_id}/llm/{state.llm_count + 1}",
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        """Ask the model with ``messages`` (the run's next LLM call, in ``iteration``)."""
+        n = state.llm_count + 1
+        call_id = state.run_id + (_LLM_IDS[n] if n < len(_LLM_IDS) else f"/llm/{n}")
+        directive = (LLMStream if self.stream else LLMGenerate)(
+            id=call_id,
             request_id=request_id,
             iteration=iteration,
             messages=messages,
@@ -238,34 +233,56 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             timeout_ms=self.llm_timeout_ms,
             max_retries=self.llm_max_retries,
         )
+        state = _replace(
+            state,
+            status="awaiting_llm",
+            request_id=request_id,
+            messages=messages,
+            iteration=iteration,
+            llm_count=n,
+            llm_call_id=call_id,
+            usage_seen=False,
+            streamed="",
+            pending=(),
+        )
+        return state, (directive,)
 
-    def _on_delta(self, state: ReActState, signal: Signal) -> ReActState:
+    def _on_delta(
+        self, state: ReActState, signal: Signal
+    ) -> tuple[ReActState, Sequence[Directive]]:
         data = signal.data
         if signal.call_id != state.llm_call_id or not isinstance(data, LLMDeltaData):
-            return state
-        if not data.chunk.text:
-            return state
-        return _replace(state, streamed=state.streamed + data.chunk.text)
+            return state, _NONE
+        text = data.chunk.text
+        if not text:
+            return state, _NONE
+        return _replace(state, streamed=state.streamed + text), _NONE
 
-    def _on_usage(self, state: ReActState, signal: Signal) -> ReActState:
+    def _on_usage(
+        self, state: ReActState, signal: Signal
+    ) -> tuple[ReActState, Sequence[Directive]]:
         data = signal.data
         if signal.call_id != state.llm_call_id or not isinstance(data, UsageData):
-            return state
-        return _replace(state, usage=state.usage + data.usage, usage_seen=True)
+            return state, _NONE
+        usage = data.usage
+        if state.usage is not _ZERO_USAGE or type(usage) is not Usage:
+            usage = state.usage + usage
+        return _replace(state, usage_seen=True, usage=usage), _NONE
 
     def _on_llm_response(
         self, state: ReActState, signal: Signal
     ) -> tuple[ReActState, Sequence[Directive]]:
+        call_id = signal.call_id
         data = signal.data
         if (
-            signal.call_id is None
-            or signal.call_id != state.llm_call_id
+            call_id != state.llm_call_id
+            or call_id is None
             or state.status != "awaiting_llm"
             or not isinstance(data, LLMResponseData)
         ):
             return state, _NONE
         result = data.result
-        if isinstance(result, Err):
+        if type(result) is not Ok and isinstance(result, Err):  # (type(): a cheap "is Ok")
             reason = "cancelled" if result.error.type == CANCELLED else "llm_error"
             failed = _replace(
                 state, status="failed", llm_call_id=None, error=result.error, reason=reason
@@ -273,47 +290,51 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return failed, _NONE
         response: Any = result.payload  # typed, but a custom handler may send anything
         if not isinstance(response, LLMResponse):
-            error = ErrorEnvelope.make(
-                PROVIDER_ERROR,
-                f"ai.llm.response for {signal.call_id!r} carries a "
-                f"{type(response).__name__}, not an LLMResponse; a custom LLM handler must "
-                "publish Ok(payload=LLMResponse(...))",
-                {"payload_type": type(response).__name__},
-            )
-            failed = _replace(
-                state, status="failed", llm_call_id=None, error=error, reason="llm_error"
-            )
-            return failed, _NONE
+            return self._not_a_response(state, call_id, response), _NONE
         usage = state.usage if state.usage_seen else state.usage + response.usage
         text = response.text or state.streamed
-        if not response.tool_calls:
-            message = Message(role="assistant", content=text)
+        calls = response.tool_calls
+        if not calls:
             done = _replace(
                 state,
                 status="completed",
-                messages=(*state.messages, message),
+                messages=state.messages + (Message(role="assistant", content=text),),  # noqa: RUF005
                 llm_call_id=None,
                 usage=usage,
                 text=text,
                 reason="final_answer",
             )
             return done, _NONE
-        calls, call_ids = unique_calls(state, response.tool_calls)
+        used = state.call_ids
+        if len(calls) == 1 and (only := calls[0]).id and only.id not in used:
+            call_ids = used + (only.id,)  # noqa: RUF005 - the common case: one call with a fresh id
+            pending: tuple[PendingCall, ...] = (PendingCall(id=only.id, name=only.name),)
+        else:
+            calls, call_ids = unique_calls(state, calls)
+            pending = tuple([PendingCall(id=c.id, name=c.name) for c in calls])
         message = Message(role="assistant", content=text, tool_calls=calls)
-        pending = tuple(PendingCall(id=c.id, name=c.name) for c in calls)
         state = _replace(
             state,
             status="awaiting_tool",
-            messages=(*state.messages, message),
+            messages=state.messages + (message,),  # noqa: RUF005
             llm_call_id=None,
-            usage=usage,
-            text=text,
             pending=pending,
             call_ids=call_ids,
+            usage=usage,
+            text=text,
         )
         return state, tool_directives(
             state, calls, timeout_ms=self.tool_timeout_ms, max_retries=self.tool_max_retries
         )
+
+    def _not_a_response(self, state: ReActState, call_id: str, response: Any) -> ReActState:
+        error = ErrorEnvelope.make(
+            PROVIDER_ERROR,
+            f"ai.llm.response for {call_id!r} carries a {type(response).__name__}, not an "
+            "LLMResponse; a custom LLM handler must publish Ok(payload=LLMResponse(...))",
+            {"payload_type": type(response).__name__},
+        )
+        return _replace(state, status="failed", llm_call_id=None, error=error, reason="llm_error")
 
     def _on_tool_result(
         self, state: ReActState, signal: Signal
@@ -323,92 +344,97 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return state, _NONE
         call_id = signal.call_id
         pending = state.pending
-        for index, call in enumerate(pending):
+        index = 0
+        for call in pending:
             if call.id == call_id:
-                if call.result is not None:
-                    return state, _NONE  # a duplicate result: the first one stands
-                updated = PendingCall(id=call.id, name=call.name, result=data.result)
-                pending = (*pending[:index], updated, *pending[index + 1 :])
                 break
+            index += 1
         else:
             return state, _NONE  # stale or unknown call id
-        for call in pending:
-            if call.result is None:
-                return _replace(state, pending=pending), _NONE
-        return self._apply_results(state, pending)
-
-    def _apply_results(
-        self, state: ReActState, pending: tuple[PendingCall, ...]
-    ) -> tuple[ReActState, Sequence[Directive]]:
-        answers: list[Message] = []
-        cancelled: ErrorEnvelope | None = None
-        for call in pending:
-            result = call.result
-            if result is None:  # pragma: no cover - callers apply complete batches only
-                continue
-            if cancelled is None and isinstance(result, Err) and result.error.type == CANCELLED:
-                cancelled = result.error
-            answers.append(
-                Message(
-                    role="tool",
-                    content=tool_result_content(result),
-                    tool_call_id=call.id,
-                    name=call.name,
-                )
-            )
-        messages = (*state.messages, *answers)
+        if call.result is not None:
+            return state, _NONE  # a duplicate result: the first one stands
+        result = data.result
+        if len(pending) > 1:
+            for other_index, other in enumerate(pending):
+                if other.result is None and other_index != index:  # still waiting for more
+                    updated = PendingCall(id=call.id, name=call.name, result=result)
+                    pending = (*pending[:index], updated, *pending[index + 1 :])
+                    return _replace(state, pending=pending), _NONE
+        # The batch is complete: apply it (the next state holds no pending calls).
+        messages, cancelled = tool_messages(state.messages, pending, index, result)
         if cancelled is not None:
             failed = _replace(
                 state,
+                status="failed",
                 messages=messages,
                 pending=(),
-                status="failed",
                 error=cancelled,
                 reason="cancelled",
             )
             return failed, _NONE
         if state.iteration >= self.max_iterations:
             done = _replace(
-                state, messages=messages, pending=(), status="completed", reason="max_iterations"
+                state, status="completed", messages=messages, pending=(), reason="max_iterations"
             )
             return done, _NONE
-        return self._ask(state, messages)
+        return self._ask(state, messages, state.request_id, state.iteration + 1)
 
     def _on_request(
         self, state: ReActState, signal: Signal
     ) -> tuple[ReActState, Sequence[Directive]]:
         data = signal.data
         raw_input = data.input if isinstance(data, RequestStartedData) else None
+        request_id = signal.request_id
         if state.busy:
             n = state.reject_count + 1
             error = ErrorEnvelope.make(
                 BUSY,
                 f"run {state.run_id} is busy ({state.status}); wait for "
                 "ai.request.completed or ai.request.failed before sending another request",
-                {"status": state.status, "request_id": signal.request_id},
+                {"status": state.status, "request_id": request_id},
             )
             reject = EmitRequestError(
                 id=f"{state.run_id}/reject/{n}",
-                request_id=signal.request_id,
+                request_id=request_id,
                 iteration=state.iteration,
                 error=error,
                 reason="busy",
             )
             return _replace(state, reject_count=n), (reject,)
-        return self._start(state, raw_input, signal.request_id)
+        prompt = _prompt_of(raw_input)
+        if prompt is None:
+            return self._invalid_input(state, raw_input, request_id), _NONE
+        messages = state.messages + (Message(role="user", content=prompt),)  # noqa: RUF005
+        state = _replace(state, text="", error=None, reason="")  # a new request: a clean slate
+        return self._ask(state, messages, request_id, 1)
 
-    def _on_request_failed(self, state: ReActState, signal: Signal) -> ReActState:
-        if state.status == "completed" or state.status == "failed":
-            return state
+    def _on_request_failed(
+        self, state: ReActState, signal: Signal
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        if state.status in _ENDED:
+            return state, _NONE
         data = signal.data
         if isinstance(data, RequestEndData) and isinstance(data.result, Err):
             error = data.result.error
         else:
             error = ErrorEnvelope.make(CANCELLED, f"run {state.run_id} was cancelled")
         reason = "cancelled" if error.type == CANCELLED else error.type
-        return _replace(
+        failed = _replace(
             state, status="failed", llm_call_id=None, pending=(), error=error, reason=reason
         )
+        return failed, _NONE
+
+
+_On = Callable[[ReAct, ReActState, Signal], tuple[ReActState, Sequence[Directive]]]
+_ON: Final[dict[str, _On]] = {
+    USAGE: ReAct._on_usage,
+    LLM_RESPONSE: ReAct._on_llm_response,
+    TOOL_RESULT: ReAct._on_tool_result,
+    LLM_DELTA: ReAct._on_delta,
+    REQUEST_STARTED: ReAct._on_request,
+    REQUEST_FAILED: ReAct._on_request_failed,
+}
+"""The signal types ReAct folds, and how; every other type is ignored."""
 
 
 def _prompt_of(raw_input: Any) -> str | None:

@@ -1,14 +1,24 @@
-"""Turning a model's tool calls into directives: unique ids, ToolExec or EmitToolError."""
+"""ReAct's tool side: unique call ids, one directive per call, results as tool messages."""
 
 from __future__ import annotations
 
 from difflib import get_close_matches
+from typing import Any
 
 from ptcflow.directives import Directive, EmitToolError, ToolExec
-from ptcflow.signals import UNKNOWN_TOOL, ErrorEnvelope, ToolCall
-from ptcflow.strategies._react_state import ReActState
+from ptcflow.signals import (
+    CANCELLED,
+    UNKNOWN_TOOL,
+    Err,
+    ErrorEnvelope,
+    Message,
+    Ok,
+    ToolCall,
+    tool_result_content,
+)
+from ptcflow.strategies._react_state import PendingCall, ReActState
 
-__all__ = ("tool_directives", "unique_calls")
+__all__ = ("tool_directives", "tool_messages", "unique_calls")
 
 
 def tool_directives(
@@ -16,41 +26,54 @@ def tool_directives(
 ) -> tuple[Directive, ...]:
     """One directive per call, in call order: ``ToolExec`` for a known tool, else
     ``EmitToolError`` (``unknown_tool``, with a "did you mean" and the available tools)."""
-    known = {spec.name for spec in state.tools}
-    out: list[Directive] = []
-    for call in calls:
-        if call.name in known:
-            out.append(
-                ToolExec(
-                    id=call.id,
-                    request_id=state.request_id,
-                    iteration=state.iteration,
-                    tool_name=call.name,
-                    arguments=call.input,
-                    timeout_ms=timeout_ms,
-                    max_retries=max_retries,
-                )
-            )
-            continue
-        available = sorted(known)
-        listed = ", ".join(available) if available else "none"
-        close = get_close_matches(call.name, available, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        error = ErrorEnvelope.make(
-            UNKNOWN_TOOL,
-            f"unknown tool {call.name!r}; {hint}available tools: {listed}",
-            {"tool": call.name, "available": available},
-        )
-        out.append(
-            EmitToolError(
-                id=call.id,
-                request_id=state.request_id,
-                iteration=state.iteration,
-                tool_name=call.name,
-                error=error,
-            )
-        )
-    return tuple(out)
+    tools = state.tools
+    if len(calls) == 1:  # the common case: scan the tools, no set to build
+        call = calls[0]
+        name = call.name
+        for spec in tools:
+            if spec.name == name:
+                return (_exec(state, call, timeout_ms, max_retries),)
+        return (_unknown(state, call),)
+    known = {spec.name for spec in tools}
+    return tuple(
+        [
+            _exec(state, call, timeout_ms, max_retries)
+            if call.name in known
+            else _unknown(state, call)
+            for call in calls
+        ]
+    )
+
+
+def _exec(state: ReActState, call: ToolCall, timeout_ms: int | None, max_retries: int) -> ToolExec:
+    return ToolExec(
+        id=call.id,
+        request_id=state.request_id,
+        iteration=state.iteration,
+        tool_name=call.name,
+        arguments=call.input,
+        timeout_ms=timeout_ms,
+        max_retries=max_retries,
+    )
+
+
+def _unknown(state: ReActState, call: ToolCall) -> EmitToolError:
+    available = sorted({spec.name for spec in state.tools})
+    listed = ", ".join(available) if available else "none"
+    close = get_close_matches(call.name, available, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    error = ErrorEnvelope.make(
+        UNKNOWN_TOOL,
+        f"unknown tool {call.name!r}; {hint}available tools: {listed}",
+        {"tool": call.name, "available": available},
+    )
+    return EmitToolError(
+        id=call.id,
+        request_id=state.request_id,
+        iteration=state.iteration,
+        tool_name=call.name,
+        error=error,
+    )
 
 
 def unique_calls(
@@ -79,3 +102,40 @@ def unique_calls(
         out.append(call)
     result = tuple(out) if renamed else calls
     return result, (*used, *(c.id for c in result))
+
+
+def tool_messages(
+    history: tuple[Message, ...],
+    pending: tuple[PendingCall, ...],
+    index: int,
+    result: Ok[Any] | Err,
+) -> tuple[tuple[Message, ...], ErrorEnvelope | None]:
+    """Append the results of a complete batch to ``history``, in call order.
+
+    ``result`` is the one that completed the batch, for ``pending[index]`` (which does not
+    hold it yet). Returns the new history and the first ``cancelled`` error, if any.
+    """
+    if len(pending) == 1:  # the common case: one call
+        call = pending[0]
+        message = Message(
+            role="tool", content=tool_result_content(result), tool_call_id=call.id, name=call.name
+        )
+        return history + (message,), _cancelled(result)  # noqa: RUF005
+    answers: list[Message] = []
+    cancelled: ErrorEnvelope | None = None
+    for position, call in enumerate(pending):
+        got = result if position == index else call.result
+        if got is None:  # pragma: no cover - callers apply complete batches only
+            continue
+        if cancelled is None:
+            cancelled = _cancelled(got)
+        content = tool_result_content(got)
+        answers.append(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
+    return (*history, *answers), cancelled
+
+
+def _cancelled(result: Ok[Any] | Err) -> ErrorEnvelope | None:
+    """The error of a ``cancelled`` result, else ``None`` (``type() is Ok`` first: cheap)."""
+    if type(result) is not Ok and isinstance(result, Err) and result.error.type == CANCELLED:
+        return result.error
+    return None
