@@ -33,7 +33,6 @@ async def drive(run: RunScope) -> Step:
     terminal signal) and re-raises the cancellation.
     """
     ex = run.executor
-    perform = ex.perform
     try:
         with ex.prim.driver_scope(run.own_deadline) as scope:
             run.driver_scope = scope
@@ -41,7 +40,7 @@ async def drive(run: RunScope) -> Step:
                 ctx = run.ready
                 if ctx is not None:
                     run.ready = None
-                    await perform(ctx, driver=True)
+                    await ex.perform(ctx, driver=True)
                     continue
                 if not run.inflight and not run.closing:
                     run.stall()  # nothing can ever wake this run

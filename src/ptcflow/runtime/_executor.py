@@ -328,7 +328,23 @@ class Executor:
                     result = kind.prepare(ctx)
                 if result is None:
                     ctx.attempt = 1
-                    result = await kind.perform(ctx)
+                    call = kind.call
+                    if call is None:
+                        result = await kind.perform(ctx)
+                    else:  # the same attempt without the kind's own coroutine
+                        work = call(ctx)
+                        if type(work) is Err:
+                            result = work
+                        else:
+                            try:
+                                value = await work
+                            except Exception as exc:
+                                if kind.fail is None:
+                                    raise
+                                result = kind.fail(ctx, exc)
+                            else:
+                                settle = kind.settle
+                                result = value if settle is None else settle(ctx, value)
                     if isinstance(result, Err):
                         result = await self._attempts(ctx, kind, result)
                 return

@@ -47,7 +47,9 @@ class Kind:
     """The handler registration of one directive class (see the module docstring)."""
 
     __slots__ = (
+        "call",
         "close_span",
+        "fail",
         "inline",
         "label",
         "open_span",
@@ -55,6 +57,7 @@ class Kind:
         "prepare",
         "prepare_sync",
         "retries",
+        "settle",
         "terminal",
     )
 
@@ -70,6 +73,9 @@ class Kind:
         open_span: Callable[[DirectiveContext, Telemetry], None] = _noop_span,
         close_span: Callable[[DirectiveContext, Telemetry, Any, float], None] = _noop_close,
         retries: bool = True,
+        call: Callable[[DirectiveContext], Any] | None = None,
+        settle: Callable[[DirectiveContext, Any], Any] | None = None,
+        fail: Callable[[DirectiveContext, Exception], Any] | None = None,
     ) -> None:
         self.label = label
         self.terminal = terminal
@@ -80,6 +86,14 @@ class Kind:
         self.open_span = open_span
         self.close_span = close_span
         self.retries = retries
+        self.call = call
+        """Optional split of one attempt for the executor's fast lane, saving a coroutine:
+        ``call(ctx)`` returns the awaitable doing the work (or a result at once, an
+        ``Err``); ``settle(ctx, value)`` turns what it returned into the result (``None``:
+        as is) and ``fail(ctx, exc)`` an exception it raised. ``perform`` must do the
+        same in one coroutine (the general path uses it)."""
+        self.settle = settle
+        self.fail = fail
 
 
 async def _never(ctx: DirectiveContext) -> Any:  # pragma: no cover - inline kinds only

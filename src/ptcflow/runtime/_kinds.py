@@ -70,6 +70,19 @@ def _tool_prepare(ctx: DirectiveContext) -> Any:
     return ctx.data if isinstance(ctx.data, Err) else None
 
 
+def _tool_call(ctx: DirectiveContext) -> Any:
+    """``_tool_perform`` split for the fast lane: the tool's awaitable."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    ex = run.executor
+    tools = run.tools
+    name = d.tool_name
+    tool = tools.tools.get(name)
+    if tool is not None and not ex.tool_limited and name not in tools.context_names:
+        return call_tool(tool, d.id, d.arguments, limiter=ex.thread_limiter)
+    return _tool_perform(ctx)
+
+
 async def _tool_perform(ctx: DirectiveContext) -> Any:
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
@@ -165,6 +178,7 @@ def builtin_kinds() -> dict[type[Any], Kind]:
         ToolExec: Kind(
             "ToolExec",
             perform=_tool_perform,
+            call=_tool_call,
             terminal=tool_terminal,
             prepare_sync=_tool_prepare_sync,
             prepare=_tool_prepare,

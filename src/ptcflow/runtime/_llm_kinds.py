@@ -114,6 +114,41 @@ def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
     return provider, req
 
 
+def _generate_call(ctx: DirectiveContext) -> Any:
+    """``_generate`` split for the fast lane: the provider's awaitable (or an Err)."""
+    data = ctx.data
+    if isinstance(data, Err):  # the model could not be resolved (see _llm_prepare_sync)
+        return data
+    ex = ctx.run.executor
+    if ex.provider_limited:
+        return _generate(ctx)  # the limiter wraps the call: the one-coroutine way
+    provider, model = data
+    d: Any = ctx.directive  # LLMGenerate
+    return provider.generate(
+        LLMRequest(
+            model=model,
+            messages=d.messages,
+            tools=d.tools,
+            tool_choice=d.tool_choice,
+            response_schema=d.response_schema,
+            options=d.options,
+        )
+    )
+
+
+def _generate_settle(ctx: DirectiveContext, resp: Any) -> Any:
+    if type(resp) is LLMResponse and resp.model:  # the common case, without a call
+        return Ok(payload=resp)
+    if isinstance(resp, Ok | Err) and ctx.run.executor.provider_limited:
+        return resp  # _generate's own result (the limited way)
+    provider, model = ctx.data
+    return _check_response(resp, provider, model, LLMResponse)
+
+
+def _generate_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+    return _classify(exc, ctx.data[0], ctx)
+
+
 async def _generate(ctx: DirectiveContext) -> Any:
     data = ctx.data
     if isinstance(data, Err):  # the model could not be resolved (see _llm_prepare_sync)
@@ -300,7 +335,15 @@ def llm_kinds() -> dict[type[Any], Kind]:
         "close_span": _llm_close,
     }
     return {
-        LLMGenerate: Kind("LLMGenerate", perform=_generate, terminal=_llm_terminal, **common),
+        LLMGenerate: Kind(
+            "LLMGenerate",
+            perform=_generate,
+            call=_generate_call,
+            settle=_generate_settle,
+            fail=_generate_fail,
+            terminal=_llm_terminal,
+            **common,
+        ),
         LLMStream: Kind("LLMStream", perform=_stream, terminal=_llm_terminal, **common),
         LLMEmbed: Kind("LLMEmbed", perform=_embed, terminal=_embed_terminal, **common),
     }

@@ -58,8 +58,6 @@ class RunScope:
     __slots__ = (
         "_draining",
         "_ending",
-        "_handle",
-        "_outcome",
         "_pending",
         "_publish",
         "agents",
@@ -81,8 +79,8 @@ class RunScope:
         "llm_model",
         "name",
         "otel_context",
-        "own_deadline",
         "otel_parent",
+        "own_deadline",
         "parent_run_id",
         "ready",
         "recorded",
@@ -166,8 +164,6 @@ class RunScope:
         self.tool_calls = 0
         self.clock = executor.clock
         self.started = 0.0
-        self._handle = strategy.handle
-        self._outcome = strategy.outcome
         self._pending: deque[Signal] = deque()
         self._draining = False
         self.done_event: anyio.Event | None = None
@@ -249,20 +245,21 @@ class RunScope:
             return sig
         # Not re-entrant: fold it here (what _drain does, without the call).
         self._draining = True
+        strategy = self.strategy
         pending = self._pending
         first = sig
         try:
             while True:
                 try:
                     state = self.state
-                    self.state, directives = self._handle(state, sig)
+                    self.state, directives = strategy.handle(state, sig)
                     # An immutable state handed back unchanged has the outcome it had
                     # before: none (else the run would be closing). Mutable states
                     # (a strategy that updates its state in place) are always asked.
                     outcome = (
                         None
                         if self.cancelling or (self.state is state and _frozen(state))
-                        else self._outcome(self.state)
+                        else strategy.outcome(self.state)
                     )
                 except Exception as exc:
                     self._crashed(
