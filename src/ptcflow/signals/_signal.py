@@ -80,26 +80,28 @@ def stamp() -> tuple[str, str]:
     )
 
 
-def _uuid7_at(ns: int) -> str:
-    cache = _cache
-    if ns // 1_000_000 != cache[0]:
-        cache = _refresh(ns // 1_000_000)
-    return "%s%08x" % (cache[1], next(_counter) & _MASK32)  # noqa: UP031
-
-
 def uuid7() -> str:
     """Return a new time-ordered UUIDv7 (RFC 9562) as text.
 
     48 bits of Unix milliseconds, 42 bits that mix them with bits drawn at random once per
-    process (so processes differ), then a 32-bit counter: ids made by one process sort in creation order (while the system
-    clock does not go back and short of the counter wrapping, once per 4 billion ids).
+    process (so processes differ), then a 32-bit counter: ids made by one process sort in
+    creation order (while the system clock does not go back and short of the counter
+    wrapping, once per 4 billion ids).
     """
-    return _uuid7_at(time.time_ns())
+    ms = time.time_ns() // 1_000_000
+    cache = _cache
+    if ms != cache[0]:
+        cache = _refresh(ms)
+    return "%s%08x" % (cache[1], next(_counter) & _MASK32)  # noqa: UP031
 
 
 def new_id(prefix: str = "") -> str:
     """Return a fresh unique id (a UUIDv7), optionally prefixed (``run_...``)."""
-    return f"{prefix}{uuid7()}"
+    ms = time.time_ns() // 1_000_000  # uuid7(), inlined: once per run
+    cache = _cache
+    if ms != cache[0]:
+        cache = _refresh(ms)
+    return "%s%s%08x" % (prefix, cache[1], next(_counter) & _MASK32)  # noqa: UP031
 
 
 class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
