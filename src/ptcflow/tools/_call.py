@@ -67,7 +67,7 @@ async def call_tool(
 
     Args:
         tool: the tool to run (look it up first; unknown names are :func:`dispatch`'s job).
-        call_id: the id of the call (filled into the ``ToolContext``; error details).
+        call_id: the id of the call (``ToolContext.call_id`` of a tool that takes one).
         arguments: the named arguments, as the model sent them.
         context: facts for a ``ToolContext`` parameter (``None``: a default context).
         limiter: caps sync tools running in threads (anyio's default when ``None``).

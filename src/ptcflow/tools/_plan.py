@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+import msgspec
+
 from ptcflow.signature import Prim, Signature
 from ptcflow.tools._binding import Binding
 
@@ -61,8 +63,8 @@ _OUTPUT_EXACT: Final[dict[str, type]] = {
 Accepts = Callable[[dict[str, Any]], bool]
 
 
-class ToolPlan:
-    """A tool's call plan (see the module docstring); read-only after construction.
+class ToolPlan(msgspec.Struct, frozen=True):
+    """A tool's call plan (see the module docstring), built with the tool.
 
     Attributes:
         fn: the tool's function.
@@ -75,23 +77,12 @@ class ToolPlan:
             output is not validated, :class:`Never` when no value is (ask the signature).
     """
 
-    __slots__ = ("accepts", "context", "count", "fn", "how", "output")
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        how: int,
-        count: int,
-        accepts: Accepts | None,
-        context: str | None,
-        output: type | None,
-    ) -> None:
-        self.fn = fn
-        self.how = how
-        self.count = count
-        self.accepts = accepts
-        self.context = context
-        self.output = output
+    fn: Callable[..., Any]
+    how: int
+    count: int
+    accepts: Accepts | None
+    context: str | None
+    output: type | None
 
     def __repr__(self) -> str:
         fast = "never" if self.accepts is None else f"{self.count} argument(s)"
@@ -127,12 +118,12 @@ def make_plan(
         if isinstance(node, Prim):
             output = _OUTPUT_EXACT.get(node.name, Never)
     return ToolPlan(
-        fn,
-        how,
-        0 if fields is None else len(fields),
-        None if fields is None else _accepts(fields),
-        binding.context,
-        output,
+        fn=fn,
+        how=how,
+        count=0 if fields is None else len(fields),
+        accepts=None if fields is None else _accepts(fields),
+        context=binding.context,
+        output=output,
     )
 
 
