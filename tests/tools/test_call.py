@@ -324,6 +324,18 @@ async def test_a_key_equal_to_a_name_but_not_a_str() -> None:
 async def test_unknown_validation_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown validation mode 'loose'"):
         await call_tool(TOOLS["add"], "c", {"x": 1, "y": 1}, validation="loose")
+    with pytest.raises(UsageError, match="unknown validation mode 'loose'"):
+        await call_tool(TOOLS["add"], "c", {"x": "1"}, validation="loose")
+
+
+async def test_arguments_that_are_no_mapping_fail_like_the_reference() -> None:
+    bad: Any = 42
+    with pytest.raises(TypeError):
+        await reference(TOOLS["add"], "c", bad, validation="loose")
+    with pytest.raises(TypeError):
+        await call_tool(TOOLS["add"], "c", bad, validation="loose")
+    pairs: Any = [("x", 1), ("y", 2)]
+    assert await check_equivalent(TOOLS["add"], pairs) == Ok(payload=3)
 
 
 # -- the fast path is really taken -----------------------------------------------------------

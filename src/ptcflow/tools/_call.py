@@ -90,8 +90,6 @@ async def call_tool(
         >>> anyio.run(call_tool, add, "call_2", {"x": 2}).error.type
         'validation'
     """
-    if validation not in _MODE_SET:
-        check_mode(validation)  # raises
     plan = tool._plan
     accepts = plan.accepts
     args: Sequence[Any] = ()
@@ -101,6 +99,8 @@ async def call_tool(
         and len(arguments) == plan.count
         and accepts(arguments)
     ):
+        if validation not in _MODE_SET:
+            check_mode(validation)  # raises
         fast = True
         kwargs: dict[str, Any] = arguments
         if plan.context is not None:
@@ -112,6 +112,8 @@ async def call_tool(
     else:
         fast = False
         call = ToolCall(id=call_id, name=tool.name, input=dict(arguments))
+        if validation not in _MODE_SET:
+            check_mode(validation)  # raises
         prepared = _prepare_tool(tool, call, context, validation)
         if isinstance(prepared, ToolResult):
             return prepared.to_result()
