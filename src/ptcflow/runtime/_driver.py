@@ -10,7 +10,7 @@ in tasks of the Runtime's task group instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -40,7 +40,42 @@ async def drive(run: RunScope) -> Step:
                 ctx = run.ready
                 if ctx is not None:
                     run.ready = None
-                    await ex.perform(ctx, driver=True)
+                    if not ex.lane_open(ctx):
+                        await ex.perform(ctx, driver=True)
+                        continue
+                    # The fast lane, inline (no coroutine per directive): under the
+                    # driver's own scope, the first attempt through the kind's
+                    # call/settle/fail split when it has one; a failure goes on to the
+                    # executor's retry loop, so the results are those of perform().
+                    kind = ctx.kind
+                    result: Any = None
+                    try:
+                        result = ex.enter_lane(ctx, kind, scope)
+                        if result is None:
+                            ctx.attempt = 1
+                            call = kind.call
+                            if call is None:
+                                result = await kind.perform(ctx)
+                            else:
+                                work = call(ctx)
+                                if type(work) is Err:
+                                    result = work
+                                else:
+                                    try:
+                                        value = await work
+                                    except Exception as exc:
+                                        if kind.fail is None:
+                                            raise
+                                        result = kind.fail(ctx, exc)
+                                    else:
+                                        settle = kind.settle
+                                        result = value if settle is None else settle(ctx, value)
+                            if isinstance(result, Err):
+                                result = await ex._attempts(ctx, kind, result)
+                    except Exception as exc:
+                        result = Err(error=ex._crash(ctx, kind, exc))
+                    finally:
+                        ex.performed(ctx, kind, result, True)
                     continue
                 if not run.inflight and not run.closing:
                     run.stall()  # nothing can ever wake this run

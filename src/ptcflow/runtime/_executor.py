@@ -295,59 +295,40 @@ class Executor:
 
     # -- performing ----------------------------------------------------------------------
 
+    def lane_open(self, ctx: DirectiveContext) -> bool:
+        """True when the run's driver may perform ``ctx`` in its fast lane (see
+        :func:`~ptcflow.runtime._driver.drive`): the driver's own scope (mission deadline,
+        cancellation) covers it -- it has no deadline of its own, no attempt timeout, no
+        global limiter -- and it is not cancelled yet."""
+        return (
+            self._lean
+            and ctx.deadline >= ctx.run.deadline
+            and ctx.attempt_ms is None
+            and ctx.cancel_reason is None
+        )
+
+    def enter_lane(self, ctx: DirectiveContext, kind: Kind, scope: Any) -> Any:
+        """Start ``ctx`` in the driver's fast lane: its scope, clock, span; then the kind's
+        ``prepare`` (its result, or ``None`` to go on with the attempt)."""
+        ctx._scope = scope
+        ctx.started_at = self.clock()
+        tel = self.telemetry
+        if tel is not None:
+            kind.open_span(ctx, tel)
+            ctx.otel_token = attach(ctx.otel_context)
+        return kind.prepare(ctx) if kind.prepare is not None else None
+
     async def perform(self, ctx: DirectiveContext, *, driver: bool = False) -> None:
-        """Perform one accepted directive to its terminal signal (in the current task).
+        """Perform one accepted directive to its terminal signal (in the current task),
+        in a cancel scope of its own (the driver's fast lane is in ``drive``).
 
         ``driver`` says the run's driver task performs it: the driver is then handed the
         next directive the strategy emits on this terminal, so a sequential run never
         spawns a task.
         """
         kind = ctx.kind
-        run = ctx.run
         result: Any = None
         try:
-            shared = run.driver_scope if driver else None
-            if (
-                shared is not None
-                and self._lean
-                and ctx.deadline >= run.deadline
-                and ctx.attempt_ms is None
-                and ctx.cancel_reason is None
-            ):
-                # The fast lane: the driver's own scope (mission deadline, cancellation)
-                # covers this directive (it has no deadline of its own); no global
-                # limiter, no attempt timeout. One attempt; a failure goes on to the retry
-                # loop, so results are those of the general path below.
-                ctx._scope = shared
-                ctx.started_at = self.clock()
-                tel = self.telemetry
-                if tel is not None:
-                    kind.open_span(ctx, tel)
-                    ctx.otel_token = attach(ctx.otel_context)
-                if kind.prepare is not None:
-                    result = kind.prepare(ctx)
-                if result is None:
-                    ctx.attempt = 1
-                    call = kind.call
-                    if call is None:
-                        result = await kind.perform(ctx)
-                    else:  # the same attempt without the kind's own coroutine
-                        work = call(ctx)
-                        if type(work) is Err:
-                            result = work
-                        else:
-                            try:
-                                value = await work
-                            except Exception as exc:
-                                if kind.fail is None:
-                                    raise
-                                result = kind.fail(ctx, exc)
-                            else:
-                                settle = kind.settle
-                                result = value if settle is None else settle(ctx, value)
-                    if isinstance(result, Err):
-                        result = await self._attempts(ctx, kind, result)
-                return
             scope = ctx._scope = self.prim.cancel_scope(deadline=ctx.deadline)
             with scope:
                 if ctx.cancel_reason is not None:
@@ -374,32 +355,38 @@ class Executor:
         except Exception as exc:
             result = Err(error=self._crash(ctx, kind, exc))
         finally:
-            if ctx.otel_token is not None:
-                detach(ctx.otel_token)
-            ctx._scope = None
+            self.performed(ctx, kind, result, driver)
+
+    def performed(self, ctx: DirectiveContext, kind: Kind, result: Any, driver: bool) -> None:
+        """End ``ctx`` after its attempts with ``result`` (``None``: cancelled from outside
+        its scope): detach its span, settle cancellation, publish its terminal."""
+        if ctx.otel_token is not None:
+            detach(ctx.otel_token)
+        ctx._scope = None
+        run = ctx.run
+        if result is None:
+            # Cancelled from outside this directive's scope (the awaiting task, a parent
+            # run, the Runtime, the run's deadline): the whole run ends, so say so before
+            # this terminal is routed (the strategy's reaction to it must not end the run
+            # as a success).
+            result = ctx.cancel_reason or run.cancelling
             if result is None:
-                # Cancelled from outside this directive's scope (the awaiting task, a
-                # parent run, the Runtime, the run's deadline): the whole run ends, so say
-                # so before this terminal is routed (the strategy's reaction to it must not
-                # end the run as a success).
-                result = ctx.cancel_reason or run.cancelling
-                if result is None:
-                    if self.clock() >= run.deadline:
-                        result = run.expire()
-                    else:
-                        result = _cancelled(
-                            f"run {run.run_id} was cancelled from outside while performing "
-                            f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
-                        )
-                        run.cancel(result)
-            elif ctx.cancel_reason is not None:
-                # Cancelled, but the work ended before the cancellation reached it (it sat
-                # in a shielded section, a worker thread): the call was cancelled all the
-                # same, and every cancelled call reports so.
-                result = ctx.cancel_reason
-            if driver and not run.cancelling:
-                run.driver_idle = True
-            self.finish(ctx, kind, result)
+                if self.clock() >= run.deadline:
+                    result = run.expire()
+                else:
+                    result = _cancelled(
+                        f"run {run.run_id} was cancelled from outside while performing "
+                        f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
+                    )
+                    run.cancel(result)
+        elif ctx.cancel_reason is not None:
+            # Cancelled, but the work ended before the cancellation reached it (it sat in
+            # a shielded section, a worker thread): the call was cancelled all the same,
+            # and every cancelled call reports so.
+            result = ctx.cancel_reason
+        if driver and not run.cancelling:
+            run.driver_idle = True
+        self.finish(ctx, kind, result)
 
     async def _attempts(self, ctx: DirectiveContext, kind: Kind, result: Any = None) -> Any:
         """Perform attempts until one succeeds or retrying is not allowed; ``result``: the

@@ -164,7 +164,7 @@ class RunScope:
         self.tool_calls = 0
         self.clock = executor.clock
         self.started = 0.0
-        self._pending: deque[Signal] = deque()
+        self._pending: deque[Signal] | None = None  # made when first needed (rare)
         self._draining = False
         self.done_event: anyio.Event | None = None
         self.idle_event: anyio.Event | None = None
@@ -241,12 +241,14 @@ class RunScope:
         if not folded:
             return sig
         if self._draining:
-            self._pending.append(sig)  # folded in order once the current fold returns
+            queue = self._pending
+            if queue is None:
+                queue = self._pending = deque()
+            queue.append(sig)  # folded in order once the current fold returns
             return sig
         # Not re-entrant: fold it here (what _drain does, without the call).
         self._draining = True
         strategy = self.strategy
-        pending = self._pending
         first = sig
         try:
             while True:
@@ -275,6 +277,7 @@ class RunScope:
                         submit(self, d)
                 if outcome is not None and not self.closing:
                     self._end(outcome)
+                pending = self._pending
                 if not pending:
                     return first
                 if self.closing:
@@ -293,14 +296,16 @@ class RunScope:
         self._draining = True
         strategy = self.strategy
         submit = self.executor.submit
-        pending = self._pending
         sig = first
         try:
-            while sig is not None or pending:
+            while sig is not None or self._pending:
+                pending = self._pending
                 if sig is None:
+                    assert pending is not None
                     sig = pending.popleft()
                 if self.closing:
-                    pending.clear()
+                    if pending:
+                        pending.clear()
                     return
                 try:
                     state = self.state
@@ -460,7 +465,8 @@ class RunScope:
             return
         self.closing = True
         self._ending = (result, usage, reason, route)
-        self._pending.clear()
+        if self._pending:
+            self._pending.clear()
         if self.inflight:
             leftover = self.cancelling or _cancelled(
                 f"run {self.run_id} ended before this directive finished"
