@@ -56,6 +56,10 @@ def mismatched(b: int = 0) -> int:
     return b
 
 
+def mismatched_default(b: int | None, c: str = "") -> int:
+    return b or 0
+
+
 async def whoami(ctx: ToolContext, prefix: str) -> list[Any]:
     return [prefix, ctx.run_id, ctx.call_id, ctx.tool_name, ctx.metadata, ctx.state]
 
@@ -148,6 +152,7 @@ TOOLS: dict[str, Tool] = {
         tool(outcome),
         tool(typed_out),
         tool(mapped),
+        Tool("no_default", mismatched_default, signature="(b :int?, c :string) -> :int"),
         tool(listed, blocking=False),
         tool(strict_float, blocking=False),
         Tool(
@@ -223,6 +228,15 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("loose", {"v": 1, "d": 4}),
     ("mismatched", {"a": 1}),
     ("mismatched", {"b": 1}),
+    ("no_default", {"b": 1, "c": "x"}),
+    ("no_default", {"c": "x"}),
+    ("no_default", {"b": 1}),
+    ("no_default", {}),
+    ("search", {"exact": True}),
+    ("search", {"query": "q", "color": 1}),
+    ("search", {"query": "q", "exact": False}),
+    ("echo", {"value": 1}),
+    ("echo", {"tag": "t"}),
     ("whoami", {"prefix": "p"}),
     ("whoami", {"prefix": "p", "ctx": "forged"}),
     ("whoami", {"prefix": 1}),
@@ -357,6 +371,12 @@ async def test_common_calls_skip_validation_and_binding(monkeypatch: pytest.Monk
         payload=["p", "", "c", "whoami", {}, None]
     )
     assert await call_tool(TOOLS["nothing"], "c", {}) == Ok(payload="nothing")
+    assert await call_tool(TOOLS["search"], "c", {"query": "q"}) == Ok(
+        payload={"query": "q", "limit": 2, "exact": None}
+    )
+    assert await call_tool(TOOLS["search"], "c", {"query": "q", "exact": True}) == Ok(
+        payload={"query": "q", "limit": 2, "exact": True}
+    )
     assert await call_tool(TOOLS["echo"], "c", {"value": (1,), "tag": ""}) == Ok(payload=[1])
     assert prepared == []
     assert await call_tool(TOOLS["add"], "c", {"x": "2", "y": 3}) == Ok(payload=5)
@@ -492,9 +512,11 @@ _arguments = st.dictionaries(_keys, _values, max_size=4)
 
 
 def _matching(t: Tool) -> st.SearchStrategy[dict[str, Any]]:
-    """Arguments naming exactly the tool's parameters, so the fast path is tried often."""
+    """Arguments naming the tool's parameters (all, or some), so the fast path is tried
+    often."""
     names = [p.name for p in t.signature.params] if t.signature is not None else []
-    return st.fixed_dictionaries(dict.fromkeys(names, _values))
+    every = dict.fromkeys(names, _values)
+    return st.fixed_dictionaries(every) | st.fixed_dictionaries({}, optional=every)
 
 
 @st.composite

@@ -60,14 +60,15 @@ class Binding:
         self._names = frozenset(p.name for p in params or ())
         self._accepts_extra = params is None or any(p.kind == "var_keyword" for p in params)
 
-    def direct_names(self) -> tuple[tuple[str, bool], ...] | None:
-        """The ``(name, drop a null)`` of each parameter input fills, when input can be
-        passed as keyword arguments unchanged: no ``pass_input``, readable parameters,
-        none positional-only. ``None`` otherwise (then only :meth:`bind` is exact)."""
+    def direct_names(self) -> tuple[tuple[str, bool, bool], ...] | None:
+        """The ``(name, required, drop a null)`` of each parameter input fills, when
+        input can be passed as keyword arguments unchanged: no ``pass_input``, readable
+        parameters, none positional-only. ``None`` otherwise (then only :meth:`bind` is
+        exact)."""
         slots = self._slots
         if self._pass_input or slots is None or any(s[1] for s in slots):
             return None
-        return tuple((s[0], s[4]) for s in slots if not s[5])
+        return tuple((s[0], s[2], s[4]) for s in slots if not s[5])
 
     def bind(
         self, values: Mapping[str, Any], context: object = None

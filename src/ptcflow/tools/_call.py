@@ -93,12 +93,7 @@ async def call_tool(
     plan = tool._plan
     accepts = plan.accepts
     args: Sequence[Any] = ()
-    if (
-        accepts is not None
-        and type(arguments) is dict
-        and len(arguments) == plan.count
-        and accepts(arguments)
-    ):
+    if accepts is not None and type(arguments) is dict and accepts(arguments):
         if validation not in _MODE_SET:
             check_mode(validation)  # raises
         fast = True

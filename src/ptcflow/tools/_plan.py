@@ -3,9 +3,9 @@
 A :class:`ToolPlan` is built when the :class:`~ptcflow.tools.Tool` is built. It answers, for
 the common call, three questions without looking at the signature again:
 
-* are these arguments valid *exactly as they are*? (``accepts``: every parameter present,
-  no extra key, each value of the one Python type the signature accepts unchanged, so
-  validation would neither change nor warn about them);
+* are these arguments valid *exactly as they are*? (``accepts``: every required parameter
+  present, no other key, each value of the one Python type the signature accepts
+  unchanged, so validation would neither change nor warn about them);
 * how is the function called? (awaited, inline, or in a worker thread);
 * is the returned value valid exactly as it is? (``output``: the one type the declared
   output accepts unchanged, ``None`` when no output is declared).
@@ -69,9 +69,9 @@ class ToolPlan(msgspec.Struct, frozen=True):
     Attributes:
         fn: the tool's function.
         how: :data:`ASYNC`, :data:`INLINE` or :data:`THREAD`.
-        count: how many arguments a fast call has.
-        accepts: ``accepts(arguments)`` is True when a dict of ``count`` arguments may be
-            passed to ``fn`` as keyword arguments unchanged; ``None``: never.
+        count: how many parameters input can fill (at most as many arguments).
+        accepts: ``accepts(arguments)`` is True when a dict of arguments may be passed
+            to ``fn`` as keyword arguments unchanged; ``None``: never.
         context: the name of the ``ToolContext`` parameter, if any.
         output: the type of return value that is valid unchanged; ``None`` when the
             output is not validated, :class:`Never` when no value is (ask the signature).
@@ -127,48 +127,58 @@ def make_plan(
     )
 
 
-def _fast_fields(
-    signature: Signature | None, binding: Binding
-) -> tuple[tuple[str, type | None, bool], ...] | None:
-    """``(name, exact type or None for :any, null means "use the default")`` per parameter,
-    when every parameter can be checked that way and maps one-to-one to the function's."""
+_FastField = tuple[str, "type | None", bool, bool]
+"""``(name, exact type or None for :any, required, a null means "use the default")``."""
+
+
+def _fast_fields(signature: Signature | None, binding: Binding) -> tuple[_FastField, ...] | None:
+    """How to check each parameter, when every one can be checked by its exact type and
+    the signature's parameters are exactly the function's."""
     if signature is None:
         return None
     direct = binding.direct_names()
     if direct is None:
         return None
-    drops = dict(direct)
-    if len(drops) != len(direct) or len(direct) != len(signature.params):
+    slots = {name: (required, drop_none) for name, required, drop_none in direct}
+    if len(slots) != len(direct) or len(direct) != len(signature.params):
         return None
-    fields: list[tuple[str, type | None, bool]] = []
+    fields: list[_FastField] = []
     for param in signature.params:
         node = param.type
-        if param.name not in drops or not isinstance(node, Prim):
+        if param.name not in slots or not isinstance(node, Prim):
             return None
+        required, drop_none = slots[param.name]
+        # A parameter the signature lets the model omit is left out of the call so the
+        # Python default applies; if the function has no default, dispatch reports it.
+        required = required or not node.optional
         if node.name == "any":
-            fields.append((param.name, None, drops[param.name]))
+            fields.append((param.name, None, required, drop_none))
         elif node.name in _INPUT_EXACT:
-            fields.append((param.name, _INPUT_EXACT[node.name], False))
+            fields.append((param.name, _INPUT_EXACT[node.name], required, False))
         else:  # pragma: no cover - the primitive family is closed
             return None
     return tuple(fields)
 
 
-def _accepts(fields: tuple[tuple[str, type | None, bool], ...]) -> Accepts:
-    """Build ``accepts`` for ``fields``; the caller has checked the argument count.
+def _accepts(fields: tuple[_FastField, ...]) -> Accepts:
+    """Build ``accepts`` for ``fields``.
 
-    With as many keys as parameters and every parameter found, the keys are exactly the
-    parameter names. Closures for one to three typed parameters avoid a loop.
+    A dict is accepted when each key names a parameter, each required parameter is there,
+    and each value has the parameter's exact type (for ``:any``, a null is refused where it
+    would mean "use the default"). Closures for one to three required typed parameters
+    avoid a loop: with as many keys as parameters and every parameter found, the keys are
+    exactly the parameter names.
     """
-    if all(exact is not None for _, exact, _ in fields):
-        spec = tuple((name, exact) for name, exact, _ in fields)
+    count = len(fields)
+    if all(exact is not None and required for _, exact, required, _ in fields):
+        spec = tuple((name, exact) for name, exact, _, _ in fields)
         if not spec:
             return _no_arguments
         if len(spec) == 1:
             ((n0, t0),) = spec
 
             def accepts_1(a: dict[str, Any]) -> bool:
-                return type(a.get(n0, _MISSING)) is t0
+                return len(a) == 1 and type(a.get(n0, _MISSING)) is t0
 
             return accepts_1
         if len(spec) == 2:
@@ -176,7 +186,9 @@ def _accepts(fields: tuple[tuple[str, type | None, bool], ...]) -> Accepts:
 
             def accepts_2(a: dict[str, Any]) -> bool:
                 get = a.get
-                return type(get(n0, _MISSING)) is t0 and type(get(n1, _MISSING)) is t1
+                return (
+                    len(a) == 2 and type(get(n0, _MISSING)) is t0 and type(get(n1, _MISSING)) is t1
+                )
 
             return accepts_2
         if len(spec) == 3:
@@ -185,7 +197,8 @@ def _accepts(fields: tuple[tuple[str, type | None, bool], ...]) -> Accepts:
             def accepts_3(a: dict[str, Any]) -> bool:
                 get = a.get
                 return (
-                    type(get(n0, _MISSING)) is t0
+                    len(a) == 3
+                    and type(get(n0, _MISSING)) is t0
                     and type(get(n1, _MISSING)) is t1
                     and type(get(n2, _MISSING)) is t2
                 )
@@ -193,18 +206,26 @@ def _accepts(fields: tuple[tuple[str, type | None, bool], ...]) -> Accepts:
             return accepts_3
 
     def accepts_n(a: dict[str, Any]) -> bool:
+        if len(a) > count:
+            return False
         get = a.get
-        for name, exact, drop_none in fields:
+        found = 0
+        for name, exact, required, drop_none in fields:
             value = get(name, _MISSING)
+            if value is _MISSING:
+                if required:
+                    return False
+                continue
+            found += 1
             if exact is None:
-                if value is _MISSING or (value is None and drop_none):
+                if value is None and drop_none:
                     return False
             elif type(value) is not exact:
                 return False
-        return True
+        return found == len(a)
 
     return accepts_n
 
 
 def _no_arguments(a: dict[str, Any]) -> bool:
-    return True
+    return not a
