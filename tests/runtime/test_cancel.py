@@ -207,3 +207,23 @@ async def test_a_run_cut_by_an_enclosing_deadline_ends_with_timeout() -> None:
         end = sub.receive_nowait()  # published before rt.run re-raised
     assert end.data.result.error.type == "timeout"
     assert end.data.reason == "timeout"
+
+
+async def test_the_effective_deadline_lookup_agrees_with_anyio() -> None:
+    import math
+
+    from ptcflow.runtime._executor import Primitives
+
+    prim = Primitives()
+    seen = [(prim.effective_deadline(), anyio.current_effective_deadline())]
+    with anyio.move_on_after(5):  # noqa: ASYNC100 - only the deadlines are looked at
+        seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
+        with anyio.CancelScope(shield=True):  # noqa: ASYNC100
+            seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
+            with anyio.move_on_after(3):  # noqa: ASYNC100
+                seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
+        with anyio.CancelScope() as cancelled:  # noqa: ASYNC100
+            cancelled.cancel()
+            seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
+    assert all(ours == theirs for ours, theirs in seen), seen
+    assert seen[2][0] == math.inf and seen[4][0] == -math.inf

@@ -102,9 +102,20 @@ def _asyncio_effective_deadline(full: Callable[[], float]) -> Callable[[], float
     def effective_deadline() -> float:
         task = current()
         state = None if task is None else get_state(task)
-        if state is None or state.cancel_scope is None:
-            return math.inf
-        return full()
+        scope = None if state is None else state.cancel_scope
+        deadline = math.inf
+        try:
+            while scope is not None:  # anyio's own walk, without its second lookup
+                if scope._cancel_called:
+                    return -math.inf
+                if scope._deadline < deadline:
+                    deadline = scope._deadline
+                if scope._shield:
+                    break
+                scope = scope._parent_scope
+        except AttributeError:  # pragma: no cover - another anyio layout
+            return full()
+        return deadline
 
     return effective_deadline
 
