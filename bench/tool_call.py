@@ -13,7 +13,8 @@ the runtime's per-call function (tool lookup included, the argument dict built p
 Each repeat times ``--number`` calls of each way in CPU time (``time.process_time``),
 alternating which goes first; the figures are medians over ``--repeats``. Also timed, to show
 they cost no more than before: a call that needs a coercion (``{"x": "2", "y": 3}``, the
-general path) and a tool taking a ``ToolContext``.
+general path); and two more fast-path shapes: a call leaving optional parameters out
+(``search(query="q")``, returning a list) and a tool taking a ``ToolContext``.
 
 Run:  .venv/bin/python bench/tool_call.py [--repeats 15] [--number 20000] [--backend trio]
 """
@@ -37,6 +38,11 @@ GOAL = 0.40  # call_tool's CPU time as a share of the dispatch path's, at most
 async def add(x: int, y: int) -> int:
     """Add two integers."""
     return x + y
+
+
+async def search(query: str, limit: int = 10, exact: bool = False) -> list[str]:
+    """Search (a stand-in returning a list)."""
+    return [query] * min(limit, 2)
 
 
 async def whoami(ctx: ToolContext, prefix: str) -> str:
@@ -84,12 +90,13 @@ async def time_one(call: Call, name: str, make_args: Callable[[], dict[str, Any]
 SCENARIOS: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "add(x=2, y=3)": ("add", lambda: {"x": 2, "y": 3}),
     'add(x="2", y=3), coerced': ("add", lambda: {"x": "2", "y": 3}),
+    'search(query="q"), defaults': ("search", lambda: {"query": "q"}),
     "whoami(prefix=...), ToolContext": ("whoami", lambda: {"prefix": "p"}),
 }
 
 
 async def main(repeats: int, number: int) -> dict[str, dict[str, float]]:
-    tools = for_agent([add, whoami])
+    tools = for_agent([add, search, whoami])
     calls = make_calls(tools, anyio.CapacityLimiter(40))
     for call in calls.values():  # the same answers, and warm caches
         assert await call("add", {"x": 2, "y": 3}, "c") == Ok(payload=5)
