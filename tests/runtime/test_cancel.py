@@ -227,3 +227,57 @@ async def test_the_effective_deadline_lookup_agrees_with_anyio() -> None:
             seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
     assert all(ours == theirs for ours, theirs in seen), seen
     assert seen[2][0] == math.inf and seen[4][0] == -math.inf
+
+
+async def test_cancelling_a_run_reaches_into_a_task_group_the_tool_opened() -> None:
+    entered = anyio.Event()
+    children_done: list[str] = []
+
+    async def fan_out() -> str:
+        async def child(name: str) -> None:
+            try:
+                entered.set()
+                await anyio.sleep(30)
+            finally:
+                children_done.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(child, "a")
+            tg.start_soon(child, "b")
+        return "never"
+
+    async with Runtime(tools={"fan_out": fan_out}) as rt:
+        handle = rt.start(Probe([ToolExec(id="t", tool_name="fan_out")]), "x", record=True)
+        with anyio.fail_after(5):
+            await entered.wait()
+            handle.cancel()
+            step = await handle.wait()
+    (result,) = terminals(step.signals, "t")
+    assert result.data.result.error.type == "cancelled"
+    assert sorted(children_done) == ["a", "b"]
+
+
+async def test_a_driver_awaiting_rt_run_directly_is_cancelled_with_its_task_group() -> None:
+    """rt.run in a task of the caller's task group: the group's cancellation reaches it
+    through the native scope, the run ends cancelled, and nothing is left running."""
+    entered = anyio.Event()
+    steps: list[Any] = []
+
+    async def slow() -> str:
+        entered.set()
+        await anyio.sleep(30)
+        return "never"
+
+    async with Runtime(tools={"slow": slow}) as rt:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+
+                async def one() -> None:
+                    steps.append(await rt.run(Probe([ToolExec(id="s", tool_name="slow")]), "x"))
+
+                tg.start_soon(one)
+                await entered.wait()
+                tg.cancel_scope.cancel()
+        assert steps == []  # the cancellation was re-raised, not turned into a Step
+        assert rt.statistics().runs_active == 0
+        assert rt.statistics().in_flight == 0
