@@ -1,8 +1,9 @@
 """The tools of a run, as the executor sees them: specs for the strategy, a way to call one.
 
 A thin layer over :mod:`ptcflow.tools`: :func:`~ptcflow.tools.for_agent` normalizes what
-the user passed once, and :func:`~ptcflow.tools.dispatch` runs each call (validation,
-coercion, sync functions in worker threads under the Runtime's limiter).
+the user passed once, and :func:`~ptcflow.tools.call_tool` runs each call of a known tool
+(validation, coercion, sync functions in worker threads under the Runtime's limiter);
+:func:`~ptcflow.tools.dispatch` answers a call of an unknown one.
 """
 
 from __future__ import annotations
