@@ -5,7 +5,7 @@ two-turn run (see runtime_overhead.py), in CPU µs per run (median of 5 interlea
 
 - whole run: ``Runtime.run`` of ReAct on ScriptedLLM with the async ``add`` tool;
 - strategy: ReAct's ``init`` + ``handle`` for every signal of a recorded run (``replay``);
-- model: ``ScriptedLLM.generate`` for the run's two requests (with its checkpoint);
+- model: ``ScriptedLLM.generate`` for the run's two requests (no latency: no loop cycle);
 - tool: ``ptcflow.tools.dispatch`` of the ``add`` call;
 - signals: ``stamp()`` + ``Signal(...)`` for the run's signals, as ``RunScope.emit`` does;
 - runtime machinery: the rest (executor, run scope, anyio tasks/scopes/events, terminals).
