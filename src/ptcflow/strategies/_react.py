@@ -50,10 +50,16 @@ from ptcflow.signals import (
     ToolResultData,
     Usage,
     UsageData,
+    tool_result_content,
 )
 from ptcflow.strategies._protocol import Outcome, RunInfo
 from ptcflow.strategies._react_state import PendingCall, ReActState
-from ptcflow.strategies._react_tools import tool_directives, tool_messages, unique_calls
+from ptcflow.strategies._react_tools import (
+    cancelled_error,
+    collect_result,
+    tool_directives,
+    unique_calls,
+)
 
 __all__ = ("ReAct",)
 
@@ -342,26 +348,22 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         data = signal.data
         if state.status != "awaiting_tool" or not isinstance(data, ToolResultData):
             return state, _NONE
-        call_id = signal.call_id
         pending = state.pending
-        index = 0
-        for call in pending:
-            if call.id == call_id:
-                break
-            index += 1
-        else:
-            return state, _NONE  # stale or unknown call id
-        if call.result is not None:
-            return state, _NONE  # a duplicate result: the first one stands
         result = data.result
-        if len(pending) > 1:
-            for other_index, other in enumerate(pending):
-                if other.result is None and other_index != index:  # still waiting for more
-                    updated = PendingCall(id=call.id, name=call.name, result=result)
-                    pending = (*pending[:index], updated, *pending[index + 1 :])
-                    return _replace(state, pending=pending), _NONE
-        # The batch is complete: apply it (the next state holds no pending calls).
-        messages, cancelled = tool_messages(state.messages, pending, index, result)
+        if len(pending) == 1:  # the common case: one call, whose result completes the batch
+            call = pending[0]
+            if call.id != signal.call_id or call.result is not None:
+                return state, _NONE  # a stale or unknown call id, or a duplicate result
+            content = tool_result_content(result)
+            message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+            messages = state.messages + (message,)  # noqa: RUF005
+            cancelled = cancelled_error(result)
+        else:
+            state, complete, cancelled = collect_result(state, signal.call_id, result)
+            if complete is None:
+                return state, _NONE  # still waiting (or the result was ignored)
+            messages = complete
+        # The batch is complete: the next state holds no pending calls.
         if cancelled is not None:
             failed = _replace(
                 state,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from difflib import get_close_matches
 from typing import Any
 
+import msgspec
+
 from ptcflow.directives import Directive, EmitToolError, ToolExec
 from ptcflow.signals import (
     CANCELLED,
@@ -18,7 +20,9 @@ from ptcflow.signals import (
 )
 from ptcflow.strategies._react_state import PendingCall, ReActState
 
-__all__ = ("tool_directives", "tool_messages", "unique_calls")
+__all__ = ("cancelled_error", "collect_result", "tool_directives", "unique_calls")
+
+_replace = msgspec.structs.replace
 
 
 def tool_directives(
@@ -32,7 +36,17 @@ def tool_directives(
         name = call.name
         for spec in tools:
             if spec.name == name:
-                return (_exec(state, call, timeout_ms, max_retries),)
+                return (
+                    ToolExec(
+                        id=call.id,
+                        request_id=state.request_id,
+                        iteration=state.iteration,
+                        tool_name=name,
+                        arguments=call.input,
+                        timeout_ms=timeout_ms,
+                        max_retries=max_retries,
+                    ),
+                )
         return (_unknown(state, call),)
     known = {spec.name for spec in tools}
     return tuple(
@@ -104,38 +118,44 @@ def unique_calls(
     return result, (*used, *(c.id for c in result))
 
 
-def tool_messages(
-    history: tuple[Message, ...],
-    pending: tuple[PendingCall, ...],
-    index: int,
-    result: Ok[Any] | Err,
-) -> tuple[tuple[Message, ...], ErrorEnvelope | None]:
-    """Append the results of a complete batch to ``history``, in call order.
+def collect_result(
+    state: ReActState, call_id: str | None, result: Ok[Any] | Err
+) -> tuple[ReActState, tuple[Message, ...] | None, ErrorEnvelope | None]:
+    """Fold the result of the tool call ``call_id`` into the current batch of calls.
 
-    ``result`` is the one that completed the batch, for ``pending[index]`` (which does not
-    hold it yet). Returns the new history and the first ``cancelled`` error, if any.
+    Returns ``(state, None, None)`` while results are missing (the very same ``state``
+    when this one was ignored: a stale or unknown call id, or a duplicate result, where
+    the first one stands); once the batch is complete, ``(state, messages, cancelled)``:
+    the history with one tool message per call appended in call order, and the first
+    ``cancelled`` error among the results, if any.
     """
-    if len(pending) == 1:  # the common case: one call
-        call = pending[0]
-        message = Message(
-            role="tool", content=tool_result_content(result), tool_call_id=call.id, name=call.name
-        )
-        return history + (message,), _cancelled(result)  # noqa: RUF005
+    pending = state.pending
+    index = next((i for i, call in enumerate(pending) if call.id == call_id), -1)
+    if index < 0:
+        return state, None, None  # a stale or unknown call id
+    call = pending[index]
+    if call.result is not None:
+        return state, None, None  # a duplicate result: the first one stands
+    for other_index, other in enumerate(pending):
+        if other.result is None and other_index != index:  # still waiting for more
+            updated = PendingCall(id=call.id, name=call.name, result=result)
+            pending = (*pending[:index], updated, *pending[index + 1 :])
+            return _replace(state, pending=pending), None, None
     answers: list[Message] = []
     cancelled: ErrorEnvelope | None = None
     for position, call in enumerate(pending):
         got = result if position == index else call.result
-        if got is None:  # pragma: no cover - callers apply complete batches only
+        if got is None:  # pragma: no cover - the loop above returned
             continue
         if cancelled is None:
-            cancelled = _cancelled(got)
+            cancelled = cancelled_error(got)
         content = tool_result_content(got)
         answers.append(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
-    return (*history, *answers), cancelled
+    return state, (*state.messages, *answers), cancelled
 
 
-def _cancelled(result: Ok[Any] | Err) -> ErrorEnvelope | None:
-    """The error of a ``cancelled`` result, else ``None`` (``type() is Ok`` first: cheap)."""
+def cancelled_error(result: Ok[Any] | Err) -> ErrorEnvelope | None:
+    """The error of a ``cancelled`` result, else ``None``."""
     if type(result) is not Ok and isinstance(result, Err) and result.error.type == CANCELLED:
-        return result.error
+        return result.error  # (``type() is Ok`` first: a failed isinstance is costly)
     return None
