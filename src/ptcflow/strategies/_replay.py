@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from ptcflow.errors import UsageError
@@ -13,6 +14,7 @@ from ptcflow.strategies._protocol import RunInfo
 __all__ = ("replay",)
 
 S = TypeVar("S")
+_SEQ = attrgetter("seq")
 
 
 def replay(
@@ -50,8 +52,10 @@ def replay(
         'awaiting_llm'
     """
     ordered = list(signals)
-    start = next((s for s in ordered if s.type == REQUEST_STARTED), None)
-    if start is None:
+    for start in ordered:
+        if start.type == REQUEST_STARTED:
+            break
+    else:
         raise UsageError(
             "replay() needs the run's ai.request.started signal to initialise the strategy; "
             "pass the whole journal of the run (read it with the journal reader)"
@@ -69,10 +73,10 @@ def replay(
         tools=tools,
     )
     state, _ = strategy.init(run)
-    later = sorted(
-        (s for s in ordered if s is not start and s.run_id == start.run_id),
-        key=lambda s: s.seq,
-    )
+    run_id = start.run_id
+    later = [s for s in ordered if s.run_id == run_id and s is not start]
+    later.sort(key=_SEQ)  # stable: signals with equal seq keep their journal order
+    handle = strategy.handle
     for signal in later:
-        state, _ = strategy.handle(state, signal)
+        state, _ = handle(state, signal)
     return state
