@@ -9,7 +9,8 @@ ends the run. Nothing here awaits, reads a clock or draws random numbers.
 The runtime calls ``handle`` for every signal of a run and ``outcome`` after each, so both
 are kept lean: ``handle`` dispatches on ``signal.type`` through a dict, a transition makes
 one ``replace`` of the state, a signal that does not apply returns the very same state
-object, and ``outcome`` of a running state is one set lookup.
+object, and ``outcome`` of a running state is one set lookup. Histories grow with
+``history + (new,)``, which builds no intermediate list (hence the ``noqa: RUF005``).
 """
 
 from __future__ import annotations
@@ -222,7 +223,6 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         self,
         state: ReActState,
         messages: tuple[Message, ...],
-        request_id: str | None,
         iteration: int,
     ) -> tuple[ReActState, Sequence[Directive]]:
         """Ask the model with ``messages`` (the run's next LLM call, in ``iteration``)."""
@@ -230,7 +230,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         call_id = state.run_id + (_LLM_IDS[n] if n < len(_LLM_IDS) else f"/llm/{n}")
         directive = (LLMStream if self.stream else LLMGenerate)(
             id=call_id,
-            request_id=request_id,
+            request_id=state.request_id,
             iteration=iteration,
             messages=messages,
             tools=state.tools,
@@ -242,7 +242,6 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         state = _replace(
             state,
             status="awaiting_llm",
-            request_id=request_id,
             messages=messages,
             iteration=iteration,
             llm_count=n,
@@ -379,7 +378,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 state, status="completed", messages=messages, pending=(), reason="max_iterations"
             )
             return done, _NONE
-        return self._ask(state, messages, state.request_id, state.iteration + 1)
+        return self._ask(state, messages, state.iteration + 1)
 
     def _on_request(
         self, state: ReActState, signal: Signal
@@ -407,8 +406,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         if prompt is None:
             return self._invalid_input(state, raw_input, request_id), _NONE
         messages = state.messages + (Message(role="user", content=prompt),)  # noqa: RUF005
-        state = _replace(state, text="", error=None, reason="")  # a new request: a clean slate
-        return self._ask(state, messages, request_id, 1)
+        # A new request: a clean slate, then the first model call of its first iteration.
+        state = _replace(state, request_id=request_id, text="", error=None, reason="")
+        return self._ask(state, messages, 1)
 
     def _on_request_failed(
         self, state: ReActState, signal: Signal
