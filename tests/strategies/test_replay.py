@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from ptcflow.errors import UsageError
@@ -82,3 +83,19 @@ async def test_replay_of_a_journal_file_equals_the_live_final_state(tmp_path: Pa
     replayed = replay(ReAct(system_prompt="sys", stream=True), journal, tools=keep.run.tools)
     assert replayed == keep.state
     assert replayed.status == "completed" and replayed.text == "the answer is 5"
+    # the start signal records the run's tools: the journal alone is enough
+    assert keep.run.tools
+    assert replay(ReAct(system_prompt="sys", stream=True), journal) == keep.state
+
+
+def test_replay_accepts_any_iterable_and_keeps_journal_order_for_equal_seq() -> None:
+    react, journal, final = live_run()
+    assert replay(react, iter(journal), tools=TOOLS) == final
+    # two signals with the same seq (a hand-made journal): folded in the order given
+    sig = SignalFactory("r1", request_id="q")
+    start = sig.request_started("hi")
+    _, [d] = react.init(RunInfo(run_id="r1", input="hi", request_id="q"))
+    a, b = sig.delta(d, "a"), sig.delta(d, "b")
+    same_seq = [start, a, msgspec.structs.replace(b, seq=a.seq)]
+    assert replay(ReAct(stream=True), same_seq).streamed == "ab"
+    assert replay(ReAct(stream=True), [start, same_seq[2], a]).streamed == "ba"
