@@ -281,3 +281,16 @@ async def test_a_driver_awaiting_rt_run_directly_is_cancelled_with_its_task_grou
         assert steps == []  # the cancellation was re-raised, not turned into a Step
         assert rt.statistics().runs_active == 0
         assert rt.statistics().in_flight == 0
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_native_scopes_task_lookup_finds_the_current_task() -> None:
+    from ptcflow.runtime._cancel import _task_getter
+
+    current = _task_getter()
+    assert current() is asyncio.current_task()
+
+    async def other() -> bool:
+        return current() is asyncio.current_task()
+
+    assert await asyncio.ensure_future(other())

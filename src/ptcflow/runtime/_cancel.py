@@ -21,6 +21,7 @@ nothing there).
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import sys
 from collections.abc import Callable
@@ -60,6 +61,7 @@ class NativeScope:
         "_active",
         "_at_enter",
         "_cancel_called",
+        "_current",
         "_handle",
         "_outer",
         "_pending",
@@ -67,7 +69,8 @@ class NativeScope:
         "cancelled_caught",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, current_task: Callable[[], Any] = asyncio.current_task) -> None:
+        self._current = current_task
         self._task: asyncio.Task[Any] | None = None
         self._active = False
         self._cancel_called = False
@@ -78,7 +81,7 @@ class NativeScope:
         self.cancelled_caught = False
 
     def __enter__(self) -> NativeScope:
-        task = asyncio.current_task()
+        task = self._current()
         if task is None:  # pragma: no cover - the driver always runs in a task
             raise RuntimeError("NativeScope needs a running asyncio task")
         self._task = task
@@ -154,6 +157,14 @@ class NativeScope:
         return False
 
 
+def _task_getter() -> Callable[[], Any]:
+    """``asyncio.current_task`` for the running loop, without its loop lookup per call."""
+    current_tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    if not isinstance(current_tasks, dict):  # pragma: no cover - another asyncio
+        return asyncio.current_task
+    return functools.partial(current_tasks.get, asyncio.get_running_loop())
+
+
 def driver_scope_factory(cancel_scope: Callable[..., Any]) -> Callable[[float], Any]:
     """Return ``make(deadline) -> scope`` for run drivers on the running backend.
 
@@ -164,10 +175,11 @@ def driver_scope_factory(cancel_scope: Callable[..., Any]) -> Callable[[float], 
     except RuntimeError:
         pass
     else:
+        current = _task_getter()
 
         def asyncio_scope(deadline: float) -> Any:
             if deadline == math.inf:
-                return NativeScope()
+                return NativeScope(current)
             return cancel_scope(deadline=deadline)
 
         return asyncio_scope

@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Signal
+from ptcflow.signals import Err, Signal, Usage
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from ptcflow.runtime._scope import RunScope
 
-__all__ = ("DirectiveContext",)
+__all__ = ("ZERO_USAGE", "DirectiveContext")
+
+ZERO_USAGE = Usage()
+"""A run's usage before its first LLM call (the first call's usage replaces it as is)."""
 
 
 class DirectiveContext:

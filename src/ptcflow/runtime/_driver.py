@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ptcflow.runtime._step import Step
+from ptcflow.runtime._telemetry import attach
 from ptcflow.signals import CANCELLED, Err, ErrorEnvelope
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ async def drive(run: RunScope) -> Step:
     terminal signal) and re-raises the cancellation.
     """
     ex = run.executor
+    lean = ex._lean
+    tel = ex.telemetry
+    clock = ex.clock
     try:
         with ex.prim.driver_scope(run.own_deadline) as scope:
             run.driver_scope = scope
@@ -40,17 +44,30 @@ async def drive(run: RunScope) -> Step:
                 ctx = run.ready
                 if ctx is not None:
                     run.ready = None
-                    if not ex.lane_open(ctx):
+                    kind = ctx.kind
+                    if not (
+                        lean
+                        and ctx.deadline >= run.deadline
+                        and ctx.attempt_ms is None
+                        and ctx.cancel_reason is None
+                    ):
                         await ex.perform(ctx, driver=True)
                         continue
-                    # The fast lane, inline (no coroutine per directive): under the
-                    # driver's own scope, the first attempt through the kind's
-                    # call/settle/fail split when it has one; a failure goes on to the
-                    # executor's retry loop, so the results are those of perform().
-                    kind = ctx.kind
+                    # The fast lane, inline (no coroutine per directive): the driver's own
+                    # scope (mission deadline, cancellation) covers the directive -- it
+                    # has no deadline of its own, no attempt timeout, no global limiter.
+                    # The first attempt goes through the kind's call/settle/fail split
+                    # when it has one; a failure goes on to the executor's retry loop, so
+                    # the results are those of Executor.perform.
                     result: Any = None
                     try:
-                        result = ex.enter_lane(ctx, kind, scope)
+                        ctx._scope = scope
+                        ctx.started_at = clock()
+                        if tel is not None:
+                            kind.open_span(ctx, tel)
+                            ctx.otel_token = attach(ctx.otel_context)
+                        if kind.prepare is not None:
+                            result = kind.prepare(ctx)
                         if result is None:
                             ctx.attempt = 1
                             call = kind.call
@@ -75,7 +92,13 @@ async def drive(run: RunScope) -> Step:
                     except Exception as exc:
                         result = Err(error=ex._crash(ctx, kind, exc))
                     finally:
-                        ex.performed(ctx, kind, result, True)
+                        if result is None or ctx.cancel_reason or ctx.otel_token is not None:
+                            ex.performed(ctx, kind, result, True)
+                        else:  # performed(), its common case inline
+                            ctx._scope = None
+                            if not run.cancelling:
+                                run.driver_idle = True
+                            ex.finish(ctx, kind, result)
                     continue
                 if not run.inflight and not run.closing:
                     run.stall()  # nothing can ever wake this run

@@ -306,29 +306,6 @@ class Executor:
 
     # -- performing ----------------------------------------------------------------------
 
-    def lane_open(self, ctx: DirectiveContext) -> bool:
-        """True when the run's driver may perform ``ctx`` in its fast lane (see
-        :func:`~ptcflow.runtime._driver.drive`): the driver's own scope (mission deadline,
-        cancellation) covers it -- it has no deadline of its own, no attempt timeout, no
-        global limiter -- and it is not cancelled yet."""
-        return (
-            self._lean
-            and ctx.deadline >= ctx.run.deadline
-            and ctx.attempt_ms is None
-            and ctx.cancel_reason is None
-        )
-
-    def enter_lane(self, ctx: DirectiveContext, kind: Kind, scope: Any) -> Any:
-        """Start ``ctx`` in the driver's fast lane: its scope, clock, span; then the kind's
-        ``prepare`` (its result, or ``None`` to go on with the attempt)."""
-        ctx._scope = scope
-        ctx.started_at = self.clock()
-        tel = self.telemetry
-        if tel is not None:
-            kind.open_span(ctx, tel)
-            ctx.otel_token = attach(ctx.otel_context)
-        return kind.prepare(ctx) if kind.prepare is not None else None
-
     async def perform(self, ctx: DirectiveContext, *, driver: bool = False) -> None:
         """Perform one accepted directive to its terminal signal (in the current task),
         in a cancel scope of its own (the driver's fast lane is in ``drive``).
@@ -524,18 +501,22 @@ class Executor:
                 run.flight_done()  # only then has it something to do
 
 
-def _valid_base(d: Any) -> bool:
-    return bool(
+_VALID: dict[type[Any], Callable[[Any], bool]] = {
+    LLMGenerate: lambda d: bool(
         d.id
+        and d.messages
         and (d.timeout_ms is None or d.timeout_ms > 0)
         and d.max_retries >= 0
         and d.retry_backoff_ms >= 0
-    )
-
-
-_VALID: dict[type[Any], Callable[[Any], bool]] = {
-    LLMGenerate: lambda d: bool(_valid_base(d) and d.messages and not (d.model and d.model_alias)),
-    ToolExec: lambda d: bool(_valid_base(d) and d.tool_name),
+        and not (d.model and d.model_alias)
+    ),
+    ToolExec: lambda d: bool(
+        d.id
+        and d.tool_name
+        and (d.timeout_ms is None or d.timeout_ms > 0)
+        and d.max_retries >= 0
+        and d.retry_backoff_ms >= 0
+    ),
 }
 """Quick checks of the built-in directives' fields, by exact class (a subclass may add
 ``problems()`` of its own): True means ``problems()`` would find nothing."""

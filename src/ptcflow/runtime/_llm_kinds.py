@@ -8,7 +8,7 @@ import msgspec
 
 from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
 from ptcflow.errors import ConfigError
-from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._context import ZERO_USAGE, DirectiveContext
 from ptcflow.runtime._kind import Kind, validation
 from ptcflow.runtime._provider import (
     EmbedRequest,
@@ -239,7 +239,8 @@ def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
     run.turns += 1
     if not isinstance(result, Err):
         resp: LLMResponse = result.payload
-        run.usage = run.usage + resp.usage
+        u = run.usage
+        run.usage = resp.usage if u is ZERO_USAGE else u + resp.usage
         run.emit(USAGE, UsageData(usage=resp.usage, model=resp.model), ctx)
     run.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=ctx.attempt or 1), ctx)
 
@@ -323,7 +324,8 @@ async def _embed(ctx: DirectiveContext) -> Any:
 
 def _embed_terminal(ctx: DirectiveContext, result: Any) -> None:
     if result.ok:
-        ctx.run.usage = ctx.run.usage + result.payload.usage
+        u = ctx.run.usage
+        ctx.run.usage = result.payload.usage if u is ZERO_USAGE else u + result.payload.usage
     ctx.emit(EMBED_RESULT, EmbedResultData(result=result, attempts=max(ctx.attempt, 1)))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ptcflow.directives import Directive
+from ptcflow.runtime._context import ZERO_USAGE
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._toolbox import Toolbox
@@ -49,7 +50,7 @@ __all__ = ("RunScope",)
 
 _SOURCE = "ptcflow"
 _hex = hex
-_NO_USAGE = Usage()
+_NO_USAGE = ZERO_USAGE
 
 
 class RunScope:
@@ -159,7 +160,7 @@ class RunScope:
         """True once the outcome is known: signals are no longer folded in."""
         self._ending: tuple[Any, Usage, str, bool] | None = None
         self.step: Step | None = None
-        self.usage = Usage()
+        self.usage = ZERO_USAGE
         self.turns = 0
         self.tool_calls = 0
         self.clock = executor.clock
