@@ -6,7 +6,7 @@ two-turn run (see runtime_overhead.py), in CPU µs per run (median of 5 interlea
 - whole run: ``Runtime.run`` of ReAct on ScriptedLLM with the async ``add`` tool;
 - strategy: ReAct's ``init`` + ``handle`` for every signal of a recorded run (``replay``);
 - model: ``ScriptedLLM.generate`` for the run's two requests (no latency: no loop cycle);
-- tool: ``ptcflow.tools.dispatch`` of the ``add`` call;
+- tool: ``ptcflow.tools.call_tool`` of the ``add`` call (what the runtime calls);
 - signals: ``stamp()`` + ``Signal(...)`` for the run's signals, as ``RunScope.emit`` does;
 - runtime machinery: the rest (executor, run scope, anyio tasks/scopes/events, terminals).
 """
@@ -25,10 +25,10 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _subject
-from ptcflow.signals import Signal, ToolCall, ToolSpec
+from ptcflow.signals import Signal, ToolSpec
 from ptcflow.signals._signal import stamp
 from ptcflow.strategies import ReAct, replay
-from ptcflow.tools import dispatch, tool
+from ptcflow.tools import call_tool, tool
 
 
 async def cpu_us(runs: int, body: Callable[[], Awaitable[Any]]) -> float:
@@ -52,7 +52,7 @@ async def main(runs: int) -> dict[str, float]:
             ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
             for t in tools
         )
-        call = ToolCall(id="call_1", name="add", input={"x": 2, "y": 3})
+        arguments = {"x": 2, "y": 3}
 
         async def whole() -> None:
             await rt.run(strategy, _subject.QUESTION)
@@ -65,7 +65,7 @@ async def main(runs: int) -> dict[str, float]:
                 await llm.generate(r)
 
         async def tool_only() -> None:
-            await dispatch(tools, call)
+            await call_tool(tools[0], "call_1", arguments)
 
         async def signals_only() -> None:
             for s in signals:  # what RunScope.emit does: one stamp(), one Signal(...)
@@ -90,7 +90,7 @@ async def main(runs: int) -> dict[str, float]:
             "whole run": whole,
             "strategy (ReAct init+handle)": strategy_only,
             "model (ScriptedLLM.generate x2)": model_only,
-            "tool (tools.dispatch add)": tool_only,
+            "tool (tools.call_tool add)": tool_only,
             f"signals (stamp + Signal x{len(signals)})": signals_only,
         }
         for _ in range(5):
