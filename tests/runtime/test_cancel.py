@@ -285,9 +285,9 @@ async def test_a_driver_awaiting_rt_run_directly_is_cancelled_with_its_task_grou
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_native_scopes_task_lookup_finds_the_current_task() -> None:
-    from ptcflow.runtime._cancel import _task_getter
+    from ptcflow.runtime._cancel import task_getter
 
-    current = _task_getter()
+    current = task_getter()
     assert current() is asyncio.current_task()
 
     async def other() -> bool:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-__all__ = ("NativeScope", "driver_scope_factory")
+__all__ = ("NativeScope", "driver_scope_factory", "task_getter")
 
 _MESSAGE = "ptcflow: run cancelled"
 _SHIELD_POLL_S = 0.005
@@ -157,7 +157,7 @@ class NativeScope:
         return False
 
 
-def _task_getter() -> Callable[[], Any]:
+def task_getter() -> Callable[[], Any]:
     """``asyncio.current_task`` for the running loop, without its loop lookup per call."""
     current_tasks = getattr(asyncio.tasks, "_current_tasks", None)
     if not isinstance(current_tasks, dict):  # pragma: no cover - another asyncio
@@ -175,7 +175,7 @@ def driver_scope_factory(cancel_scope: Callable[..., Any]) -> Callable[[float], 
     except RuntimeError:
         pass
     else:
-        current = _task_getter()
+        current = task_getter()
 
         def asyncio_scope(deadline: float) -> Any:
             if deadline == math.inf:

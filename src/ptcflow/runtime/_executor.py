@@ -24,7 +24,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from ptcflow.directives import Directive, LLMGenerate, ToolExec
-from ptcflow.runtime._cancel import driver_scope_factory
+from ptcflow.runtime._cancel import driver_scope_factory, task_getter
 from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kinds import Kind, builtin_kinds, custom_kind, unknown_kind
@@ -97,7 +97,7 @@ def _asyncio_effective_deadline(full: Callable[[], float]) -> Callable[[], float
     except Exception:  # pragma: no cover - another anyio layout
         return full
     get_state = _task_states.get
-    current = asyncio.current_task
+    current = task_getter()
 
     def effective_deadline() -> float:
         task = current()
