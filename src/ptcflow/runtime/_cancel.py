@@ -24,31 +24,40 @@ import asyncio
 import functools
 import math
 import sys
+import weakref
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-__all__ = ("NativeScope", "driver_scope_factory", "task_getter")
+__all__ = ("NativeScope", "anyio_state_of", "driver_scope_factory", "task_getter")
+
+_ref = weakref.ref
 
 _MESSAGE = "ptcflow: run cancelled"
 _SHIELD_POLL_S = 0.005
 """How often a cancelled scope looks whether its task left a shielded scope."""
 
 
-def _anyio_scope_of(task: asyncio.Task[Any]) -> Any:
-    """The innermost anyio cancel scope of ``task`` (``None`` outside any)."""
-    state = _task_states_get(task)
-    return None if state is None else state.cancel_scope
-
-
-try:  # anyio's per-task state on asyncio (read-only; see NativeScope._shielded)
+try:  # anyio's per-task state on asyncio, read-only (see NativeScope._shielded)
     from anyio._backends._asyncio import _task_states
 
-    _task_states_get: Callable[[Any], Any] = _task_states.get
+    # WeakKeyDictionary.get(task) is data.get(ref(task)): called directly, no Python frame
+    _states: Callable[[Any], Any] = _task_states.data.get  # type: ignore[attr-defined]
 except Exception:  # pragma: no cover - another anyio layout
 
-    def _task_states_get(task: Any) -> Any:
+    def _states(key: Any) -> Any:
         return None
+
+
+def anyio_state_of(task: Any) -> Any:
+    """anyio's ``TaskState`` of an asyncio ``task`` (``None`` when it has none)."""
+    return _states(weakref.ref(task))
+
+
+def _anyio_scope_of(task: asyncio.Task[Any]) -> Any:
+    """The innermost anyio cancel scope of ``task`` (``None`` outside any)."""
+    state = _states(weakref.ref(task))
+    return None if state is None else state.cancel_scope
 
 
 class NativeScope:
@@ -86,7 +95,8 @@ class NativeScope:
             raise RuntimeError("NativeScope needs a running asyncio task")
         self._task = task
         self._at_enter = task.cancelling()
-        self._outer = _anyio_scope_of(task)
+        state = _states(_ref(task))  # _anyio_scope_of, inline
+        self._outer = None if state is None else state.cancel_scope
         self._active = True
         if self._cancel_called:
             self._deliver()

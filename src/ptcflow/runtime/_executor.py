@@ -24,7 +24,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from ptcflow.directives import Directive, LLMGenerate, ToolExec
-from ptcflow.runtime._cancel import driver_scope_factory, task_getter
+from ptcflow.runtime._cancel import anyio_state_of, driver_scope_factory, task_getter
 from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kinds import Kind, builtin_kinds, custom_kind, unknown_kind
@@ -92,11 +92,7 @@ class Primitives:
 def _asyncio_effective_deadline(full: Callable[[], float]) -> Callable[[], float]:
     """On asyncio, answer ``inf`` without anyio's lookup for a task that never entered an
     anyio cancel scope (anyio raises and catches a KeyError for each such task)."""
-    try:
-        from anyio._backends._asyncio import _task_states
-    except Exception:  # pragma: no cover - another anyio layout
-        return full
-    get_state = _task_states.get
+    get_state = anyio_state_of
     current = task_getter()
 
     def effective_deadline() -> float:
