@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -64,7 +63,7 @@ class DirectiveContext:
         "traceparent",
     )
 
-    def __init__(self, run: RunScope, directive: Directive) -> None:
+    def __init__(self, run: RunScope, directive: Directive, kind: Any = None) -> None:
         self.run = run
         self.directive = directive
         self.attempt = 0
@@ -74,14 +73,14 @@ class DirectiveContext:
         self.no_retry = False
         self.done = False
         self.cancel_reason: Err | None = None
-        self.deadline = math.inf
+        self.deadline = run.deadline
         self.span: Span | None = None
         self.otel_context: Any = None
         self.otel_token: Any = None
         self.traceparent: str | None = None
         self.snapshot: Any = None
         self.data: Any = None
-        self.kind: Any = None
+        self.kind: Any = kind
         self.started_at = 0.0
         self._scope: anyio.CancelScope | None = None
 

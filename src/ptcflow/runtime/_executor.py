@@ -174,6 +174,7 @@ class Executor:
         self.clock = backend_clock()
         self.prim = Primitives()
         self.retry = retry
+        self._attempt_ms = retry.attempt_timeout_ms
         self.limits = limits
         self.telemetry = telemetry if telemetry is not None and telemetry.active else None
         self.log_events = telemetry is not None and telemetry.log_events
@@ -194,13 +195,32 @@ class Executor:
         """False when no tool has a concurrency limit."""
         self._provider_limiters: dict[str, anyio.CapacityLimiter | None] = {}
         self._tool_limiters: dict[str, anyio.CapacityLimiter | None] = {}
-        self._c = self.counters = [0] * 10
-        """The counters, in ExecutorStatistics field order (run scopes count runs here)."""
+        # The counters (run scopes count runs here); ``started`` is derived.
+        self.n_in_flight = 0
+        self.n_max_in_flight = 0
+        self.n_succeeded = 0
+        self.n_failed = 0
+        self.n_cancelled = 0
+        self.n_timed_out = 0
+        self.n_retries = 0
+        self.n_runs = 0
+        self.n_runs_active = 0
+        self.n_dropped = 0
+        """Directives the cancel-loop guard dropped without a terminal (see submit)."""
 
     def statistics(self) -> ExecutorStatistics:
         """Return a frozen snapshot of the counters (see :class:`ExecutorStatistics`)."""
         return ExecutorStatistics(
-            **dict(zip(ExecutorStatistics.__struct_fields__, self._c, strict=True))
+            started=self.n_succeeded + self.n_failed + self.n_in_flight + self.n_dropped,
+            in_flight=self.n_in_flight,
+            max_in_flight=self.n_max_in_flight,
+            succeeded=self.n_succeeded,
+            failed=self.n_failed,
+            cancelled=self.n_cancelled,
+            timed_out=self.n_timed_out,
+            retries=self.n_retries,
+            runs_started=self.n_runs,
+            runs_active=self.n_runs_active,
         )
 
     # -- limiters ------------------------------------------------------------------------
@@ -227,12 +247,12 @@ class Executor:
 
     def run_started(self) -> None:
         """Count a run (called by the run scope)."""
-        self._c[8] += 1
-        self._c[9] += 1
+        self.n_runs += 1
+        self.n_runs_active += 1
 
     def run_ended(self) -> None:
         """Count a finished run (called by the run scope)."""
-        self._c[9] -= 1
+        self.n_runs_active -= 1
 
     def kind_of(self, directive: Directive) -> Kind:
         """Return the handler registration for ``directive`` (by class, then base classes)."""
@@ -256,11 +276,10 @@ class Executor:
         Invalid directives, unknown kinds and directives submitted while the run is
         being cancelled get their terminal signal at once; others start a task.
         """
-        c = self._c
-        c[0] += 1
-        ctx = DirectiveContext(run, directive)
-        kind = self._kinds.get(type(directive)) or self.kind_of(directive)
-        valid = _VALID.get(type(directive))
+        cls = type(directive)
+        kind = self._kinds.get(cls) or self.kind_of(directive)
+        ctx = DirectiveContext(run, directive, kind)
+        valid = _VALID.get(cls)
         problems = None if valid is not None and valid(directive) else directive.problems()
         if problems:
             text = "; ".join(problems)
@@ -274,21 +293,21 @@ class Executor:
         if run.cancelling is not None:
             run.cancel_loop += 1
             if run.cancel_loop > _CANCEL_LOOP_GUARD:
+                self.n_dropped += 1
                 return  # the strategy keeps asking for work while cancelled; stop looping
             self.finish(ctx, kind, run.cancelling)
             return
         if kind.inline is not None:
             self.finish(ctx, kind, kind.inline(ctx))
             return
-        ctx.attempt_ms = self.retry.attempt_timeout_ms
+        if self._attempt_ms is not None:
+            ctx.attempt_ms = self._attempt_ms
         if kind.prepare_sync is not None:
             kind.prepare_sync(ctx)
         run.inflight[ctx] = None
-        c[1] += 1
-        if c[1] > c[2]:
-            c[2] = c[1]
-        ctx.kind = kind
-        ctx.deadline = run.deadline
+        n = self.n_in_flight = self.n_in_flight + 1
+        if n > self.n_max_in_flight:
+            self.n_max_in_flight = n
         tm = directive.timeout_ms
         if tm is not None:
             ctx.deadline = min(ctx.deadline, self.clock() + tm / 1000.0)
@@ -400,7 +419,7 @@ class Executor:
             )
             if self.clock() + delay >= ctx.deadline:
                 return result  # waiting would pass the deadline: report the last failure
-            self._c[7] += 1
+            self.n_retries += 1
             if self.log_events:
                 self.log.debug(
                     "directive.retry",
@@ -472,19 +491,18 @@ class Executor:
         if ctx.done:
             return
         ctx.done = True
-        c = self._c
         run = ctx.run
         if run.inflight.pop(ctx, False) is None:
-            c[1] -= 1
+            self.n_in_flight -= 1
         if not isinstance(result, Err):
-            c[3] += 1
+            self.n_succeeded += 1
         else:
-            c[4] += 1
+            self.n_failed += 1
             t = result.error.type
             if t == CANCELLED:
-                c[5] += 1
+                self.n_cancelled += 1
             elif t == TIMEOUT:
-                c[6] += 1
+                self.n_timed_out += 1
         tel = self.telemetry
         if tel is not None and ctx.started_at:
             kind.close_span(ctx, tel, result, self.clock() - ctx.started_at)

@@ -143,8 +143,9 @@ class RunScope:
         """The deadline the driver's own scope enforces; the rest of ``deadline`` is
         enforced by enclosing scopes of the task that drives the run (see _driver.py)."""
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
-        self._publish = bus.publish if bus is not None else None
         self.recorded: list[Signal] | None = [] if record else None
+        self._publish = _sink(bus.publish if bus is not None else None, self.recorded)
+        """Where each signal goes besides the strategy (bus, record): one call, or None."""
         self.telemetry = telemetry
         self.otel_parent = otel_parent
         self.otel_context: Any = None
@@ -235,8 +236,6 @@ class RunScope:
             )
         if self._publish is not None:
             self._publish(sig)
-        if self.recorded is not None:
-            self.recorded.append(sig)
         folded = route and not self.closing  # (a variable: mypy must not narrow closing)
         if not folded:
             return sig
@@ -260,7 +259,11 @@ class RunScope:
                     # (a strategy that updates its state in place) are always asked.
                     outcome = (
                         None
-                        if self.cancelling or (self.state is state and _frozen(state))
+                        if self.cancelling
+                        or (
+                            self.state is state
+                            and (state.__class__ in _FROZEN_TYPES or _frozen(state))
+                        )
                         else strategy.outcome(self.state)
                     )
                 except Exception as exc:
@@ -345,9 +348,9 @@ class RunScope:
     def start(self) -> None:
         """Publish ``ai.request.started``, initialise the strategy, submit its directives."""
         self.started = self.clock()
-        c = self.executor.counters  # runs_started, runs_active (Executor.run_started)
-        c[8] += 1
-        c[9] += 1
+        ex = self.executor  # Executor.run_started, inline
+        ex.n_runs += 1
+        ex.n_runs_active += 1
         tel = self.telemetry
         if tel is not None and tel.tracing:
             self.span = tel.start_span(
@@ -524,7 +527,7 @@ class RunScope:
                 },
             )
         ex = self.executor
-        ex.counters[9] -= 1  # runs_active (Executor.run_ended)
+        ex.n_runs_active -= 1  # Executor.run_ended, inline
         if ex.log_events:
             ex.log.debug(
                 "run.finished",
@@ -621,6 +624,8 @@ class RunScope:
 
 
 _FROZEN: dict[type[Any], bool] = {}
+_FROZEN_TYPES: set[type[Any]] = set()
+"""The types :func:`_frozen` found immutable (a set lookup on the hot path)."""
 
 
 def _frozen(state: Any) -> bool:
@@ -638,7 +643,24 @@ def _frozen(state: Any) -> bool:
         )
         if len(_FROZEN) < 256:
             _FROZEN[cls] = known
+            if known:
+                _FROZEN_TYPES.add(cls)
     return known
+
+
+def _sink(publish: Any, recorded: list[Signal] | None) -> Any:
+    """One callable taking each signal to the bus and/or the record (``None``: nowhere)."""
+    if recorded is None:
+        return publish
+    if publish is None:
+        return recorded.append
+    keep = recorded.append
+
+    def both(signal: Signal) -> None:
+        publish(signal)
+        keep(signal)
+
+    return both
 
 
 def _cancelled(message: str) -> Err:
