@@ -72,6 +72,21 @@ async def test_run_returns_a_step_and_signals_are_ordered() -> None:
     assert step.duration_ms >= 0
 
 
+async def test_a_recorded_run_on_a_bus_records_and_publishes_the_same_signals() -> None:
+    async def add(x: int, y: int) -> int:
+        return x + y
+
+    bus = ListBus()
+    async with Runtime(tools={"add": add}, bus=bus) as rt:
+        step = await rt.run(
+            Probe([ToolExec(id="t", tool_name="add", arguments={"x": 1, "y": 2})]),
+            "go",
+            record=True,
+        )
+    assert step.signals == tuple(bus.of_run(step.run_id))
+    assert [s.seq for s in step.signals] == [1, 2, 3, 4]
+
+
 async def test_strategy_sees_every_signal_but_request_started() -> None:
     probe = Probe([ToolExec(id="t", tool_name="nope")])
     async with Runtime() as rt:
