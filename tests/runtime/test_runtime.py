@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -18,8 +19,10 @@ from ptcflow.signals import (
     TOOL_RESULT,
     TOOL_STARTED,
     LLMResponse,
+    Ok,
     Signal,
 )
+from ptcflow.strategies import Outcome, RunInfo
 from ptcflow.tools import ToolContext
 
 from .support import MSGS, FakeLLM, Probe, terminals
@@ -488,3 +491,32 @@ async def test_statistics_are_readable_before_and_after_the_block() -> None:
     async with rt:
         await rt.run(Probe([LLMGenerate(id="g", messages=MSGS)]), "x")
     assert rt.statistics().runs_started == 1 and rt.statistics().succeeded == 1
+
+
+class InPlace:
+    """A strategy that updates a mutable state in place and hands back the same object."""
+
+    name = "in-place"
+
+    def init(self, run: RunInfo) -> tuple[dict[str, Any], Sequence[Directive]]:
+        return {"done": False}, [ToolExec(id="t", tool_name="add", arguments={"x": 1, "y": 2})]
+
+    def handle(self, state: dict[str, Any], signal: Signal) -> tuple[dict[str, Any], Any]:
+        if signal.type == TOOL_RESULT:
+            state["done"] = True  # same object, changed in place
+        return state, ()
+
+    def outcome(self, state: dict[str, Any]) -> Outcome | None:
+        return Outcome(result=Ok(payload="ok")) if state["done"] else None
+
+    def snapshot(self, state: dict[str, Any]) -> Any:
+        return dict(state)
+
+
+async def test_a_strategy_that_mutates_its_state_in_place_is_still_asked_for_its_outcome() -> None:
+    async def add(x: int, y: int) -> int:
+        return x + y
+
+    async with Runtime(tools={"add": add}) as rt:
+        step = await rt.run(InPlace(), "go")
+    assert step.ok and step.value == "ok"
