@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ptcflow.runtime._scope_ends import force_end, stall
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import attach
 from ptcflow.signals import CANCELLED, Err, ErrorEnvelope
@@ -101,7 +102,7 @@ async def drive(run: RunScope) -> Step:
                             ex.finish(ctx, kind, result)
                     continue
                 if not run.inflight and not run.closing:
-                    run.stall()  # nothing can ever wake this run
+                    stall(run)  # nothing can ever wake this run
                     break
                 run.driver_idle = True
                 wake = run.wake = ex.prim.event()
@@ -140,7 +141,7 @@ async def wait_finished(run: RunScope) -> None:
         with anyio.move_on_after(CANCEL_GRACE_S):
             await wait_done(run)
         if run.inflight or not run.finished:
-            run.force_end()
+            force_end(run)
 
 
 async def wait_done(run: RunScope) -> Step:

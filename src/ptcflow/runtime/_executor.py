@@ -245,15 +245,6 @@ class Executor:
 
     # -- submission ----------------------------------------------------------------------
 
-    def run_started(self) -> None:
-        """Count a run (called by the run scope)."""
-        self.n_runs += 1
-        self.n_runs_active += 1
-
-    def run_ended(self) -> None:
-        """Count a finished run (called by the run scope)."""
-        self.n_runs_active -= 1
-
     def kind_of(self, directive: Directive) -> Kind:
         """Return the handler registration for ``directive`` (by class, then base classes)."""
         cls = type(directive)

@@ -19,10 +19,17 @@ import anyio
 from ptcflow.directives import Directive
 from ptcflow.runtime._context import ZERO_USAGE
 from ptcflow.runtime._driver import drive
+from ptcflow.runtime._scope_ends import (
+    FROZEN_TYPES,
+    cancelled,
+    crashed,
+    is_frozen,
+    not_a_directive,
+    sink,
+)
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
-    CANCELLED,
     INTERNAL,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
@@ -144,7 +151,7 @@ class RunScope:
         enforced by enclosing scopes of the task that drives the run (see _driver.py)."""
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
         self.recorded: list[Signal] | None = [] if record else None
-        self._publish = _sink(bus.publish if bus is not None else None, self.recorded)
+        self._publish = sink(bus.publish if bus is not None else None, self.recorded)
         """Where each signal goes besides the strategy (bus, record): one call, or None."""
         self.telemetry = telemetry
         self.otel_parent = otel_parent
@@ -262,20 +269,22 @@ class RunScope:
                         if self.cancelling
                         or (
                             self.state is state
-                            and (state.__class__ in _FROZEN_TYPES or _frozen(state))
+                            and (state.__class__ in FROZEN_TYPES or is_frozen(state))
                         )
                         else strategy.outcome(self.state)
                     )
                 except Exception as exc:
-                    self._crashed(
-                        exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
+                    crashed(
+                        self,
+                        exc,
+                        f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})",
                     )
                     return first
                 if directives:
                     submit = self.executor.submit
                     for d in directives:
                         if not isinstance(d, Directive):
-                            self._not_a_directive(d)
+                            not_a_directive(self, d)
                             return first
                         submit(self, d)
                 if outcome is not None and not self.closing:
@@ -315,18 +324,20 @@ class RunScope:
                     self.state, directives = strategy.handle(state, sig)
                     outcome = (
                         None
-                        if self.cancelling or (self.state is state and _frozen(state))
+                        if self.cancelling or (self.state is state and is_frozen(state))
                         else strategy.outcome(self.state)
                     )
                 except Exception as exc:
-                    self._crashed(
-                        exc, f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})"
+                    crashed(
+                        self,
+                        exc,
+                        f"handling signal {sig.type} (seq {sig.seq}, call_id {sig.call_id})",
                     )
                     return
                 sig = None
                 for d in directives:
                     if not isinstance(d, Directive):
-                        self._not_a_directive(d)
+                        not_a_directive(self, d)
                         return
                     submit(self, d)
                 if outcome is not None and not self.closing:
@@ -348,7 +359,7 @@ class RunScope:
     def start(self) -> None:
         """Publish ``ai.request.started``, initialise the strategy, submit its directives."""
         self.started = self.clock()
-        ex = self.executor  # Executor.run_started, inline
+        ex = self.executor  # the run counters
         ex.n_runs += 1
         ex.n_runs_active += 1
         tel = self.telemetry
@@ -390,11 +401,11 @@ class RunScope:
                 self.state, directives = self.strategy.init(info)
                 outcome = self.strategy.outcome(self.state)
             except Exception as exc:
-                self._crashed(exc, "initialising the run (init)")
+                crashed(self, exc, "initialising the run (init)")
                 return
             for d in directives:
                 if not isinstance(d, Directive):
-                    self._not_a_directive(d)
+                    not_a_directive(self, d)
                     return
                 self.executor.submit(self, d)
             if outcome is not None and not self.closing:
@@ -420,43 +431,6 @@ class RunScope:
             result, outcome.usage if outcome.usage != _NO_USAGE else self.usage, outcome.reason
         )
 
-    def _crashed(self, exc: Exception, where: str) -> None:
-        log = self.executor.log
-        if log is not None:
-            log.error("run.strategy_crashed", run_id=self.run_id, strategy=self.name, exc_info=exc)
-        err = ErrorEnvelope.make(
-            INTERNAL,
-            f"strategy {self.name!r} raised {type(exc).__name__} while {where}: {exc}",
-            {"strategy": self.name, "exception": type(exc).__name__, "where": where},
-            retryable=False,
-        )
-        self._finish(Err(error=err), self.usage, "strategy_error", route=False)
-
-    def stall(self) -> None:
-        """End a run that has nothing in flight and no outcome (it could never progress)."""
-        if self.cancelling is not None:
-            self._end_cancelled()
-            return
-        err = ErrorEnvelope.make(
-            INTERNAL,
-            f"strategy {self.name!r} stopped asking for work before reaching an outcome "
-            f"(state {type(self.state).__name__}, nothing in flight): the run cannot "
-            "progress. A strategy must emit a directive or return an outcome from "
-            "outcome() after every init/handle.",
-            {"strategy": self.name, "state": type(self.state).__name__},
-            retryable=False,
-        )
-        self._finish(Err(error=err), self.usage, "stalled")
-
-    def _not_a_directive(self, value: object) -> None:
-        self._crashed(
-            TypeError(
-                f"it returned {type(value).__name__} {value!r:.80} among its directives; "
-                "init/handle must return (state, [Directive, ...])"
-            ),
-            "returning directives",
-        )
-
     def _finish(
         self, result: Ok[Any] | Err, usage: Usage, reason: str, *, route: bool = True
     ) -> None:
@@ -471,7 +445,7 @@ class RunScope:
         if self._pending:
             self._pending.clear()
         if self.inflight:
-            leftover = self.cancelling or _cancelled(
+            leftover = self.cancelling or cancelled(
                 f"run {self.run_id} ended before this directive finished"
             )
             for ctx in list(self.inflight):
@@ -527,7 +501,7 @@ class RunScope:
                 },
             )
         ex = self.executor
-        ex.n_runs_active -= 1  # Executor.run_ended, inline
+        ex.n_runs_active -= 1
         if ex.log_events:
             ex.log.debug(
                 "run.finished",
@@ -597,20 +571,6 @@ class RunScope:
 
     # -- waiting: see _driver.py (drive, wait_done, wait_idle) -----------------------
 
-    def force_end(self) -> None:
-        """Last resort when directives ignore cancellation: answer them and end the run."""
-        log = self.executor.log
-        if log is not None:
-            log.warning(
-                "run.cancel_grace_exceeded", run_id=self.run_id, in_flight=len(self.inflight)
-            )
-        reason = self.cancelling or _cancelled(f"run {self.run_id} was cancelled")
-        for ctx in list(self.inflight):
-            self.executor.finish(ctx, ctx.kind, reason)
-        if not self.closing:
-            self._finish(reason, self.usage, reason.error.type)
-        self._emit_end()
-
     @property
     def done(self) -> bool:
         """True once the run has ended."""
@@ -621,47 +581,3 @@ class RunScope:
         child: RunScope = self.runtime._open_child(self, ctx, strategy, input)
         child.start()
         return await drive(child)
-
-
-_FROZEN: dict[type[Any], bool] = {}
-_FROZEN_TYPES: set[type[Any]] = set()
-"""The types :func:`_frozen` found immutable (a set lookup on the hot path)."""
-
-
-def _frozen(state: Any) -> bool:
-    """True when ``state`` cannot change in place (a frozen msgspec struct or dataclass,
-    a tuple, a scalar), so the same object means the same outcome."""
-    cls = type(state)
-    known = _FROZEN.get(cls)
-    if known is None:
-        config = getattr(cls, "__struct_config__", None)
-        params = getattr(cls, "__dataclass_params__", None)
-        known = (
-            (config is not None and bool(config.frozen))
-            or (params is not None and bool(params.frozen))
-            or cls in (tuple, str, int, float, bool, bytes, frozenset, type(None))
-        )
-        if len(_FROZEN) < 256:
-            _FROZEN[cls] = known
-            if known:
-                _FROZEN_TYPES.add(cls)
-    return known
-
-
-def _sink(publish: Any, recorded: list[Signal] | None) -> Any:
-    """One callable taking each signal to the bus and/or the record (``None``: nowhere)."""
-    if recorded is None:
-        return publish
-    if publish is None:
-        return recorded.append
-    keep = recorded.append
-
-    def both(signal: Signal) -> None:
-        publish(signal)
-        keep(signal)
-
-    return both
-
-
-def _cancelled(message: str) -> Err:
-    return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))
