@@ -6,14 +6,15 @@ Runtime closing) interrupts the directive the driver is awaiting. An anyio ``Can
 costs several microseconds to enter and exit on asyncio (and more on trio), a large share
 of a whole run, although almost no run is ever cancelled this way.
 
-On asyncio, a run without a deadline gets a :class:`NativeScope` instead: entering and
-leaving it costs two attribute stores and a ``Task.cancelling()`` call. Cancelling it does
-what anyio's scope does for its host task: ``Task.cancel()`` with a marker, re-delivered on
-each loop iteration until the task leaves the scope (code that swallows one cancellation
-is cancelled again), never while the task sits in a shielded anyio scope opened inside this
-one (it looks again every 5 ms); on exit it takes back its own cancellation requests (``Task.uncancel()``) and swallows
-the ``CancelledError`` only when no other cancellation is pending, so an enclosing anyio
-scope or a native ``Task.cancel()`` still propagates. With a deadline, or on trio, the
+On asyncio, a run without a deadline of its own gets a :class:`NativeScope` instead:
+entering it records the task, its ``Task.cancelling()`` count and its innermost anyio
+scope; leaving an uncancelled one costs nothing more. Cancelling it does what anyio's
+scope does for its host task: ``Task.cancel()`` with a marker, re-delivered on each loop
+iteration until the task leaves the scope (code that swallows one cancellation is
+cancelled again), never while the task sits in a shielded anyio scope opened inside this
+one (it looks again every 5 ms); on exit it takes back its own cancellation requests
+(``Task.uncancel()``) and swallows the ``CancelledError`` only when no other cancellation
+is pending, so an enclosing anyio scope or a native ``Task.cancel()`` still propagates. With a deadline, or on trio, the
 backend's own scope is used (on trio, ``trio.CancelScope`` directly: anyio's wrapper adds
 nothing there).
 """
@@ -51,13 +52,7 @@ except Exception:  # pragma: no cover - another anyio layout
 
 def anyio_state_of(task: Any) -> Any:
     """anyio's ``TaskState`` of an asyncio ``task`` (``None`` when it has none)."""
-    return _states(weakref.ref(task))
-
-
-def _anyio_scope_of(task: asyncio.Task[Any]) -> Any:
-    """The innermost anyio cancel scope of ``task`` (``None`` outside any)."""
-    state = _states(weakref.ref(task))
-    return None if state is None else state.cancel_scope
+    return _states(_ref(task))
 
 
 class NativeScope:
@@ -95,7 +90,7 @@ class NativeScope:
             raise RuntimeError("NativeScope needs a running asyncio task")
         self._task = task
         self._at_enter = task.cancelling()
-        state = _states(_ref(task))  # _anyio_scope_of, inline
+        state = _states(_ref(task))  # anyio_state_of(task), inline
         self._outer = None if state is None else state.cancel_scope
         self._active = True
         if self._cancel_called:
@@ -123,11 +118,6 @@ class NativeScope:
             self.cancelled_caught = True
             return True
         return False
-
-    @property
-    def cancel_called(self) -> bool:
-        """True once :meth:`cancel` was called."""
-        return self._cancel_called
 
     def cancel(self) -> None:
         """Cancel the task's work inside this scope (now, or when it next awaits)."""
@@ -158,7 +148,8 @@ class NativeScope:
 
     def _shielded(self, task: asyncio.Task[Any]) -> bool:
         """True when the task waits in a shielded anyio scope entered inside this one."""
-        scope = _anyio_scope_of(task)
+        state = anyio_state_of(task)
+        scope = None if state is None else state.cancel_scope
         outer = self._outer
         while scope is not None and scope is not outer:
             if scope.shield:

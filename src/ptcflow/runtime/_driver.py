@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ptcflow.runtime._scope_ends import force_end, stall
+from ptcflow.runtime._scope_ends import cancelled, force_end, stall
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import attach
-from ptcflow.signals import CANCELLED, Err, ErrorEnvelope
+from ptcflow.signals import Err
 
 if TYPE_CHECKING:
     from ptcflow.runtime._scope import RunScope
@@ -93,7 +93,11 @@ async def drive(run: RunScope) -> Step:
                     except Exception as exc:
                         result = Err(error=ex._crash(ctx, kind, exc))
                     finally:
-                        if result is None or ctx.cancel_reason or ctx.otel_token is not None:
+                        if (
+                            result is None
+                            or ctx.cancel_reason is not None
+                            or ctx.otel_token is not None
+                        ):
                             ex.performed(ctx, kind, result, True)
                         else:  # performed(), its common case inline
                             ctx._scope = None
@@ -122,13 +126,7 @@ async def drive(run: RunScope) -> Step:
         if run.cancelling is None and ex.clock() >= run.deadline:
             run.expire()  # an enclosing scope enforced the run's deadline
         else:
-            run.cancel(
-                Err(
-                    error=ErrorEnvelope.make(
-                        CANCELLED, f"run {run.run_id} ({run.name}) was cancelled", retryable=False
-                    )
-                )
-            )
+            run.cancel(cancelled(f"run {run.run_id} ({run.name}) was cancelled"))
         await wait_finished(run)
         raise
     assert run.step is not None

@@ -28,6 +28,7 @@ from ptcflow.runtime._cancel import anyio_state_of, driver_scope_factory, task_g
 from ptcflow.runtime._config import Limits, RetryPolicy, backoff_delay
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kinds import Kind, builtin_kinds, custom_kind, unknown_kind
+from ptcflow.runtime._scope_ends import cancelled
 from ptcflow.runtime._telemetry import Telemetry, attach, detach
 from ptcflow.signals import CANCELLED, INTERNAL, TIMEOUT, VALIDATION, Err, ErrorEnvelope
 
@@ -90,8 +91,9 @@ class Primitives:
 
 
 def _asyncio_effective_deadline(full: Callable[[], float]) -> Callable[[], float]:
-    """On asyncio, answer ``inf`` without anyio's lookup for a task that never entered an
-    anyio cancel scope (anyio raises and catches a KeyError for each such task)."""
+    """``anyio.current_effective_deadline`` on asyncio, in one lookup of the task's anyio
+    state (anyio looks the task up twice, and raises and catches a KeyError for a task
+    that never entered an anyio scope)."""
     get_state = anyio_state_of
     current = task_getter()
 
@@ -187,7 +189,7 @@ class Executor:
             anyio.CapacityLimiter(limits.max_directives) if limits.max_directives else None
         )
         self._lean = self._global is None
-        """No global limiter: the driver's fast lane is open (see perform)."""
+        """No global limiter: the driver's fast lane is open (see _driver.drive)."""
         self.thread_limiter = anyio.CapacityLimiter(limits.sync_tool_threads)
         self.provider_limited = bool(limits.per_provider or limits.provider_limits)
         """False when no provider has a concurrency limit (no limiter lookup per call)."""
@@ -368,7 +370,7 @@ class Executor:
                 if self.clock() >= run.deadline:
                     result = run.expire()
                 else:
-                    result = _cancelled(
+                    result = cancelled(
                         f"run {run.run_id} was cancelled from outside while performing "
                         f"{type(ctx.directive).__name__} {ctx.directive.id!r}"
                     )
@@ -525,7 +527,3 @@ _VALID: dict[type[Any], Callable[[Any], bool]] = {
 }
 """Quick checks of the built-in directives' fields, by exact class (a subclass may add
 ``problems()`` of its own): True means ``problems()`` would find nothing."""
-
-
-def _cancelled(message: str) -> Err:
-    return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))

@@ -71,7 +71,8 @@ def _tool_prepare(ctx: DirectiveContext) -> Any:
 
 
 def _tool_call(ctx: DirectiveContext) -> Any:
-    """``_tool_perform`` split for the fast lane: the tool's awaitable."""
+    """One attempt's work: the tool's awaitable (a known tool without a context parameter
+    or a limit goes straight to ``call_tool``)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
@@ -80,25 +81,24 @@ def _tool_call(ctx: DirectiveContext) -> Any:
     tool = tools.tools.get(name)
     if tool is not None and not ex.tool_limited and name not in tools.context_names:
         return call_tool(tool, d.id, d.arguments, limiter=ex.thread_limiter)
-    return _tool_perform(ctx)
+    return _tool_via_toolbox(ctx)
 
 
 async def _tool_perform(ctx: DirectiveContext) -> Any:
+    return await _tool_call(ctx)
+
+
+async def _tool_via_toolbox(ctx: DirectiveContext) -> Any:
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
-    tools = run.tools
     name = d.tool_name
-    tool = tools.tools.get(name)
-    if tool is not None and not ex.tool_limited and name not in tools.context_names:
-        # the common case: a known tool without a context parameter or a limit
-        return await call_tool(tool, d.id, d.arguments, limiter=ex.thread_limiter)
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
     limiter = ex.tool_limiter(name) if ex.tool_limited else None
     if limiter is None:
-        return await tools.call(
+        return await run.tools.call(
             name,
             d.arguments,
             call_id=d.id,
@@ -108,7 +108,7 @@ async def _tool_perform(ctx: DirectiveContext) -> Any:
             limiter=ex.thread_limiter,
         )
     async with limiter:
-        return await tools.call(
+        return await run.tools.call(
             name,
             d.arguments,
             call_id=d.id,

@@ -100,10 +100,10 @@ def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
     )
 
 
-def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
-    provider, model = ctx.data
+def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
+    """The request of an ``LLMGenerate`` / ``LLMStream`` for the resolved ``model``."""
     d: Any = ctx.directive  # LLMGenerate | LLMStream
-    req = LLMRequest(
+    return LLMRequest(
         model=model,
         messages=d.messages,
         tools=d.tools,
@@ -111,36 +111,37 @@ def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
         response_schema=d.response_schema,
         options=d.options,
     )
-    return provider, req
+
+
+def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
+    provider, model = ctx.data
+    return provider, _llm_request(ctx, model)
 
 
 def _generate_call(ctx: DirectiveContext) -> Any:
-    """``_generate`` split for the fast lane: the provider's awaitable (or an Err)."""
+    """One attempt's work: the provider's awaitable (under its limiter when it has one),
+    or the ``Err`` of a model that could not be resolved (see _llm_prepare_sync)."""
     data = ctx.data
-    if isinstance(data, Err):  # the model could not be resolved (see _llm_prepare_sync)
+    if isinstance(data, Err):
         return data
+    provider, model = data
+    request = _llm_request(ctx, model)
     ex = ctx.run.executor
     if ex.provider_limited:
-        return _generate(ctx)  # the limiter wraps the call: the one-coroutine way
-    provider, model = data
-    d: Any = ctx.directive  # LLMGenerate
-    return provider.generate(
-        LLMRequest(
-            model=model,
-            messages=d.messages,
-            tools=d.tools,
-            tool_choice=d.tool_choice,
-            response_schema=d.response_schema,
-            options=d.options,
-        )
-    )
+        limiter = ex.provider_limiter(_provider_name(provider))
+        if limiter is not None:
+            return _limited(limiter, provider.generate, request)
+    return provider.generate(request)
+
+
+async def _limited(limiter: Any, generate: Any, request: LLMRequest) -> Any:
+    async with limiter:
+        return await generate(request)
 
 
 def _generate_settle(ctx: DirectiveContext, resp: Any) -> Any:
     if type(resp) is LLMResponse and resp.model:  # the common case, without a call
         return Ok(payload=resp)
-    if isinstance(resp, Ok | Err) and ctx.run.executor.provider_limited:
-        return resp  # _generate's own result (the limited way)
     provider, model = ctx.data
     return _check_response(resp, provider, model, LLMResponse)
 
@@ -150,32 +151,15 @@ def _generate_fail(ctx: DirectiveContext, exc: Exception) -> Any:
 
 
 async def _generate(ctx: DirectiveContext) -> Any:
-    data = ctx.data
-    if isinstance(data, Err):  # the model could not be resolved (see _llm_prepare_sync)
-        return data
-    provider, model = data
-    d: Any = ctx.directive  # LLMGenerate
-    req = LLMRequest(
-        model=model,
-        messages=d.messages,
-        tools=d.tools,
-        tool_choice=d.tool_choice,
-        response_schema=d.response_schema,
-        options=d.options,
-    )
-    ex = ctx.run.executor
-    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
+    """One attempt of ``LLMGenerate`` in one coroutine: call, then settle or fail."""
+    work = _generate_call(ctx)
+    if type(work) is Err:
+        return work
     try:
-        if limiter is None:
-            resp = await provider.generate(req)
-        else:
-            async with limiter:
-                resp = await provider.generate(req)
+        resp = await work
     except Exception as exc:
-        return _classify(exc, provider, ctx)
-    if type(resp) is LLMResponse and resp.model:  # the common case, without a call
-        return Ok(payload=resp)
-    return _check_response(resp, provider, model, LLMResponse)
+        return _generate_fail(ctx, exc)
+    return _generate_settle(ctx, resp)
 
 
 def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any:

@@ -21,10 +21,11 @@ from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._kinds import is_resolver
 from ptcflow.runtime._llm_kinds import model_of
 from ptcflow.runtime._scope import RunScope
+from ptcflow.runtime._scope_ends import cancelled
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.signals import CANCELLED, Err, ErrorEnvelope, new_id
+from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime", "run", "run_sync")
 
@@ -73,7 +74,7 @@ class RunHandle:
         ``cancelled``.
         """
         text = message or f"run {self.run_id} was cancelled by its handle"
-        self._scope.cancel(Err(error=ErrorEnvelope.make(CANCELLED, text, retryable=False)))
+        self._scope.cancel(cancelled(text))
 
     async def wait(self) -> Step:
         """Block until the run has ended and its directives have exited; return its Step."""
@@ -184,15 +185,7 @@ class Runtime:
         assert self._tg is not None
         if exc is not None:
             for scope in list(self._runs):
-                scope.cancel(
-                    Err(
-                        error=ErrorEnvelope.make(
-                            CANCELLED,
-                            f"the Runtime closed with {type(exc).__name__}",
-                            retryable=False,
-                        )
-                    )
-                )
+                scope.cancel(cancelled(f"the Runtime closed with {type(exc).__name__}"))
         try:
             return await self._tg.__aexit__(exc_type, exc, tb)
         finally:

@@ -57,7 +57,6 @@ __all__ = ("RunScope",)
 
 _SOURCE = "ptcflow"
 _hex = hex
-_NO_USAGE = ZERO_USAGE
 
 
 class RunScope:
@@ -428,7 +427,7 @@ class RunScope:
                 )
             )
         self._finish(
-            result, outcome.usage if outcome.usage != _NO_USAGE else self.usage, outcome.reason
+            result, outcome.usage if outcome.usage != ZERO_USAGE else self.usage, outcome.reason
         )
 
     def _finish(
