@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, strategies as st
 
 from ptcflow.directives import LLMGenerate, ToolExec
+from ptcflow.runtime import Runtime
 from ptcflow.runtime._executor import _VALID
 from ptcflow.signals import Message
+
+from .support import Probe, terminals
 
 ints = st.one_of(st.none(), st.integers(-3, 3))
 names = st.sampled_from(["", "x", "gpt"])
@@ -62,10 +66,25 @@ def test_tool_exec_quick_check_matches_problems(
     assert _VALID[ToolExec](d) == (d.problems() == [])
 
 
-def test_quick_checks_cover_exact_classes_only() -> None:
-    """A subclass may add problems() of its own, so it is never quick-checked."""
+class Strict(ToolExec, frozen=True, kw_only=True, tag="strict_tool_exec"):
+    """A subclass with a rule of its own: the quick check must not skip it."""
 
-    class Strict(ToolExec, frozen=True, kw_only=True, tag="strict"):
-        pass
+    def problems(self) -> list[str]:
+        return (
+            [*super().problems(), "strict calls need an 'x' argument"]
+            if ("x" not in self.arguments)
+            else super().problems()
+        )
 
-    assert Strict not in _VALID
+
+@pytest.mark.anyio
+async def test_a_subclass_with_its_own_problems_is_still_checked() -> None:
+    async def add(x: int = 1, y: int = 2) -> int:
+        return x + y
+
+    async with Runtime(tools={"add": add}) as rt:
+        step = await rt.run(Probe([Strict(id="s", tool_name="add")]), "go", record=True)
+    (result,) = terminals(step.signals, "s")
+    assert not result.data.result.ok  # the tool never ran
+    error = result.data.result.error
+    assert error.type == "validation" and "strict calls need" in error.message
