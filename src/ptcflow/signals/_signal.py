@@ -92,16 +92,12 @@ def uuid7() -> str:
     cache = _cache
     if ms != cache[0]:
         cache = _refresh(ms)
-    return "%s%08x" % (cache[1], next(_counter) & _MASK32)  # noqa: UP031
+    return cache[1] + hex(next(_counter) & _MASK32 | 0x1_0000_0000)[3:]  # as in stamp()
 
 
 def new_id(prefix: str = "") -> str:
     """Return a fresh unique id (a UUIDv7), optionally prefixed (``run_...``)."""
-    ms = time.time_ns() // 1_000_000  # uuid7(), inlined: once per run
-    cache = _cache
-    if ms != cache[0]:
-        cache = _refresh(ms)
-    return "%s%s%08x" % (prefix, cache[1], next(_counter) & _MASK32)  # noqa: UP031
+    return prefix + uuid7()
 
 
 class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
