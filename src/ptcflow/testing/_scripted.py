@@ -194,10 +194,7 @@ class ScriptedLLM:
             finish = turn.finish_reason or ("tool_calls" if calls else "stop")
             latency = self.latency if turn.latency is None else turn.latency
         if latency > 0:  # the model's latency; with none, answer at once (no loop cycle)
-            backend, sleep = self._sleeper
-            if backend != _running.name:
-                self._sleeper = backend, sleep = _backend_sleep()
-            await sleep(latency)
+            await self._sleep()(latency)
         if fault is not None:
             if fault.kind == "hang":
                 await anyio.sleep_forever()
@@ -266,7 +263,8 @@ class ScriptedLLM:
     # -- internals -------------------------------------------------------------------
 
     def _sleep(self) -> _Sleep:
-        """The running backend's sleep, resolved once per backend (see generate)."""
+        """The running backend's own sleep (no anyio frames alive while it waits),
+        resolved once per backend."""
         backend, sleep = self._sleeper
         if backend != _running.name:
             self._sleeper = backend, sleep = _backend_sleep()
