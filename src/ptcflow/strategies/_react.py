@@ -49,6 +49,7 @@ from ptcflow.signals import (
     RequestStartedData,
     Signal,
     ToolResultData,
+    ToolSpec,
     Usage,
     UsageData,
     tool_result_content,
@@ -156,18 +157,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         request_id = run.request_id
         tools = run.tools
         messages += (Message(role="user", content=prompt),)
-        call_id = run_id + _LLM_IDS[1]
-        directive = (LLMStream if self.stream else LLMGenerate)(
-            id=call_id,
-            request_id=request_id,
-            iteration=1,
-            messages=messages,
-            tools=tools,
-            model=self.model,
-            model_alias=self.model_alias,
-            timeout_ms=self.llm_timeout_ms,
-            max_retries=self.llm_max_retries,
-        )
+        directive = self._llm_directive(run_id, 1, request_id, 1, messages, tools)
+        call_id = directive.id
         state = ReActState(
             run_id=run_id,
             status="awaiting_llm",
@@ -227,18 +218,10 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     ) -> tuple[ReActState, Sequence[Directive]]:
         """Ask the model with ``messages`` (the run's next LLM call, in ``iteration``)."""
         n = state.llm_count + 1
-        call_id = state.run_id + (_LLM_IDS[n] if n < len(_LLM_IDS) else f"/llm/{n}")
-        directive = (LLMStream if self.stream else LLMGenerate)(
-            id=call_id,
-            request_id=state.request_id,
-            iteration=iteration,
-            messages=messages,
-            tools=state.tools,
-            model=self.model,
-            model_alias=self.model_alias,
-            timeout_ms=self.llm_timeout_ms,
-            max_retries=self.llm_max_retries,
+        directive = self._llm_directive(
+            state.run_id, n, state.request_id, iteration, messages, state.tools
         )
+        call_id = directive.id
         state = _replace(
             state,
             status="awaiting_llm",
@@ -251,6 +234,28 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             pending=(),
         )
         return state, (directive,)
+
+    def _llm_directive(
+        self,
+        run_id: str,
+        n: int,
+        request_id: str | None,
+        iteration: int,
+        messages: tuple[Message, ...],
+        tools: tuple[ToolSpec, ...],
+    ) -> LLMGenerate:
+        """The run's ``n``-th model call (id ``{run_id}/llm/{n}``)."""
+        return (LLMStream if self.stream else LLMGenerate)(
+            id=run_id + (_LLM_IDS[n] if n < len(_LLM_IDS) else f"/llm/{n}"),
+            request_id=request_id,
+            iteration=iteration,
+            messages=messages,
+            tools=tools,
+            model=self.model,
+            model_alias=self.model_alias,
+            timeout_ms=self.llm_timeout_ms,
+            max_retries=self.llm_max_retries,
+        )
 
     def _on_delta(
         self, state: ReActState, signal: Signal
