@@ -2,7 +2,8 @@
 
 Turn 1 the scripted model asks for ``add(x=2, y=3)``; turn 2 it answers ``"5"``. Reports
 
-(a) µs per run over sequential runs (default 2,000, median of repeats);
+(a) µs per run over sequential runs (default 2,000, median of repeats, each sample in its
+    own subprocess);
 (b) wall time and peak RSS for 1,000 and 10,000 concurrent runs with 50 ms model latency,
     each scenario in its own subprocess (peak RSS from ``getrusage`` there);
 (c) the same with the OpenTelemetry SDK on (in-memory span exporter and metric reader),
@@ -89,11 +90,16 @@ def worker(impl: str, runs: int, latency: float, otel: bool) -> dict[str, Any]:
 
 def spawn(impl: str, runs: int, latency: float, otel: bool) -> dict[str, Any]:
     """Run :func:`worker` in a fresh interpreter and return its JSON result."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", impl, "--runs", str(runs)]
-    cmd += ["--latency", str(latency)] + (["--otel"] if otel else [])
+    args = ["--worker", impl, "--runs", str(runs), "--latency", str(latency)]
+    return spawn_worker(args + (["--otel"] if otel else []))
+
+
+def spawn_worker(args: list[str]) -> dict[str, Any]:
+    """Run this script with ``args`` in a fresh interpreter; return its last JSON line."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), *args]
     out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"benchmark worker failed ({' '.join(cmd[2:])}):\n{out.stderr[-3000:]}")
+        raise RuntimeError(f"benchmark worker failed ({' '.join(args)}):\n{out.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -103,44 +109,59 @@ def spawn(impl: str, runs: int, latency: float, otel: bool) -> dict[str, Any]:
 IMPLS = ("floor", "ptcflow", "ptcflow_trio", "ptcflow_sync_tool", "floor_otel", "ptcflow_otel")
 
 
-def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
-    """(a) and (c)-sequential: median wall and CPU µs per run of each implementation.
+WARM_UP_RUNS = 200
 
-    The implementations are interleaved within each repeat so that a noisy neighbour
-    slows them all alike.
-    """
+
+def sequential_sample(impl: str, runs: int) -> tuple[float, float]:
+    """One (a)/(c) sample in this process: (wall, CPU) µs per run of ``impl``, after
+    :data:`WARM_UP_RUNS` untimed runs (a fresh interpreter's first runs fill its caches)."""
+    measure(impl, min(runs, WARM_UP_RUNS))
+    return measure(impl, runs)
+
+
+def measure(impl: str, runs: int) -> tuple[float, float]:
+    """(wall, CPU) µs per run of ``runs`` sequential runs of ``impl`` (one event loop)."""
     import anyio
 
     import _floor
     import _subject
 
-    wall: dict[str, list[float]] = {k: [] for k in IMPLS}
-    cpu: dict[str, list[float]] = {k: [] for k in IMPLS}
-
-    def add(name: str, sample: tuple[float, float]) -> None:
-        wall[name].append(sample[0])
-        cpu[name].append(sample[1])
-
-    for _ in range(repeats):
-        add("floor", asyncio.run(_floor.sequential(runs)))
-        add("ptcflow", anyio.run(_subject.sequential, runs))
-        add("ptcflow_trio", anyio.run(_subject.sequential, runs, backend="trio"))
-        add(
-            "ptcflow_sync_tool",
-            anyio.run(functools.partial(_subject.sequential, runs, sync_tool=True)),
-        )
+    if impl == "floor":
+        return asyncio.run(_floor.sequential(runs))
+    if impl == "ptcflow":
+        return anyio.run(_subject.sequential, runs)
+    if impl == "ptcflow_trio":
+        return anyio.run(_subject.sequential, runs, backend="trio")
+    if impl == "ptcflow_sync_tool":
+        return anyio.run(functools.partial(_subject.sequential, runs, sync_tool=True))
+    if impl == "floor_otel":
         _, _, (tp, mp) = _subject.otel_telemetry()
-        add("floor_otel", asyncio.run(_floor.sequential(runs, _floor.Traced(tp, mp))))
+        return asyncio.run(_floor.sequential(runs, _floor.Traced(tp, mp)))
+    if impl == "ptcflow_otel":
         telemetry, exporter, _ = _subject.otel_telemetry()
-        add(
-            "ptcflow_otel",
-            anyio.run(functools.partial(_subject.sequential, runs, telemetry=telemetry)),
-        )
+        sample = anyio.run(functools.partial(_subject.sequential, runs, telemetry=telemetry))
         spans = len(exporter.get_finished_spans())
         if spans != (runs + 1) * SPANS_PER_RUN:
             raise AssertionError(f"expected {SPANS_PER_RUN} spans per run, got {spans}")
-        del exporter, telemetry, tp, mp
-        gc.collect()
+        return sample
+    raise ValueError(f"unknown implementation {impl!r}")
+
+
+def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
+    """(a) and (c)-sequential: median wall and CPU µs per run of each implementation.
+
+    Each sample runs in a fresh interpreter (what one scenario leaves behind -- a grown
+    heap, the OTel SDK's spans, trio's and the thread pool's state -- would otherwise
+    slow the next one down), and the implementations are interleaved within each repeat
+    so that a noisy neighbour slows them all alike.
+    """
+    wall: dict[str, list[float]] = {k: [] for k in IMPLS}
+    cpu: dict[str, list[float]] = {k: [] for k in IMPLS}
+    for _ in range(repeats):
+        for impl in IMPLS:
+            result = spawn_worker(["--seq-worker", impl, "--runs", str(runs)])
+            wall[impl].append(result["wall_us"])
+            cpu[impl].append(result["cpu_us"])
     return {
         "wall_us": {k: statistics.median(v) for k, v in wall.items()},
         "cpu_us": {k: statistics.median(v) for k, v in cpu.items()},
@@ -253,12 +274,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="also write results as JSON")
     parser.add_argument("--worker", choices=("floor", "ptcflow"), help=argparse.SUPPRESS)
+    parser.add_argument("--seq-worker", choices=IMPLS, help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, default=LATENCY, help=argparse.SUPPRESS)
     parser.add_argument("--otel", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
         print(json.dumps(worker(args.worker, args.runs, args.latency, args.otel)))
+        return 0
+    if args.seq_worker:
+        wall, cpu = sequential_sample(args.seq_worker, args.runs)
+        print(json.dumps({"wall_us": wall, "cpu_us": cpu}))
         return 0
 
     if args.runs is None:
