@@ -136,6 +136,20 @@ async def test_bad_arguments_are_usage_errors() -> None:
         Runtime(handlers={int: print})  # type: ignore[dict-item]
 
 
+async def test_run_checks_its_arguments_when_called_and_starts_when_awaited() -> None:
+    async with Runtime(llm=FakeLLM()) as rt:
+        with pytest.raises(UsageError, match="needs a strategy"):
+            rt.run(object(), "x")  # type: ignore[unused-coroutine]  # the call itself checks
+        probe = Probe([LLMGenerate(id="g", messages=MSGS)])
+        pending = rt.run(probe, "x")
+        assert probe.infos == [] and rt.statistics().runs_started == 0  # nothing started
+        pending.close()  # never awaited: no run, nothing left behind
+        assert rt.statistics().runs_started == 0 and "runs=0" in repr(rt)
+        step = await rt.run(probe, "x")
+        assert step.ok and len(probe.infos) == 1
+        assert rt.statistics().runs_started == 1 and "runs=0" in repr(rt)
+
+
 async def test_module_level_run() -> None:
     step = await run(Probe([LLMGenerate(id="g", messages=MSGS)]), "x", llm=FakeLLM())
     assert step.ok

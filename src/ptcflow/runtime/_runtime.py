@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -273,7 +273,7 @@ class Runtime:
             scope.own_deadline = deadline
         return scope
 
-    async def run(
+    def run(
         self,
         strategy: Any,
         input: Any = None,
@@ -282,11 +282,11 @@ class Runtime:
         llm: Any = None,
         run_id: str | None = None,
         request_id: str | None = None,
-        timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
+        timeout: float | Unset | None = UNSET,  # the mission deadline (see docs)
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
-    ) -> Step:
+    ) -> Coroutine[Any, Any, Step]:
         """Run ``strategy`` on ``input`` to the end and return its :class:`Step`. Blocks.
 
         Args:
@@ -307,7 +307,8 @@ class Runtime:
             strategy raised) are on ``step.error``, not raised.
 
         Raises:
-            UsageError: the Runtime is not open or the arguments are invalid.
+            UsageError: the Runtime is not open or the arguments are invalid (raised by
+                the call itself; the run starts when the returned coroutine is awaited).
         """
         scope = self._open(
             strategy,
@@ -321,12 +322,7 @@ class Runtime:
             record=record,
             name=name,
         )
-        self._runs[scope] = None
-        try:
-            scope.start()
-            return await drive(scope)
-        finally:
-            del self._runs[scope]
+        return drive(scope, self._runs, start=True)
 
     def start(
         self,
@@ -363,14 +359,8 @@ class Runtime:
         scope.own_deadline = scope.deadline  # driven in another task: enforce it all
         scope.start()
         assert self._tg is not None
-        self._tg.start_soon(self._drive_started, scope, name=f"run {scope.run_id}")
+        self._tg.start_soon(drive, scope, self._runs, name=f"run {scope.run_id}")
         return RunHandle(scope)
-
-    async def _drive_started(self, scope: RunScope) -> None:
-        try:
-            await drive(scope)
-        finally:
-            self._runs.pop(scope, None)
 
     def _open_child(
         self, parent: RunScope, ctx: DirectiveContext, strategy: Any, input: Any
