@@ -212,7 +212,7 @@ async def test_a_run_cut_by_an_enclosing_deadline_ends_with_timeout() -> None:
 async def test_the_effective_deadline_lookup_agrees_with_anyio() -> None:
     import math
 
-    from ptcflow.runtime._executor import Primitives
+    from ptcflow.runtime._backend import Primitives
 
     prim = Primitives()
     seen = [(prim.effective_deadline(), anyio.current_effective_deadline())]

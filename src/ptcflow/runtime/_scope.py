@@ -25,20 +25,18 @@ from ptcflow.runtime._scope_ends import (
     crashed,
     is_frozen,
     not_a_directive,
+    publish_end,
     sink,
 )
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
     INTERNAL,
-    REQUEST_COMPLETED,
-    REQUEST_FAILED,
     REQUEST_STARTED,
     TIMEOUT,
     Err,
     ErrorEnvelope,
     Ok,
-    RequestEndData,
     RequestStartedData,
     Signal,
     Usage,
@@ -453,72 +451,8 @@ class RunScope:
         if not self.inflight:
             self._emit_end()
 
-    def _emit_end(self) -> None:
-        """Publish the end signal, fold it in, build the Step, wake the waiters."""
-        if self.finished or self._ending is None:
-            return
-        self.finished = True
-        result, usage, reason, route = self._ending
-        ok = isinstance(result, Ok)
-        end_type = REQUEST_COMPLETED if ok else REQUEST_FAILED
-        reason = reason or ("completed" if ok else "failed")
-        sig = self.emit(end_type, RequestEndData(result=result, usage=usage, reason=reason))
-        if route:
-            try:
-                self.state, _ = self.strategy.handle(self.state, sig)
-            except Exception as exc:  # the run is over: report it, keep the Step as is
-                log = self.executor.log
-                if log is not None:
-                    log.error(
-                        "run.strategy_crashed",
-                        run_id=self.run_id,
-                        strategy=self.name,
-                        where=f"handling the end signal {sig.type}",
-                        exc_info=exc,
-                    )
-        now = self.clock()
-        self.step = step = Step(
-            run_id=self.run_id,
-            ok=ok,
-            value=result.payload if ok else None,
-            error=None if ok else result.error,
-            usage=usage,
-            reason=reason,
-            turns=self.turns,
-            tool_calls=self.tool_calls,
-            duration_ms=round((now - self.started) * 1000.0, 3),
-            signals=tuple(self.recorded) if self.recorded is not None else (),
-        )
-        tel = self.telemetry
-        if tel is not None and self.span is not None:
-            tel.end_span(
-                self.span,
-                result,
-                {
-                    "gen_ai.usage.input_tokens": usage.input_tokens,
-                    "gen_ai.usage.output_tokens": usage.output_tokens,
-                },
-            )
-        ex = self.executor
-        ex.n_runs_active -= 1
-        if ex.log_events:
-            ex.log.debug(
-                "run.finished",
-                run_id=self.run_id,
-                agent=self.name,
-                ok=step.ok,
-                reason=reason,
-                error_type=None if step.error is None else step.error.type,
-                duration_ms=step.duration_ms,
-                turns=self.turns,
-                tool_calls=self.tool_calls,
-            )
-        if self.done_event is not None:
-            self.done_event.set()
-        if self.wake is not None:
-            self.wake.set()
-        if self.idle_event is not None:
-            self.idle_event.set()
+    _emit_end = publish_end
+    """Publish the end signal, fold it in, build the Step, wake the waiters."""
 
     def _drop_ready(self, reason: Err) -> None:
         """Answer the directive the driver has not started (it never will)."""

@@ -1,11 +1,23 @@
-"""How a run ends when it cannot end normally: a crashing strategy, a stall, a forced end;
-and the small helpers of :meth:`RunScope.emit` (split out of _scope.py)."""
+"""How a run ends: normally (the end signal and the Step), or when it cannot end normally
+(a crashing strategy, a stall, a forced end); and the small helpers of
+:meth:`RunScope.emit` (split out of _scope.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Signal
+from ptcflow.runtime._step import Step
+from ptcflow.signals import (
+    CANCELLED,
+    INTERNAL,
+    REQUEST_COMPLETED,
+    REQUEST_FAILED,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    RequestEndData,
+    Signal,
+)
 
 if TYPE_CHECKING:
     from ptcflow.runtime._scope import RunScope
@@ -17,6 +29,7 @@ __all__ = (
     "force_end",
     "is_frozen",
     "not_a_directive",
+    "publish_end",
     "sink",
     "stall",
 )
@@ -121,3 +134,72 @@ def sink(publish: Any, recorded: list[Signal] | None) -> Any:
 def cancelled(message: str) -> Err:
     """A non-retryable ``cancelled`` error."""
     return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))
+
+
+def publish_end(run: RunScope) -> None:
+    """End ``run`` normally (``RunScope._emit_end``): publish the end signal, fold it in,
+    build the Step, wake the waiters."""
+    if run.finished or run._ending is None:
+        return
+    run.finished = True
+    result, usage, reason, route = run._ending
+    ok = isinstance(result, Ok)
+    end_type = REQUEST_COMPLETED if ok else REQUEST_FAILED
+    reason = reason or ("completed" if ok else "failed")
+    sig = run.emit(end_type, RequestEndData(result=result, usage=usage, reason=reason))
+    if route:
+        try:
+            run.state, _ = run.strategy.handle(run.state, sig)
+        except Exception as exc:  # the run is over: report it, keep the Step as is
+            log = run.executor.log
+            if log is not None:
+                log.error(
+                    "run.strategy_crashed",
+                    run_id=run.run_id,
+                    strategy=run.name,
+                    where=f"handling the end signal {sig.type}",
+                    exc_info=exc,
+                )
+    now = run.clock()
+    run.step = step = Step(
+        run_id=run.run_id,
+        ok=ok,
+        value=result.payload if ok else None,
+        error=None if ok else result.error,
+        usage=usage,
+        reason=reason,
+        turns=run.turns,
+        tool_calls=run.tool_calls,
+        duration_ms=round((now - run.started) * 1000.0, 3),
+        signals=tuple(run.recorded) if run.recorded is not None else (),
+    )
+    tel = run.telemetry
+    if tel is not None and run.span is not None:
+        tel.end_span(
+            run.span,
+            result,
+            {
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+            },
+        )
+    ex = run.executor
+    ex.n_runs_active -= 1
+    if ex.log_events:
+        ex.log.debug(
+            "run.finished",
+            run_id=run.run_id,
+            agent=run.name,
+            ok=step.ok,
+            reason=reason,
+            error_type=None if step.error is None else step.error.type,
+            duration_ms=step.duration_ms,
+            turns=run.turns,
+            tool_calls=run.tool_calls,
+        )
+    if run.done_event is not None:
+        run.done_event.set()
+    if run.wake is not None:
+        run.wake.set()
+    if run.idle_event is not None:
+        run.idle_event.set()
