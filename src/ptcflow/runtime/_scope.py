@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ("RunScope",)
 
 _SOURCE = "ptcflow"
+_RESULTS = (Ok, Err)  # a tuple: ``Ok | Err`` would build a union on every call
 _hex = hex
 
 
@@ -416,7 +417,7 @@ class RunScope:
 
     def _end(self, outcome: Outcome) -> None:
         result: Any = outcome.result
-        if not isinstance(result, Ok | Err):
+        if not isinstance(result, _RESULTS):
             result = Err(
                 error=ErrorEnvelope.make(
                     INTERNAL,
