@@ -13,7 +13,7 @@ each next to the hand-written floor (bench/_floor.py) measured in the same invoc
 
 Usage::
 
-    .venv/bin/python bench/runtime_overhead.py            # full run, ~2 minutes
+    .venv/bin/python bench/runtime_overhead.py            # full run, ~3 minutes
     .venv/bin/python bench/runtime_overhead.py --quick    # CI smoke, a few seconds
     .venv/bin/python bench/runtime_overhead.py --json out.json
 """
@@ -169,13 +169,17 @@ def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
 
 
 def concurrent_all(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
-    """(b) and (c)-concurrent: median wall/CPU time and peak RSS growth per scenario."""
+    """(b) and (c)-concurrent: median wall/CPU time and peak RSS growth per scenario (the
+    floor's and ptcflow's subprocesses alternate, so a slow minute slows both)."""
     rows = []
     for otel in (False, True):
         for n in sizes:
             row: dict[str, Any] = {"runs": n, "otel": otel}
-            for impl in ("floor", "ptcflow"):
-                results = [spawn(impl, n, LATENCY, otel) for _ in range(repeats)]
+            samples: dict[str, list[dict[str, Any]]] = {"floor": [], "ptcflow": []}
+            for _ in range(repeats):  # interleaved, like the sequential samples
+                for impl, results in samples.items():
+                    results.append(spawn(impl, n, LATENCY, otel))
+            for impl, results in samples.items():
                 row[f"{impl}_wall_s"] = statistics.median(r["wall_s"] for r in results)
                 row[f"{impl}_cpu_s"] = statistics.median(r["cpu_s"] for r in results)
                 growth = statistics.median(r["rss_after_kb"] - r["rss_before_kb"] for r in results)
@@ -298,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     # peak RSS over fork+exec, so a child spawned after the sequential part would inherit
     # this process's high-water mark instead of starting from its own.
     if args.concurrent_repeats is None:
-        args.concurrent_repeats = 1 if args.quick else 3
+        args.concurrent_repeats = 1 if args.quick else 5
     conc = concurrent_all(sizes, args.concurrent_repeats)
     seq = sequential_all(args.runs, args.repeats)
     print(report(seq, conc, args))
