@@ -14,6 +14,7 @@ from ptcflow.runtime._config import (
     backoff_delay as backoff_delay,
 )
 from ptcflow.runtime._context import DirectiveContext as DirectiveContext
+from ptcflow.runtime._entry import run as run, run_sync as run_sync
 from ptcflow.runtime._executor import (
     Executor as Executor,
     ExecutorStatistics as ExecutorStatistics,
@@ -26,12 +27,7 @@ from ptcflow.runtime._provider import (
     ModelResolver as ModelResolver,
     ProviderError as ProviderError,
 )
-from ptcflow.runtime._runtime import (
-    RunHandle as RunHandle,
-    Runtime as Runtime,
-    run as run,
-    run_sync as run_sync,
-)
+from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._step import Step as Step
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
 

@@ -1,0 +1,99 @@
+"""One-call entry points: :func:`run` (async) and :func:`run_sync`, each in a temporary
+:class:`~ptcflow.runtime.Runtime`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+
+from ptcflow.directives import Directive
+from ptcflow.errors import UsageError
+from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
+from ptcflow.runtime._runtime import Runtime
+from ptcflow.runtime._step import Step
+from ptcflow.runtime._telemetry import Telemetry
+
+__all__ = ("run", "run_sync")
+
+
+async def run(
+    strategy: Any,
+    input: Any = None,
+    *,
+    llm: Any = None,
+    tools: Any = None,
+    retry: RetryPolicy | Unset = UNSET,
+    limits: Limits | Unset = UNSET,
+    telemetry: Telemetry | Unset | None = UNSET,
+    bus: Any = None,
+    handlers: Mapping[type[Directive], Callable[..., Any]] | None = None,
+    agents: Mapping[str, Any] | None = None,
+    timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
+    run_id: str | None = None,
+    record: bool = False,
+) -> Step:
+    """Run one strategy in a temporary :class:`Runtime` and return its Step. Blocks.
+
+    Example:
+        >>> # step = await run(ReAct(), "What is 2 + 3?", llm=ScriptedLLM([...]), tools=[add])
+    """
+    async with Runtime(
+        llm=llm,
+        tools=tools,
+        retry=retry,
+        limits=limits,
+        telemetry=telemetry,
+        bus=bus,
+        handlers=handlers,
+        agents=agents,
+    ) as rt:
+        return await rt.run(strategy, input, timeout=timeout, run_id=run_id, record=record)
+
+
+def run_sync(
+    strategy: Any,
+    input: Any = None,
+    *,
+    backend: str = "asyncio",
+    **kwargs: Any,
+) -> Step:
+    """Run one strategy from synchronous code (``anyio.run``) and return its Step.
+
+    Takes the same keyword arguments as :func:`run`, plus ``backend`` (``"asyncio"`` or
+    ``"trio"``).
+
+    Raises:
+        UsageError: when called from inside a running event loop (``await run(...)``
+            there instead).
+    """
+    if _in_event_loop():
+        raise UsageError(
+            "run_sync() was called inside a running event loop; it would block that loop. "
+            "Use `await ptcflow.runtime.run(...)` (or a Runtime) in async code instead."
+        )
+
+    async def main() -> Step:
+        return await run(strategy, input, **kwargs)
+
+    result: Step = anyio.run(main, backend=backend)
+    return result
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+            return True
+        except RuntimeError:
+            return False
+    return False
