@@ -1,13 +1,14 @@
 """Machine instructions per run under callgrind: a load-independent measure of the whole run.
 
-Run: ``.venv/bin/python bench/_instructions.py [src-dir]`` (needs ``valgrind``). Runs the
+Run: ``.venv/bin/python bench/_instructions.py [--fused] [src-dir]`` (needs ``valgrind``). Runs the
 benchmark's two-turn run (see runtime_overhead.py) under ``valgrind --tool=callgrind``
 twice, 100 and 600 runs, and prints the difference per run: the instructions the CPU
 executes for one run, in C code too (msgspec, dict operations, the allocator, the
 garbage collector), which ``_opcodes.py`` does not see. Like the bytecode count it does
 not move with the machine's load, so two commits compare to a fraction of a percent
 (pass another checkout's ``src`` directory to measure it: ``... _instructions.py
-/tmp/old/src``).
+/tmp/old/src``). ``--fused`` measures the hand-fused loop of ``_fused.py`` instead: the
+run's work without the runtime's machinery.
 
 The wall clock is frozen for the measured process (``time.time_ns`` returns one instant):
 under callgrind a run takes ~50 times longer, and the per-millisecond refresh of the id
@@ -50,14 +51,18 @@ async def main(n: int) -> None:
         for _ in range(n):
             await rt.run(agent, _subject.QUESTION)
 
-anyio.run(main, int(sys.argv[1]))
+async def fused(n: int) -> None:
+    import _fused
+    await _fused.fused(n)
+
+anyio.run(fused if sys.argv[2] == "fused" else main, int(sys.argv[1]))
 """
 
 
-def instructions(script: Path, runs: int, env: dict[str, str], out: Path) -> int:
+def instructions(script: Path, runs: int, mode: str, env: dict[str, str], out: Path) -> int:
     """Total instructions callgrind counts for ``runs`` runs of the workload."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    cmd += [sys.executable, str(script), str(runs)]
+    cmd += [sys.executable, str(script), str(runs), mode]
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
     if match is None:
@@ -70,14 +75,17 @@ def main(argv: list[str]) -> int:
         print("valgrind is not installed: nothing measured")
         return 0
     env = dict(os.environ, PYTHONHASHSEED="0")  # string hashes (dict probes) as in every run
-    if argv:
-        env["PYTHONPATH"] = str(Path(argv[0]).resolve())
+    mode = "fused" if "--fused" in argv else "runtime"
+    paths = [a for a in argv if a != "--fused"]
+    if paths:
+        env["PYTHONPATH"] = str(Path(paths[0]).resolve())
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "workload.py"
         script.write_text(WORKLOAD.format(bench=str(HERE)))
-        small = instructions(script, SMALL, env, Path(tmp) / "small.out")
-        large = instructions(script, LARGE, env, Path(tmp) / "large.out")
-    print(f"{(large - small) / (LARGE - SMALL):,.0f} instructions per run (callgrind)")
+        small = instructions(script, SMALL, mode, env, Path(tmp) / "small.out")
+        large = instructions(script, LARGE, mode, env, Path(tmp) / "large.out")
+    what = "the fused loop (_fused.py)" if mode == "fused" else "Runtime.run"
+    print(f"{(large - small) / (LARGE - SMALL):,.0f} instructions per run of {what} (callgrind)")
     return 0
 
 
