@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import _subject
 from ptcflow.directives import Directive, LLMGenerate, ToolExec
 from ptcflow.runtime import Step
 from ptcflow.runtime._provider import LLMRequest
+from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
     LLM_RESPONSE,
     REQUEST_COMPLETED,
@@ -41,7 +43,6 @@ from ptcflow.signals import (
     RequestStartedData,
     Signal,
     ToolResultData,
-    ToolSpec,
     ToolStartedData,
     Usage,
     UsageData,
@@ -50,7 +51,7 @@ from ptcflow.signals import (
 from ptcflow.signals._signal import stamp
 from ptcflow.strategies import ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
-from ptcflow.tools import Tool, call_tool, tool
+from ptcflow.tools import Tool, call_tool
 
 __all__ = ("fused_run", "main")
 
@@ -95,7 +96,7 @@ class _Run:
 
 
 async def fused_run(
-    strategy: ReAct, question: str, llm: ScriptedLLM, tools: dict[str, Tool], specs: Any
+    strategy: ReAct, question: str, llm: ScriptedLLM, tools: Mapping[str, Tool], specs: Any
 ) -> Step:
     """One run of ``strategy`` on ``question``, every step written out in one loop."""
     run = _Run(new_id("run_"))
@@ -144,13 +145,13 @@ async def fused_run(
             raise AssertionError(f"unexpected directive {d!r}")
     if outcome is None:
         raise AssertionError("the fused run ended without an outcome")
-    end = RequestEndData(result=outcome.result, usage=usage, reason=outcome.reason)
+    result = outcome.result
+    end = RequestEndData(result=result, usage=usage, reason=outcome.reason)
     strategy.handle(state, run.signal(REQUEST_COMPLETED, end))
-    ok = isinstance(outcome.result, Ok)
     return Step(
         run_id=run.run_id,
-        ok=ok,
-        value=outcome.result.payload if isinstance(outcome.result, Ok) else None,
+        ok=result.ok,
+        value=result.payload if isinstance(result, Ok) else None,
         usage=usage,
         reason=outcome.reason,
         turns=turns,
@@ -160,17 +161,15 @@ async def fused_run(
 
 async def fused(runs: int) -> float:
     """CPU µs per run of ``runs`` fused runs (after one checked run)."""
-    _, llm = _subject.make_runtime()
-    add = tool(_subject.add)
-    tools = {"add": add}
-    specs = (ToolSpec(name=add.name, description=add.description, input_schema=add.input_schema),)
+    llm = ScriptedLLM(_subject.answer, record=False)  # as _subject.make_runtime builds it
+    box = Toolbox.build({"add": _subject.add})  # the tools and specs a Runtime would hold
     strategy = ReAct()
-    step = await fused_run(strategy, _subject.QUESTION, llm, tools, specs)
+    step = await fused_run(strategy, _subject.QUESTION, llm, box.tools, box.specs)
     if step.value != "5":
         raise AssertionError(f"fused run went wrong: {step!r}")
     cpu = time.process_time()
     for _ in range(runs):
-        await fused_run(strategy, _subject.QUESTION, llm, tools, specs)
+        await fused_run(strategy, _subject.QUESTION, llm, box.tools, box.specs)
     return (time.process_time() - cpu) / runs * 1e6
 
 

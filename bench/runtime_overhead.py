@@ -150,10 +150,10 @@ def measure(impl: str, runs: int) -> tuple[float, float]:
 def sequential_all(runs: int, repeats: int) -> dict[str, dict[str, float]]:
     """(a) and (c)-sequential: median wall and CPU µs per run of each implementation.
 
-    Each sample runs in a fresh interpreter (what one scenario leaves behind -- a grown
-    heap, the OTel SDK's spans, trio's and the thread pool's state -- would otherwise
-    slow the next one down), and the implementations are interleaved within each repeat
-    so that a noisy neighbour slows them all alike.
+    Each sample runs in a fresh interpreter (in one shared process ptcflow measured
+    15-30% slower after the OTel, trio and thread scenarios; the cause was not pinned
+    down), and the implementations are interleaved within each repeat so that a noisy
+    neighbour slows them all alike.
     """
     wall: dict[str, list[float]] = {k: [] for k in IMPLS}
     cpu: dict[str, list[float]] = {k: [] for k in IMPLS}
