@@ -6,6 +6,13 @@ checkpoint, or a batch of tool calls in a task group) and resumes the program wi
 This is the ``greenlet_spawn``/``await_only`` pattern: no thread per program, so thousands of
 programs can wait on tools in one loop. A cancelled or timed-out run throws ``GreenletExit``
 into the program, which unwinds at once.
+
+Every tool call gets an ``index`` in issue order when the driver receives it (a ``pmap``
+batch is numbered in program order before any of its calls starts), so the numbering is the
+same on every run and every backend. A caller can route each call through its own function
+(``call=``, with the index), answer the calls from a record instead of calling anything
+(``replay=``), and carry function definitions of earlier runs as source text
+(``functions=``).
 """
 
 from __future__ import annotations
@@ -13,9 +20,10 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -42,9 +50,42 @@ from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.values import Builtin, LispFn, check_plain, from_python
 
-__all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
+__all__ = (
+    "LispResult",
+    "ReplayMismatch",
+    "ToolCallRecord",
+    "ToolRouter",
+    "analyze",
+    "parse",
+    "run",
+    "run_sync",
+)
 
 Tool = Callable[[dict[str, Any]], Awaitable[Any] | Any]
+
+
+class ToolRouter(Protocol):
+    """``await call(name, args, index)``: performs one tool call of a program for the caller.
+
+    It returns what a tool returns (plain data, or an error envelope), or a
+    :class:`ptcflow.signals.Ok` / :class:`ptcflow.signals.Err` (read by their ``ok``,
+    ``payload`` and ``error`` attributes); an exception it raises is the tool's failure.
+    """
+
+    def __call__(self, name: str, args: dict[str, Any], index: int, /) -> Awaitable[Any]:
+        """Perform the call."""
+        ...
+
+
+_INDEX = operator.attrgetter("index")
+
+
+class ReplayMismatch(UsageError):
+    """A program asked for a tool call that its record does not hold (``run(replay=...)``).
+
+    The record belongs to another program, another context or another memory, or the
+    program is not deterministic (a ptcflow bug). The message names the call.
+    """
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,6 +97,8 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
         result: what the tool returned (``None`` when it failed).
         duration_ms: how long the call took.
         error: the error message when the tool failed, else ``None``.
+        index: the call's position in issue order (0, 1, ...), the same on every run of
+            the same program with the same tool results, ``pmap`` included.
     """
 
     name: str
@@ -63,6 +106,7 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
     result: Any = None
     duration_ms: float = 0.0
     error: str | None = None
+    index: int = 0
 
 
 class LispResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,7 +120,7 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
         fail_value: the value given to ``fail``, as Python data.
         prints: the captured output of ``println`` and friends.
         memory: the memory after the run (unchanged when the run failed or raised).
-        tool_calls: every tool call made, in order of completion.
+        tool_calls: every tool call made, in issue order (by ``index``).
         error: ``None``, or the :class:`~ptcflow.lisp.LispError` that ended the run.
     """
 
@@ -161,34 +205,72 @@ def analyze(
         raise LimitExceeded("max_depth", "the program is nested too deeply to analyze") from None
 
 
+class _Numbered:
+    """A tool request with its issue index (numbered before anything runs)."""
+
+    __slots__ = ("index", "request")
+
+    def __init__(self, index: int, request: ToolRequest) -> None:
+        self.index = index
+        self.request = request
+
+
 class _Driver:
     """Answers a program's requests in the event loop."""
 
-    def __init__(self, tools: Mapping[str, Tool], records: list[ToolCallRecord]) -> None:
+    def __init__(
+        self,
+        tools: Mapping[str, Tool],
+        records: list[ToolCallRecord],
+        call: ToolRouter | None = None,
+        replay: Sequence[ToolCallRecord] | None = None,
+        resume: bool = False,
+    ) -> None:
         self.tools = tools
         self.records = records
+        self.call = call
+        self.replay = None if replay is None else {r.index: r for r in replay}
+        self.resume = resume
+        self.next_index = 0
 
     async def answer(self, request: Any) -> Any:
-        if request is YIELD:
+        return await self._answer(self._number(request))
+
+    def _number(self, request: Any) -> Any:
+        """Give every tool request its index, depth first in program order."""
+        if type(request) is ToolRequest:
+            index = self.next_index
+            self.next_index += 1
+            return _Numbered(index, request)
+        if type(request) is Batch:
+            return [self._number(r) for r in request.requests]
+        return request
+
+    async def _answer(self, item: Any) -> Any:
+        if item is YIELD:
             await anyio.lowlevel.checkpoint()
             return None
-        if type(request) is ToolRequest:
-            return await self.call_tool(request)
-        if type(request) is Batch:
-            answers: list[Any] = [None] * len(request.requests)
+        if type(item) is _Numbered:
+            return await self.call_tool(item.request, item.index)
+        if type(item) is list:
+            answers: list[Any] = [None] * len(item)
 
             async def one(i: int, r: Any) -> None:
-                answers[i] = await self.answer(r)
+                answers[i] = await self._answer(r)
 
             async with anyio.create_task_group() as tg:
-                for i, r in enumerate(request.requests):
+                for i, r in enumerate(item):
                     tg.start_soon(one, i, r)
             return answers
-        raise AssertionError(f"unknown request {request!r}")  # pragma: no cover
+        raise AssertionError(f"unknown request {item!r}")  # pragma: no cover
 
-    async def call_tool(self, req: ToolRequest) -> Outcome:
+    async def call_tool(self, req: ToolRequest, index: int) -> Outcome:
+        if self.replay is not None:
+            recorded = self.replay.get(index)
+            if recorded is not None or not self.resume:
+                return self._replayed(req, index, recorded)
         tool = self.tools.get(req.name)
-        if tool is None:
+        if tool is None and self.call is None:
             available = ", ".join(sorted(self.tools)) or "none"
             err = LispError("unknown_tool", f'unknown tool "{req.name}"; available: {available}')
             return Outcome(error=err)
@@ -196,25 +278,70 @@ class _Driver:
         error: str | None = None
         result: Any = None
         try:
-            result = tool(req.args)
-            if inspect.isawaitable(result):
-                result = await result
+            if self.call is not None:
+                result = await self.call(req.name, req.args, index)
+            else:
+                assert tool is not None
+                result = tool(req.args)
+                if inspect.isawaitable(result):
+                    result = await result
         except Exception as exc:  # the tool's failure becomes a value the program sees
             error = str(exc) or type(exc).__name__
         if error is None:
-            error = _envelope_error(result)
-            if error is not None:
-                result = None
+            result, error = _unwrap(result)
         ms = (time.perf_counter() - start) * 1000
-        self.records.append(
-            ToolCallRecord(name=req.name, args=req.args, result=result, duration_ms=ms, error=error)
+        record = ToolCallRecord(
+            name=req.name, args=req.args, result=result, duration_ms=ms, error=error, index=index
         )
-        if error is not None:
-            return Outcome(error=LispError("tool_error", f'tool "{req.name}" failed: {error}'))
-        try:
-            return Outcome(tool_value(result))
-        except TypeError as exc:
-            return Outcome(error=LispError("tool_error", f'tool "{req.name}" returned {exc}'))
+        self.records.append(record)
+        return _outcome(record)
+
+    def _replayed(self, req: ToolRequest, index: int, recorded: ToolCallRecord | None) -> Outcome:
+        """Answer call ``index`` from the record (no tool runs)."""
+        if recorded is None:
+            raise ReplayMismatch(
+                f'the program asked for tool call #{index} "{req.name}" {req.args!r}, but the '
+                f"record holds only calls {sorted(self.replay or ())}; replay a program with "
+                "the record of its own run (same source, ctx, memory and functions)"
+            )
+        if recorded.name != req.name or recorded.args != req.args:
+            raise ReplayMismatch(
+                f'tool call #{index} is "{req.name}" {req.args!r} in this run but '
+                f'"{recorded.name}" {recorded.args!r} in the record; replay a program with '
+                "the record of its own run (same source, ctx, memory and functions)"
+            )
+        record = msgspec.structs.replace(recorded, duration_ms=0.0)
+        self.records.append(record)
+        return _outcome(record)
+
+
+def _outcome(record: ToolCallRecord) -> Outcome:
+    """What the program sees of a finished call."""
+    if record.error is not None:
+        return Outcome(
+            error=LispError("tool_error", f'tool "{record.name}" failed: {record.error}')
+        )
+    try:
+        return Outcome(tool_value(record.result))
+    except TypeError as exc:
+        return Outcome(error=LispError("tool_error", f'tool "{record.name}" returned {exc}'))
+
+
+def _unwrap(result: Any) -> tuple[Any, str | None]:
+    """``(value, None)`` or ``(None, error message)`` for what a tool or a router returned.
+
+    Reads ``Ok`` / ``Err`` envelopes by their attributes (``ok`` with ``payload`` or
+    ``error``), so this leaf package needs no import of ``ptcflow.signals``.
+    """
+    ok = getattr(result, "ok", None)
+    if ok is True and hasattr(result, "payload") and not isinstance(result, dict):
+        return result.payload, None
+    if ok is False and hasattr(result, "error") and not isinstance(result, dict):
+        err = result.error
+        kind, msg = getattr(err, "type", None), getattr(err, "message", err)
+        return None, f"{kind}: {msg}" if kind else str(msg)
+    error = _envelope_error(result)
+    return (None, error) if error is not None else (result, None)
 
 
 def _envelope_error(result: Any) -> str | None:
@@ -242,6 +369,10 @@ async def run(
     tool_names: Collection[str] | None = None,
     memory: Mapping[str, Any] | None = None,
     limits: Limits | None = None,
+    call: ToolRouter | None = None,
+    replay: Sequence[ToolCallRecord] | None = None,
+    resume: bool = False,
+    functions: Sequence[str] = (),
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -255,12 +386,24 @@ async def run(
         tool_names: names to accept in the static check (default: the keys of ``tools``).
         memory: the ``memory`` of the previous turn's result.
         limits: the run's limits (default ``Limits()``).
+        call: routes every tool call instead of ``tools``: ``await call(name, args,
+            index)`` (see :data:`ToolRouter`); give the callable names as ``tool_names``.
+        replay: the ``tool_calls`` of an earlier run of the same program: each call is
+            answered from the record with the same ``index``, and no tool runs.
+        resume: with ``replay``, perform the calls the record lacks (through ``call`` or
+            ``tools``) instead of raising: a worker resuming a program it ran in part.
+        functions: source texts of definitions kept from earlier runs (``(defn f ...)``,
+            see :func:`ptcflow.lisp.kept_functions`), evaluated before the program in the
+            same memory.
 
     Returns:
         A :class:`LispResult`.
 
     Raises:
-        UsageError: ``ctx`` or ``memory`` hold values that are not plain data.
+        UsageError: ``ctx`` or ``memory`` hold values that are not plain data, or a text
+            of ``functions`` does not read.
+        ReplayMismatch: with ``replay``, the program asked for a call the record does not
+            hold (another name or other arguments at that index, or an index it lacks).
 
     Example:
         >>> async def add(args):
@@ -281,9 +424,11 @@ async def run(
     budget = Budget(limits)
     working = dict(mem_in)
     records: list[ToolCallRecord] = []
+    prelude = _read_functions(functions)
 
     def finish(**kw: Any) -> LispResult:
         committed = kw.pop("commit", False)
+        records.sort(key=_INDEX)
         return LispResult(
             prints=list(budget.prints),
             memory=working if committed else dict(mem_in),
@@ -293,7 +438,8 @@ async def run(
 
     program: Program | None = None
     try:
-        program = analyze(source, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
+        text: str | tuple[Form, ...] = (prelude + read(source)) if prelude else source
+        program = analyze(text, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
     except LispError as err:
         failure: LispError | None = err
     except RecursionError:
@@ -352,7 +498,7 @@ async def run(
         return outcome, converted
 
     g = greenlet(main)
-    driver = _Driver(tools, records)
+    driver = _Driver(tools, records, call, replay, resume)
     remaining = max(0.0, budget.deadline - time.monotonic())
     done: tuple[dict[str, Any], Any] | None = None
     try:
@@ -364,6 +510,8 @@ async def run(
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
+    except ReplayMismatch:
+        raise
     except Exception as exc:  # a Python error no call site converted: never reach the host
         return finish(error=_unexpected(exc))
     if done is None:
@@ -376,6 +524,20 @@ async def run(
         )
     outcome, converted = done
     return finish(value=converted, **outcome)
+
+
+def _read_functions(functions: Sequence[str]) -> tuple[Form, ...]:
+    """The forms of the kept definitions (read before the program, in order)."""
+    forms: list[Form] = []
+    for i, text in enumerate(functions):
+        try:
+            forms.extend(read(text))
+        except LispError as err:
+            raise UsageError(
+                f"run(functions=...): item {i} is not PTC-Lisp ({err}); pass the texts "
+                "kept_functions() returned"
+            ) from None
+    return tuple(forms)
 
 
 def _ctx_values(ctx: Mapping[str, Any], used: Collection[str]) -> dict[str, Any]:
