@@ -7,6 +7,8 @@ programs); :func:`replay` rebuilds a run's final state from its journal.
 
 from __future__ import annotations
 
+from ptcflow.strategies._json_agent import JsonAgent as JsonAgent, JsonState as JsonState
+from ptcflow.strategies._json_trace import JsonCall as JsonCall
 from ptcflow.strategies._protocol import (
     Outcome as Outcome,
     RunInfo as RunInfo,
@@ -37,6 +39,9 @@ from ptcflow.strategies._trace import (
 __all__ = (
     "PTC",
     "ExecutionTrace",
+    "JsonAgent",
+    "JsonCall",
+    "JsonState",
     "Outcome",
     "PendingCall",
     "ProgramTrace",
