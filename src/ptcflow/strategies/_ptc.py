@@ -43,6 +43,7 @@ from ptcflow.signals import (
     LLM_RESPONSE,
     PROGRAM_RESULT,
     REQUEST_FAILED,
+    TOOL_RESULT,
     USAGE,
     VALIDATION,
     Err,
@@ -55,6 +56,7 @@ from ptcflow.signals import (
     ProgramResultData,
     RequestEndData,
     Signal,
+    ToolResultData,
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
@@ -377,7 +379,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         self, state: PtcState, signal: Signal
     ) -> tuple[PtcState, Sequence[Directive]]:
         data = signal.data
-        if signal.call_id != state.program_call_id or not isinstance(data, ProgramResultData):
+        if signal.call_id != state.program_call_id or not isinstance(
+            data, ProgramResultData | ToolResultData
+        ):
             return state, _NONE
         changes = self._timed(state, signal)
         turn = _replace(state.turns[-1], ended=signal.time)
@@ -523,6 +527,10 @@ _ON: Final[dict[str, _On]] = {
     USAGE: PTC._on_usage,
     LLM_RESPONSE: PTC._on_llm_response,
     PROGRAM_RESULT: PTC._on_program_result,
+    TOOL_RESULT: PTC._on_program_result,
     REQUEST_FAILED: PTC._on_request_failed,
 }
-"""The signal types PTC folds; every other type (the program's ``ai.tool.*``) is ignored."""
+"""The signal types PTC folds. ``ai.tool.result`` counts only for the program directive's
+own id: a runtime without the program kind answers it so (an error naming the missing
+handler), as does a handler registered with ``Runtime(handlers={RunProgram: ...})``
+(returning the ProgramOutput); the program's sub-calls (``{id}/tool/{n}``) are ignored."""
