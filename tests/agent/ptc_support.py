@@ -86,6 +86,11 @@ class Drive:
         return self.state
 
     @property
+    def status(self) -> str:
+        """The state's status (a plain ``str``, so checks in a row do not narrow it)."""
+        return str(self.state.status)
+
+    @property
     def last_prompt(self) -> str:
         """The last user message the model was sent."""
         llm = [d for d in self.directives if isinstance(d, LLMGenerate)][-1]
