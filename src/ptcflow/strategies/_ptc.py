@@ -77,6 +77,7 @@ _decode = msgspec.json.Decoder().decode
 _ENDED: Final = frozenset(("completed", "failed"))
 _MODES: Final = frozenset(("enabled", "warn_only", "disabled", "strict"))
 _SYSTEM_TOOLS: Final = frozenset(("return", "fail"))
+_INFRA_REASONS: Final = {"cancelled": "cancelled", "timeout": "timeout"}
 _JUDGMENT_REASONS: Final = {
     "validation": "invalid_return",
     "no_code": "no_code",
@@ -328,7 +329,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         turn = _replace(turn, started=turn.started or signal.time, timestamp=signal.time)
         result = data.result
         if isinstance(result, Err):
-            reason = "cancelled" if result.error.type == CANCELLED else "llm_error"
+            reason = _INFRA_REASONS.get(result.error.type, "llm_error")
             failed = self._failed(
                 state, reason, result.error.message, result.error.type, op="llm",
                 error=result.error, turns=(*state.turns[:-1], _replace(turn, ended=signal.time)),
