@@ -36,7 +36,7 @@ def test_an_agent_is_frozen_data_with_a_readable_repr() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         agent.max_turns = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
-        agent.tools["x"] = list_emails  # type: ignore[index]
+        agent.tools["x"] = list_emails
     assert not agent.judgment
 
 

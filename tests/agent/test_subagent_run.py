@@ -137,7 +137,7 @@ def test_run_sync_from_plain_code(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_run_sync_inside_a_loop_is_refused() -> None:
-    with pytest.raises(UsageError, match="await agent.run"):
+    with pytest.raises(UsageError, match=r"await agent\.run"):
         FINDER.run_sync(llm=ScriptedLLM(FIND), context={"user": "alice"})
 
 
