@@ -75,10 +75,11 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
     """The Step fields a SubAgent strategy adds (``fail``, ``trace``, ``signature``).
 
-    Empty unless the strategy has a true ``describes_step`` attribute; then they come from
+    Empty unless the strategy or its state has a true ``describes_step`` attribute (the
+    state's survives wrappers such as ``Recording``); then they come from
     ``strategy.outcome(state)`` (called on the final state, after the end signal).
     """
-    if not getattr(strategy, "describes_step", False):
+    if not (getattr(strategy, "describes_step", False) or getattr(state, "describes_step", False)):
         return _NO_DETAILS
     outcome = strategy.outcome(state)
     if outcome is None:

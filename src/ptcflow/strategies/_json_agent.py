@@ -82,6 +82,9 @@ class JsonState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         last_time: the time of the last one.
     """
 
+    describes_step: ClassVar[bool] = True
+    """The runtime copies the outcome's ``fail``, ``trace`` and ``signature`` to the Step."""
+
     run_id: str
     status: Literal["running", "completed", "failed"] = "running"
     react: ReActState | None = None

@@ -7,7 +7,7 @@ replayed from a journal.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -82,6 +82,9 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         first_time: the time of the first signal folded in.
         last_time: the time of the last signal folded in.
     """
+
+    describes_step: ClassVar[bool] = True
+    """The runtime copies the outcome's ``fail``, ``trace`` and ``signature`` to the Step."""
 
     run_id: str
     status: PtcStatus = "awaiting_llm"
