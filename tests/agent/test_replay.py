@@ -10,7 +10,7 @@ import pytest
 from ptcflow import SubAgent
 from ptcflow.directives import RunProgram
 from ptcflow.runtime import Runtime
-from ptcflow.signals import SignalBus, read_journal, record_journal
+from ptcflow.signals import Ok, SignalBus, read_journal, record_journal
 from ptcflow.strategies import PTC, JsonAgent, replay
 from ptcflow.testing import Recording, ScriptedLLM
 
