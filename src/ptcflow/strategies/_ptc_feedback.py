@@ -42,7 +42,7 @@ class PromptLimit(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     print_chars: int = 500
     tool_result_chars: int = 150
     tool_calls_shown: int = 8
-    sample_chars: int = 200
+    sample_chars: int = 120
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
