@@ -28,12 +28,10 @@ __all__ = (
 )
 
 KEY_BUILTINS: Final = (
-    "map", "filter", "remove", "reduce", "keep", "mapcat", "first", "last", "nth", "count",
-    "take", "drop", "sort-by", "group-by", "frequencies", "distinct", "into", "conj",
-    "get", "get-in", "assoc", "update", "select-keys", "keys", "vals", "merge",
-    "contains?", "some", "every?", "empty?", "range", "str", "format", "println",
-    "sum-by", "avg", "max-by", "min-by", "pluck", "str/join", "str/split", "str/includes?",
-    "str/lower-case",
+    "map", "filter", "reduce", "mapcat", "first", "count", "take", "sort-by", "group-by",
+    "frequencies", "distinct", "into", "conj", "get", "get-in", "assoc", "update",
+    "select-keys", "keys", "merge", "some", "every?", "range", "str", "format", "println",
+    "sum-by", "avg", "max-by", "pluck", "str/join", "str/split", "str/includes?",
 )  # fmt: skip
 """The builtins the prompt lists (the ones models reach for in data work)."""
 
@@ -134,8 +132,18 @@ def _builtin_lines() -> str:
     for name in KEY_BUILTINS:
         b = BUILTINS.get(name)
         if b is not None:
-            lines.append(f"{b.signature} -- {b.doc}")
+            lines.append(f"{b.signature} -- {_first_clause(b.doc)}")
     return "\n".join(lines)
+
+
+def _first_clause(doc: str) -> str:
+    """The doc line up to its first top-level ``; `` (the rest is detail)."""
+    depth = 0
+    for i, ch in enumerate(doc):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and doc.startswith("; ", i):
+            return doc[:i]
+    return doc.rstrip(" .")
 
 
 def _tools_section(tools: Sequence[ToolInfo], output: Type, judgment: bool) -> str:
