@@ -52,21 +52,23 @@ from ptcflow.signals import (
     LLMResponseData,
     Message,
     ProgramError,
-    ProgramOutput,
-    ProgramResultData,
     RequestEndData,
     Signal,
-    ToolResultData,
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
-from ptcflow.strategies._agent_checks import check_fail, check_return
 from ptcflow.strategies._protocol import Outcome, RunInfo
-from ptcflow.strategies._ptc_feedback import PromptLimit, feedback
+from ptcflow.strategies._ptc_feedback import PromptLimit
 from ptcflow.strategies._ptc_outcome import ptc_outcome
 from ptcflow.strategies._ptc_prompt import data_inventory, static_prompt, tool_info_from_spec
 from ptcflow.strategies._ptc_state import PtcState, PtcTurn
-from ptcflow.strategies._trace import StepFail
+from ptcflow.strategies._ptc_turns import (
+    INFRA_REASONS,
+    failed,
+    next_turn,
+    program_result,
+    timed,
+)
 
 __all__ = ("PTC",)
 
@@ -77,12 +79,6 @@ _decode = msgspec.json.Decoder().decode
 _ENDED: Final = frozenset(("completed", "failed"))
 _MODES: Final = frozenset(("enabled", "warn_only", "disabled", "strict"))
 _SYSTEM_TOOLS: Final = frozenset(("return", "fail"))
-_INFRA_REASONS: Final = {"cancelled": "cancelled", "timeout": "timeout"}
-_JUDGMENT_REASONS: Final = {
-    "validation": "invalid_return",
-    "no_code": "no_code",
-    "fail": "invalid_fail",
-}
 
 
 class PTC(msgspec.Struct, frozen=True, kw_only=True):
@@ -193,13 +189,13 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
             kind = type(raw).__name__
             message = f"the context of {self.name!r} must be a mapping with string keys, got {kind}"
-            return self._failed(state, "invalid_input", message, VALIDATION), _NONE
+            return failed(state, "invalid_input", message, VALIDATION), _NONE
         ctx = dict(raw)
         try:
             expanded = Template(self.prompt).render(ctx)
         except SignatureError as exc:
-            return self._failed(state, "missing_context", str(exc), VALIDATION), _NONE
-        sig = self._signature()
+            return failed(state, "missing_context", str(exc), VALIDATION), _NONE
+        sig = self.parsed_signature()
         if self.system_prompt is not None:
             head, tail = self.system_prompt
         else:
@@ -212,7 +208,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         )
         system = f"{head}\n\n{inventory}\n\n{tail}"
         messages = (Message(role="system", content=system), Message(role="user", content=expanded))
-        directive = self._llm(run.run_id, 1, run.request_id, messages)
+        directive = self.llm_directive(run.run_id, 1, run.request_id, messages)
         state = _replace(
             state,
             system=system,
@@ -244,7 +240,8 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
 
     # -- helpers ---------------------------------------------------------------------
 
-    def _signature(self) -> Signature | None:
+    def parsed_signature(self) -> Signature | None:
+        """The parsed :attr:`signature` (``None`` when there is none)."""
         return parse_signature(self.signature) if self.signature else None
 
     def _context_types(self, sig: Signature | None) -> dict[str, Type]:
@@ -256,9 +253,10 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             types.update({p.name: p.type for p in sig.params})
         return types
 
-    def _llm(
+    def llm_directive(
         self, run_id: str, n: int, request_id: str | None, messages: tuple[Message, ...]
     ) -> LLMGenerate:
+        """The run's ``n``-th model call (id ``{run_id}/llm/{n}``)."""
         return LLMGenerate(
             id=f"{run_id}/llm/{n}",
             request_id=request_id,
@@ -272,35 +270,6 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             retry_backoff_ms=self.llm_retry_backoff_ms,
         )
 
-    def _failed(
-        self,
-        state: PtcState,
-        reason: str,
-        message: str,
-        error_type: str,
-        *,
-        op: str | None = None,
-        details: Mapping[str, Any] | None = None,
-        error: ErrorEnvelope | None = None,
-        **changes: Any,
-    ) -> PtcState:
-        fail = StepFail(reason=reason, message=message, op=op, details=dict(details or {}))
-        envelope = error or ErrorEnvelope.make(error_type, message, details)
-        return _replace(
-            state,
-            status="failed",
-            llm_call_id=None,
-            program_call_id=None,
-            fail=fail,
-            error=envelope,
-            reason=reason,
-            **changes,
-        )
-
-    @staticmethod
-    def _timed(state: PtcState, signal: Signal) -> dict[str, Any]:
-        return {"first_time": state.first_time or signal.time, "last_time": signal.time}
-
     # -- transitions -----------------------------------------------------------------
 
     def _on_usage(self, state: PtcState, signal: Signal) -> tuple[PtcState, Sequence[Directive]]:
@@ -309,7 +278,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             return state, _NONE
         turn = state.turns[-1]
         turn = _replace(turn, usage=turn.usage + data.usage, started=turn.started or signal.time)
-        changes = self._timed(state, signal)
+        changes = timed(state, signal)
         return _replace(
             state,
             usage=state.usage + data.usage,
@@ -324,18 +293,18 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         data = signal.data
         if signal.call_id != state.llm_call_id or not isinstance(data, LLMResponseData):
             return state, _NONE
-        changes = self._timed(state, signal)
+        changes = timed(state, signal)
         turn = state.turns[-1]
         turn = _replace(turn, started=turn.started or signal.time, timestamp=signal.time)
         result = data.result
         if isinstance(result, Err):
-            reason = _INFRA_REASONS.get(result.error.type, "llm_error")
-            failed = self._failed(
+            reason = INFRA_REASONS.get(result.error.type, "llm_error")
+            ended = failed(
                 state, reason, result.error.message, result.error.type, op="llm",
                 error=result.error, turns=(*state.turns[:-1], _replace(turn, ended=signal.time)),
                 usage_seen=False, **changes,
             )  # fmt: skip
-            return failed, _NONE
+            return ended, _NONE
         response: Any = result.payload
         text = response.text if isinstance(response, LLMResponse) else str(response)
         usage = state.usage
@@ -350,7 +319,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             said = Message(role="assistant", content=text[: self.prompt_limit.value_chars * 2])
             state = _replace(state, messages=(*state.messages, said))
             problem = ProgramError(category="no_code", message=exc.message)
-            return self._next(state, _replace(turn, ended=signal.time), problem, None)
+            return next_turn(self, state, _replace(turn, ended=signal.time), problem, None)
         said = Message(role="assistant", content=f"```clojure\n{source}\n```")
         if self.debug:
             turn = _replace(turn, ast=_ast(source), ctx=state.ctx)
@@ -376,124 +345,6 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         )
         return state, (program,)
 
-    def _on_program_result(
-        self, state: PtcState, signal: Signal
-    ) -> tuple[PtcState, Sequence[Directive]]:
-        data = signal.data
-        if signal.call_id != state.program_call_id or not isinstance(
-            data, ProgramResultData | ToolResultData
-        ):
-            return state, _NONE
-        changes = self._timed(state, signal)
-        turn = _replace(state.turns[-1], ended=signal.time)
-        state = _replace(state, program_call_id=None, **changes)
-        result = data.result
-        if isinstance(result, Err):
-            error = result.error
-            reason = {"cancelled": "cancelled", "timeout": "timeout"}.get(
-                error.type, "program_error"
-            )
-            turns = (*state.turns[:-1], turn)
-            failed = self._failed(
-                state, reason, error.message, error.type, op="program", error=error, turns=turns
-            )
-            return failed, _NONE
-        out: Any = result.payload  # typed, but a custom handler may send plain data
-        if not isinstance(out, ProgramOutput):
-            out = msgspec.convert(out, ProgramOutput)
-        turn = _replace(turn, output=out)
-        turns = (*state.turns[:-1], turn)
-        if out.memory_bytes > self.memory_limit_bytes:
-            message = (
-                f"the agent's memory holds {out.memory_bytes} bytes, over its limit of "
-                f"{self.memory_limit_bytes}"
-            )
-            details = {"memory_bytes": out.memory_bytes, "limit": self.memory_limit_bytes}
-            return self._failed(
-                state, "memory_limit", message, "memory_limit", details=details, turns=turns
-            ), _NONE
-        state = _replace(state, memory=out.memory, functions=out.functions, turns=turns)
-        if out.error is not None:
-            return self._next(state, turn, out.error, out)
-        if out.failed:
-            checked = check_fail(out.fail_value)
-            if isinstance(checked, StepFail):
-                failed = _replace(
-                    state,
-                    status="failed",
-                    fail=checked,
-                    error=ErrorEnvelope.make(
-                        "fail", checked.message, {"reason": checked.reason, "op": checked.op}
-                    ),
-                    reason="fail",
-                )
-                return failed, _NONE
-            return self._next(state, turn, checked, out)
-        if out.returned or state.judgment:
-            problem, warnings = check_return(
-                self._signature(), out.value, self.signature_validation
-            )
-            if problem is None:
-                if warnings:
-                    note = ProgramError(category="validation_warning", message="; ".join(warnings))
-                    turns = (*state.turns[:-1], _replace(turn, problem=note))
-                reason = "returned" if out.returned else "answered"
-                done = _replace(
-                    state, status="completed", value=out.value, reason=reason, turns=turns
-                )
-                return done, _NONE
-            return self._next(state, turn, problem, out)
-        if isinstance(out.value, Mapping):
-            merged = {**state.ctx, **{k: v for k, v in out.value.items() if k != "fail"}}
-            state = _replace(state, ctx=merged)
-        return self._next(state, turn, None, out)
-
-    def _next(
-        self,
-        state: PtcState,
-        turn: PtcTurn,
-        problem: ProgramError | None,
-        output: ProgramOutput | None,
-    ) -> tuple[PtcState, Sequence[Directive]]:
-        """Feed the turn back and start the next one, or end the run when none is left."""
-        turns = (*state.turns[:-1], _replace(turn, problem=problem))
-        n = state.turn
-        if state.judgment and problem is not None:
-            reason = _JUDGMENT_REASONS.get(problem.category, "program_error")
-            return self._failed(state, reason, problem.describe(), VALIDATION, turns=turns), _NONE
-        if n >= self.max_turns:
-            message = f"no (return ...) after {self.max_turns} turns"
-            if problem is not None:
-                message += f"; the last turn ended with: {problem.describe()}"
-            return self._failed(
-                state, "max_turns_exceeded", message, "max_turns_exceeded", turns=turns,
-                details={"max_turns": self.max_turns},
-            ), _NONE  # fmt: skip
-        ctx = state.ctx
-        if problem is not None:
-            ctx = {**ctx, "fail": _fail_value(problem, n)}
-        elif "fail" in ctx:
-            ctx = {k: v for k, v in ctx.items() if k != "fail"}
-        text = feedback(
-            next_turn=n + 1,
-            max_turns=self.max_turns,
-            source=turn.source,
-            output=output,
-            problem=problem,
-            limits=self.prompt_limit,
-        )
-        messages = (*state.messages, Message(role="user", content=text))
-        directive = self._llm(state.run_id, n + 1, state.request_id, messages)
-        state = _replace(
-            state,
-            status="awaiting_llm",
-            ctx=ctx,
-            messages=messages,
-            llm_call_id=directive.id,
-            turns=(*turns, PtcTurn(turn=n + 1, sent=len(messages), started=state.last_time)),
-        )
-        return state, (directive,)
-
     def _on_request_failed(
         self, state: PtcState, signal: Signal
     ) -> tuple[PtcState, Sequence[Directive]]:
@@ -503,17 +354,8 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         else:
             error = ErrorEnvelope.make(CANCELLED, f"run {state.run_id} was cancelled")
         reason = "cancelled" if error.type == CANCELLED else error.type
-        changes = self._timed(state, signal)
-        return self._failed(state, reason, error.message, error.type, error=error, **changes), _NONE
-
-
-def _fail_value(problem: ProgramError, turn: int) -> dict[str, Any]:
-    """``ctx/fail``: the previous turn's problem as data."""
-    out: dict[str, Any] = {"turn": turn, "category": problem.category, "message": problem.message}
-    if problem.line is not None:
-        out["line"] = problem.line
-        out["column"] = problem.column
-    return out
+        changes = timed(state, signal)
+        return failed(state, reason, error.message, error.type, error=error, **changes), _NONE
 
 
 def _ast(source: str) -> str | None:
@@ -527,8 +369,8 @@ _On = Callable[[PTC, PtcState, Signal], tuple[PtcState, Sequence[Directive]]]
 _ON: Final[dict[str, _On]] = {
     USAGE: PTC._on_usage,
     LLM_RESPONSE: PTC._on_llm_response,
-    PROGRAM_RESULT: PTC._on_program_result,
-    TOOL_RESULT: PTC._on_program_result,
+    PROGRAM_RESULT: program_result,
+    TOOL_RESULT: program_result,
     REQUEST_FAILED: PTC._on_request_failed,
 }
 """The signal types PTC folds. ``ai.tool.result`` counts only for the program directive's
