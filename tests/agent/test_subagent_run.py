@@ -247,3 +247,26 @@ async def test_without_the_program_kind_a_ptc_run_fails_saying_so() -> None:
     step = await FINDER.run(llm=ScriptedLLM([block("1")]), context={"user": "a"})
     assert not step.ok and step.fail is not None
     assert "no handler is registered for directive kind RunProgram" in step.fail.message
+
+
+async def test_bad_tool_arguments_and_raising_tools_are_fed_back(programs: None) -> None:
+    def lookup(id: int) -> dict[str, Any]:
+        """Look a record up."""
+        if id == 0:
+            raise KeyError("no record 0")
+        return {"id": id}
+
+    agent = SubAgent(prompt="Look up", signature="{id :int}", tools=[lookup])
+    llm = ScriptedLLM(
+        [
+            block('(call "lookup" {:id "seven"})'),
+            block('(call "lookup" {:id 0})'),
+            block('(return (call "lookup" {:id 7}))'),
+        ]
+    )
+    step = await agent.run(llm=llm)
+    assert step.ok and step.value == {"id": 7} and step.turns == 3
+    second, third = llm.requests[1].messages[-1].content, llm.requests[2].messages[-1].content
+    assert "tool_error" in second and 'id: expected int, got string "seven"' in second
+    assert "-> error tool_error" in third and "no record 0" in third
+    assert "Traceback" not in second + third
