@@ -59,7 +59,8 @@ class ProgramError(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_def
             where = f" at line {self.line}"
             if self.column is not None:
                 where += f", column {self.column}"
-        return f"{self.category} error{where}: {self.message}"
+        kind = self.category if self.category.endswith("error") else f"{self.category} error"
+        return f"{kind}{where}: {self.message}"
 
 
 class ProgramToolCall(msgspec.Struct, frozen=True, gc=False, kw_only=True):
