@@ -2,7 +2,7 @@
 
 Strategies are pure state machines that emit directives; the executor performs them and
 posts correlated signals back. The most used names are re-exported here; each subpackage
-(:mod:`ptcflow.runtime`, :mod:`ptcflow.strategies`, :mod:`ptcflow.tools`,
+(:mod:`ptcflow.agent`, :mod:`ptcflow.runtime`, :mod:`ptcflow.strategies`, :mod:`ptcflow.tools`,
 :mod:`ptcflow.signature`, :mod:`ptcflow.lisp`, :mod:`ptcflow.signals`,
 :mod:`ptcflow.testing`, :mod:`ptcflow.providers`) has the rest.
 
@@ -19,6 +19,13 @@ Example:
 
 from __future__ import annotations
 
+from ptcflow.agent import (
+    SubAgent as SubAgent,
+    SubAgentError as SubAgentError,
+    preview_prompt as preview_prompt,
+    print_chain as print_chain,
+    print_trace as print_trace,
+)
 from ptcflow.errors import (
     ConfigError as ConfigError,
     InternalError as InternalError,
@@ -58,11 +65,16 @@ __all__ = (
     "SignatureError",
     "Step",
     "Strategy",
+    "SubAgent",
+    "SubAgentError",
     "Telemetry",
     "Tool",
     "ToolContext",
     "UsageError",
     "__version__",
+    "preview_prompt",
+    "print_chain",
+    "print_trace",
     "run",
     "run_sync",
     "tool",

@@ -11,6 +11,7 @@ from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_ERROR,
     REQUEST_FAILED,
@@ -27,6 +28,10 @@ from ptcflow.signals import (
     LLMResponse,
     LLMResponseData,
     Ok,
+    ProgramError,
+    ProgramOutput,
+    ProgramResultData,
+    ProgramToolCall,
     RequestEndData,
     RequestErrorData,
     RequestStartedData,
@@ -102,6 +107,39 @@ def results(payloads: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 attempts = st.integers(1, 10)
+program_outputs = st.builds(
+    ProgramOutput,
+    value=json_values,
+    returned=st.booleans(),
+    failed=st.booleans(),
+    fail_value=json_values,
+    prints=st.lists(text, max_size=3).map(tuple),
+    error=st.none()
+    | st.builds(
+        ProgramError,
+        category=text,
+        message=text,
+        line=st.none() | counts,
+        column=st.none() | counts,
+        limit=st.none() | text,
+    ),
+    tool_calls=st.lists(
+        st.builds(
+            ProgramToolCall,
+            index=counts,
+            name=text,
+            args=json_objects,
+            result=results(json_values),
+            duration_ms=floats,
+        ),
+        max_size=3,
+    ).map(tuple),
+    memory=st.dictionaries(text, text, max_size=3),
+    functions=st.dictionaries(text, text, max_size=3),
+    dropped=st.dictionaries(text, text, max_size=2),
+    memory_bytes=counts,
+    duration_ms=floats,
+)
 DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     LLM_DELTA: st.builds(LLMDeltaData, chunk=chunks),
     USAGE: st.builds(UsageData, usage=usages, model=text),
@@ -129,6 +167,9 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     ),
     REQUEST_FAILED: st.builds(RequestEndData, result=errs, usage=usages, reason=text),
     REQUEST_ERROR: st.builds(RequestErrorData, error=envelopes, reason=text),
+    PROGRAM_RESULT: st.builds(
+        ProgramResultData, result=results(program_outputs), attempts=attempts, duration_ms=floats
+    ),
 }
 assert set(DATA_STRATEGIES) == set(DATA_TYPES)
 

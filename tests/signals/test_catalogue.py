@@ -10,6 +10,7 @@ from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_ERROR,
     REQUEST_FAILED,
@@ -32,6 +33,7 @@ CATALOGUE = {
     "REQUEST_COMPLETED": "ai.request.completed",
     "REQUEST_FAILED": "ai.request.failed",
     "REQUEST_ERROR": "ai.request.error",
+    "PROGRAM_RESULT": "ai.program.result",
 }
 
 
@@ -46,7 +48,10 @@ def test_signal_types_is_exactly_the_catalogue() -> None:
 
 
 def test_terminal_types() -> None:
-    assert frozenset({LLM_RESPONSE, EMBED_RESULT, TOOL_RESULT, REQUEST_ERROR}) == TERMINAL_TYPES
+    assert (
+        frozenset({LLM_RESPONSE, EMBED_RESULT, TOOL_RESULT, REQUEST_ERROR, PROGRAM_RESULT})
+        == TERMINAL_TYPES
+    )
     assert TERMINAL_TYPES < SIGNAL_TYPES
     for not_terminal in (LLM_DELTA, USAGE, TOOL_STARTED, REQUEST_STARTED):
         assert not_terminal not in TERMINAL_TYPES

@@ -13,6 +13,12 @@ from ptcflow.directives._base import (
     RunChild as RunChild,
     ToolExec as ToolExec,
 )
+from ptcflow.directives._program import (
+    ProgramRouter as ProgramRouter,
+    RunProgram as RunProgram,
+    perform_program as perform_program,
+    plain_value as plain_value,
+)
 
 __all__ = (
     "RESERVED_CONTEXT_KEY",
@@ -22,6 +28,10 @@ __all__ = (
     "LLMEmbed",
     "LLMGenerate",
     "LLMStream",
+    "ProgramRouter",
     "RunChild",
+    "RunProgram",
     "ToolExec",
+    "perform_program",
+    "plain_value",
 )

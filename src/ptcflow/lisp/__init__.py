@@ -21,10 +21,17 @@ See ``docs/lisp.md`` for the language and ``docs/lisp-builtins.md`` for the buil
 
 from __future__ import annotations
 
+from ptcflow.lisp._carry import (
+    kept_functions as kept_functions,
+    memory_from_data as memory_from_data,
+    memory_to_data as memory_to_data,
+)
 from ptcflow.lisp._frontend import extract_code as extract_code
 from ptcflow.lisp._runner import (
     LispResult as LispResult,
+    ReplayMismatch as ReplayMismatch,
     ToolCallRecord as ToolCallRecord,
+    ToolRouter as ToolRouter,
     analyze as analyze,
     parse as parse,
     run as run,
@@ -41,9 +48,14 @@ __all__ = (
     "Limits",
     "LispError",
     "LispResult",
+    "ReplayMismatch",
     "ToolCallRecord",
+    "ToolRouter",
     "analyze",
     "extract_code",
+    "kept_functions",
+    "memory_from_data",
+    "memory_to_data",
     "parse",
     "pr_str",
     "run",

@@ -6,15 +6,22 @@ checkpoint, or a batch of tool calls in a task group) and resumes the program wi
 This is the ``greenlet_spawn``/``await_only`` pattern: no thread per program, so thousands of
 programs can wait on tools in one loop. A cancelled or timed-out run throws ``GreenletExit``
 into the program, which unwinds at once.
+
+Every tool call gets an ``index`` in issue order when the driver receives it (a ``pmap``
+batch is numbered in program order before any of its calls starts), so the numbering is the
+same on every run and every backend. A caller can route each call through its own function
+(``call=``, with the index), answer the calls from a record instead of calling anything
+(``replay=``), and carry function definitions of earlier runs as source text
+(``functions=``).
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import math
+import operator
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -25,44 +32,37 @@ from greenlet import GreenletExit, greenlet
 from ptcflow.errors import UsageError
 from ptcflow.lisp._analyzer import Analyzer, Program
 from ptcflow.lisp._compiler import Compiler
+from ptcflow.lisp._driver import (
+    Driver,
+    ReplayMismatch,
+    Tool,
+    ToolCallRecord,
+    ToolRouter,
+)
 from ptcflow.lisp._export import export
 from ptcflow.lisp._forms import Form
 from ptcflow.lisp._reader import read
 from ptcflow.lisp._runtime import (
-    YIELD,
-    Batch,
     FailSignal,
-    Outcome,
     ReturnSignal,
     RunState,
-    ToolRequest,
-    tool_value,
 )
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.values import Builtin, LispFn, check_plain, from_python
 
-__all__ = ("LispResult", "ToolCallRecord", "analyze", "parse", "run", "run_sync")
+__all__ = (
+    "LispResult",
+    "ReplayMismatch",
+    "ToolCallRecord",
+    "ToolRouter",
+    "analyze",
+    "parse",
+    "run",
+    "run_sync",
+)
 
-Tool = Callable[[dict[str, Any]], Awaitable[Any] | Any]
-
-
-class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One tool call a program made.
-
-    Args:
-        name: the tool's name.
-        args: the arguments as plain Python data (string keys).
-        result: what the tool returned (``None`` when it failed).
-        duration_ms: how long the call took.
-        error: the error message when the tool failed, else ``None``.
-    """
-
-    name: str
-    args: dict[str, Any]
-    result: Any = None
-    duration_ms: float = 0.0
-    error: str | None = None
+_INDEX = operator.attrgetter("index")
 
 
 class LispResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,7 +76,7 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
         fail_value: the value given to ``fail``, as Python data.
         prints: the captured output of ``println`` and friends.
         memory: the memory after the run (unchanged when the run failed or raised).
-        tool_calls: every tool call made, in order of completion.
+        tool_calls: every tool call made, in issue order (by ``index``).
         error: ``None``, or the :class:`~ptcflow.lisp.LispError` that ended the run.
     """
 
@@ -161,79 +161,6 @@ def analyze(
         raise LimitExceeded("max_depth", "the program is nested too deeply to analyze") from None
 
 
-class _Driver:
-    """Answers a program's requests in the event loop."""
-
-    def __init__(self, tools: Mapping[str, Tool], records: list[ToolCallRecord]) -> None:
-        self.tools = tools
-        self.records = records
-
-    async def answer(self, request: Any) -> Any:
-        if request is YIELD:
-            await anyio.lowlevel.checkpoint()
-            return None
-        if type(request) is ToolRequest:
-            return await self.call_tool(request)
-        if type(request) is Batch:
-            answers: list[Any] = [None] * len(request.requests)
-
-            async def one(i: int, r: Any) -> None:
-                answers[i] = await self.answer(r)
-
-            async with anyio.create_task_group() as tg:
-                for i, r in enumerate(request.requests):
-                    tg.start_soon(one, i, r)
-            return answers
-        raise AssertionError(f"unknown request {request!r}")  # pragma: no cover
-
-    async def call_tool(self, req: ToolRequest) -> Outcome:
-        tool = self.tools.get(req.name)
-        if tool is None:
-            available = ", ".join(sorted(self.tools)) or "none"
-            err = LispError("unknown_tool", f'unknown tool "{req.name}"; available: {available}')
-            return Outcome(error=err)
-        start = time.perf_counter()
-        error: str | None = None
-        result: Any = None
-        try:
-            result = tool(req.args)
-            if inspect.isawaitable(result):
-                result = await result
-        except Exception as exc:  # the tool's failure becomes a value the program sees
-            error = str(exc) or type(exc).__name__
-        if error is None:
-            error = _envelope_error(result)
-            if error is not None:
-                result = None
-        ms = (time.perf_counter() - start) * 1000
-        self.records.append(
-            ToolCallRecord(name=req.name, args=req.args, result=result, duration_ms=ms, error=error)
-        )
-        if error is not None:
-            return Outcome(error=LispError("tool_error", f'tool "{req.name}" failed: {error}'))
-        try:
-            return Outcome(tool_value(result))
-        except TypeError as exc:
-            return Outcome(error=LispError("tool_error", f'tool "{req.name}" returned {exc}'))
-
-
-def _envelope_error(result: Any) -> str | None:
-    """The message of an error envelope (``{"ok": False, "error": {...}}`` or an object with
-    ``type``/``message``/``retryable``), else ``None``."""
-    if type(result) is dict and result.get("ok") is False and "error" in result:
-        err = result["error"]
-        if isinstance(err, dict):
-            kind = err.get("type")
-            msg = err.get("message", err)
-            return f"{kind}: {msg}" if kind else str(msg)
-        return str(err)
-    if all(hasattr(result, a) for a in ("type", "message", "retryable")) and not isinstance(
-        result, dict | list | str
-    ):
-        return f"{result.type}: {result.message}"
-    return None
-
-
 async def run(
     source: str,
     *,
@@ -242,6 +169,10 @@ async def run(
     tool_names: Collection[str] | None = None,
     memory: Mapping[str, Any] | None = None,
     limits: Limits | None = None,
+    call: ToolRouter | None = None,
+    replay: Sequence[ToolCallRecord] | None = None,
+    resume: bool = False,
+    functions: Sequence[str] = (),
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -255,12 +186,24 @@ async def run(
         tool_names: names to accept in the static check (default: the keys of ``tools``).
         memory: the ``memory`` of the previous turn's result.
         limits: the run's limits (default ``Limits()``).
+        call: routes every tool call instead of ``tools``: ``await call(name, args,
+            index)`` (see :data:`ToolRouter`); give the callable names as ``tool_names``.
+        replay: the ``tool_calls`` of an earlier run of the same program: each call is
+            answered from the record with the same ``index``, and no tool runs.
+        resume: with ``replay``, perform the calls the record lacks (through ``call`` or
+            ``tools``) instead of raising: a worker resuming a program it ran in part.
+        functions: source texts of definitions kept from earlier runs (``(defn f ...)``,
+            see :func:`ptcflow.lisp.kept_functions`), evaluated before the program in the
+            same memory.
 
     Returns:
         A :class:`LispResult`.
 
     Raises:
-        UsageError: ``ctx`` or ``memory`` hold values that are not plain data.
+        UsageError: ``ctx`` or ``memory`` hold values that are not plain data, or a text
+            of ``functions`` does not read.
+        ReplayMismatch: with ``replay``, the program asked for a call the record does not
+            hold (another name or other arguments at that index, or an index it lacks).
 
     Example:
         >>> async def add(args):
@@ -281,9 +224,11 @@ async def run(
     budget = Budget(limits)
     working = dict(mem_in)
     records: list[ToolCallRecord] = []
+    prelude = _read_functions(functions)
 
     def finish(**kw: Any) -> LispResult:
         committed = kw.pop("commit", False)
+        records.sort(key=_INDEX)
         return LispResult(
             prints=list(budget.prints),
             memory=working if committed else dict(mem_in),
@@ -293,7 +238,8 @@ async def run(
 
     program: Program | None = None
     try:
-        program = analyze(source, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
+        text: str | tuple[Form, ...] = (prelude + read(source)) if prelude else source
+        program = analyze(text, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
     except LispError as err:
         failure: LispError | None = err
     except RecursionError:
@@ -352,7 +298,7 @@ async def run(
         return outcome, converted
 
     g = greenlet(main)
-    driver = _Driver(tools, records)
+    driver = Driver(tools, records, call, replay, resume)
     remaining = max(0.0, budget.deadline - time.monotonic())
     done: tuple[dict[str, Any], Any] | None = None
     try:
@@ -364,6 +310,8 @@ async def run(
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
+    except ReplayMismatch:
+        raise
     except Exception as exc:  # a Python error no call site converted: never reach the host
         return finish(error=_unexpected(exc))
     if done is None:
@@ -376,6 +324,20 @@ async def run(
         )
     outcome, converted = done
     return finish(value=converted, **outcome)
+
+
+def _read_functions(functions: Sequence[str]) -> tuple[Form, ...]:
+    """The forms of the kept definitions (read before the program, in order)."""
+    forms: list[Form] = []
+    for i, text in enumerate(functions):
+        try:
+            forms.extend(read(text))
+        except LispError as err:
+            raise UsageError(
+                f"run(functions=...): item {i} is not PTC-Lisp ({err}); pass the texts "
+                "kept_functions() returned"
+            ) from None
+    return tuple(forms)
 
 
 def _ctx_values(ctx: Mapping[str, Any], used: Collection[str]) -> dict[str, Any]:
@@ -401,7 +363,7 @@ def _unexpected(exc: Exception) -> LispError:
     )
 
 
-async def _drive(g: greenlet, driver: _Driver) -> Any:
+async def _drive(g: greenlet, driver: Driver) -> Any:
     request = g.switch()
     while not g.dead:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ptcflow.runtime._step import Step
+from ptcflow.runtime._step import Step, step_details
 from ptcflow.signals import (
     CANCELLED,
     INTERNAL,
@@ -172,6 +172,7 @@ def publish_end(run: RunScope) -> None:
         tool_calls=run.tool_calls,
         duration_ms=round((now - run.started) * 1000.0, 3),
         signals=tuple(run.recorded) if run.recorded is not None else (),
+        **step_details(run.strategy, run.state),
     )
     tel = run.telemetry
     if tel is not None and run.span is not None:

@@ -11,6 +11,7 @@ from ptcflow.signals._catalogue import (
     EMBED_RESULT as EMBED_RESULT,
     LLM_DELTA as LLM_DELTA,
     LLM_RESPONSE as LLM_RESPONSE,
+    PROGRAM_RESULT as PROGRAM_RESULT,
     REQUEST_COMPLETED as REQUEST_COMPLETED,
     REQUEST_ERROR as REQUEST_ERROR,
     REQUEST_FAILED as REQUEST_FAILED,
@@ -73,6 +74,12 @@ from ptcflow.signals._messages import (
     ToolSpec as ToolSpec,
     Usage as Usage,
 )
+from ptcflow.signals._program import (
+    ProgramError as ProgramError,
+    ProgramOutput as ProgramOutput,
+    ProgramResultData as ProgramResultData,
+    ProgramToolCall as ProgramToolCall,
+)
 from ptcflow.signals._sanitize import (
     REDACTED as REDACTED,
     is_secret_key as is_secret_key,
@@ -95,6 +102,7 @@ __all__ = (
     "INTERNAL",
     "LLM_DELTA",
     "LLM_RESPONSE",
+    "PROGRAM_RESULT",
     "PROVIDER_ERROR",
     "RATE_LIMITED",
     "REDACTED",
@@ -126,6 +134,10 @@ __all__ = (
     "LLMResponseData",
     "Message",
     "Ok",
+    "ProgramError",
+    "ProgramOutput",
+    "ProgramResultData",
+    "ProgramToolCall",
     "RequestEndData",
     "RequestErrorData",
     "RequestStartedData",

@@ -8,6 +8,7 @@ __all__ = (
     "EMBED_RESULT",
     "LLM_DELTA",
     "LLM_RESPONSE",
+    "PROGRAM_RESULT",
     "REQUEST_COMPLETED",
     "REQUEST_ERROR",
     "REQUEST_FAILED",
@@ -39,6 +40,8 @@ REQUEST_FAILED: Final = "ai.request.failed"
 """A run ended in failure; ``data["result"]`` holds the Err envelope."""
 REQUEST_ERROR: Final = "ai.request.error"
 """A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
+PROGRAM_RESULT: Final = "ai.program.result"
+"""The terminal signal of a ``RunProgram`` directive: ``Ok(ProgramOutput)`` or ``Err``."""
 
 SIGNAL_TYPES: Final = frozenset(
     {
@@ -52,9 +55,12 @@ SIGNAL_TYPES: Final = frozenset(
         REQUEST_COMPLETED,
         REQUEST_FAILED,
         REQUEST_ERROR,
+        PROGRAM_RESULT,
     }
 )
 """Every signal type ptcflow publishes."""
 
-TERMINAL_TYPES: Final = frozenset({LLM_RESPONSE, EMBED_RESULT, TOOL_RESULT, REQUEST_ERROR})
+TERMINAL_TYPES: Final = frozenset(
+    {LLM_RESPONSE, EMBED_RESULT, TOOL_RESULT, REQUEST_ERROR, PROGRAM_RESULT}
+)
 """Signal types that end a directive: exactly one is published per directive."""

@@ -13,12 +13,14 @@ import msgspec
 from ptcflow.signals import _catalogue as t
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
 from ptcflow.signals._messages import EmbedResponse, LLMChunk, LLMResponse, ToolSpec, Usage
+from ptcflow.signals._program import ProgramResultData
 
 __all__ = (
     "DATA_TYPES",
     "EmbedResultData",
     "LLMDeltaData",
     "LLMResponseData",
+    "ProgramResultData",
     "RequestEndData",
     "RequestErrorData",
     "RequestStartedData",
@@ -110,5 +112,6 @@ DATA_TYPES: Final[dict[str, type[Any]]] = {
     t.REQUEST_COMPLETED: RequestEndData,
     t.REQUEST_FAILED: RequestEndData,
     t.REQUEST_ERROR: RequestErrorData,
+    t.PROGRAM_RESULT: ProgramResultData,
 }
 """The ``data`` struct of each catalogued signal type (used to decode journals)."""

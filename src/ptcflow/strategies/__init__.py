@@ -1,31 +1,64 @@
 """Strategies: pure, deterministic agent state machines, and ReAct.
 
 A strategy turns signals into directives (see :class:`Strategy`). :class:`ReAct` is the
-native tool-calling loop; :func:`replay` rebuilds a run's final state from its journal.
+native tool-calling loop; :class:`PTC` is the SubAgent loop (the model writes PTC-Lisp
+programs); :func:`replay` rebuilds a run's final state from its journal.
 """
 
 from __future__ import annotations
 
+from ptcflow.strategies._json_agent import JsonAgent as JsonAgent, JsonState as JsonState
+from ptcflow.strategies._json_trace import JsonCall as JsonCall
 from ptcflow.strategies._protocol import (
     Outcome as Outcome,
     RunInfo as RunInfo,
     Strategy as Strategy,
     Transition as Transition,
 )
+from ptcflow.strategies._ptc import PTC as PTC
+from ptcflow.strategies._ptc_feedback import PromptLimit as PromptLimit
+from ptcflow.strategies._ptc_prompt import ToolInfo as ToolInfo
+from ptcflow.strategies._ptc_state import PtcState as PtcState, PtcTurn as PtcTurn
 from ptcflow.strategies._react import ReAct as ReAct
 from ptcflow.strategies._react_state import (
     PendingCall as PendingCall,
     ReActState as ReActState,
 )
 from ptcflow.strategies._replay import replay as replay
+from ptcflow.strategies._trace import (
+    ExecutionTrace as ExecutionTrace,
+    ProgramTrace as ProgramTrace,
+    PromptTrace as PromptTrace,
+    StepFail as StepFail,
+    TokenCounts as TokenCounts,
+    ToolCallTrace as ToolCallTrace,
+    Trace as Trace,
+    TurnTrace as TurnTrace,
+)
 
 __all__ = (
+    "PTC",
+    "ExecutionTrace",
+    "JsonAgent",
+    "JsonCall",
+    "JsonState",
     "Outcome",
     "PendingCall",
+    "ProgramTrace",
+    "PromptLimit",
+    "PromptTrace",
+    "PtcState",
+    "PtcTurn",
     "ReAct",
     "ReActState",
     "RunInfo",
+    "StepFail",
     "Strategy",
+    "TokenCounts",
+    "ToolCallTrace",
+    "ToolInfo",
+    "Trace",
     "Transition",
+    "TurnTrace",
     "replay",
 )

@@ -16,6 +16,7 @@ import msgspec
 
 from ptcflow.directives import Directive
 from ptcflow.signals import Err, Ok, Signal, ToolSpec, Usage
+from ptcflow.strategies._trace import StepFail, Trace
 
 __all__ = ("Outcome", "RunInfo", "Strategy", "Transition")
 
@@ -37,11 +38,22 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """How a run ended: the result envelope, summed usage, and why it stopped."""
+    """How a run ended: the result envelope, summed usage, and why it stopped.
+
+    SubAgent strategies also describe the run for its :class:`~ptcflow.runtime.Step`:
+    ``fail`` (why it failed), ``trace`` (every turn) and ``signature`` (the output
+    signature, so a Step can be the next agent's context). The runtime copies them into
+    the Step of a strategy whose ``describes_step`` attribute is true, asking
+    ``outcome()`` once more after the run's end signal was folded in (so a cancelled or
+    timed-out run keeps its trace).
+    """
 
     result: Ok[Any] | Err
     usage: Usage = Usage()
     reason: str = ""
+    fail: StepFail | None = None
+    trace: Trace | None = None
+    signature: str | None = None
 
 
 @runtime_checkable

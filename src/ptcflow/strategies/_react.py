@@ -92,6 +92,10 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         tool_timeout_ms: deadline of each tool call; ``None`` inherits.
         tool_max_retries: extra attempts for retryable tool failures.
         name: the strategy's name (telemetry, logs).
+        response_schema: a JSON Schema the final answer must follow, sent with every call
+            as the provider's structured-output request.
+        llm_options: provider options of every call (temperature, ...).
+        llm_retry_backoff_ms: base of the backoff between retries of a model call.
 
     Raises:
         ConfigError: when a limit is out of range or both ``model`` and ``model_alias``
@@ -114,6 +118,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     tool_timeout_ms: int | None = None
     tool_max_retries: int = 0
     name: str = "react"
+    response_schema: dict[str, Any] | None = None
+    llm_options: dict[str, Any] = msgspec.field(default_factory=dict)
+    llm_retry_backoff_ms: int = 200
 
     def __post_init__(self) -> None:
         problems = []
@@ -255,6 +262,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             model_alias=self.model_alias,
             timeout_ms=self.llm_timeout_ms,
             max_retries=self.llm_max_retries,
+            retry_backoff_ms=self.llm_retry_backoff_ms,
+            response_schema=self.response_schema,
+            options=self.llm_options,
         )
 
     def _on_delta(

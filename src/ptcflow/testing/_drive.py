@@ -11,6 +11,7 @@ from ptcflow.signals import (
     CANCELLED,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_RESULT,
     REQUEST_FAILED,
     REQUEST_STARTED,
     TOOL_RESULT,
@@ -23,6 +24,8 @@ from ptcflow.signals import (
     LLMResponse,
     LLMResponseData,
     Ok,
+    ProgramOutput,
+    ProgramResultData,
     RequestEndData,
     RequestStartedData,
     Signal,
@@ -165,6 +168,25 @@ class SignalFactory:
             self.tool_started(call, tool_name),
             self.tool_result(call, result, tool_name=tool_name),
         ]
+
+    def program_result(
+        self,
+        call: str | Directive,
+        result: ProgramOutput | ErrorEnvelope,
+        *,
+        attempts: int = 1,
+        duration_ms: float = 0.0,
+    ) -> Signal:
+        """``ai.program.result`` with ``Ok(output)`` or ``Err(error)`` (a ``RunProgram``'s end).
+
+        Build a realistic output by running the directive's program, for example with
+        ``ptcflow.directives.perform_program``.
+        """
+        envelope: Ok[ProgramOutput] | Err = (
+            Err(error=result) if isinstance(result, ErrorEnvelope) else Ok(payload=result)
+        )
+        data = ProgramResultData(result=envelope, attempts=attempts, duration_ms=duration_ms)
+        return self.make(PROGRAM_RESULT, data, call=call)
 
 
 def _tool_name(call: str | Directive, given: str) -> str:

@@ -1,0 +1,48 @@
+"""SubAgents: agents as data that solve tasks by writing PTC-Lisp programs.
+
+Define an agent once with :class:`SubAgent` (prompt template, signature, tools, budget),
+run it as often as needed with :meth:`SubAgent.run` (or the module functions :func:`run`,
+:func:`run_sync`, :func:`run_or_raise`, :func:`then`, which also take a prompt string),
+inspect what it would send with :func:`preview_prompt`, and read what it did with
+:func:`print_trace`. See docs/subagent.md.
+
+Example:
+    >>> from ptcflow.agent import SubAgent
+    >>> agent = SubAgent(prompt="Sum {{xs}}", signature="(xs [:int]) -> :int", max_turns=1)
+    >>> agent.judgment
+    True
+"""
+
+from __future__ import annotations
+
+from ptcflow.agent._api import (
+    run as run,
+    run_or_raise as run_or_raise,
+    run_sync as run_sync,
+    then as then,
+)
+from ptcflow.agent._execute import SubAgentError as SubAgentError
+from ptcflow.agent._llm import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
+from ptcflow.agent._preview import PromptPreview as PromptPreview, preview_prompt as preview_prompt
+from ptcflow.agent._print import (
+    format_trace as format_trace,
+    print_chain as print_chain,
+    print_trace as print_trace,
+)
+from ptcflow.agent._subagent import SubAgent as SubAgent
+
+__all__ = (
+    "CallbackLLM",
+    "LLMRetry",
+    "PromptPreview",
+    "SubAgent",
+    "SubAgentError",
+    "format_trace",
+    "preview_prompt",
+    "print_chain",
+    "print_trace",
+    "run",
+    "run_or_raise",
+    "run_sync",
+    "then",
+)

@@ -1,0 +1,447 @@
+"""``SubAgent``: an agent as data (the spec's ``SubAgent.new``).
+
+A SubAgent is a frozen definition, validated when it is created and reusable across runs
+and tasks: the task prompt, the signature, the tools, the turn budget and options. The
+system prompt that depends only on the definition is rendered once, here. Running it is
+the job of :mod:`ptcflow.agent._run`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import sniffio
+
+from ptcflow.agent._execute import SubAgentError, execute
+from ptcflow.agent._llm import LLMRetry
+from ptcflow.errors import ConfigError, UsageError
+from ptcflow.runtime import LLMProvider, ModelResolver
+from ptcflow.signature import Signature, Template, check_placeholders, parse
+from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
+from ptcflow.strategies._ptc_prompt import example_call, static_prompt
+from ptcflow.tools import Tool, for_agent, render_tool_signature
+
+if TYPE_CHECKING:
+    from ptcflow.runtime import Runtime, Step
+
+__all__ = ("SubAgent",)
+
+_OUTPUTS: Final = ("ptc", "json")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class SubAgent:
+    """An agent that solves a task by writing PTC-Lisp programs (or JSON answers).
+
+    Creating one calls no model: it checks the definition and renders the static part of
+    its system prompt. Run it with :meth:`run` (or :meth:`run_sync`, :meth:`run_or_raise`,
+    :meth:`then`, or the module functions of :mod:`ptcflow.agent`).
+
+    Args:
+        prompt: the task, a template: ``{{name}}``, ``{{user.name}}``,
+            ``{{#items}}...{{/items}}`` are filled from the run's context.
+        signature: the contract, ``"(user :string) -> {count :int, _ids [:int]}"``;
+            every placeholder must name one of its parameters; ``return`` must match its
+            output. ``None`` accepts any value.
+        tools: what programs may call: functions, :class:`~ptcflow.tools.Tool`,
+            ``(function, "signature")`` pairs, ``{"name": function}`` mappings, tool
+            sources (see :func:`ptcflow.tools.for_agent`). ``return`` and ``fail`` are
+            reserved.
+        max_turns: model calls allowed (default 5). With no tools and ``max_turns=1`` the
+            agent is in judgment mode: the program's value is the answer.
+        tool_catalog: tools shown for planning only ("do not call").
+        prompt_limit: a :class:`~ptcflow.strategies.PromptLimit` (or a mapping of its
+            fields): how much of values, prints and samples the model sees.
+        mission_timeout: milliseconds for the whole run (``None``: the Runtime's default).
+        llm_retry: an :class:`LLMRetry` (or a mapping: ``max_attempts``, ``backoff``,
+            ``base_ms``, ``retryable_errors``): retries of failed model calls.
+        llm: this agent's model, used over the one given to ``run``: a provider, a model
+            string or registry alias (``"openai:gpt-4.1-mini"``, ``"haiku"``), or a
+            function taking the LLM-callback input.
+        name: the agent's name (spans, logs, the Step's run).
+        description: what the agent does (for catalogs and parent agents).
+        output: ``"ptc"`` (PTC-Lisp programs) or ``"json"`` (one JSON answer validated
+            against the signature, tools called natively; for models that cannot write
+            Lisp).
+        memory_limit: the most bytes of memory (kept values and functions) a run may hold
+            (default 1 MB); going over ends the run as failed (``memory_limit``).
+        program_limits: overrides of :class:`ptcflow.lisp.Limits` for every program
+            (``{"timeout_ms": 2000}``).
+
+    Raises:
+        UsageError: the definition is wrong (the message says where and how to fix it):
+            a placeholder that is not a signature parameter, a reserved tool name, an
+            option of the wrong type, a signature that does not parse.
+
+    Example:
+        >>> finder = SubAgent(
+        ...     prompt="Find urgent emails for {{user}}",
+        ...     signature="(user :string) -> {count :int, _ids [:int]}",
+        ...     max_turns=5,
+        ... )
+        >>> finder
+        SubAgent(name='subagent', prompt='Find urgent emails for {{user}}', signature='(user :string) -> {count :int, _ids [:int]}', tools=[], max_turns=5)
+    """
+
+    prompt: str
+    signature: str | None = None
+    tools: Any = None
+    max_turns: int = 5
+    tool_catalog: Any = None
+    prompt_limit: Any = None
+    mission_timeout: int | None = None
+    llm_retry: Any = None
+    llm: Any = None
+    name: str = "subagent"
+    description: str = ""
+    output: str = "ptc"
+    memory_limit: int = 1_000_000
+    program_limits: Any = None
+    _system: tuple[str, str] = dataclasses.field(init=False, default=("", ""))
+
+    def __post_init__(self) -> None:
+        where = f"SubAgent({self.name!r})"
+        _check(
+            isinstance(self.prompt, str) and self.prompt.strip(),
+            where,
+            "prompt must be a non-empty string",
+        )
+        _check(
+            isinstance(self.name, str) and self.name.strip(),
+            where,
+            "name must be a non-empty string",
+        )
+        _check(isinstance(self.description, str), where, "description must be a string")
+        _check(
+            _positive(self.max_turns),
+            where,
+            f"max_turns must be an integer >= 1, got {self.max_turns!r}",
+        )
+        _check(
+            _positive(self.memory_limit),
+            where,
+            f"memory_limit must be an integer >= 1, got {self.memory_limit!r}",
+        )
+        _check(
+            self.mission_timeout is None or _positive(self.mission_timeout), where,
+            f"mission_timeout must be milliseconds (an integer >= 1) or None, got {self.mission_timeout!r}",
+        )  # fmt: skip
+        _check(
+            self.output in _OUTPUTS, where, f'output must be "ptc" or "json", got {self.output!r}'
+        )
+        _check(
+            self.llm is None or isinstance(self.llm, str | LLMProvider | ModelResolver) or callable(self.llm),
+            where, "llm must be a provider, a model name or alias, or a function, "
+            f"got {type(self.llm).__name__}",
+        )  # fmt: skip
+        sig = parse(self.signature) if self.signature is not None else None
+        Template(self.prompt)  # malformed templates raise here, with a caret
+        if sig is not None:
+            problems = check_placeholders(self.prompt, sig)
+            _check(not problems, where, "; ".join(problems) + f" (signature: {self.signature})")
+        setattr_ = object.__setattr__
+        setattr_(self, "tools", MappingProxyType(dict(_tools(self.tools, where, "tools"))))
+        setattr_(
+            self,
+            "tool_catalog",
+            MappingProxyType(dict(_tools(self.tool_catalog, where, "tool_catalog"))),
+        )
+        setattr_(self, "prompt_limit", _prompt_limit(self.prompt_limit, where))
+        setattr_(self, "llm_retry", LLMRetry.of(self.llm_retry))
+        limits = dict(self.program_limits or {})
+        if limits:
+            from ptcflow.lisp import Limits
+
+            try:
+                Limits(**limits)
+            except TypeError as exc:
+                raise ConfigError(f"{where}: program_limits: {exc}") from None
+        setattr_(self, "program_limits", MappingProxyType(limits))
+        if self.output == "ptc":
+            setattr_(self, "_system", self._static_prompt(sig))
+
+    # -- running ------------------------------------------------------------------------
+
+    async def run(
+        self,
+        *,
+        llm: Any = None,
+        context: Any = None,
+        llm_opts: Mapping[str, Any] | None = None,
+        context_signature: str | None = None,
+        debug: bool = False,
+        trace: bool | str = True,
+        signature_validation: str = "enabled",
+        runtime: Runtime | None = None,
+        run_id: str | None = None,
+        record: bool = False,
+    ) -> Step:
+        """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
+
+        Failures inside the run (the model gave up, a turn budget ran out, the model
+        call failed) do not raise: ``step.ok`` is false and ``step.fail`` says why.
+
+        Args:
+            llm: the model when the agent has none (``SubAgent(llm=...)`` wins): a
+                provider, a model name or alias, or a function taking the LLM-callback
+                input. May be left out when ``runtime`` has one.
+            context: the data programs read as ``ctx/key`` (a mapping of plain data), or
+                a successful :class:`Step`, whose value and output signature are used.
+            llm_opts: provider options of every model call (``{"temperature": 0}``).
+            context_signature: the types of the context's keys, as a signature
+                (``"(orders [{id :int}]) -> :any"``); set from a Step given as context.
+            debug: keep each turn's parsed program, ``ctx/`` and memory in the trace.
+            trace: keep the turn trace: ``True`` (default), ``"on_error"`` or ``False``.
+            signature_validation: how ``return`` is checked: ``"enabled"`` (default;
+                extra fields allowed), ``"warn_only"``, ``"disabled"`` or ``"strict"``.
+            runtime: an open :class:`~ptcflow.runtime.Runtime` to run on (its limits,
+                telemetry and bus are shared by every run on it); default: a temporary one.
+            run_id: the run's id.
+            record: keep the run's signals on ``step.signals``.
+
+        Returns:
+            The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
+            ``duration_ms``, ``trace`` and ``signature``.
+
+        Raises:
+            UsageError: no LLM anywhere, a context that is not a mapping of plain data,
+                a failed Step as context, or ``"strict"`` validation with tools that
+                have no signature.
+        """
+        return await execute(
+            self,
+            llm=llm,
+            context=context,
+            llm_opts=llm_opts,
+            context_signature=context_signature,
+            debug=debug,
+            trace=trace,
+            signature_validation=signature_validation,
+            runtime=runtime,
+            run_id=run_id,
+            record=record,
+        )
+
+    def run_sync(self, *, backend: str = "asyncio", **options: Any) -> Step:
+        """:meth:`run` from synchronous code (starts an event loop; takes the same options).
+
+        Raises:
+            UsageError: called inside a running event loop (``await agent.run(...)``).
+        """
+        try:
+            sniffio.current_async_library()
+        except sniffio.AsyncLibraryNotFoundError:
+            pass
+        else:
+            raise UsageError(
+                "run_sync() was called inside a running event loop; use `await agent.run(...)`"
+            )
+        step: Step = anyio.run(functools.partial(self.run, **options), backend=backend)
+        return step
+
+    async def run_or_raise(self, **options: Any) -> Step:
+        """:meth:`run`, raising :class:`SubAgentError` when the run fails (the spec's ``run!``).
+
+        Raises:
+            SubAgentError: the run failed; ``.step`` holds the failed Step.
+        """
+        step = await self.run(**options)
+        if not step.ok:
+            raise SubAgentError(step)
+        return step
+
+    async def then(self, step: Step, **options: Any) -> Step:
+        """Run this agent on ``step``'s result (the spec's ``then!``): ``context=step``.
+
+        Raises:
+            SubAgentError: this run failed.
+            UsageError: ``step`` failed or its value is not a map.
+        """
+        return await self.run_or_raise(context=step, **options)
+
+    # -- the definition ---------------------------------------------------------------
+
+    @property
+    def judgment(self) -> bool:
+        """True in judgment mode: no tools and one turn (the program's value answers)."""
+        return not self.tools and self.max_turns == 1
+
+    @property
+    def parsed_signature(self) -> Signature | None:
+        """The parsed :attr:`signature` (``None`` when there is none)."""
+        return parse(self.signature) if self.signature is not None else None
+
+    def _static_prompt(self, sig: Signature | None) -> tuple[str, str]:
+        tools = [_info(t, example=True) for t in self.tools.values()]
+        catalog = [_info(t, example=False) for t in self.tool_catalog.values()]
+        return static_prompt(
+            tools=tools,
+            catalog=catalog,
+            signature=sig,
+            max_turns=self.max_turns,
+            judgment=self.judgment,
+        )
+
+    def __repr__(self) -> str:
+        parts = [
+            f"name={self.name!r}",
+            f"prompt={self.prompt!r}",
+            f"signature={self.signature!r}",
+            f"tools={list(self.tools)}",
+            f"max_turns={self.max_turns}",
+        ]
+        if self.tool_catalog:
+            parts.append(f"tool_catalog={list(self.tool_catalog)}")
+        if self.output != "ptc":
+            parts.append(f"output={self.output!r}")
+        if self.llm is not None:
+            parts.append(f"llm={_llm_text(self.llm)!r}")
+        if self.mission_timeout is not None:
+            parts.append(f"mission_timeout={self.mission_timeout}")
+        return f"SubAgent({', '.join(parts)})"
+
+    def describe(self) -> dict[str, Any]:
+        """The definition as plain JSON data (tools by name, the LLM as text).
+
+        Example:
+            >>> SubAgent(prompt="Hi {{who}}", signature="(who :string) -> :string").describe()["tools"]
+            []
+        """
+        limit: PromptLimit = self.prompt_limit
+        retry: LLMRetry = self.llm_retry
+        return {
+            "name": self.name,
+            "description": self.description,
+            "prompt": self.prompt,
+            "signature": self.signature,
+            "tools": list(self.tools),
+            "tool_catalog": list(self.tool_catalog),
+            "max_turns": self.max_turns,
+            "mode": "judgment" if self.judgment else "agent",
+            "output": self.output,
+            "prompt_limit": {f: getattr(limit, f) for f in limit.__struct_fields__},
+            "mission_timeout": self.mission_timeout,
+            "llm_retry": {
+                "max_attempts": retry.max_attempts,
+                "backoff": retry.backoff,
+                "base_ms": retry.base_ms,
+                "retryable_errors": list(retry.retryable_errors)
+                if retry.retryable_errors is not None
+                else None,
+            },
+            "llm": None if self.llm is None else _llm_text(self.llm),
+            "memory_limit": self.memory_limit,
+            "program_limits": dict(self.program_limits),
+        }
+
+    def strategy(
+        self,
+        *,
+        context_signature: str | None = None,
+        llm_opts: Mapping[str, Any] | None = None,
+        signature_validation: str = "enabled",
+        trace: bool | str = True,
+        debug: bool = False,
+        model: str | None = None,
+    ) -> PTC | JsonAgent:
+        """The pure strategy that runs this agent (:class:`PTC`, or :class:`JsonAgent`).
+
+        Use it with :func:`ptcflow.strategies.replay` to rebuild a recorded run's state.
+
+        Args:
+            context_signature: types of the context's keys, as a signature.
+            llm_opts: provider options of every model call.
+            signature_validation: ``enabled``, ``warn_only``, ``disabled`` or ``strict``.
+            trace: ``True``, ``False`` or ``"on_error"``.
+            debug: keep each turn's parsed program, ``ctx/`` and memory in the trace.
+            model: the model name or alias sent with every call (``None``: the run's).
+        """
+        retry: LLMRetry = self.llm_retry
+        if signature_validation.lstrip(":") == "strict":
+            loose = [n for n, t in self.tools.items() if t.signature is None]
+            if loose:
+                raise UsageError(
+                    f"SubAgent({self.name!r}): signature_validation='strict' requires every "
+                    f"tool to have a signature; these have none: {loose}"
+                )
+        common: dict[str, Any] = {
+            "prompt": self.prompt,
+            "signature": self.signature,
+            "max_turns": self.max_turns,
+            "signature_validation": signature_validation.lstrip(":"),
+            "model": model,
+            "llm_options": dict(llm_opts or {}),
+            "llm_max_retries": retry.max_attempts - 1,
+            "llm_retry_backoff_ms": retry.base_ms,
+            "trace": trace,
+            "debug": debug,
+            "name": self.name,
+        }
+        if self.output == "json":
+            return JsonAgent(**common)
+        return PTC(
+            **common,
+            system_prompt=self._system,
+            prompt_limit=self.prompt_limit,
+            memory_limit_bytes=self.memory_limit,
+            context_signature=context_signature,
+            program_limits=dict(self.program_limits),
+        )
+
+
+def _check(ok: Any, where: str, problem: str) -> None:
+    if not ok:
+        raise ConfigError(f"{where}: {problem}")
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _tools(value: Any, where: str, what: str) -> Mapping[str, Tool]:
+    if value is None:
+        return {}
+    try:
+        return for_agent(value)
+    except UsageError as exc:
+        raise UsageError(f"{where}: {what}: {exc}") from None
+
+
+def _prompt_limit(value: Any, where: str) -> PromptLimit:
+    if value is None:
+        return PromptLimit()
+    if isinstance(value, PromptLimit):
+        return value
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(PromptLimit.__struct_fields__))
+        _check(
+            not unknown,
+            where,
+            f"prompt_limit has unknown keys {unknown}; use {list(PromptLimit.__struct_fields__)}",
+        )
+        return PromptLimit(**value)
+    raise ConfigError(f"{where}: prompt_limit must be a PromptLimit or a mapping")
+
+
+def _info(tool: Tool, *, example: bool) -> ToolInfo:
+    return ToolInfo(
+        name=tool.name,
+        signature=render_tool_signature(tool),
+        description=tool.description,
+        example=example_call(tool.name, tool.signature) if example else "",
+    )
+
+
+def _llm_text(llm: Any) -> str:
+    if isinstance(llm, str):
+        return llm
+    name = getattr(llm, "name", None)
+    model = getattr(llm, "model", None)
+    if isinstance(name, str) and isinstance(model, str) and model:
+        return f"{name}:{model}"
+    return getattr(llm, "__qualname__", None) or type(llm).__name__

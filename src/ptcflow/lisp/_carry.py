@@ -1,0 +1,257 @@
+"""Carrying memory and function definitions between runs as plain text.
+
+An agent's programs share memory across turns (``def``, ``defn``, ``memory/put``). A run's
+``LispResult.memory`` holds PTC-Lisp values, functions included, which a journal or a
+durable worker cannot store. This module turns them into plain data and back:
+
+* a value is kept as its PTC-Lisp text (``pr-str``), read back exactly (keywords, sets,
+  nested maps, regexes): :func:`memory_to_data` / :func:`memory_from_data`;
+* a function is kept as the source text of the top-level ``(defn name ...)`` (or
+  ``(def name (fn ...))``) that defined it, evaluated again before the next program
+  (``run(functions=...)``): :func:`kept_functions`.
+
+What cannot be carried is reported by name with the reason, for the model to read: a
+function defined inside another form (it may close over local values, tool results
+included), a function built by another function (``(def inc2 (partial + 2))``), a function
+stored with ``memory/put`` or inside a collection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from ptcflow.errors import UsageError
+from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm
+from ptcflow.lisp._reader import read, read_data
+from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.printer import pr_str
+from ptcflow.lisp.values import Keyword, Regex
+
+__all__ = ("form_text", "kept_functions", "memory_from_data", "memory_to_data")
+
+_PLAIN_KEYWORD: Final = re.compile(r"[A-Za-z_*+!?<>=.$&%-][\w*+!?<>=.$&%'/-]*")
+_DEFINERS: Final = frozenset({"defn", "defn-"})
+_FN: Final = frozenset({"fn", "fn*"})
+_NOT_TOP_LEVEL: Final = (
+    "is not kept for the next turn: only functions defined at the top level of a program "
+    "with (defn {name} [args] ...) are kept; define it that way and pass data as arguments "
+    "(or keep data with def)"
+)
+
+
+def memory_to_data(memory: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """Return the memory's values as PTC-Lisp text, and what could not be kept.
+
+    Functions are skipped here (see :func:`kept_functions`). A value that holds a function
+    inside a collection, or anything else that has no readable text, is reported in the
+    second mapping with the reason.
+
+    Args:
+        memory: ``LispResult.memory`` of a run.
+
+    Returns:
+        ``(values, dropped)``: ``{name: text}`` and ``{name: why it was not kept}``.
+
+    Example:
+        >>> from ptcflow.lisp import run_sync
+        >>> memory_to_data(run_sync("(def seen #{:a}) (defn f [] 1)").memory)
+        ({'seen': '#{:a}'}, {})
+    """
+    values: dict[str, str] = {}
+    dropped: dict[str, str] = {}
+    for name, value in memory.items():
+        if callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset):
+            continue
+        problem = _unwritable(value, 0)
+        if problem is None:
+            values[name] = pr_str(value)
+        else:
+            dropped[name] = f"{name} is not kept for the next turn: it {problem}"
+    return values, dropped
+
+
+def memory_from_data(values: Mapping[str, str]) -> dict[str, Any]:
+    """Read the values :func:`memory_to_data` wrote back into PTC-Lisp values.
+
+    Args:
+        values: ``{name: text}``.
+
+    Returns:
+        The memory to pass as ``run(memory=...)``.
+
+    Raises:
+        UsageError: a text is not a PTC-Lisp data literal (it was not written by
+            :func:`memory_to_data`).
+
+    Example:
+        >>> memory_from_data({"n": "[1 :a]"})
+        {'n': (1, Keyword('a'))}
+    """
+    out: dict[str, Any] = {}
+    for name, text in values.items():
+        try:
+            out[name] = read_data(text)
+        except LispError as err:
+            raise UsageError(
+                f"memory value {name!r} is not PTC-Lisp data ({err}); pass the texts "
+                "memory_to_data() returned"
+            ) from None
+    return out
+
+
+def kept_functions(
+    source: str,
+    memory: Mapping[str, Any],
+    previous: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Return the functions to keep after a run of ``source``, and those that cannot be.
+
+    Call it after a run that completed (its memory committed): ``previous`` are the
+    functions the run was given (``run(functions=...)``), ``memory`` its
+    ``LispResult.memory``. A top-level ``(defn name ...)`` or ``(def name (fn ...))``
+    keeps (or replaces) ``name``; a name the program redefined any other way is dropped
+    with the reason, as is any other function found in memory.
+
+    Args:
+        source: the program's text.
+        memory: the memory after the run.
+        previous: ``{name: source}`` of the functions kept before the run.
+
+    Returns:
+        ``({name: source text}, {name: why it is not kept})``, in definition order.
+
+    Example:
+        >>> from ptcflow.lisp import run_sync
+        >>> src = "(defn twice [x] (* 2 x)) (let [k 3] (defn add-k [x] (+ x k)))"
+        >>> kept, dropped = kept_functions(src, run_sync(src).memory)
+        >>> kept, sorted(dropped)
+        ({'twice': '(defn twice [x] (* 2 x))'}, ['add-k'])
+    """
+    functions = dict(previous or {})
+    dropped: dict[str, str] = {}
+    forms = read(source)
+    top: dict[str, str] = {}
+    for form in _top_level(forms):
+        name = _defined_name(form)
+        if name is not None:
+            if _defines_function(form):
+                top[name] = form_text(form)
+            else:
+                top.pop(name, None)
+                functions.pop(name, None)
+    for name, text in top.items():
+        functions.pop(name, None)  # a redefinition moves to the end
+        functions[name] = text
+    redefined = set(getattr(forms, "defs", ())) - set(top)
+    for name in list(functions):
+        value = memory.get(name)
+        if not _is_function(value) or name in redefined:
+            del functions[name]
+    for name, value in memory.items():
+        if name in functions or not _is_function(value):
+            continue
+        if name in redefined:
+            dropped[name] = f"{name} " + _NOT_TOP_LEVEL.format(name=name)
+        else:
+            dropped[name] = (
+                f"{name} is not kept for the next turn: it holds a function that was not "
+                f"defined with a top-level (defn {name} [args] ...); define it that way"
+            )
+    return functions, dropped
+
+
+def form_text(form: Form) -> str:
+    """Print a form back as PTC-Lisp source (``#(...)`` comes back as ``(fn [%1] ...)``).
+
+    Example:
+        >>> form_text(read('(defn f [x] (str x "!"))')[0])
+        '(defn f [x] (str x "!"))'
+    """
+    if isinstance(form, Lit):
+        return pr_str(form.value)
+    if isinstance(form, Sym):
+        return form.name
+    if isinstance(form, ListForm):
+        return "(" + _joined(form.items) + ")"
+    if isinstance(form, VecForm):
+        return "[" + _joined(form.items) + "]"
+    if isinstance(form, MapForm):
+        return "{" + _joined(form.items) + "}"
+    if isinstance(form, SetForm):
+        return "#{" + _joined(form.items) + "}"
+    raise TypeError(f"not a form: {form!r}")  # pragma: no cover - the reader makes only these
+
+
+def _joined(items: Iterable[Form]) -> str:
+    return " ".join(form_text(f) for f in items)
+
+
+def _top_level(forms: Iterable[Form]) -> Iterable[Form]:
+    """The program's top-level forms, looking inside top-level ``(do ...)``."""
+    for form in forms:
+        if _head(form) == "do" and isinstance(form, ListForm):
+            yield from _top_level(form.items[1:])
+        else:
+            yield form
+
+
+def _head(form: Form) -> str | None:
+    if isinstance(form, ListForm) and form.items and isinstance(form.items[0], Sym):
+        return form.items[0].name
+    return None
+
+
+def _defined_name(form: Form) -> str | None:
+    head = _head(form)
+    if head not in _DEFINERS and head != "def":
+        return None
+    assert isinstance(form, ListForm)
+    if len(form.items) < 2 or not isinstance(form.items[1], Sym):
+        return None
+    return form.items[1].name
+
+
+def _defines_function(form: Form) -> bool:
+    if _head(form) in _DEFINERS:
+        return True
+    assert isinstance(form, ListForm)
+    return len(form.items) == 3 and _head(form.items[2]) in _FN
+
+
+def _is_function(value: Any) -> bool:
+    return callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset)
+
+
+def _unwritable(value: Any, depth: int) -> str | None:
+    """Why ``value`` has no readable text, or ``None`` when ``pr-str`` reads back exactly."""
+    if depth > 200:
+        return "is nested too deeply to be kept"
+    t = type(value)
+    if value is None or t is str or t is int or t is float or t is bool:
+        return None
+    if t is Keyword:
+        if _PLAIN_KEYWORD.fullmatch(value.name):
+            return None
+        try:
+            return None if read_data(":" + value.name) is value else "holds an odd keyword"
+        except LispError:
+            return f"holds the keyword {value.name!r}, which has no PTC-Lisp text"
+    if t is Regex:
+        return None
+    if t is tuple or t is frozenset:
+        for item in value:
+            problem = _unwritable(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if t is dict:
+        for k, v in value.items():
+            problem = _unwritable(k, depth + 1) or _unwritable(v, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if callable(value):
+        return "holds a function inside a collection; keep data only, and functions with defn"
+    return f"holds a {t.__name__}, which has no PTC-Lisp text"

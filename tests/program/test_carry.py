@@ -1,0 +1,127 @@
+"""Memory and functions carried between runs as plain text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+from ptcflow.errors import UsageError
+from ptcflow.lisp import (
+    Keyword,
+    kept_functions,
+    memory_from_data,
+    memory_to_data,
+    run_sync,
+)
+from ptcflow.lisp._carry import form_text
+from ptcflow.lisp._reader import read
+from ptcflow.lisp.values import lisp_eq
+
+names = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12)
+    | names.map(Keyword)
+)
+lisp_values: st.SearchStrategy[Any] = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=4).map(tuple)
+        | st.dictionaries(scalars.filter(lambda x: x is not None), children, max_size=4)
+        | st.frozensets(st.integers(0, 9) | names.map(Keyword), max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(names, lisp_values, max_size=4))
+def test_values_read_back_exactly(memory: dict[str, Any]) -> None:
+    values, dropped = memory_to_data(memory)
+    assert dropped == {}
+    assert all(isinstance(t, str) for t in values.values())
+    back = memory_from_data(values)
+    assert back.keys() == memory.keys()
+    for k, v in memory.items():
+        assert lisp_eq(back[k], v), (k, v, values[k], back[k])
+
+
+def test_functions_are_carried_as_their_defn_and_work_next_run() -> None:
+    first_src = "(def rate 2) (defn scale [x] (* x rate)) (def twice #(* 2 %))"
+    first = run_sync(first_src)
+    values, _ = memory_to_data(first.memory)
+    functions, dropped = kept_functions(first_src, first.memory)
+    assert values == {"rate": "2"}
+    assert functions == {
+        "scale": "(defn scale [x] (* x rate))",
+        "twice": "(def twice (fn [%1] (* 2 %1)))",
+    }
+    assert dropped == {}
+    second = run_sync(
+        "(def rate 3) [(scale 5) (twice 4)]",
+        memory=memory_from_data(values),
+        functions=list(functions.values()),
+    )
+    assert second.error is None
+    assert second.value == [15, 8]  # scale reads the memory of the run that calls it
+
+
+def test_what_cannot_be_carried_is_named_with_the_fix() -> None:
+    src = """
+    (let [k (count [1 2 3])] (defn add-k [x] (+ x k)))
+    (def inc2 (partial + 2))
+    (memory/put :f inc)
+    (def fns [inc])
+    nil
+    """
+    r = run_sync(src)
+    assert r.error is None
+    values, dropped_values = memory_to_data(r.memory)
+    functions, dropped = kept_functions(src, r.memory)
+    assert functions == {} and values == {}
+    assert set(dropped) == {"add-k", "inc2", "f"}
+    assert "(defn add-k [args] ...)" in dropped["add-k"]
+    assert "function inside a collection" in dropped_values["fns"]
+
+
+def test_redefining_a_kept_function_replaces_or_drops_it() -> None:
+    kept = {"f": "(defn f [] 1)"}
+    src = "(defn f [] 2)"
+    r = run_sync(src, functions=list(kept.values()))
+    functions, _ = kept_functions(src, r.memory, kept)
+    assert functions == {"f": "(defn f [] 2)"}
+    src = "(def f 5)"
+    r = run_sync(src, functions=list(kept.values()))
+    functions, _ = kept_functions(src, r.memory, kept)
+    assert functions == {} and memory_to_data(r.memory)[0] == {"f": "5"}
+
+
+def test_top_level_do_counts_as_top_level() -> None:
+    src = "(do (defn g [x] (inc x)))"
+    functions, _ = kept_functions(src, run_sync(src).memory)
+    assert functions == {"g": "(defn g [x] (inc x))"}
+
+
+def test_bad_texts_are_usage_errors() -> None:
+    with pytest.raises(UsageError, match="memory value 'x'"):
+        memory_from_data({"x": "(+ 1"})
+    with pytest.raises(UsageError, match="functions"):
+        run_sync("1", functions=["(defn"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '(defn f [x & more] (str x "\\n" (count more)))',
+        "(def g (fn ([a] a) ([a b] (+ a b))))",
+        '(defn h [{:keys [a b]}] #{a b :c} {:k [1.5 ##Inf nil true]} #"a+b")',
+    ],
+)
+def test_form_text_reads_back_to_the_same_text(source: str) -> None:
+    text = form_text(read(source)[0])
+    assert form_text(read(text)[0]) == text
+    assert run_sync(text).error is None
