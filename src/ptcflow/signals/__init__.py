@@ -79,6 +79,12 @@ from ptcflow.signals._sanitize import (
     json_safe as json_safe,
     sanitize as sanitize,
 )
+from ptcflow.signals._secrets import (
+    Secrets as Secrets,
+    redact_url as redact_url,
+    secrets_of_headers as secrets_of_headers,
+    secrets_of_url as secrets_of_url,
+)
 from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
 from ptcflow.signals._subscription import (
     SignalOverflowError as SignalOverflowError,
@@ -130,6 +136,7 @@ __all__ = (
     "RequestErrorData",
     "RequestStartedData",
     "Result",
+    "Secrets",
     "Signal",
     "SignalBus",
     "SignalOverflowError",
@@ -152,7 +159,10 @@ __all__ = (
     "normalize_result",
     "read_journal",
     "record_journal",
+    "redact_url",
     "sanitize",
+    "secrets_of_headers",
+    "secrets_of_url",
     "tool_result_content",
     "uuid7",
 )
