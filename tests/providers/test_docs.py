@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from .docs_server import respond
-from .wire_server import WireServer, open_wire_server
+from ptcflow.testing._server import ModelServer, open_model_server
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "providers.md"
@@ -23,16 +22,16 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), fla
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[WireServer]:
+def server() -> Iterator[ModelServer]:
     with (
         start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(open_wire_server(respond)) as served,
+        portal.wrap_async_context_manager(open_model_server()) as served,
     ):
         yield served
 
 
 @pytest.fixture
-def local_env(server: WireServer, monkeypatch: pytest.MonkeyPatch) -> WireServer:
+def local_env(server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> ModelServer:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-key-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", f"{server.base_url}/v1")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-docs-key-0123456789")
@@ -47,7 +46,7 @@ def test_the_page_has_examples() -> None:
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_example_runs(
-    index: int, local_env: WireServer, capsys: pytest.CaptureFixture[str]
+    index: int, local_env: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = len(local_env.requests)
     code = compile(BLOCKS[index], f"{DOC.name}[block {index}]", "exec")
@@ -76,7 +75,7 @@ def load_example() -> object:
     ],
 )
 def test_the_cli_example_runs_with_model(
-    argv: list[str], local_env: WireServer, capsys: pytest.CaptureFixture[str]
+    argv: list[str], local_env: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module = load_example()
     assert module.main(argv) == 0  # type: ignore[attr-defined]
@@ -87,7 +86,7 @@ def test_the_cli_example_runs_with_model(
 
 
 def test_the_cli_example_reports_a_missing_key_before_any_call(
-    local_env: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    local_env: ModelServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     before = len(local_env.requests)

@@ -14,8 +14,7 @@ from ptcflow.providers._openai_wire import OpenAIStreamState, finish_reason, par
 from ptcflow.providers._sse import SSEDecoder, SSEEvent
 from ptcflow.runtime import ProviderError
 from ptcflow.signals import StreamAssembler
-
-from . import anthropic_wire as aw, openai_wire as ow
+from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
 
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=40)
 names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
