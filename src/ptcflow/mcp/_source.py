@@ -15,13 +15,31 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from ptcflow.errors import ConfigError, UsageError
-from ptcflow.signals import Err
+from ptcflow.errors import ConfigError, PtcflowError, UsageError
+from ptcflow.signals import Err, redact_url
 from ptcflow.tools import Tool
 
 from ._convert import call_failure, error_result, result_value, tool_name, unwrap_output_schema
 
-__all__ = ("MCPToolSource", "from_mcp_server")
+__all__ = ("MCPConnectionError", "MCPToolSource", "from_mcp_server")
+
+
+class MCPConnectionError(PtcflowError, ConnectionError):
+    """An MCP server could not be started or reached when its source was entered.
+
+    The message names the command (stdio) or the URL and says what to check; for a stdio
+    server that exited, it ends with the last lines the server wrote on stderr.
+
+    Attributes:
+        target: the URL or the argv that was tried.
+        stderr: the tail of the server's stderr (stdio; ``""`` otherwise).
+    """
+
+    def __init__(self, message: str, *, target: str | Sequence[str], stderr: str = "") -> None:
+        super().__init__(message)
+        self.target = target
+        self.stderr = stderr
+
 
 _STDERR_TAIL = 2_000
 
@@ -108,6 +126,7 @@ class MCPToolSource:
         self._stop = anyio.Event()
         self._client: Any = None
         self._stderr: Any = None
+        self._startup_stderr = ""
         self._tools: tuple[Tool, ...] = ()
         self._closed = False
 
@@ -140,9 +159,9 @@ class MCPToolSource:
             return streamable_http_client(str(self.target))
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        argv = shlex.split(self.target) if isinstance(self.target, str) else list(self.target)
+        argv = self._argv()
         params = StdioServerParameters(
-            command=sys.executable if argv[0] == "python" else argv[0],
+            command=argv[0],
             args=argv[1:],
             env=self._env,
             cwd=os.fspath(self._cwd) if self._cwd is not None else None,
@@ -165,7 +184,7 @@ class MCPToolSource:
             self._tg = None
             self._stop.set()
             await tg.__aexit__(None, None, None)  # the serving task has ended already
-            raise _single(exc) from None
+            raise self._startup_failure(_single(exc)) from None
         self._client = client
         self._tools = tuple(self._tool(t) for t in listed)
         return self
@@ -181,7 +200,7 @@ class MCPToolSource:
             async with AsyncExitStack() as stack:
                 transport = self._transport(mcp)
                 if self._stderr is not None:
-                    stack.callback(self._stderr.close)
+                    stack.callback(self._close_stderr)
                 client = await stack.enter_async_context(
                     mcp.Client(transport, read_timeout_seconds=self._call_timeout)
                 )
@@ -195,6 +214,53 @@ class MCPToolSource:
             # closed either way. Startup failures and anything else propagate.
             if not started or not _connection_errors_only(exc):
                 raise
+
+    def _close_stderr(self) -> None:
+        """Keep the tail of a stdio server's stderr (for a startup failure), then close it."""
+        self._startup_stderr = self._stderr_since(0)
+        self._stderr.close()
+
+    def _argv(self) -> list[str]:
+        argv = shlex.split(self.target) if isinstance(self.target, str) else list(self.target)
+        if argv and argv[0] == "python":
+            argv[0] = sys.executable
+        return argv
+
+    def _startup_failure(self, exc: BaseException) -> BaseException:
+        """What to raise when entering failed: cancellations, usage errors and bugs as
+        they are; a server that could not be started or reached as an
+        :class:`MCPConnectionError` naming the command or URL (and its stderr)."""
+        if not isinstance(exc, Exception) or isinstance(exc, PtcflowError):
+            return exc
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if _is_url(self.target):
+            url = str(self.target)
+            if not _connection_errors_only(exc):
+                return exc
+            return MCPConnectionError(
+                f"MCP server at {redact_url(url)} did not answer ({reason}); check that it is running "
+                "and that the URL (host, port and path, often /mcp) is right",
+                target=url,
+            )
+        argv = self._argv()
+        command = shlex.join(argv)
+        tail = self._startup_stderr.strip()
+        if isinstance(exc, FileNotFoundError | PermissionError) and not tail:
+            verb = "was not found" if isinstance(exc, FileNotFoundError) else "cannot be run"
+            return MCPConnectionError(
+                f"MCP server {self.name} could not start: the command {argv[0]!r} {verb} "
+                f"(command line: {command}); check the command, or give its full path",
+                target=self.target,
+            )
+        if not _connection_errors_only(exc):
+            return exc
+        shown = "\n".join(f"    {line}" for line in tail.splitlines()[-12:])
+        said = f"; its stderr ends with:\n{shown}" if tail else " (it wrote nothing on stderr)"
+        return MCPConnectionError(
+            f"MCP server {self.name} exited before answering (command line: {command}){said}",
+            target=self.target,
+            stderr=tail,
+        )
 
     async def __aexit__(
         self,
