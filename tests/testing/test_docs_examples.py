@@ -41,7 +41,9 @@ def test_replay_example_reproduces_the_live_state(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.argv", ["replay_journal.py", str(tmp_path / "run.jsonl")])
-    runpy.run_path(str(ROOT / "examples" / "replay_journal.py"), run_name="__main__")
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(ROOT / "examples" / "replay_journal.py"), run_name="__main__")
+    assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "same final state as the live run: True" in out
     assert (tmp_path / "run.jsonl").read_text("utf-8").count("\n") >= 10

@@ -59,6 +59,7 @@ from ptcflow.signals._journal import (
     JournalWriter as JournalWriter,
     decode_signal as decode_signal,
     encode_signal as encode_signal,
+    journal_runs as journal_runs,
     read_journal as read_journal,
     record_journal as record_journal,
 )
@@ -154,6 +155,7 @@ __all__ = (
     "encode_signal",
     "error_from_exception",
     "is_secret_key",
+    "journal_runs",
     "json_safe",
     "new_id",
     "normalize_result",
