@@ -70,7 +70,8 @@ def test_sse_decoding_does_not_depend_on_how_bytes_are_split(
 
 def reference_events(body: bytes) -> list[tuple[str, str, str | None]]:
     """The WHATWG event-stream rules, applied to the whole body at once."""
-    events, name, data, last_id = [], "", [], None
+    events: list[tuple[str, str, str | None]] = []
+    name, data, last_id = "", list[str](), None
     text = body.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     for line in [*text.split("\n"), ""]:
         if not line:
