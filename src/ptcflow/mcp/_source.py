@@ -343,6 +343,7 @@ class MCPToolSource:
             return result_value(result, output_schema)
 
         call.__name__ = call.__qualname__ = tool_name(remote, self.prefix)
+        call.__dict__["gen_ai_tool_type"] = "extension"  # served by another system (spans)
         return Tool(
             tool_name(remote, self.prefix),
             call,
