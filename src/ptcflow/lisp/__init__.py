@@ -21,6 +21,7 @@ See ``docs/lisp.md`` for the language and ``docs/lisp-builtins.md`` for the buil
 
 from __future__ import annotations
 
+from ptcflow.lisp._analyzer import Program as Program
 from ptcflow.lisp._frontend import extract_code as extract_code
 from ptcflow.lisp._runner import (
     LispResult as LispResult,
@@ -41,6 +42,7 @@ __all__ = (
     "Limits",
     "LispError",
     "LispResult",
+    "Program",
     "ToolCallRecord",
     "analyze",
     "extract_code",
