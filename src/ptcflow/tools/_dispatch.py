@@ -92,6 +92,9 @@ def _unknown_tool(tools: Tools, call: ToolCall) -> ToolResult:
 def _prepare(
     given: ToolsGiven, call: ToolCall, context: ToolContext | None, validation: str
 ) -> _Prepared | ToolResult:
+    found = given.get(call.name) if type(given) is dict else None
+    if type(found) is Tool and found.name == call.name:  # a {name: Tool} map: as fast as before
+        return _prepare_tool(found, call, context, validation)
     tools = _as_tools(given)
     found = tools.get(call.name) if type(tools) is dict else None
     if found is None or found.name != call.name:
