@@ -107,3 +107,33 @@ def test_registry_secrets_cover_every_configured_provider() -> None:
         "sk-instance-0123456789",
     ):
         assert models.secrets.leaks(secret), secret
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("raised", "kind", "retryable"),
+    [
+        (TimeoutError("slow"), "timeout", True),
+        (ConnectionResetError("reset"), "transient", True),
+        (RuntimeError("bug near sk-boundary-0123456789"), "provider_error", False),
+    ],
+)
+async def test_anything_else_a_provider_raises_leaves_as_a_scrubbed_provider_error(
+    raised: Exception, kind: str, retryable: bool
+) -> None:
+    import traceback
+
+    from ptcflow.providers._errors import ScrubbedCause
+    from ptcflow.runtime import ProviderError
+    from ptcflow.signals import LLMResponse
+
+    class Broken(OpenAIProvider):
+        async def _generate(self, request: LLMRequest) -> LLMResponse:
+            raise raised
+
+    p = Broken(base_url="http://127.0.0.1:9/v1", api_key="sk-boundary-0123456789", model="m")
+    with pytest.raises(ProviderError) as info:
+        await p.generate(LLMRequest(model="", messages=HELLO))
+    assert (info.value.envelope.type, info.value.envelope.retryable) == (kind, retryable)
+    assert isinstance(info.value.__cause__, ScrubbedCause)
+    assert "0123456789" not in "".join(traceback.format_exception(info.value))

@@ -25,6 +25,8 @@ from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import (
     PROVIDER_ERROR,
+    TIMEOUT,
+    TRANSIENT,
     EmbedResponse,
     ErrorEnvelope,
     LLMChunk,
@@ -163,15 +165,22 @@ class SDKProvider(AsyncClosing, Generic[ClientT]):
 
     def _failure(self, exc: Exception) -> Exception:
         """The exception to raise for ``exc``: a provider error scrubbed of every secret;
-        anything else becomes a ``provider_error`` whose text is scrubbed too."""
+        anything else becomes a provider error whose text is scrubbed too (``timeout`` or
+        ``transient`` for a ``TimeoutError`` / ``ConnectionError``, as the runtime would
+        classify them, else ``provider_error``)."""
         if isinstance(exc, ProviderError):
             return scrub_error(exc, self.secrets)
+        kind, retryable = PROVIDER_ERROR, False
+        if isinstance(exc, TimeoutError):
+            kind, retryable = TIMEOUT, True
+        elif isinstance(exc, ConnectionError):
+            kind, retryable = TRANSIENT, True
         error = ProviderError(
             ErrorEnvelope.make(
-                PROVIDER_ERROR,
+                kind,
                 f"{self.name}: {type(exc).__name__}: {self.secrets.scrub(str(exc))}",
                 {"provider": self.name, "exception": type(exc).__name__},
-                retryable=False,
+                retryable=retryable,
             )
         )
         error.__cause__ = scrubbed_cause(exc, self.secrets)

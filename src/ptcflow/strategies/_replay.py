@@ -62,10 +62,11 @@ def replay(
     else:
         runs = {s.run_id for s in starts}
         starts = [s for s in starts if s.parent_run_id is None or s.parent_run_id not in runs]
-        if len(starts) > 1:
-            listed = ", ".join(repr(s.run_id) for s in starts[:10])
+        top = list(dict.fromkeys(s.run_id for s in starts))  # a busy run is asked twice
+        if len(top) > 1:
+            listed = ", ".join(repr(run) for run in top[:10])
             raise UsageError(
-                f"replay() got the signals of {len(starts)} runs ({listed}); pass "
+                f"replay() got the signals of {len(top)} runs ({listed}); pass "
                 "run_id=... to say which one to replay"
             )
     if not starts:
