@@ -15,50 +15,22 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from ptcflow.errors import ConfigError, PtcflowError, UsageError
-from ptcflow.signals import Err, redact_url
+from ptcflow.errors import ConfigError, UsageError
+from ptcflow.signals import Err
 from ptcflow.tools import Tool
 
 from ._convert import call_failure, error_result, result_value, tool_name, unwrap_output_schema
+from ._startup import (
+    MCPConnectionError as MCPConnectionError,
+    connection_errors_only as _connection_errors_only,
+    is_url as _is_url,
+    single as _single,
+    startup_failure,
+)
 
 __all__ = ("MCPConnectionError", "MCPToolSource", "from_mcp_server")
 
-
-class MCPConnectionError(PtcflowError, ConnectionError):
-    """An MCP server could not be started or reached when its source was entered.
-
-    The message names the command (stdio) or the URL and says what to check; for a stdio
-    server that exited, it ends with the last lines the server wrote on stderr.
-
-    Attributes:
-        target: the URL or the argv that was tried.
-        stderr: the tail of the server's stderr (stdio; ``""`` otherwise).
-    """
-
-    def __init__(self, message: str, *, target: str | Sequence[str], stderr: str = "") -> None:
-        super().__init__(message)
-        self.target = target
-        self.stderr = stderr
-
-
 _STDERR_TAIL = 2_000
-
-
-def _connection_errors_only(exc: BaseException) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_connection_errors_only(e) for e in exc.exceptions)
-    module = type(exc).__module__
-    return isinstance(exc, ConnectionError | OSError) or module.startswith(
-        ("httpx", "httpcore", "anyio", "mcp.")
-    )
-
-
-def _single(exc: BaseException) -> BaseException:
-    """The one error inside nested single-member exception groups (the SDK's task groups
-    wrap a startup failure such as a missing tool in two of them)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def _import_mcp() -> Any:
@@ -67,10 +39,6 @@ def _import_mcp() -> Any:
     except ImportError:  # pragma: no cover - depends on the environment
         raise ConfigError("MCP tools need the 'mcp' package: pip install 'ptcflow[mcp]'") from None
     return mcp
-
-
-def _is_url(target: Any) -> bool:
-    return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
 def _label(target: str | Sequence[str]) -> str:
@@ -184,7 +152,13 @@ class MCPToolSource:
             self._tg = None
             self._stop.set()
             await tg.__aexit__(None, None, None)  # the serving task has ended already
-            raise self._startup_failure(_single(exc)) from None
+            raise startup_failure(
+                _single(exc),
+                target=self.target,
+                name=self.name,
+                argv=None if _is_url(self.target) else self._argv(),
+                stderr=self._startup_stderr,
+            ) from None
         self._client = client
         self._tools = tuple(self._tool(t) for t in listed)
         return self
@@ -225,42 +199,6 @@ class MCPToolSource:
         if argv and argv[0] == "python":
             argv[0] = sys.executable
         return argv
-
-    def _startup_failure(self, exc: BaseException) -> BaseException:
-        """What to raise when entering failed: cancellations, usage errors and bugs as
-        they are; a server that could not be started or reached as an
-        :class:`MCPConnectionError` naming the command or URL (and its stderr)."""
-        if not isinstance(exc, Exception) or isinstance(exc, PtcflowError):
-            return exc
-        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        if _is_url(self.target):
-            url = str(self.target)
-            if not _connection_errors_only(exc):
-                return exc
-            return MCPConnectionError(
-                f"MCP server at {redact_url(url)} did not answer ({reason}); check that it is running "
-                "and that the URL (host, port and path, often /mcp) is right",
-                target=url,
-            )
-        argv = self._argv()
-        command = shlex.join(argv)
-        tail = self._startup_stderr.strip()
-        if isinstance(exc, FileNotFoundError | PermissionError) and not tail:
-            verb = "was not found" if isinstance(exc, FileNotFoundError) else "cannot be run"
-            return MCPConnectionError(
-                f"MCP server {self.name} could not start: the command {argv[0]!r} {verb} "
-                f"(command line: {command}); check the command, or give its full path",
-                target=self.target,
-            )
-        if not _connection_errors_only(exc):
-            return exc
-        shown = "\n".join(f"    {line}" for line in tail.splitlines()[-12:])
-        said = f"; its stderr ends with:\n{shown}" if tail else " (it wrote nothing on stderr)"
-        return MCPConnectionError(
-            f"MCP server {self.name} exited before answering (command line: {command}){said}",
-            target=self.target,
-            stderr=tail,
-        )
 
     async def __aexit__(
         self,

@@ -55,11 +55,9 @@ from ptcflow.signals._envelope import (
     tool_result_content as tool_result_content,
 )
 from ptcflow.signals._journal import (
-    JournalError as JournalError,
     JournalWriter as JournalWriter,
     decode_signal as decode_signal,
     encode_signal as encode_signal,
-    journal_runs as journal_runs,
     read_journal as read_journal,
     record_journal as record_journal,
 )
@@ -74,6 +72,7 @@ from ptcflow.signals._messages import (
     ToolSpec as ToolSpec,
     Usage as Usage,
 )
+from ptcflow.signals._runs import JournalError as JournalError, journal_runs as journal_runs
 from ptcflow.signals._sanitize import (
     REDACTED as REDACTED,
     is_secret_key as is_secret_key,

@@ -22,24 +22,19 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.signals._bus import SignalBus
 from ptcflow.signals._data import DATA_TYPES
+from ptcflow.signals._runs import JournalError, select_run
 from ptcflow.signals._sanitize import sanitize
 from ptcflow.signals._secrets import Secrets
 from ptcflow.signals._signal import Signal
 from ptcflow.signals._subscription import SignalOverflowError, Subscription
 
 __all__ = (
-    "JournalError",
     "JournalWriter",
     "decode_signal",
     "encode_signal",
-    "journal_runs",
     "read_journal",
     "record_journal",
 )
-
-
-class JournalError(UsageError):
-    """A journal line could not be read: the message names the line and the problem."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -164,67 +159,7 @@ def read_journal(
     else:
         signals = _read_lines(source)
         where = "the journal"
-    if all_runs:
-        return signals
-    runs = journal_runs(signals)
-    if run_id is None:
-        if len(runs) > 1:
-            raise JournalError(
-                f"{where} holds {len(runs)} runs ({_listed(runs)}); pass run_id=... to read "
-                "one of them, or all_runs=True to read every signal"
-            )
-        return signals
-    members = _family(signals, run_id)
-    if not members:
-        raise JournalError(
-            f"{where} has no run {run_id!r}; the runs in it: {_listed(runs) or 'none'}"
-        )
-    return [s for s in signals if s.run_id in members]
-
-
-def journal_runs(signals: Iterable[Signal]) -> list[str]:
-    """The ids of the top-level runs among ``signals`` (runs whose parent is not among
-    them), in order of first appearance.
-
-    Example:
-        >>> from ptcflow.signals import Signal
-        >>> journal_runs([Signal.create("ai.usage", run_id="a"), Signal.create("ai.usage",
-        ...     run_id="b", parent_run_id="a"), Signal.create("ai.usage", run_id="c")])
-        ['a', 'c']
-    """
-    order: dict[str, None] = {}
-    parents: dict[str, str] = {}
-    for signal in signals:
-        if signal.run_id:
-            order.setdefault(signal.run_id, None)
-            if signal.parent_run_id:
-                parents.setdefault(signal.run_id, signal.parent_run_id)
-    return [run for run in order if parents.get(run) not in order]
-
-
-def _family(signals: list[Signal], run_id: str) -> set[str]:
-    """``run_id`` and every run descending from it (empty when it is not there)."""
-    children: dict[str, set[str]] = {}
-    present: set[str] = set()
-    for signal in signals:
-        if signal.run_id:
-            present.add(signal.run_id)
-            if signal.parent_run_id:
-                children.setdefault(signal.parent_run_id, set()).add(signal.run_id)
-    if run_id not in present:
-        return set()
-    family, todo = {run_id}, [run_id]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in family:
-                family.add(child)
-                todo.append(child)
-    return family
-
-
-def _listed(runs: list[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(r) for r in runs[:limit])
-    return shown + (f", ... ({len(runs) - limit} more)" if len(runs) > limit else "")
+    return select_run(signals, run_id=run_id, all_runs=all_runs, where=where)
 
 
 def _read_lines(lines: Iterable[str | bytes]) -> list[Signal]:
