@@ -144,9 +144,9 @@ class ModelServer:
 
     port: int
     responder: Responder | None = None
-    requests: list[RecordedRequest] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list, repr=False)
     open_connections: int = 0
-    _script: deque[_Entry] = field(default_factory=deque)
+    _script: deque[_Entry] = field(default_factory=deque, repr=False)
 
     @property
     def base_url(self) -> str:
