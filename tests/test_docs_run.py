@@ -9,6 +9,9 @@ first line, which a reader sees too:
   service the test cannot start);
 * any other block runs alone, in a fresh namespace.
 
+A fence with a tag after the language (````` ```python program-kind `````) marks a block
+that a page's own test runs with a setup of its own: here it is only compiled.
+
 Every block runs from a scratch directory in which ``examples/`` is the repository's, with
 the environment a user with keys would have, pointed at the local model server
 (``ptcflow.testing.open_model_server``): blocks that call OpenAI or Anthropic make real
@@ -30,7 +33,7 @@ from ptcflow.testing import ModelServer, open_model_server
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```python(?P<tag>[^\n]*)\n(?P<body>.*?)^```", re.S | re.M)
 CONTINUES = "# continues the previous example"
 NOT_RUN = "# not run:"
 
@@ -45,6 +48,7 @@ class Block:
     source: str
     continues: bool = False
     runs: bool = True
+    tagged: bool = False
     previous: Block | None = field(default=None, repr=False)
 
     @property
@@ -52,19 +56,20 @@ class Block:
         return f"{self.page}:{self.line} (block {self.number})"
 
 
-def blocks_of(page: Path) -> list[Block]:
+def blocks_of(page: Path, root: Path = ROOT) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     found: list[Block] = []
     for number, match in enumerate(FENCE.finditer(text), 1):
-        source = match.group(1)
+        source = match["body"]
         first = source.lstrip().splitlines()[0] if source.strip() else ""
         block = Block(
-            page=str(page.relative_to(ROOT)),
+            page=str(page.relative_to(root)),
             number=number,
             line=text.count("\n", 0, match.start()) + 2,
             source=source,
             continues=first.startswith(CONTINUES),
-            runs=not first.startswith(NOT_RUN),
+            runs=not first.startswith(NOT_RUN) and not match["tag"].strip(),
+            tagged=bool(match["tag"].strip()),
             previous=found[-1] if found else None,
         )
         found.append(block)
@@ -80,9 +85,24 @@ def test_every_page_is_found_and_the_convention_is_used_right() -> None:
         if block.continues:
             assert block.previous is not None, f"{block.where} continues nothing"
             assert block.previous.runs, f"{block.where} continues a block that does not run"
-        if not block.runs:
+        if not block.runs and not block.tagged:
             reason = block.source.lstrip().splitlines()[0][len(NOT_RUN) :].strip()
             assert reason, f"{block.where}: say why it is not run"
+
+
+def test_the_markers_are_read(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n```python\n# continues the previous example\nx\n```\n\n"
+        "```python\n# not run: an outline\n...\n```\n\n```python program-kind\ny\n```\n"
+    )
+    found = [(b.continues, b.runs, b.tagged, b.line) for b in blocks_of(page, root=tmp_path)]
+    assert found == [
+        (False, True, False, 2),
+        (True, True, False, 6),
+        (False, False, False, 11),
+        (False, False, True, 16),
+    ]
 
 
 @pytest.fixture(scope="module")
