@@ -74,9 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"failed: {step.error.type}: {step.error.message}", file=sys.stderr)
         return 1
     print(step.value)
-    print(
-        f"{step.turns} model calls, {step.tool_calls} tool calls, {step.usage.total_tokens} tokens"
-    )
+    model_calls = f"{step.turns} model call{'' if step.turns == 1 else 's'}"
+    tool_calls = f"{step.tool_calls} tool call{'' if step.tool_calls == 1 else 's'}"
+    print(f"{model_calls}, {tool_calls}, {step.usage.total_tokens} tokens")
     return 0
 
 

@@ -61,7 +61,9 @@ async def main() -> None:
             sub.close()
     print()
     print("answer:", step.value)
-    print(f"{step.turns} model calls, {step.tool_calls} tool calls, {step.duration_ms:.0f} ms")
+    model_calls = f"{step.turns} model call{'' if step.turns == 1 else 's'}"
+    tool_calls = f"{step.tool_calls} tool call{'' if step.tool_calls == 1 else 's'}"
+    print(f"{model_calls}, {tool_calls}, {step.duration_ms:.0f} ms")
 
 
 if __name__ == "__main__":

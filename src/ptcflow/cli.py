@@ -12,14 +12,18 @@ import anyio
 
 from ptcflow.errors import ConfigError
 
+DESCRIPTION = "ptcflow: run LLM agents in async services. Each command has its own --help."
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ptcflow`` command line and return its exit code.
 
     ``ptcflow demo [--agents N] [--latency-ms MS] [--customer NAME]`` runs the offline
     demo: one agent with a live view of its signals, then N agents concurrently.
+    ``ptcflow model-server [--port N]`` serves the OpenAI and Anthropic wire protocols on
+    127.0.0.1 until interrupted (see :func:`ptcflow.testing.open_model_server`).
     """
-    parser = argparse.ArgumentParser(prog="ptcflow", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ptcflow", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the offline demo on the scripted model")
     demo.add_argument(
@@ -35,7 +39,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run on a real model instead: provider:model or an alias from ptcflow.toml "
         "(needs its API key in the environment; --agents then defaults to 0)",
     )
+    server = sub.add_parser(
+        "model-server",
+        help="serve the OpenAI and Anthropic wire protocols locally (plausible answers)",
+        description="Serve the OpenAI and Anthropic wire protocols on 127.0.0.1 until "
+        "interrupted; every request gets a plausible answer. Prints the environment "
+        "variables that point the SDKs (and ptcflow's ModelRegistry) at it.",
+    )
+    server.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     args = parser.parse_args(argv)
+    if args.command == "model-server":
+        try:
+            anyio.run(_serve_models, args.port)
+        except KeyboardInterrupt:
+            pass
+        return 0
     if args.command == "demo":
         from ptcflow.demo import run_demo
 
@@ -63,6 +81,17 @@ async def _with_model(run: Callable[..., Awaitable[Any]], model: str | None) -> 
     async with ModelRegistry.from_config(default=model) as models:
         await models.connect()  # a missing key or unknown alias fails here, before any call
         return await run(llm=models)
+
+
+async def _serve_models(port: int) -> None:
+    """Run the local model server until cancelled, after printing where it listens."""
+    from ptcflow.testing import open_model_server
+
+    async with open_model_server(port=port) as server:
+        print(f"ptcflow model server on {server.base_url} (Ctrl-C stops it)", flush=True)
+        for name, value in server.env().items():
+            print(f"export {name}={value}", flush=True)
+        await anyio.sleep_forever()
 
 
 if __name__ == "__main__":

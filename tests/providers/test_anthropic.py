@@ -10,14 +10,13 @@ import pytest
 from ptcflow.providers import AnthropicProvider
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, ToolSpec
-
-from .anthropic_wire import Turn, error_reply, messages_turn
-from .openai_wire import Call
-from .wire_server import (
-    Reply,
-    WireServer,
+from ptcflow.testing._anthropic_replies import Turn, error_reply, messages_turn
+from ptcflow.testing._openai_replies import Call
+from ptcflow.testing._server import (
+    ModelServer,
+    ServerReply,
     json_reply,
-    open_wire_server,
+    open_model_server,
     raw_reply,
     sse_frame,
     sse_reply,
@@ -35,9 +34,9 @@ ADD = ToolSpec(
 
 
 @asynccontextmanager
-async def served(sdk_timeout: float = 30.0) -> AsyncIterator[tuple[WireServer, AnthropicProvider]]:
+async def served(sdk_timeout: float = 30.0) -> AsyncIterator[tuple[ModelServer, AnthropicProvider]]:
     async with (
-        open_wire_server() as server,
+        open_model_server(responder=None) as server,
         AnthropicProvider(base_url=server.base_url, api_key=KEY, timeout=sdk_timeout) as p,
     ):
         yield server, p
@@ -236,7 +235,7 @@ async def test_faults_timeout_drop_truncation_and_malformed() -> None:
     # The hang must outlast the SDK timeout; the other four replies must not, even on a
     # loaded CI machine: 1 s leaves them a wide margin.
     async with served(sdk_timeout=1.0) as (server, p):
-        server.push(Reply(hang=True))
+        server.push(ServerReply(hang=True))
         server.push(messages_turn(Turn(text="a long answer", drop_after=4)))
         server.push(messages_turn(Turn(text="cut short", skip_stop=True)))
         server.push(raw_reply(b'{"type": "message", "content": [{"type": "te'))
@@ -256,7 +255,7 @@ async def test_faults_timeout_drop_truncation_and_malformed() -> None:
 
 
 async def test_api_key_never_appears_in_envelopes() -> None:
-    def echo(req: object) -> Reply:
+    def echo(req: object) -> ServerReply:
         headers = req.headers  # type: ignore[attr-defined]
         key = headers.get("x-api-key") or headers["authorization"]
         return error_reply(401, f"invalid x-api-key {key}", kind="authentication_error")

@@ -19,10 +19,15 @@ from ptcflow.providers import ModelRegistry, ProviderConfig
 from ptcflow.runtime import RetryPolicy, Runtime, Step
 from ptcflow.signals import LLM_DELTA, LLM_RESPONSE, TOOL_RESULT, TOOL_STARTED, USAGE, Signal
 from ptcflow.strategies import ReAct
-
-from . import anthropic_wire as aw, openai_wire as ow
-from .openai_wire import Call
-from .wire_server import Recorded, Reply, WireServer, open_wire_server, raw_reply
+from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
+from ptcflow.testing._openai_replies import Call
+from ptcflow.testing._server import (
+    ModelServer,
+    RecordedRequest,
+    ServerReply,
+    open_model_server,
+    raw_reply,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -35,9 +40,9 @@ def add(a: int, b: int) -> int:
 
 
 @asynccontextmanager
-async def runtime(kind: str, **retry: int | None) -> AsyncIterator[tuple[WireServer, Runtime]]:
+async def runtime(kind: str, **retry: int | None) -> AsyncIterator[tuple[ModelServer, Runtime]]:
     """A Runtime whose model registry points ``test:*`` at a local server of ``kind``."""
-    async with open_wire_server() as server:
+    async with open_model_server(responder=None) as server:
         base = f"{server.base_url}/v1" if kind == "openai-compatible" else server.base_url
         config = ProviderConfig(kind=kind, base_url=base, api_key_env="TEST_KEY")  # type: ignore[arg-type]
         models = ModelRegistry(
@@ -58,13 +63,13 @@ async def runtime(kind: str, **retry: int | None) -> AsyncIterator[tuple[WireSer
 KINDS = ["openai-compatible", "anthropic"]
 
 
-def turn(kind: str, **kw: object) -> Callable[[Recorded], Reply]:
+def turn(kind: str, **kw: object) -> Callable[[RecordedRequest], ServerReply]:
     if kind == "anthropic":
         return aw.messages_turn(aw.Turn(**kw))  # type: ignore[arg-type]
     return ow.chat_turn(ow.Turn(**kw))  # type: ignore[arg-type]
 
 
-def error(kind: str, status: int, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+def error(kind: str, status: int, headers: tuple[tuple[str, str], ...] = ()) -> ServerReply:
     if kind == "anthropic":
         etype = "rate_limit_error" if status == 429 else "api_error"
         return aw.error_reply(status, "try later", kind=etype, headers=headers)
@@ -144,7 +149,7 @@ async def test_rate_limit_then_5xx_then_success_takes_three_attempts(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_auth_failure_is_not_retried_and_the_key_never_leaks(kind: str) -> None:
-    def echo(request: Recorded) -> Reply:
+    def echo(request: RecordedRequest) -> ServerReply:
         sent = request.headers.get("x-api-key") or request.headers["authorization"]
         if kind == "anthropic":
             return aw.error_reply(401, f"invalid key {sent}", kind="authentication_error")
@@ -165,7 +170,7 @@ async def test_auth_failure_is_not_retried_and_the_key_never_leaks(kind: str) ->
 @pytest.mark.parametrize("kind", KINDS)
 async def test_slow_attempts_time_out_and_are_retried(kind: str) -> None:
     async with runtime(kind, attempt_timeout_ms=150) as (server, rt):
-        server.push(Reply(hang=True), Reply(hang=True))
+        server.push(ServerReply(hang=True), ServerReply(hang=True))
         step = await rt.run(ReAct(model_alias="fast", llm_max_retries=1), "hi", record=True)
     assert not step.ok and step.error is not None
     assert step.error.type == "timeout"
@@ -179,7 +184,7 @@ async def test_slow_first_attempt_then_success(kind: str) -> None:
     # 500 ms: the second attempt must answer within it even on a loaded machine (at 150 ms
     # it once timed out too and was retried a third time)
     async with runtime(kind, attempt_timeout_ms=500) as (server, rt):
-        server.push(Reply(hang=True), turn(kind, text="late but fine"))
+        server.push(ServerReply(hang=True), turn(kind, text="late but fine"))
         step = await rt.run(ReAct(model_alias="fast", stream=True), "hi", record=True)
     assert step.ok and step.value == "late but fine"
     assert responses(step)[0].data.attempts == 2
@@ -243,13 +248,13 @@ async def test_the_key_is_absent_from_spans_and_logs(kind: str) -> None:
     tracer.add_span_processor(SimpleSpanProcessor(exporter))
     telemetry = Telemetry(tracer_provider=tracer, capture_content=True, log_events=True)
 
-    def echo(request: Recorded) -> Reply:
+    def echo(request: RecordedRequest) -> ServerReply:
         sent = request.headers.get("x-api-key") or request.headers["authorization"]
         if kind == "anthropic":
             return aw.error_reply(401, f"bad key {sent}", kind="authentication_error")
         return ow.error_reply(401, f"bad key {sent}", kind="invalid_request_error")
 
-    async with open_wire_server() as server:
+    async with open_model_server(responder=None) as server:
         base = f"{server.base_url}/v1" if kind == "openai-compatible" else server.base_url
         config = ProviderConfig(kind=kind, base_url=base, api_key_env="TEST_KEY")  # type: ignore[arg-type]
         models = ModelRegistry(providers={"test": config}, env={"TEST_KEY": KEY})

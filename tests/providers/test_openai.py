@@ -11,13 +11,12 @@ import pytest
 from ptcflow.providers import OpenAIProvider
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, ToolSpec
-
-from .openai_wire import Call, Turn, chat_turn, embedding_reply, error_reply
-from .wire_server import (
-    Reply,
-    WireServer,
+from ptcflow.testing._openai_replies import Call, Turn, chat_turn, embedding_reply, error_reply
+from ptcflow.testing._server import (
+    ModelServer,
+    ServerReply,
     json_reply,
-    open_wire_server,
+    open_model_server,
     raw_reply,
     sse_frame,
     sse_reply,
@@ -35,9 +34,9 @@ ADD = ToolSpec(
 
 
 @asynccontextmanager
-async def served(sdk_timeout: float = 30.0) -> AsyncIterator[tuple[WireServer, OpenAIProvider]]:
+async def served(sdk_timeout: float = 30.0) -> AsyncIterator[tuple[ModelServer, OpenAIProvider]]:
     async with (
-        open_wire_server() as server,
+        open_model_server(responder=None) as server,
         OpenAIProvider(base_url=f"{server.base_url}/v1", api_key=KEY, timeout=sdk_timeout) as p,
     ):
         yield server, p
@@ -226,7 +225,7 @@ async def test_slow_response_past_the_timeout_is_a_retryable_timeout() -> None:
     # The hang must outlast the SDK timeout; the other four replies must not, even on a
     # loaded CI machine: 1 s leaves them a wide margin.
     async with served(sdk_timeout=1.0) as (server, p):
-        server.push(Reply(hang=True))
+        server.push(ServerReply(hang=True))
         err = await failure(p, request())
     assert err.envelope.type == "timeout" and err.envelope.retryable
     assert len(server.requests) == 1
@@ -330,7 +329,7 @@ async def test_embeddings_in_input_order() -> None:
 
 
 async def test_connection_refused_is_transient() -> None:
-    async with open_wire_server() as server:
+    async with open_model_server(responder=None) as server:
         url = f"{server.base_url}/v1"
     async with OpenAIProvider(base_url=url, api_key=KEY) as p:
         err = await failure(p, request())
@@ -347,7 +346,9 @@ async def test_abandoning_or_cancelling_a_stream_releases_it_cleanly() -> None:
         frames = chat_turn(turn)(server.requests[0]).events
         assert frames is not None
         server.push(
-            Reply(headers=(("content-type", "text/event-stream"),), events=frames, hang_after=3)
+            ServerReply(
+                headers=(("content-type", "text/event-stream"),), events=frames, hang_after=3
+            )
         )
         got: list[LLMChunk] = []
         with anyio.move_on_after(0.3) as scope:
@@ -361,7 +362,7 @@ async def test_abandoning_or_cancelling_a_stream_releases_it_cleanly() -> None:
 async def test_a_client_passed_in_is_used_and_left_open() -> None:
     import openai
 
-    async with open_wire_server() as server:
+    async with open_model_server(responder=None) as server:
         client = openai.AsyncOpenAI(base_url=f"{server.base_url}/v1", api_key=KEY, max_retries=0)
         async with OpenAIProvider(client=client) as p:
             server.push(chat_turn(Turn(text="mine")))

@@ -163,7 +163,7 @@ def test_config_file_errors(tmp_path: Path) -> None:
         ModelRegistry.from_config(broken)
     kind = tmp_path / "kind.toml"
     kind.write_text('[providers.x]\nkind = "gemini"\n')
-    with pytest.raises(ConfigError, match=r"providers\.x\.kind"):
+    with pytest.raises(ConfigError, match=r"\[providers\.x\] has kind = 'gemini'; kind is one"):
         ModelRegistry.from_config(kind)
     with pytest.raises(ConfigError, match="cannot read"):
         ModelRegistry.from_config(tmp_path / "missing.toml")
@@ -187,3 +187,46 @@ def test_any_model_name_round_trips(provider: str, name: str) -> None:
     reg = registry()
     got, model = reg.resolve(f"{provider}:{name}", None)
     assert (got.name, model) == (provider, name)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "ptcflow.toml",
+            '[aliasses]\nfast = "openai:x"\n',
+            "unknown key 'aliasses' at the top level; did you mean 'aliases'? "
+            "Valid keys there: aliases, default_model, providers",
+        ),
+        (
+            "ptcflow.toml",
+            '[providers.ollama]\nkind = "openai-compatible"\nbase_ulr = "http://x/v1"\n',
+            "unknown key 'base_ulr' in [providers.ollama]; did you mean 'base_url'? "
+            "Valid keys there: api_key_env, base_url, headers, kind, timeout",
+        ),
+        (
+            "ptcflow.toml",
+            '[providers.ollama]\nkind = "openai-compatable"\n',
+            "[providers.ollama] has kind = 'openai-compatable'; did you mean 'openai-compatible'?",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.ptcflow]\ndefault_modle = "fast"\n',
+            "unknown key 'default_modle' in [tool.ptcflow]; did you mean 'default_model'?",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.ptcflow.providers.x]\nkind = "openai"\ntimout = 3\n',
+            "unknown key 'timout' in [tool.ptcflow.providers.x]; did you mean 'timeout'?",
+        ),
+    ],
+)
+def test_a_typo_names_the_file_the_key_and_the_nearest_valid_key(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        ModelRegistry.from_config(path, env=ENV)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value)

@@ -14,8 +14,7 @@ from ptcflow.providers._openai_wire import OpenAIStreamState, finish_reason, par
 from ptcflow.providers._sse import SSEDecoder, SSEEvent
 from ptcflow.runtime import ProviderError
 from ptcflow.signals import StreamAssembler
-
-from . import anthropic_wire as aw, openai_wire as ow
+from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
 
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=40)
 names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
@@ -67,6 +66,58 @@ def test_sse_decoding_does_not_depend_on_how_bytes_are_split(
         frames.append(f": comment{newline}{head}data: {data}{newline}{newline}".encode())
     decoded = decode_frames(frames, cuts)
     assert [(e.event, e.data) for e in decoded] == events
+
+
+def reference_events(body: bytes) -> list[tuple[str, str, str | None]]:
+    """The WHATWG event-stream rules, applied to the whole body at once."""
+    events: list[tuple[str, str, str | None]] = []
+    name, data, last_id = "", list[str](), None
+    text = body.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    for line in [*text.split("\n"), ""]:
+        if not line:
+            if data or name:
+                events.append((name, "\n".join(data), last_id))
+            name, data = "", []
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                name = value
+            elif field == "id":
+                last_id = value
+    return events
+
+
+@given(body=st.binary(max_size=400), cuts=st.lists(st.integers(0, 10_000), max_size=20))
+def test_sse_decoder_takes_any_bytes_in_any_split(body: bytes, cuts: list[int]) -> None:
+    whole = SSEDecoder()
+    at_once = whole.feed(body) + whole.flush()
+    assert decode_frames([body], cuts) == at_once  # no exception, whatever the split
+
+
+@given(
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from(["data", "event", "id", "retry", ":", ""]),
+            st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=12),
+        ),
+        max_size=20,
+    ),
+    newline=st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    cuts=st.lists(st.integers(0, 10_000), max_size=10),
+)
+def test_sse_decoder_follows_the_format(
+    lines: list[tuple[str, str]], newline: bytes, cuts: list[int]
+) -> None:
+    body = newline.join(
+        (f"{field}: {value}" if field else "").encode() if field != ":" else f":{value}".encode()
+        for field, value in lines
+    )
+    expected = reference_events(body + newline + newline)
+    got = [(e.event, e.data, e.id) for e in decode_frames([body + newline + newline], cuts)]
+    assert got == expected
 
 
 def test_sse_multiline_data_and_unterminated_last_event() -> None:

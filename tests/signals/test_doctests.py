@@ -13,7 +13,9 @@ MODULES = [
     "ptcflow.signals._journal",
     "ptcflow.signals._messages",
     "ptcflow.signals._pattern",
+    "ptcflow.signals._runs",
     "ptcflow.signals._sanitize",
+    "ptcflow.signals._secrets",
     "ptcflow.signals._signal",
     "ptcflow.signals._subscription",
 ]

@@ -51,17 +51,17 @@ def test_writer_and_reader_round_trip_a_whole_journal(batch: list[Signal]) -> No
             a.write(s)
         assert b.write_all(batch) == len(batch)
     assert a.count == b.count == len(batch)
-    assert read_journal(io.StringIO(text.getvalue())) == batch
-    assert read_journal(binary.getvalue().splitlines()) == batch
+    assert read_journal(io.StringIO(text.getvalue()), all_runs=True) == batch
+    assert read_journal(binary.getvalue().splitlines(), all_runs=True) == batch
 
 
-def test_path_target_appends_and_reads_back(tmp_path: Path) -> None:
+def test_path_target_appends_when_asked_and_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     first = Signal.create("ai.usage", UsageData(usage=Usage(input_tokens=1)), run_id="r", seq=1)
     second = Signal.create("ai.request.started", run_id="r", seq=0)
     with JournalWriter(path) as journal:
         journal.write(first)
-    with JournalWriter(str(path)) as journal:
+    with JournalWriter(str(path), append=True) as journal:
         journal.write(second)
         journal.close()  # idempotent
     assert read_journal(path) == [first, second]

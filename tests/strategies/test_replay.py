@@ -43,8 +43,11 @@ def test_replay_reproduces_the_final_state() -> None:
 def test_replay_sorts_by_seq_and_skips_other_runs() -> None:
     react, journal, final = live_run()
     child = SignalFactory("child").request_started("other")
+    child = msgspec.structs.replace(child, parent_run_id=journal[0].run_id)
     shuffled = [journal[0], *reversed(journal[1:]), child]
     assert replay(react, shuffled, tools=TOOLS) == final
+    other = msgspec.structs.replace(child, parent_run_id=None)  # a second top-level run
+    assert replay(react, [*shuffled, other], tools=TOOLS, run_id=journal[0].run_id) == final
 
 
 def test_replay_without_tools_differs_when_the_run_had_tools() -> None:

@@ -104,7 +104,7 @@ async def run_demo(
     out("")
     out(f"Answer: {answer}")
     out(
-        f"  {step.turns} model calls, {step.tool_calls} tool calls, "
+        f"  {_count(step.turns, 'model call')}, {_count(step.tool_calls, 'tool call')}, "
         f"{step.usage.input_tokens} + {step.usage.output_tokens} tokens, "
         f"{step.duration_ms:.1f} ms"
     )
@@ -121,7 +121,7 @@ async def run_demo(
     calls = sum(s.turns for s in steps)
     out(
         f"  {ok:,}/{agents:,} completed in {seconds:.2f} s: {rate:,.0f} runs/s "
-        f"({calls:,} model calls, {sum(s.tool_calls for s in steps):,} tool calls)"
+        f"({_count(calls, 'model call')}, {_count(sum(s.tool_calls for s in steps), 'tool call')})"
     )
     sequential = calls * latency_ms / 1000
     if sequential > 0:
@@ -146,3 +146,8 @@ async def _many(agent: ReAct, agents: int, model: Any) -> tuple[list[Step], floa
             for i in range(agents):
                 tg.start_soon(one, i)
     return steps, time.perf_counter() - started
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 tool call``, ``2 tool calls``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -21,6 +21,7 @@ See ``docs/lisp.md`` for the language and ``docs/lisp-builtins.md`` for the buil
 
 from __future__ import annotations
 
+from ptcflow.lisp._analyzer import Program as Program
 from ptcflow.lisp._carry import (
     kept_functions as kept_functions,
     memory_from_data as memory_from_data,
@@ -48,6 +49,7 @@ __all__ = (
     "Limits",
     "LispError",
     "LispResult",
+    "Program",
     "ReplayMismatch",
     "ToolCallRecord",
     "ToolRouter",

@@ -68,14 +68,6 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
                     f"the default is Limits({name}={_DEFAULTS.get(name, 1)!r})"
                 )
 
-    def __repr__(self) -> str:
-        changed = [
-            f"{name}={getattr(self, name)!r}"
-            for name in self.__struct_fields__
-            if getattr(self, name) != _DEFAULTS.get(name)
-        ]
-        return f"Limits({', '.join(changed)})"
-
 
 _DEFAULTS: dict[str, Any] = {}
 _DEFAULTS.update(msgspec.structs.asdict(Limits()))

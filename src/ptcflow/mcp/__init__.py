@@ -9,6 +9,10 @@ the connection lives exactly as long as the block. Needs ``ptcflow[mcp]`` (the o
 from __future__ import annotations
 
 from ptcflow.mcp._convert import MCPToolError as MCPToolError
-from ptcflow.mcp._source import MCPToolSource as MCPToolSource, from_mcp_server as from_mcp_server
+from ptcflow.mcp._source import (
+    MCPConnectionError as MCPConnectionError,
+    MCPToolSource as MCPToolSource,
+    from_mcp_server as from_mcp_server,
+)
 
-__all__ = ("MCPToolError", "MCPToolSource", "from_mcp_server")
+__all__ = ("MCPConnectionError", "MCPToolError", "MCPToolSource", "from_mcp_server")

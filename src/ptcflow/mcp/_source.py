@@ -20,27 +20,17 @@ from ptcflow.signals import Err
 from ptcflow.tools import Tool
 
 from ._convert import call_failure, error_result, result_value, tool_name, unwrap_output_schema
+from ._startup import (
+    MCPConnectionError as MCPConnectionError,
+    connection_errors_only as _connection_errors_only,
+    is_url as _is_url,
+    single as _single,
+    startup_failure,
+)
 
-__all__ = ("MCPToolSource", "from_mcp_server")
+__all__ = ("MCPConnectionError", "MCPToolSource", "from_mcp_server")
 
 _STDERR_TAIL = 2_000
-
-
-def _connection_errors_only(exc: BaseException) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_connection_errors_only(e) for e in exc.exceptions)
-    module = type(exc).__module__
-    return isinstance(exc, ConnectionError | OSError) or module.startswith(
-        ("httpx", "httpcore", "anyio", "mcp.")
-    )
-
-
-def _single(exc: BaseException) -> BaseException:
-    """The one error inside nested single-member exception groups (the SDK's task groups
-    wrap a startup failure such as a missing tool in two of them)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def _import_mcp() -> Any:
@@ -49,10 +39,6 @@ def _import_mcp() -> Any:
     except ImportError:  # pragma: no cover - depends on the environment
         raise ConfigError("MCP tools need the 'mcp' package: pip install 'ptcflow[mcp]'") from None
     return mcp
-
-
-def _is_url(target: Any) -> bool:
-    return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
 def _label(target: str | Sequence[str]) -> str:
@@ -108,6 +94,7 @@ class MCPToolSource:
         self._stop = anyio.Event()
         self._client: Any = None
         self._stderr: Any = None
+        self._startup_stderr = ""
         self._tools: tuple[Tool, ...] = ()
         self._closed = False
 
@@ -140,9 +127,9 @@ class MCPToolSource:
             return streamable_http_client(str(self.target))
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        argv = shlex.split(self.target) if isinstance(self.target, str) else list(self.target)
+        argv = self._argv()
         params = StdioServerParameters(
-            command=sys.executable if argv[0] == "python" else argv[0],
+            command=argv[0],
             args=argv[1:],
             env=self._env,
             cwd=os.fspath(self._cwd) if self._cwd is not None else None,
@@ -165,7 +152,13 @@ class MCPToolSource:
             self._tg = None
             self._stop.set()
             await tg.__aexit__(None, None, None)  # the serving task has ended already
-            raise _single(exc) from None
+            raise startup_failure(
+                _single(exc),
+                target=self.target,
+                name=self.name,
+                argv=None if _is_url(self.target) else self._argv(),
+                stderr=self._startup_stderr,
+            ) from None
         self._client = client
         self._tools = tuple(self._tool(t) for t in listed)
         return self
@@ -181,7 +174,7 @@ class MCPToolSource:
             async with AsyncExitStack() as stack:
                 transport = self._transport(mcp)
                 if self._stderr is not None:
-                    stack.callback(self._stderr.close)
+                    stack.callback(self._close_stderr)
                 client = await stack.enter_async_context(
                     mcp.Client(transport, read_timeout_seconds=self._call_timeout)
                 )
@@ -195,6 +188,17 @@ class MCPToolSource:
             # closed either way. Startup failures and anything else propagate.
             if not started or not _connection_errors_only(exc):
                 raise
+
+    def _close_stderr(self) -> None:
+        """Keep the tail of a stdio server's stderr (for a startup failure), then close it."""
+        self._startup_stderr = self._stderr_since(0)
+        self._stderr.close()
+
+    def _argv(self) -> list[str]:
+        argv = shlex.split(self.target) if isinstance(self.target, str) else list(self.target)
+        if argv and argv[0] == "python":
+            argv[0] = sys.executable
+        return argv
 
     async def __aexit__(
         self,
@@ -277,6 +281,7 @@ class MCPToolSource:
             return result_value(result, output_schema)
 
         call.__name__ = call.__qualname__ = tool_name(remote, self.prefix)
+        call.__dict__["gen_ai_tool_type"] = "extension"  # served by another system (spans)
         return Tool(
             tool_name(remote, self.prefix),
             call,

@@ -180,9 +180,7 @@ def parse_usage(raw: Any) -> Usage | None:
     )
 
 
-def parse_message(
-    data: Any, *, provider: str = "anthropic", secrets: tuple[str, ...] = ()
-) -> LLMResponse:
+def parse_message(data: Any, *, provider: str = "anthropic") -> LLMResponse:
     """Turn a ``message`` body into an :class:`LLMResponse` (``thinking`` blocks skipped).
 
     Raises:
@@ -190,22 +188,18 @@ def parse_message(
             kept, truncated.
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-        raise malformed(provider, "response is not a message", raw_json(data), secrets=secrets)
+        raise malformed(provider, "response is not a message", raw_json(data))
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in data["content"]:
         if not isinstance(block, Mapping):
-            raise malformed(
-                provider, "content block is not an object", raw_json(data), secrets=secrets
-            )
+            raise malformed(provider, "content block is not an object", raw_json(data))
         if block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
             args = block.get("input")
             if not isinstance(args, Mapping) or not isinstance(block.get("name"), str):
-                raise malformed(
-                    provider, "tool_use block is malformed", raw_json(data), secrets=secrets
-                )
+                raise malformed(provider, "tool_use block is malformed", raw_json(data))
             call_id = str(block.get("id") or f"toolu_{len(calls)}")
             calls.append(ToolCall(id=call_id, name=block["name"], input=dict(args)))
     reason = stop_reason(data.get("stop_reason"))
@@ -227,11 +221,10 @@ class AnthropicStreamState:
     ``message_delta`` and the stop reason are yielded in one final chunk by :meth:`finish`.
     """
 
-    __slots__ = ("_model", "_raw_usage", "_stop", "_stopped", "_tools", "provider", "secrets")
+    __slots__ = ("_model", "_raw_usage", "_stop", "_stopped", "_tools", "provider")
 
-    def __init__(self, *, provider: str = "anthropic", secrets: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, provider: str = "anthropic") -> None:
         self.provider = provider
-        self.secrets = secrets
         self._tools: dict[int, int] = {}  # content block index -> tool call index
         self._raw_usage: dict[str, Any] = {}
         self._stop: str | None = None
@@ -260,7 +253,7 @@ class AnthropicStreamState:
         elif kind == "message_stop":
             self._stopped = True
         elif kind == "error":
-            raise stream_error(self.provider, event.get("error"), secrets=self.secrets)
+            raise stream_error(self.provider, event.get("error"))
         return None  # ping, content_block_stop, unknown future events
 
     def _merge_usage(self, raw: Any) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ptcflow.errors import ConfigError
 
-__all__ = ("find_config", "read_config")
+__all__ = ("check_keys", "find_config", "read_config", "table_name")
 
 
 def _has_table(pyproject: Path) -> bool:
@@ -54,3 +56,47 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         table = tool.get("ptcflow") if isinstance(tool, dict) else None
         return dict(table) if isinstance(table, dict) else {}
     return data
+
+
+def table_name(location: str | os.PathLike[str] | None, table: str = "") -> str:
+    """How a message names ``table`` of the config at ``location`` (``[providers.x]``,
+    ``[tool.ptcflow.providers.x]`` in a ``pyproject.toml``; the top level is ``the top
+    level`` of a ``ptcflow.toml``)."""
+    prefix = (
+        "tool.ptcflow" if location is not None and Path(location).name == "pyproject.toml" else ""
+    )
+    dotted = ".".join(p for p in (prefix, table) if p)
+    return f"[{dotted}]" if dotted else "the top level"
+
+
+def check_keys(
+    found: Mapping[str, Any],
+    valid: Iterable[str],
+    *,
+    location: str | os.PathLike[str] | None,
+    table: str = "",
+) -> None:
+    """Raise a :class:`ConfigError` naming the file, the table, the unknown key and the
+    nearest valid one, for the first key of ``found`` that is not in ``valid``.
+
+    Example:
+        >>> check_keys({"aliasses": {}}, ["aliases", "default_model"], location="ptcflow.toml")
+        Traceback (most recent call last):
+        ...
+        ptcflow.errors.ConfigError: ptcflow.toml: unknown key 'aliasses' at the top level; did you mean 'aliases'? Valid keys there: aliases, default_model
+    """
+    known = list(valid)
+    for key in found:
+        if key in known:
+            continue
+        hint = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
+        did = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ConfigError(
+            f"{location}: unknown key {key!r} {_where(location, table)}{did} "
+            f"Valid keys there: {', '.join(sorted(known))}"
+        )
+
+
+def _where(location: str | os.PathLike[str] | None, table: str) -> str:
+    name = table_name(location, table)
+    return "at the top level" if name == "the top level" else f"in {name}"

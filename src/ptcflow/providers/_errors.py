@@ -13,8 +13,10 @@ classifier serves both::
     unparseable body (JSON, schema)             -> provider_error (raw body truncated)
     an ``error`` event inside a stream          -> by its error type, else provider_error
 
-The API key of the provider is scrubbed from every message and detail: servers sometimes
-echo part of a rejected key back, and an envelope travels to logs, spans and journals.
+What the SDK raised is never kept as the ``__cause__`` of a provider error: its message and
+body are the server's raw answer, which may echo part of a rejected key. The cause is a
+:class:`ScrubbedCause` instead: the SDK exception's type and text with every configured
+secret scrubbed (see :class:`~ptcflow.signals.Secrets`), and its traceback frames.
 """
 
 from __future__ import annotations
@@ -34,20 +36,23 @@ from ptcflow.signals import (
     AUTH,
     PROVIDER_ERROR,
     RATE_LIMITED,
-    REDACTED,
     TIMEOUT,
     TRANSIENT,
     VALIDATION,
     ErrorEnvelope,
+    Secrets,
 )
 
 __all__ = (
     "BODY_LIMIT",
+    "ScrubbedCause",
     "classify_sdk_error",
     "decode_json",
     "malformed",
     "parse_retry_after",
     "scrub",
+    "scrub_error",
+    "scrubbed_cause",
     "stream_error",
 )
 
@@ -69,30 +74,71 @@ _BODY_TYPES = {
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every occurrence of each secret (and of its last 8+ characters) by ``[REDACTED]``.
+    """Remove every run of 8+ characters of each secret from ``text`` (see
+    :meth:`ptcflow.signals.Secrets.scrub`).
 
     Example:
         >>> scrub("bad key sk-abcdef123456", ["sk-abcdef123456"])
         'bad key [REDACTED]'
     """
-    for secret in secrets:
-        if not secret or len(secret) < 6:
-            continue
-        text = text.replace(secret, REDACTED)
-        tail = secret[-8:]
-        if len(secret) >= 16 and tail in text:
-            text = text.replace(tail, REDACTED)
-    return text
+    return Secrets(secrets).scrub(text)
 
 
-def _scrub_any(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, Mapping):
-        return {str(k): _scrub_any(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub_any(v, secrets) for v in value]
-    return value
+class ScrubbedCause(Exception):
+    """What an SDK raised, as text with every configured secret removed.
+
+    A provider error keeps this as its ``__cause__`` in place of the SDK's exception,
+    whose message and ``body`` are the server's raw answer (a rejected key echoed back
+    included). It carries the SDK exception's traceback frames, so a formatted traceback
+    still shows where the failure came from.
+
+    Attributes:
+        sdk_type: the module-qualified name of the SDK's exception class
+            (``openai.AuthenticationError``).
+        status_code: the HTTP status, when the SDK exception had one.
+    """
+
+    def __init__(self, sdk_type: str, message: str, status_code: int | None = None) -> None:
+        super().__init__(f"{sdk_type}: {message}" if message else sdk_type)
+        self.sdk_type = sdk_type
+        self.status_code = status_code
+
+
+def scrubbed_cause(exc: BaseException, secrets: Secrets, *, depth: int = 0) -> ScrubbedCause:
+    """The :class:`ScrubbedCause` standing for ``exc`` (and, below it, for its own cause
+    or context, up to 4 levels)."""
+    kind = type(exc)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__ must not break error reporting
+        text = ""
+    status = getattr(exc, "status_code", None)
+    cause = ScrubbedCause(name, secrets.scrub(text), status if isinstance(status, int) else None)
+    cause.__traceback__ = exc.__traceback__
+    inner = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    if inner is not None and depth < 4 and not (exc.__suppress_context__ and exc.__cause__ is None):
+        cause.__cause__ = scrubbed_cause(inner, secrets, depth=depth + 1)
+    else:
+        cause.__suppress_context__ = True
+    return cause
+
+
+def scrub_error(error: ProviderError, secrets: Secrets) -> ProviderError:
+    """Scrub ``error``'s envelope (message and details) in place; return it.
+
+    Example:
+        >>> e = ProviderError(ErrorEnvelope.make("auth", "bad key sk-abcdef123456", {"body": "sk-abcdef123456"}))
+        >>> scrub_error(e, Secrets(["sk-abcdef123456"])).envelope.details
+        {'body': '[REDACTED]'}
+    """
+    if not secrets:
+        return error
+    envelope = secrets.scrub_value(error.envelope)
+    if envelope is not error.envelope:
+        error.envelope = envelope
+        error.args = (f"{envelope.type}: {envelope.message}",)
+    return error
 
 
 def parse_retry_after(
@@ -138,24 +184,21 @@ def _truncate(text: str) -> str:
     return f"{text[:BODY_LIMIT]}...<{len(text)} chars>"
 
 
-def malformed(
-    provider: str, what: str, raw: str | bytes | None, *, secrets: Iterable[str] = ()
-) -> ProviderError:
+def malformed(provider: str, what: str, raw: str | bytes | None) -> ProviderError:
     """Return a ``provider_error`` for a response that could not be understood.
 
     Args:
         provider: the provider name, for the message and details.
         what: what was wrong (``"response body is not JSON"``).
-        raw: the raw body or event text; kept in ``details["body"]``, truncated.
-        secrets: strings to scrub from the body (the API key).
+        raw: the raw body or event text; kept in ``details["body"]``, truncated (the
+            provider scrubs secrets from it on the way out, with :func:`scrub_error`).
     """
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
-    keys = tuple(secrets)
     return ProviderError(
         ErrorEnvelope.make(
             PROVIDER_ERROR,
             f"{provider}: {what}",
-            {"provider": provider, "body": _truncate(scrub(text, keys))},
+            {"provider": provider, "body": _truncate(text)},
             retryable=False,
         )
     )
@@ -164,14 +207,12 @@ def malformed(
 _decoder = msgspec.json.Decoder()
 
 
-def decode_json(raw: bytes | str, provider: str, what: str, secrets: Iterable[str] = ()) -> Any:
+def decode_json(raw: bytes | str, provider: str, what: str) -> Any:
     """Decode a JSON body or event; a ``provider_error`` carrying the raw text if malformed."""
     try:
         return _decoder.decode(raw)
     except msgspec.DecodeError as exc:
-        raise malformed(
-            provider, f"{what} is not valid JSON ({exc})", raw, secrets=secrets
-        ) from None
+        raise malformed(provider, f"{what} is not valid JSON ({exc})", raw) from None
 
 
 def _status_type(status: int) -> str:
@@ -208,27 +249,43 @@ def _body_type(body: Any) -> str | None:
 
 
 def classify_sdk_error(
-    exc: BaseException, sdk: ModuleType, *, provider: str, secrets: Iterable[str] = ()
+    exc: BaseException,
+    sdk: ModuleType,
+    *,
+    provider: str,
+    secrets: Secrets | Iterable[str] = (),
 ) -> ProviderError | None:
     """Turn an exception raised by an official SDK call into a :class:`ProviderError`.
+
+    The error's envelope is scrubbed of ``secrets`` and its ``__cause__`` is a
+    :class:`ScrubbedCause` standing for ``exc`` (so ``raise classified`` inside the
+    ``except`` block shows no raw server answer in a traceback).
 
     Args:
         exc: what the SDK (or the JSON decoder under it) raised.
         sdk: the SDK module (``openai`` or ``anthropic``) whose exception classes to match.
         provider: the provider name for messages and ``details["provider"]``.
-        secrets: strings scrubbed from messages and details (the API key).
+        secrets: what to scrub from messages, details and the cause (the API key, ...).
 
     Returns:
         The classified error, or ``None`` when ``exc`` is not a provider failure (a bug,
         a cancellation) and must propagate unchanged.
     """
-    keys = tuple(secrets)
     if isinstance(exc, ProviderError):
         return exc
+    classified = _classify(exc, sdk, provider)
+    if classified is None:
+        return None
+    keys = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
+    classified.__cause__ = scrubbed_cause(exc, keys)
+    return scrub_error(classified, keys)
+
+
+def _classify(exc: BaseException, sdk: ModuleType, provider: str) -> ProviderError | None:
     if isinstance(exc, json.JSONDecodeError):
-        return malformed(provider, f"response is not valid JSON ({exc.msg})", exc.doc, secrets=keys)
+        return malformed(provider, f"response is not valid JSON ({exc.msg})", exc.doc)
     if isinstance(exc, sdk.APIStatusError):
-        return _from_status(exc, provider, keys)
+        return _from_status(exc, provider)
     if isinstance(exc, sdk.APITimeoutError):
         return _simple(TIMEOUT, f"{provider}: request timed out", provider)
     if isinstance(exc, sdk.APIConnectionError):
@@ -241,27 +298,26 @@ def classify_sdk_error(
     if isinstance(exc, sdk.APIResponseValidationError):
         body = getattr(exc, "body", None)
         raw = body if isinstance(body, str) else json.dumps(body, default=str)
-        return malformed(provider, f"unexpected response: {exc}", raw, secrets=keys)
+        return malformed(provider, f"unexpected response: {exc}", raw)
     if isinstance(exc, sdk.APIError):  # an error event inside a stream, seen by the SDK
-        return stream_error(provider, getattr(exc, "body", None), secrets=keys)
+        return stream_error(provider, getattr(exc, "body", None))
     return None
 
 
-def stream_error(provider: str, body: Any, *, secrets: Iterable[str] = ()) -> ProviderError:
+def stream_error(provider: str, body: Any) -> ProviderError:
     """Classify an ``error`` object received inside an event stream by its ``type``.
 
     Example:
         >>> stream_error("anthropic", {"type": "overloaded_error", "message": "Overloaded"}).envelope.type
         'transient'
     """
-    keys = tuple(secrets)
     kind = _body_type({"error": body}) or PROVIDER_ERROR
-    message = scrub(_body_message({"error": body}) or "error event in stream", keys)
+    message = _body_message({"error": body}) or "error event in stream"
     return ProviderError(
         ErrorEnvelope.make(
             kind,
             f"{provider}: stream error: {message}",
-            {"provider": provider, "body": _scrub_any(body, keys)},
+            {"provider": provider, "body": body},
         )
     )
 
@@ -287,14 +343,14 @@ def _simple(kind: str, message: str, provider: str) -> ProviderError:
     return ProviderError(ErrorEnvelope.make(kind, message, {"provider": provider}))
 
 
-def _from_status(exc: Any, provider: str, keys: tuple[str, ...]) -> ProviderError:
+def _from_status(exc: Any, provider: str) -> ProviderError:
     status = int(exc.status_code)
     response = getattr(exc, "response", None)
     headers = dict(response.headers) if response is not None else {}
     retry_after = parse_retry_after(headers)
     body = getattr(exc, "body", None)
     kind = _status_type(status)
-    message = scrub(_body_message(body) or f"HTTP {status}", keys)
+    message = _body_message(body) or f"HTTP {status}"
     details: dict[str, Any] = {"provider": provider, "status": status}
     if retry_after is not None:
         details["retry_after"] = retry_after
@@ -303,7 +359,7 @@ def _from_status(exc: Any, provider: str, keys: tuple[str, ...]) -> ProviderErro
         details["request_id"] = request_id
     if body is not None:
         raw = body if isinstance(body, str) else json.dumps(body, default=str)
-        details["body"] = _truncate(scrub(raw, keys))
+        details["body"] = _truncate(raw)
     return ProviderError(
         ErrorEnvelope.make(kind, f"{provider}: HTTP {status}: {message}", details),
         retry_after=retry_after,

@@ -32,33 +32,46 @@ class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
 
     Args:
         api_key: the key; defaults to the ``api_key_env`` environment variable. Servers
-            that need no key (Ollama, llama.cpp) work without one.
+            that need no key (Ollama, llama.cpp) work without one when ``base_url`` (or
+            ``OPENAI_BASE_URL``) names them.
         base_url: the API root (``http://localhost:11434/v1`` for Ollama); ``None`` means
             OpenAI (or ``OPENAI_BASE_URL``).
+        model: the model sent when a request names none (``gpt-4.1-mini``); the runtime
+            uses it for directives that name no model.
         name: the ``gen_ai.provider.name`` reported in spans and envelopes.
         timeout: seconds the SDK waits for a response before a ``timeout`` error; the
             executor's deadline still applies on top.
         default_headers: extra HTTP headers sent with every request.
         api_key_env: where to read the key when ``api_key`` is not given.
         client: an ``openai.AsyncOpenAI`` to use instead of building one (its retry
-            setting is then yours to choose).
+            setting is then yours to choose; its key is scrubbed like ``api_key``).
+
+    Raises:
+        ConfigError: no key was given, none is in the environment, and no ``base_url``
+            names a server that could do without one.
+
+    Every secret it was given (the key, a client's key, secret-looking headers, the
+    credentials of a ``base_url``) is scrubbed from what it returns and raises.
 
     Example:
         >>> p = OpenAIProvider(base_url="http://127.0.0.1:8000/v1", api_key="sk-test")
         >>> p
         OpenAIProvider(name='openai', base_url='http://127.0.0.1:8000/v1')
+        >>> OpenAIProvider(api_key="sk-test", model="gpt-4.1-mini").model
+        'gpt-4.1-mini'
     """
 
     _sdk_package: ClassVar[str] = "openai"
     _sdk_client: ClassVar[str] = "AsyncOpenAI"
     _sdk_label: ClassVar[str] = "OpenAI"
-    _key_placeholder: ClassVar[str | None] = "not-needed"
+    _base_url_env: ClassVar[str] = "OPENAI_BASE_URL"
 
     def __init__(
         self,
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        model: str | None = None,
         name: str = "openai",
         timeout: float = 120.0,
         default_headers: Mapping[str, str] | None = None,
@@ -68,6 +81,7 @@ class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
         super().__init__(
             api_key=api_key,
             base_url=base_url,
+            model=model,
             name=name,
             timeout=timeout,
             default_headers=default_headers,
@@ -75,12 +89,8 @@ class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
             client=client,
         )
 
-    async def generate(self, request: LLMRequest) -> LLMResponse:
-        """Send one Chat Completions request and return the normalized response.
-
-        Blocks until the whole response arrived. Raises :class:`ProviderError` with a
-        classified envelope (see ``ptcflow.providers._errors``).
-        """
+    async def _generate(self, request: LLMRequest) -> LLMResponse:
+        """One Chat Completions request (``POST /chat/completions``)."""
         client = await self._client_async()
         body = build_chat_body(request, stream=False)
         model, messages = body.pop("model"), body.pop("messages")
@@ -90,25 +100,21 @@ class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
             )
             content = raw.content
         except Exception as exc:
-            raise self._error(exc) from exc
+            failure = self._error(exc)
+            raise failure from failure.__cause__
         return parse_completion(
-            decode_json(content, self.name, "response body", self._secrets),
+            decode_json(content, self.name, "response body"),
             provider=self.name,
-            secrets=self._secrets,
         )
 
-    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMChunk, None]:
-        """Stream a Chat Completions response (SSE) as :class:`LLMChunk` values.
-
-        Text and tool-call argument fragments come as they arrive; the last chunk carries
-        the finish reason, the usage (``stream_options.include_usage``) and the model.
-        """
+    async def _stream(self, request: LLMRequest) -> AsyncGenerator[LLMChunk, None]:
+        """A streamed Chat Completions response (SSE, ``stream_options.include_usage``)."""
         client = await self._client_async()
         body = build_chat_body(request, stream=True)
         model, messages = body.pop("model"), body.pop("messages")
         body.pop("stream")
         stream_options = body.pop("stream_options")
-        state = OpenAIStreamState(provider=self.name, secrets=self._secrets)
+        state = OpenAIStreamState(provider=self.name)
         manager = client.chat.completions.with_streaming_response.create(
             model=model,
             messages=messages,
@@ -128,20 +134,21 @@ class OpenAIProvider(SDKProvider["AsyncOpenAI"]):
             yield state.finish()
 
     def _event_data(self, text: str) -> Any:
-        data = decode_json(text, self.name, "stream event", self._secrets)
+        data = decode_json(text, self.name, "stream event")
         if isinstance(data, dict) and data.get("error"):
-            raise stream_error(self.name, data["error"], secrets=self._secrets)
+            raise stream_error(self.name, data["error"])
         return data
 
-    async def embed(self, request: EmbedRequest) -> EmbedResponse:
-        """Embed ``request.inputs`` (``POST /embeddings``, float vectors in input order)."""
+    async def _embed(self, request: EmbedRequest) -> EmbedResponse:
+        """``POST /embeddings`` (float vectors, put back in input order)."""
         client = await self._client_async()
         try:
             result = await client.embeddings.create(
                 model=request.model, input=list(request.inputs), encoding_format="float"
             )
         except Exception as exc:
-            raise self._error(exc) from exc
+            failure = self._error(exc)
+            raise failure from failure.__cause__
         data = result.to_dict(mode="json")
         rows = data.get("data")
         if not isinstance(rows, list) or len(rows) != len(request.inputs):

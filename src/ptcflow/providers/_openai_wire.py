@@ -140,7 +140,7 @@ def parse_usage(raw: Any) -> Usage | None:
     )
 
 
-def _arguments(raw: Any, name: str, provider: str, secrets: tuple[str, ...]) -> dict[str, Any]:
+def _arguments(raw: Any, name: str, provider: str) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
     text = raw if isinstance(raw, str) else ""
@@ -150,18 +150,14 @@ def _arguments(raw: Any, name: str, provider: str, secrets: tuple[str, ...]) -> 
         value = msgspec.json.decode(text)
     except msgspec.DecodeError:
         raise malformed(
-            provider, f"tool call {name!r} has malformed JSON arguments", text, secrets=secrets
+            provider, f"tool call {name!r} has malformed JSON arguments", text
         ) from None
     if not isinstance(value, dict):
-        raise malformed(
-            provider, f"tool call {name!r} arguments are not a JSON object", text, secrets=secrets
-        )
+        raise malformed(provider, f"tool call {name!r} arguments are not a JSON object", text)
     return value
 
 
-def parse_completion(
-    data: Any, *, provider: str = "openai", secrets: tuple[str, ...] = ()
-) -> LLMResponse:
+def parse_completion(data: Any, *, provider: str = "openai") -> LLMResponse:
     """Turn a ``chat.completion`` body into an :class:`LLMResponse`.
 
     Raises:
@@ -169,19 +165,19 @@ def parse_completion(
             malformed tool-call arguments); the raw body is kept, truncated.
     """
     if not isinstance(data, Mapping):
-        raise malformed(provider, "response is not a JSON object", raw_json(data), secrets=secrets)
+        raise malformed(provider, "response is not a JSON object", raw_json(data))
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise malformed(provider, "response has no choices", raw_json(data), secrets=secrets)
+        raise malformed(provider, "response has no choices", raw_json(data))
     message = choices[0].get("message")
     if not isinstance(message, Mapping):
-        raise malformed(provider, "response choice has no message", raw_json(data), secrets=secrets)
+        raise malformed(provider, "response choice has no message", raw_json(data))
     calls = []
     for i, raw_call in enumerate(message.get("tool_calls") or ()):
         fn = raw_call.get("function") if isinstance(raw_call, Mapping) else None
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
             raise malformed(provider, f"tool call #{i} has no function name", raw_json(data))
-        args = _arguments(fn.get("arguments"), fn["name"], provider, secrets)
+        args = _arguments(fn.get("arguments"), fn["name"], provider)
         call_id = raw_call.get("id") or f"call_{i}"
         calls.append(ToolCall(id=str(call_id), name=fn["name"], input=args))
     content = message.get("content")
@@ -203,11 +199,10 @@ class OpenAIStreamState:
     final chunk by :meth:`finish`, so the last chunk always carries both.
     """
 
-    __slots__ = ("_finish", "_model", "_usage", "provider", "secrets")
+    __slots__ = ("_finish", "_model", "_usage", "provider")
 
-    def __init__(self, *, provider: str = "openai", secrets: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, provider: str = "openai") -> None:
         self.provider = provider
-        self.secrets = secrets
         self._finish: str | None = None
         self._usage: Usage | None = None
         self._model: str | None = None

@@ -17,6 +17,7 @@ import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.runtime._provider import LLMProvider
+from ptcflow.signals import Secrets, secrets_of_headers, secrets_of_url
 
 from ._anthropic import AnthropicProvider
 from ._client import AsyncClosing
@@ -25,6 +26,7 @@ from ._openai import OpenAIProvider
 __all__ = ("ModelRegistry", "ProviderConfig")
 
 ProviderKind = Literal["openai", "anthropic", "openai-compatible"]
+_KINDS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible")
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -124,6 +126,26 @@ class ModelRegistry(AsyncClosing):
             self._expand(alias)  # cycles and dangling chains fail now
         if default is not None:
             self._split(self._expand(default))
+        self.secrets = self._gather_secrets()
+        """Every secret the providers of this registry are or will be built with (keys in
+        the environment variables they read, secret headers, base URL credentials, and
+        the ``secrets`` of provider instances given to it); decided once, here."""
+
+    def _gather_secrets(self) -> Secrets:
+        env = self._environ()
+        found: list[str | None] = []
+        for config in self._configs.values():
+            key_env = config.api_key_env or _DEFAULT_KEYS.get(config.kind)
+            if key_env:
+                found.append(env.get(key_env))
+            found += secrets_of_headers(config.headers)
+            found += secrets_of_url(config.base_url)
+        combined = Secrets(found)
+        for instance in self._instances.values():
+            own = getattr(instance, "secrets", None)
+            if isinstance(own, Secrets):
+                combined = combined | own
+        return combined
 
     @classmethod
     def from_config(
@@ -144,30 +166,43 @@ class ModelRegistry(AsyncClosing):
         the file's. Reads a file; no network I/O.
 
         Raises:
-            ConfigError: the file is not valid TOML, has unknown keys, or holds an API key.
+            ConfigError: the file is not valid TOML, has an unknown key (the message names
+                the file, the table, the key and the nearest valid key) or an unknown
+                provider kind, or holds an API key.
         """
-        from ._config_file import find_config, read_config
+        from ._config_file import check_keys, find_config, read_config, table_name
 
         location = find_config() if path is None else os.fspath(path)
         table = read_config(location) if location is not None else {}
+        check_keys(table, _FileConfig.__struct_fields__, location=location)
         try:
             parsed = msgspec.convert(table, _FileConfig)
         except msgspec.ValidationError as exc:
             raise ConfigError(f"{location}: invalid ptcflow model config: {exc}") from None
         configs: dict[str, ProviderConfig | LLMProvider] = {}
         for name, raw in parsed.providers.items():
+            where = table_name(location, f"providers.{name}")
             if "api_key" in raw:
                 raise ConfigError(
-                    f"{location}: providers.{name} sets api_key; never store keys in files. "
+                    f"{location}: {where} sets api_key; never store keys in files. "
                     f'Set api_key_env = "NAME" there and export NAME instead.'
+                )
+            check_keys(
+                raw, ProviderConfig.__struct_fields__, location=location, table=f"providers.{name}"
+            )
+            kind = raw.get("kind")
+            if isinstance(kind, str) and kind not in _KINDS:
+                hint = difflib.get_close_matches(kind, _KINDS, n=1)
+                did = f" did you mean {hint[0]!r}?" if hint else ""
+                raise ConfigError(
+                    f"{location}: {where} has kind = {kind!r};{did} "
+                    f"kind is one of: {', '.join(_KINDS)}"
                 )
             try:
                 configs[name] = msgspec.convert(raw, ProviderConfig)
             except msgspec.ValidationError as exc:
-                where = str(exc).replace("`$.", f"`providers.{name}.")
-                raise ConfigError(
-                    f"{location}: invalid [providers.{name}] table: {where}"
-                ) from None
+                detail = str(exc).replace("`$.", f"`providers.{name}.")
+                raise ConfigError(f"{location}: invalid {where} table: {detail}") from None
         return cls(
             aliases={**parsed.aliases, **(aliases or {})},
             default=default if default is not None else parsed.default_model,

@@ -29,40 +29,53 @@ class SSEEvent(msgspec.Struct, frozen=True, kw_only=True):
 class SSEDecoder:
     """Feed bytes in any split; get complete events out.
 
+    Linear in the bytes fed, however they are split: a chunk without a line break is only
+    remembered, and a chunk with some is split once (``bytes.splitlines`` breaks at CRLF,
+    LF and CR, the three line endings the format allows).
+
     Example:
         >>> d = SSEDecoder()
         >>> d.feed(b"event: ping\\nda") + d.feed(b"ta: {}\\n\\n")
         [SSEEvent(event='ping', data='{}', id=None)]
     """
 
-    __slots__ = ("_buffer", "_data", "_event", "_id")
+    __slots__ = ("_data", "_event", "_id", "_pending")
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._pending: list[bytes] = []  # the start of a line whose end has not come yet
         self._event = ""
         self._data: list[str] = []
         self._id: str | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Add bytes; return the events completed by them."""
-        self._buffer += chunk
+        if not chunk:
+            return []
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._pending.append(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending = []
+        lines = chunk.splitlines(keepends=True)
+        # An unfinished last line waits for its end; so does a last line ending in CR,
+        # which may be the first half of a CRLF split across two reads.
+        if not lines[-1].endswith(b"\n"):
+            self._pending.append(lines.pop())
         out: list[SSEEvent] = []
-        while True:
-            cut = _line_end(self._buffer)
-            if cut is None:
-                return out
-            end, size = cut
-            line = self._buffer[:end].decode("utf-8", "replace")
-            self._buffer = self._buffer[end + size :]
+        for raw in lines:
+            line = raw.rstrip(b"\r\n").decode("utf-8", "replace")
             event = self._line(line)
             if event is not None:
                 out.append(event)
+        return out
 
     def flush(self) -> list[SSEEvent]:
         """Dispatch a last event left without its blank line at end of stream."""
-        events = self.feed(b"\n\n") if self._buffer or self._data else []
-        self._buffer = b""
-        return events
+        if not self._pending and not self._data and not self._event:
+            return []
+        return self.feed(b"\n\n")
 
     def _line(self, line: str) -> SSEEvent | None:
         if not line:
@@ -84,19 +97,6 @@ class SSEDecoder:
         return None
 
 
-def _line_end(buffer: bytes) -> tuple[int, int] | None:
-    """Return (index, separator length) of the first line ending (CRLF, LF or CR)."""
-    lf = buffer.find(b"\n")
-    cr = buffer.find(b"\r")
-    if cr == -1 and lf == -1:
-        return None
-    if cr == -1 or (lf != -1 and lf < cr):
-        return lf, 1
-    if cr + 1 == len(buffer):
-        return None  # a CR at the end may be the first half of CRLF
-    return cr, 2 if buffer[cr + 1 : cr + 2] == b"\n" else 1
-
-
 class SSEResponse:
     """Events of one streaming HTTP response (an ``httpx2.Response`` from an SDK).
 
@@ -107,7 +107,8 @@ class SSEResponse:
 
     Args:
         response: the streaming response (anything with ``aiter_bytes()`` and ``aclose()``).
-        classify: turns an exception raised while reading into the one to raise.
+        classify: turns an exception raised while reading into the one to raise (chained
+            to its own ``__cause__``, never to what was raised).
     """
 
     __slots__ = ("_chunks", "_classify", "_decoder", "_ended", "_response")
@@ -130,7 +131,8 @@ class SSEResponse:
             return self._decoder.flush()
         except Exception as exc:
             self._ended = True
-            raise self._classify(exc) from exc
+            failure = self._classify(exc)
+            raise failure from failure.__cause__
         return self._decoder.feed(data)
 
     async def aclose(self) -> None:

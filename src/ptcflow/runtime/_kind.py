@@ -132,27 +132,22 @@ def tool_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     """Open the ``execute_tool {name}`` span of ``ctx``."""
     d = ctx.directive
     name = getattr(d, "tool_name", None) or getattr(d, "agent", None) or tag_of(type(d))
-    span = tel.start_span(
-        f"execute_tool {name}",
-        {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": d.id,
-        },
-        ctx.run.otel_context,
-    )
+    tool = ctx.run.tools.tools.get(name) if isinstance(d, ToolExec) else None
+    attrs = tel.tool_attributes(name, d.id, tool)
+    span = tel.start_span(f"execute_tool {name}", attrs, ctx.run.otel_context)
     ctx.span = span
     ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
     ctx.traceparent = tel.traceparent(span)
-    if isinstance(d, ToolExec):
-        tel.content(span, "gen_ai.tool.call.arguments", d.arguments)
+    arguments = d.arguments if isinstance(d, ToolExec) else getattr(d, "input", None)
+    if arguments is not None:  # a child agent's input is its arguments
+        tel.content(span, "gen_ai.tool.call.arguments", arguments)
 
 
 def tool_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
     """End the ``execute_tool`` span and record its duration."""
     if result.ok:
         tel.content(ctx.span, "gen_ai.tool.call.result", result.payload)
-    tel.end_span(ctx.span, result)
+    tel.end_span(ctx.span, result, tool_data=True)
     tel.record("execute_tool", duration, error_type=None if result.ok else result.error.type)
 
 

@@ -271,7 +271,7 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
         if isinstance(resp, LLMResponse):
             attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
             if tel.capture_content:
-                tel.content(ctx.span, "gen_ai.output.messages", (resp.as_message(),))
+                tel.content(ctx.span, "gen_ai.output.messages", resp)
     tel.end_span(ctx.span, result, attrs)
     tel.record(
         op,

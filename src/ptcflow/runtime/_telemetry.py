@@ -10,7 +10,10 @@ OpenTelemetry at all. Spans follow the GenAI semantic conventions:
 
 with ``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.model``,
 ``gen_ai.usage.input_tokens`` / ``output_tokens``, ``gen_ai.tool.name``,
-``gen_ai.tool.call.id`` and ``error.type``. Directive spans are parented explicitly on their
+``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``gen_ai.tool.description`` and
+``error.type``. ``chat`` and ``embeddings`` spans are of kind ``CLIENT`` (a call to another
+process), the others ``INTERNAL``. Captured content follows the conventions' message
+format (``role`` + ``parts``; see ``_genai_messages``). Directive spans are parented explicitly on their
 run's span (never on whatever span happens to be current in the task that routed the
 signal), and attached as the current span inside the directive's task, so instrumented code
 a tool calls (an HTTP client, a database driver) nests under ``execute_tool``.
@@ -21,19 +24,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
 import structlog
 from opentelemetry import context as otel_context, metrics, trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from ptcflow.signals import Err, Ok, Usage
+from ptcflow.runtime._genai_messages import encode_content, input_messages, output_messages
+from ptcflow.signals import Err, LLMResponse, Ok, Usage
 
 __all__ = ("Telemetry",)
 
 _NOOP_TRACER_PROVIDERS = ("ProxyTracerProvider", "NoOpTracerProvider")
 _NOOP_METER_PROVIDERS = ("_ProxyMeterProvider", "NoOpMeterProvider")
-_encoder = msgspec.json.Encoder()
 _SCOPE = "ptcflow"
+_KINDS: dict[Any, SpanKind] = {"chat": SpanKind.CLIENT, "embeddings": SpanKind.CLIENT}
+"""Span kinds by ``gen_ai.operation.name``; every other span is ``INTERNAL``."""
+_FORMATS: dict[str, Any] = {
+    "gen_ai.input.messages": input_messages,
+    "gen_ai.output.messages": lambda value: (
+        output_messages(value) if isinstance(value, LLMResponse) else value
+    ),
+}
+"""How content is put in the conventions' format before it is encoded, by attribute."""
 
 
 def _is_noop(provider: object, names: tuple[str, ...]) -> bool:
@@ -129,11 +140,16 @@ class Telemetry:
     def start_span(
         self, name: str, attributes: Mapping[str, Any], parent: otel_context.Context | None
     ) -> Span | None:
-        """Start a span parented on ``parent`` (or the current context); ``None`` when off."""
+        """Start a span parented on ``parent`` (or the current context); ``None`` when off.
+
+        Its kind is ``CLIENT`` for the ``chat`` and ``embeddings`` operations (per
+        ``gen_ai.operation.name``), ``INTERNAL`` otherwise.
+        """
         if self._tracer is None:
             return None
+        kind = _KINDS.get(attributes.get("gen_ai.operation.name"), SpanKind.INTERNAL)
         # The SDK copies the attributes into its own bounded mapping: no copy here.
-        return self._tracer.start_span(name, context=parent, attributes=attributes)
+        return self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
 
     @staticmethod
     def context_of(span: Span | None, base: otel_context.Context | None = None) -> Any:
@@ -159,27 +175,59 @@ class Telemetry:
         span: Span | None,
         result: Ok[Any] | Err | None,
         attrs: Mapping[str, Any] | None = None,
+        *,
+        tool_data: bool = False,
     ) -> None:
         """Set the result attributes ``attrs`` (values must not be ``None``), ``error.type``
-        on failure, and end ``span``."""
+        on failure, and end ``span``.
+
+        The status description is the error's message, cut to 200 characters; with
+        ``tool_data`` (a tool's own failure, whose text is tool data) and content capture
+        off, it is only the error's type (and the exception's class, when there was one).
+        """
         if span is None:
             return
         if attrs:
             span.set_attributes(attrs)
         if isinstance(result, Err):
-            span.set_attribute("error.type", result.error.type)
-            span.set_status(Status(StatusCode.ERROR, result.error.message[:200]))
+            error = result.error
+            span.set_attribute("error.type", error.type)
+            if tool_data and not self.capture_content:
+                exception = error.details.get("exception")
+                described = f"{error.type} ({exception})" if exception else error.type
+            else:
+                described = error.message[:200]
+            span.set_status(Status(StatusCode.ERROR, described))
         span.end()
 
     def content(self, span: Span | None, key: str, value: Any) -> None:
-        """Record ``value`` as JSON under ``key`` when content capture is on."""
+        """Record ``value`` as JSON under ``key`` when content capture is on.
+
+        ``gen_ai.input.messages`` (messages) and ``gen_ai.output.messages`` (an
+        ``LLMResponse``) are written in the conventions' ``role`` + ``parts`` format; long
+        values are shortened so the text stays JSON (at most 16,000 characters).
+        """
         if span is None or not self.capture_content:
             return
-        try:
-            text = _encoder.encode(value).decode("utf-8")
-        except (TypeError, ValueError, OverflowError):
-            text = repr(value)
-        span.set_attribute(key, text[:16_000])
+        shape = _FORMATS.get(key)
+        span.set_attribute(key, encode_content(shape(value) if shape is not None else value))
+
+    @staticmethod
+    def tool_attributes(name: str, call_id: str, tool: Any = None) -> dict[str, Any]:
+        """The attributes an ``execute_tool`` span starts with: the operation, the tool's
+        name, the call id, ``gen_ai.tool.type`` (``function``; ``extension`` for a tool
+        served by another system, such as an MCP server) and ``gen_ai.tool.description``
+        when the tool has one."""
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": getattr(getattr(tool, "fn", None), "gen_ai_tool_type", "function"),
+        }
+        description = getattr(tool, "description", "")
+        if description:
+            attrs["gen_ai.tool.description"] = description
+        return attrs
 
     # -- metrics -----------------------------------------------------------------------
 

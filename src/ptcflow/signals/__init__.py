@@ -56,7 +56,6 @@ from ptcflow.signals._envelope import (
     tool_result_content as tool_result_content,
 )
 from ptcflow.signals._journal import (
-    JournalError as JournalError,
     JournalWriter as JournalWriter,
     decode_signal as decode_signal,
     encode_signal as encode_signal,
@@ -80,11 +79,18 @@ from ptcflow.signals._program import (
     ProgramResultData as ProgramResultData,
     ProgramToolCall as ProgramToolCall,
 )
+from ptcflow.signals._runs import JournalError as JournalError, journal_runs as journal_runs
 from ptcflow.signals._sanitize import (
     REDACTED as REDACTED,
     is_secret_key as is_secret_key,
     json_safe as json_safe,
     sanitize as sanitize,
+)
+from ptcflow.signals._secrets import (
+    Secrets as Secrets,
+    redact_url as redact_url,
+    secrets_of_headers as secrets_of_headers,
+    secrets_of_url as secrets_of_url,
 )
 from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
 from ptcflow.signals._subscription import (
@@ -142,6 +148,7 @@ __all__ = (
     "RequestErrorData",
     "RequestStartedData",
     "Result",
+    "Secrets",
     "Signal",
     "SignalBus",
     "SignalOverflowError",
@@ -159,12 +166,16 @@ __all__ = (
     "encode_signal",
     "error_from_exception",
     "is_secret_key",
+    "journal_runs",
     "json_safe",
     "new_id",
     "normalize_result",
     "read_journal",
     "record_journal",
+    "redact_url",
     "sanitize",
+    "secrets_of_headers",
+    "secrets_of_url",
     "tool_result_content",
     "uuid7",
 )

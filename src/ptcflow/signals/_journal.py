@@ -22,22 +22,19 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.signals._bus import SignalBus
 from ptcflow.signals._data import DATA_TYPES
+from ptcflow.signals._runs import JournalError, select_run
 from ptcflow.signals._sanitize import sanitize
+from ptcflow.signals._secrets import Secrets
 from ptcflow.signals._signal import Signal
 from ptcflow.signals._subscription import SignalOverflowError, Subscription
 
 __all__ = (
-    "JournalError",
     "JournalWriter",
     "decode_signal",
     "encode_signal",
     "read_journal",
     "record_journal",
 )
-
-
-class JournalError(UsageError):
-    """A journal line could not be read: the message names the line and the problem."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -92,10 +89,10 @@ def decode_signal(line: str | bytes, *, lineno: int = 1) -> Signal:
     """
     try:
         raw = _RAW_DECODER.decode(line)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeError) as exc:
         raise JournalError(
-            f"journal line {lineno} is not a signal: {exc}; each line must be one JSON "
-            "object written by JournalWriter"
+            f"journal line {lineno} is not a signal: {_reason(exc)}; each line must be one "
+            "JSON object written by JournalWriter"
         ) from None
     fields = {name: getattr(raw, name) for name in _SIGNAL_FIELDS}
     data = raw.data
@@ -104,27 +101,49 @@ def decode_signal(line: str | bytes, *, lineno: int = 1) -> Signal:
     else:
         try:
             fields["data"] = _data_decoder(raw.type).decode(data)
-        except msgspec.DecodeError as exc:
-            struct = DATA_TYPES[raw.type].__name__
+        except (msgspec.DecodeError, UnicodeError) as exc:
+            struct = DATA_TYPES[raw.type].__name__ if raw.type in DATA_TYPES else "JSON value"
             raise JournalError(
                 f"journal line {lineno}: data of the {raw.type!r} signal is not a valid "
-                f"{struct}: {str(exc).replace('`$', '`$.data')}"
+                f"{struct}: {_reason(exc).replace('`$', '`$.data')}"
             ) from None
     return Signal(**fields)
 
 
-def read_journal(source: str | os.PathLike[str] | Iterable[str | bytes]) -> list[Signal]:
-    """Read a journal back into signals, each ``data`` decoded to its typed struct.
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError | UnicodeEncodeError):
+        return f"text that is not valid UTF-8 ({exc.reason})"
+    if isinstance(exc, UnicodeError):
+        return "text that is not valid UTF-8"
+    return str(exc)
+
+
+def read_journal(
+    source: str | os.PathLike[str] | Iterable[str | bytes],
+    *,
+    run_id: str | None = None,
+    all_runs: bool = False,
+) -> list[Signal]:
+    """Read a journal back into the signals of one run, each ``data`` decoded to its struct.
+
+    A journal may hold several runs (one file appended to, or a whole bus recorded): pass
+    ``run_id`` to read one of them (with its child runs), or ``all_runs=True`` for every
+    signal. Without either, a journal holding more than one run is an error that lists
+    them, so runs are never mixed silently.
 
     Args:
         source: a file path, or the lines themselves (an open file, a list of str/bytes).
             Blank lines are skipped.
+        run_id: the run to read; its child runs (agents used as tools) come with it.
+        all_runs: read every signal, whichever run it belongs to.
 
     Returns:
         The signals in journal order.
 
     Raises:
-        JournalError: a line is malformed (the message gives its number).
+        JournalError: a line is malformed (the message gives its number); ``run_id`` is
+            not in the journal; or the journal holds several runs and neither ``run_id``
+            nor ``all_runs`` says which (the message lists them).
         OSError: the file cannot be read.
 
     Example:
@@ -135,8 +154,12 @@ def read_journal(source: str | os.PathLike[str] | Iterable[str | bytes]) -> list
     """
     if isinstance(source, str | os.PathLike):
         with open(source, "rb") as f:
-            return _read_lines(f)
-    return _read_lines(source)
+            signals = _read_lines(f)
+        where = f"journal {os.fspath(source)}"
+    else:
+        signals = _read_lines(source)
+        where = "the journal"
+    return select_run(signals, run_id=run_id, all_runs=all_runs, where=where)
 
 
 def _read_lines(lines: Iterable[str | bytes]) -> list[Signal]:
@@ -156,13 +179,22 @@ def _read_lines(lines: Iterable[str | bytes]) -> list[Signal]:
 class JournalWriter:
     """Write signals as JSON lines to a file path or any text or binary stream.
 
-    A path is opened for appending and closed by :meth:`close`; a stream passed in is
-    flushed but left open. Writes are synchronous (buffered file I/O). Use it as a
-    context manager, or with :func:`record_journal` to journal what a bus carries.
+    A path is created and closed by :meth:`close`; a path that already holds a journal is
+    refused unless ``append=True`` (runs appended to one file are then told apart by
+    ``read_journal(path, run_id=...)``). A stream passed in is written to as it is,
+    flushed but left open. Writes are synchronous (buffered file I/O). Use it as a context
+    manager, or with :func:`record_journal` to journal what a bus carries.
 
     Args:
         target: a path, or a writable stream (``io.StringIO``, ``sys.stdout``, a file
             opened in ``"wb"``...).
+        append: add to a file that already holds signals instead of refusing it.
+        secrets: scrubbed from every line written (see :class:`~ptcflow.signals.Secrets`;
+            a provider's ``secrets``); nothing is scanned when empty.
+
+    Raises:
+        UsageError: ``target`` is neither a path nor a writable stream, or it is a file
+            that already holds signals and ``append`` is false.
 
     Example:
         >>> import io
@@ -174,11 +206,28 @@ class JournalWriter:
         'run_1'
     """
 
-    __slots__ = ("_binary", "_count", "_owned", "_stream")
+    __slots__ = ("_binary", "_count", "_owned", "_scrub", "_stream")
 
-    def __init__(self, target: str | os.PathLike[str] | IO[str] | IO[bytes]) -> None:
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | IO[str] | IO[bytes],
+        *,
+        append: bool = False,
+        secrets: Secrets | None = None,
+    ) -> None:
+        self._scrub = secrets.scrub if secrets else None
         if isinstance(target, str | os.PathLike):
-            self._stream: IO[Any] = open(target, "ab")  # noqa: SIM115 - closed by close()
+            mode = "ab" if append else "xb"
+            try:
+                self._stream: IO[Any] = open(target, mode)  # noqa: SIM115 - closed by close()
+            except FileExistsError:
+                if os.path.getsize(target) > 0:
+                    raise UsageError(
+                        f"{os.fspath(target)} already holds a journal; pass append=True to "
+                        "add this run to it (read one run back with read_journal(path, "
+                        "run_id=...)), or write to a new file"
+                    ) from None
+                self._stream = open(target, "ab")  # noqa: SIM115 - an empty file: reuse it
             self._owned = True
             self._binary = True
         elif callable(getattr(target, "write", None)):
@@ -202,6 +251,8 @@ class JournalWriter:
     def write(self, signal: Signal) -> None:
         """Append one signal as a JSON line."""
         line = _ENCODER.encode(signal) + b"\n"
+        if self._scrub is not None:
+            line = self._scrub(line.decode("utf-8")).encode("utf-8")
         self._stream.write(line if self._binary else line.decode("utf-8"))
         self._count += 1
 
@@ -214,7 +265,11 @@ class JournalWriter:
             buf += b"\n"
             n += 1
         if n:
-            self._stream.write(bytes(buf) if self._binary else buf.decode("utf-8"))
+            if self._scrub is None:
+                self._stream.write(bytes(buf) if self._binary else buf.decode("utf-8"))
+            else:
+                text = self._scrub(buf.decode("utf-8"))
+                self._stream.write(text.encode("utf-8") if self._binary else text)
             self._count += n
         return n
 
@@ -250,8 +305,13 @@ async def record_journal(
     pattern: str = "**",
     run_id: str | None = None,
     buffer: int = 65_536,
+    append: bool = False,
+    secrets: Secrets | None = None,
 ) -> AsyncIterator[JournalWriter]:
     """Journal every signal the bus carries (matching ``pattern``/``run_id``) while open.
+
+    A path that already holds a journal is refused unless ``append=True``; ``secrets``
+    are scrubbed from every line (see :class:`JournalWriter`).
 
     A task writes the signals as they arrive; on exit the rest of the buffer is written
     and the writer closed. If the journal falls more than ``buffer`` signals behind, it
@@ -271,7 +331,11 @@ async def record_journal(
         >>> anyio.run(main)
         1
     """
-    writer = target if isinstance(target, JournalWriter) else JournalWriter(target)
+    writer = (
+        target
+        if isinstance(target, JournalWriter)
+        else JournalWriter(target, append=append, secrets=secrets)
+    )
     sub = bus.subscribe(pattern, run_id=run_id, buffer=buffer, overflow="error")
     failed: list[SignalOverflowError] = []
     inner: BaseException | None = None

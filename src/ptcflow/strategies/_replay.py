@@ -22,6 +22,7 @@ def replay(
     signals: Iterable[Signal],
     *,
     tools: tuple[ToolSpec, ...] | None = None,
+    run_id: str | None = None,
 ) -> S:
     """Feed a run's signals to ``strategy`` and return the state it ends in.
 
@@ -37,12 +38,15 @@ def replay(
         signals: the journal of the run (any order; sorted by ``seq`` here).
         tools: the tool specs the run had; defaults to ``data.tools`` of the start signal
             when it records them, else none.
+        run_id: the run to replay when the signals hold several top-level runs.
 
     Returns:
         The final state.
 
     Raises:
-        UsageError: when the signals hold no ``ai.request.started``.
+        UsageError: the signals hold no ``ai.request.started`` (of ``run_id``), or they
+            hold several top-level runs and ``run_id`` does not say which (the message
+            lists them).
 
     Example:
         >>> from ptcflow.strategies import ReAct
@@ -52,14 +56,26 @@ def replay(
         'awaiting_llm'
     """
     ordered = list(signals)
-    for start in ordered:
-        if start.type == REQUEST_STARTED:
-            break
+    starts = [s for s in ordered if s.type == REQUEST_STARTED]
+    if run_id is not None:
+        starts = [s for s in starts if s.run_id == run_id]
     else:
+        runs = {s.run_id for s in starts}
+        starts = [s for s in starts if s.parent_run_id is None or s.parent_run_id not in runs]
+        top = list(dict.fromkeys(s.run_id for s in starts))  # a busy run is asked twice
+        if len(top) > 1:
+            listed = ", ".join(repr(run) for run in top[:10])
+            raise UsageError(
+                f"replay() got the signals of {len(top)} runs ({listed}); pass "
+                "run_id=... to say which one to replay"
+            )
+    if not starts:
+        which = f" of run {run_id!r}" if run_id is not None else ""
         raise UsageError(
-            "replay() needs the run's ai.request.started signal to initialise the strategy; "
-            "pass the whole journal of the run (read it with the journal reader)"
+            f"replay() needs the ai.request.started signal{which} to initialise the "
+            "strategy; pass the whole journal of the run (read it with the journal reader)"
         )
+    start = starts[0]
     data = start.data
     raw_input: Any = data.input if isinstance(data, RequestStartedData) else None
     if tools is None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 import anyio
 import msgspec
-import sniffio
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._provider import EmbedRequest, LLMRequest
@@ -28,26 +28,25 @@ __all__ = ("Fault", "ScriptItem", "ScriptedLLM", "Turn")
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _encode = msgspec.json.encode
 _Sleep: TypeAlias = Callable[[float], Awaitable[Any]]
-# sniffio's thread-local: trio sets ``name = "trio"`` while it runs tasks (in guest mode
-# too); on asyncio it stays None. A model remembers which backend its sleep is for by it.
-_running = sniffio.thread_local
 
 
-def _backend_sleep() -> tuple[str | None, _Sleep]:
-    """The running backend's own sleep, keyed by sniffio's thread-local name.
+def _backend_sleep() -> _Sleep:
+    """The running backend's own sleep.
 
     ``anyio.sleep`` looks the backend up and adds two coroutine frames around the backend's
     sleep on every call; a scripted model sleeping in 10,000 concurrent runs keeps those
-    frames alive, so it resolves the backend's function once (what anyio ends up calling).
+    frames alive, so it calls the backend's function (what anyio ends up calling). Trio is
+    asked first: in guest mode an asyncio loop runs too, but the task is trio's.
     """
-    library = sniffio.current_async_library()
-    if library == "asyncio":
-        return _running.name, asyncio.sleep
-    if library == "trio":
-        import trio
-
-        return _running.name, trio.sleep
-    return _running.name, anyio.sleep  # pragma: no cover - a backend anyio adds later
+    trio = sys.modules.get("trio")
+    if trio is not None and trio.lowlevel.in_trio_task():
+        sleep: _Sleep = trio.sleep
+        return sleep
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # pragma: no cover - a backend anyio adds later
+        return anyio.sleep
+    return asyncio.sleep
 
 
 class ScriptedLLM:
@@ -98,8 +97,6 @@ class ScriptedLLM:
             self._fn = script
         else:
             self._list = script
-        # (sniffio's thread-local name when resolved, that backend's sleep); see generate.
-        self._sleeper: tuple[str | None, _Sleep] = ("", anyio.sleep)
         self.latency = latency
         self.model = model
         self.record = record
@@ -263,12 +260,8 @@ class ScriptedLLM:
     # -- internals -------------------------------------------------------------------
 
     def _sleep(self) -> _Sleep:
-        """The running backend's own sleep (no anyio frames alive while it waits),
-        resolved once per backend."""
-        backend, sleep = self._sleeper
-        if backend != _running.name:
-            self._sleeper = backend, sleep = _backend_sleep()
-        return sleep
+        """The running backend's own sleep (no anyio frames alive while it waits)."""
+        return _backend_sleep()
 
     def _next(self, request: LLMRequest) -> tuple[int, Turn]:
         self.calls = number = self.calls + 1

@@ -25,7 +25,7 @@ from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok, error_from_exception
 from ptcflow.tools._catalog import render_tool_signature
 from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
-from ptcflow.tools._registry import find_by_name, suggest_names
+from ptcflow.tools._registry import find_by_name, for_agent, suggest_names
 from ptcflow.tools._tool import Tool
 
 __all__ = ("dispatch", "dispatch_sync")
@@ -35,6 +35,18 @@ _MODES: Final = ("enabled", "warn_only", "disabled", "strict")
 _MODE_SET: Final = frozenset(_MODES)
 
 Tools = Mapping[str, Tool] | Sequence[Tool]
+ToolsGiven = Mapping[str, Any] | Sequence[Any] | Any
+"""What ``dispatch`` accepts: what ``Runtime(tools=...)`` accepts (see ``for_agent``)."""
+
+
+def _as_tools(tools: ToolsGiven) -> Tools:
+    """``tools`` as ``Tool`` objects: as given when they already are, else ``for_agent``."""
+    if type(tools) is dict:
+        if all(type(t) is Tool for t in tools.values()):
+            return tools
+    elif isinstance(tools, list | tuple) and all(type(t) is Tool for t in tools):
+        return tools
+    return for_agent(tools)
 
 
 class _Prepared(msgspec.Struct, frozen=True, gc=False):
@@ -78,8 +90,12 @@ def _unknown_tool(tools: Tools, call: ToolCall) -> ToolResult:
 
 
 def _prepare(
-    tools: Tools, call: ToolCall, context: ToolContext | None, validation: str
+    given: ToolsGiven, call: ToolCall, context: ToolContext | None, validation: str
 ) -> _Prepared | ToolResult:
+    found = given.get(call.name) if type(given) is dict else None
+    if type(found) is Tool and found.name == call.name:  # a {name: Tool} map: as fast as before
+        return _prepare_tool(found, call, context, validation)
+    tools = _as_tools(given)
     found = tools.get(call.name) if type(tools) is dict else None
     if found is None or found.name != call.name:
         found = find_by_name(tools, call.name) if isinstance(call.name, str) else None
@@ -195,7 +211,7 @@ def _failed(prepared: _Prepared, call: ToolCall, exc: Exception) -> ToolResult:
 
 
 async def dispatch(
-    tools: Tools,
+    tools: ToolsGiven,
     call: ToolCall,
     *,
     context: ToolContext | None = None,
@@ -218,7 +234,9 @@ async def dispatch(
     propagates (a sync tool's thread runs to its end first; its result is dropped).
 
     Args:
-        tools: the tools, as a ``{name: Tool}`` map or a sequence.
+        tools: the tools, as ``Runtime(tools=...)`` takes them: plain functions,
+            :class:`Tool` objects, ``{name: function}`` maps, tool sources, or a
+            ``{name: Tool}`` map (see :func:`~ptcflow.tools.for_agent`).
         call: the call to run; ``ToolResult.id`` echoes ``call.id``.
         context: facts to inject into a ``ToolContext`` parameter (``call_id`` and
             ``tool_name`` are filled in from the call).
@@ -231,15 +249,15 @@ async def dispatch(
         The result; ``is_error=True`` with an ``ErrorEnvelope`` output on failure.
 
     Raises:
-        UsageError: ``validation`` is not a known mode (a programming error).
+        UsageError: ``validation`` is not a known mode, or an entry of ``tools`` cannot
+            become a tool (programming errors).
 
     Example:
         >>> import anyio
-        >>> from ptcflow.tools import for_agent
         >>> def add(x: int, y: int) -> int:
         ...     return x + y
         >>> call = ToolCall(id="call_1", name="add", input={"x": 2, "y": "3"})
-        >>> result = anyio.run(dispatch, for_agent([add]), call)
+        >>> result = anyio.run(dispatch, [add], call)
         >>> (result.id, result.output, result.is_error, result.warnings)
         ('call_1', 5, False, ('y: coerced string "3" to int',))
     """
@@ -270,7 +288,7 @@ async def dispatch(
 
 
 def dispatch_sync(
-    tools: Tools,
+    tools: ToolsGiven,
     call: ToolCall,
     *,
     context: ToolContext | None = None,
@@ -286,10 +304,9 @@ def dispatch_sync(
             loop runs in this thread.
 
     Example:
-        >>> from ptcflow.tools import tool
         >>> def shout(text: str) -> str:
         ...     return text.upper()
-        >>> dispatch_sync([tool(shout)], ToolCall(id="1", name="shout", input={"text": "hi"})).output
+        >>> dispatch_sync([shout], ToolCall(id="1", name="shout", input={"text": "hi"})).output
         'HI'
     """
     if validation not in _MODE_SET:

@@ -7,8 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .openai_wire import Call, fragments
-from .wire_server import Recorded, Reply, json_reply, sse_frame, sse_reply
+from ptcflow.testing._openai_replies import Call, fragments
+from ptcflow.testing._server import (
+    RecordedRequest,
+    ServerReply,
+    json_reply,
+    sse_frame,
+    sse_reply,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,8 @@ class Turn:
     model: str = "claude-test"
     drop_after: int | None = None
     skip_stop: bool = False
+    chunks: tuple[str, ...] | None = None
+    """How the streamed text is split (default: 4-character fragments)."""
 
     @property
     def reason(self) -> str:
@@ -80,7 +88,7 @@ def stream_events(turn: Turn) -> list[bytes]:
             )
         )
         events.append(event({"type": "ping"}))
-        for piece in fragments(turn.text):
+        for piece in turn.chunks if turn.chunks is not None else fragments(turn.text):
             delta = {"type": "text_delta", "text": piece}
             events.append(event({"type": "content_block_delta", "index": 0, "delta": delta}))
         events.append(event({"type": "content_block_stop", "index": 0}))
@@ -109,10 +117,10 @@ def stream_events(turn: Turn) -> list[bytes]:
     return events
 
 
-def messages_turn(turn: Turn) -> Callable[[Recorded], Reply]:
+def messages_turn(turn: Turn) -> Callable[[RecordedRequest], ServerReply]:
     """A reply function answering ``POST /v1/messages`` with ``turn`` (JSON or SSE)."""
 
-    def reply(request: Recorded) -> Reply:
+    def reply(request: RecordedRequest) -> ServerReply:
         if request.json().get("stream"):
             return sse_reply(stream_events(turn), drop_after=turn.drop_after)
         return json_reply(message(turn))
@@ -122,7 +130,7 @@ def messages_turn(turn: Turn) -> Callable[[Recorded], Reply]:
 
 def error_reply(
     status: int, message: str, *, kind: str, headers: tuple[tuple[str, str], ...] = ()
-) -> Reply:
+) -> ServerReply:
     """An Anthropic error body with an HTTP status."""
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}
     return json_reply(body, status=status, headers=(("request-id", "req_1"), *headers))

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .wire_server import Recorded, Reply, json_reply, sse_frame, sse_reply
+from ptcflow.testing._server import (
+    RecordedRequest,
+    ServerReply,
+    json_reply,
+    sse_frame,
+    sse_reply,
+)
 
 CREATED = 1_763_683_200
 
@@ -41,6 +47,8 @@ class Turn:
     drop_after: int | None = None
     """Drop the connection after this many SSE events (stream only)."""
     skip_done: bool = False
+    chunks: tuple[str, ...] | None = None
+    """How the streamed text is split (default: 4-character fragments)."""
 
     @property
     def reason(self) -> str:
@@ -108,7 +116,8 @@ def chunk(turn: Turn, delta: dict[str, Any], finish: str | None, with_usage: boo
 def stream_events(turn: Turn, *, include_usage: bool) -> list[bytes]:
     events = [chunk(turn, {"role": "assistant", "content": ""}, None, include_usage)]
     events += [
-        chunk(turn, {"content": piece}, None, include_usage) for piece in fragments(turn.text)
+        chunk(turn, {"content": piece}, None, include_usage)
+        for piece in (turn.chunks if turn.chunks is not None else fragments(turn.text))
     ]
     for index, call in enumerate(turn.calls):
         head = {"index": index, "id": call.id, "type": "function"}
@@ -134,10 +143,10 @@ def stream_events(turn: Turn, *, include_usage: bool) -> list[bytes]:
     return events
 
 
-def chat_turn(turn: Turn) -> Callable[[Recorded], Reply]:
+def chat_turn(turn: Turn) -> Callable[[RecordedRequest], ServerReply]:
     """A reply function answering a chat request with ``turn`` (JSON or SSE)."""
 
-    def reply(request: Recorded) -> Reply:
+    def reply(request: RecordedRequest) -> ServerReply:
         body = request.json()
         if body.get("stream"):
             include = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -147,7 +156,7 @@ def chat_turn(turn: Turn) -> Callable[[Recorded], Reply]:
     return reply
 
 
-def embedding_reply(vectors: list[list[float]], model: str = "embed-test") -> Reply:
+def embedding_reply(vectors: list[list[float]], model: str = "embed-test") -> ServerReply:
     """A ``POST /embeddings`` response (rows deliberately out of order)."""
     rows = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
     return json_reply(
@@ -162,7 +171,7 @@ def embedding_reply(vectors: list[list[float]], model: str = "embed-test") -> Re
 
 def error_reply(
     status: int, message: str, *, kind: str, headers: tuple[tuple[str, str], ...] = ()
-) -> Reply:
+) -> ServerReply:
     """An OpenAI error body with an HTTP status."""
     return json_reply(
         {"error": {"message": message, "type": kind, "param": None, "code": None}},
