@@ -15,12 +15,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-import sniffio
 
 from ptcflow.agent._execute import SubAgentError, execute
 from ptcflow.agent._llm import LLMRetry
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import LLMProvider, ModelResolver
+from ptcflow.runtime._entry import _in_event_loop
 from ptcflow.signature import Signature, Template, check_placeholders, parse
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
 from ptcflow.strategies._ptc_prompt import example_call, static_prompt
@@ -233,11 +233,7 @@ class SubAgent:
         Raises:
             UsageError: called inside a running event loop (``await agent.run(...)``).
         """
-        try:
-            sniffio.current_async_library()
-        except sniffio.AsyncLibraryNotFoundError:
-            pass
-        else:
+        if _in_event_loop():
             raise UsageError(
                 "run_sync() was called inside a running event loop; use `await agent.run(...)`"
             )
