@@ -300,12 +300,11 @@ async def test_no_task_outlives_a_cancelled_run() -> None:
 
 async def test_leaving_the_block_with_an_error_cancels_started_runs() -> None:
     started = anyio.Event()
-    with pytest.raises(ExceptionGroup) as info:
+    with pytest.raises(KeyError, match="user bug"):  # itself, not in an exception group
         async with Runtime(tools=_hanging_tools(started)) as rt:
             handle = rt.start(Probe([ToolExec(id="t", tool_name="hang")]), "x")
             await started.wait()
             raise KeyError("user bug")
-    assert info.group_contains(KeyError)
     assert handle.step is not None and handle.step.error is not None
     assert handle.step.error.type == "cancelled"
 

@@ -1,37 +1,276 @@
-"""The per-directive context handed to handlers: :class:`DirectiveContext`."""
+"""What the local driver keeps per run (:class:`LocalRun`) and per directive
+(:class:`DirectiveContext`, the object directive handlers receive).
+
+A :class:`LocalRun` wraps the run's :class:`~ptcflow.runtime._core.RunCore` with what
+performing its directives needs (tools, model, agents, telemetry, the driver's cancel
+scope) and carries out what the core asks for after every event (:meth:`LocalRun.pump`):
+stop cancelled work, hand new directives to the driver or to tasks, account for answered
+ones, and wake whoever waits once the run has ended.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Signal, Usage
+from ptcflow.runtime._core import Flight, RunCore
+from ptcflow.runtime._executor import Executor
+from ptcflow.runtime._step import Step
+from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from ptcflow.runtime._scope import RunScope
+__all__ = ("DirectiveContext", "LocalRun", "Performer")
 
-__all__ = ("ZERO_USAGE", "DirectiveContext")
 
-ZERO_USAGE = Usage()
-"""A run's usage before its first LLM call (the first call's usage replaces it as is)."""
+class Performer(Protocol):
+    """How a run's directives get performed (``_perform.Performer``; a protocol here so
+    that this module does not import the one that imports it)."""
+
+    def spawn(self, ctx: DirectiveContext) -> None:
+        """Perform ``ctx`` in a task of the Runtime's task group."""
+        ...
+
+    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | None:
+        """Perform ``ctx`` in the current task, under ``ctx.scope``."""
+        ...
+
+    async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
+        """Run ``strategy`` as a child run of ``ctx``'s run, to its Step."""
+        ...
+
+    async def call_tool(
+        self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
+    ) -> Ok[Any] | Err:
+        """Perform a sub-call of ``parent`` (see :meth:`DirectiveContext.call_tool`)."""
+        ...
+
+
+class LocalRun:
+    """One run on the local driver: its core, its resources and the driver's state."""
+
+    __slots__ = (
+        "agents",
+        "core",
+        "done",
+        "driver_idle",
+        "ended",
+        "executor",
+        "llm",
+        "llm_is_resolver",
+        "llm_model",
+        "otel_context",
+        "own_deadline",
+        "performer",
+        "ready",
+        "scope",
+        "span",
+        "tools",
+        "wake",
+    )
+
+    def __init__(
+        self,
+        core: RunCore,
+        executor: Executor,
+        performer: Performer,
+        *,
+        tools: Toolbox,
+        llm: Any,
+        llm_is_resolver: bool,
+        llm_model: str,
+        agents: dict[str, Any],
+    ) -> None:
+        self.core = core
+        self.executor = executor
+        self.performer = performer
+        self.tools = tools
+        self.llm = llm
+        self.llm_is_resolver = llm_is_resolver
+        self.llm_model = llm_model
+        """The provider's own model name (what LLM directives naming none use)."""
+        self.agents = agents
+        self.span: Span | None = None
+        self.otel_context: Any = None
+        self.own_deadline = math.inf
+        """The deadline the driver's own scope enforces; the rest of ``core.deadline`` is
+        enforced by enclosing scopes of the task that drives the run."""
+        self.scope: anyio.CancelScope | None = None
+        self.ready: DirectiveContext | None = None
+        """The directive the driver performs next, in its own task (no task spawned)."""
+        self.driver_idle = True
+        """True while the driver may take the next directive; else directives spawn."""
+        self.wake: anyio.Event | None = None
+        self.done: anyio.Event | None = None
+        self.ended = False
+
+    def __repr__(self) -> str:
+        return f"<LocalRun {self.core!r}>"
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.core.run_id
+
+    # -- events --------------------------------------------------------------------------
+
+    def start(self, otel_parent: Any = None) -> None:
+        """Open the run's span and start the core."""
+        core = self.core
+        ex = self.executor
+        ex.counters.runs_started += 1
+        ex.counters.runs_active += 1
+        tel = ex.telemetry
+        if tel is not None and tel.tracing:
+            self.span = tel.start_span(
+                f"invoke_agent {core.name}",
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": core.name,
+                    "gen_ai.conversation.id": core.run_id,
+                },
+                otel_parent,
+            )
+            self.otel_context = tel.context_of(self.span, otel_parent)
+            core.traceparent = tel.traceparent(self.span)
+        if ex.log_events:
+            ex.log.debug(
+                "run.started",
+                run_id=core.run_id,
+                agent=core.name,
+                parent_run_id=core.parent_run_id,
+                request_id=core.request_id,
+            )
+        core.start(ex.clock())
+        self.pump()
+
+    def cancel(self, reason: Err) -> None:
+        """Cancel the run (its directives end with ``reason``)."""
+        self.core.cancel(reason, self.executor.clock())
+        self.pump()
+
+    def expire(self) -> None:
+        """The run's deadline passed."""
+        self.core.expire(self.executor.clock())
+        self.pump()
+
+    def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
+        """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
+        now = self.executor.clock()
+        duration = now - ctx.started_at if ctx.started_at else 0.0
+        self.core.finish(
+            ctx.flight,
+            result,
+            now,
+            attempts=ctx.attempt or 1,
+            duration_ms=round(duration * 1000.0, 3),
+        )
+        self.pump()
+
+    # -- the core's work-out ---------------------------------------------------------------
+
+    def pump(self) -> None:
+        """Carry out what the core asked for: stop, perform, account, wake."""
+        core = self.core
+        counters = self.executor.counters
+        stop = core.to_cancel
+        while stop:
+            flight = stop.popleft()
+            work = flight.work
+            if work is not None and not flight.done:
+                work.interrupt(flight.cancel_reason)
+        perform = core.to_perform
+        while perform:
+            flight = perform.popleft()
+            if flight.done:
+                continue
+            ctx = flight.work = DirectiveContext(self, flight)
+            counters.started += 1
+            counters.accepted()
+            if self.driver_idle and self.ready is None:
+                self.driver_idle = False
+                self.ready = ctx
+                if self.wake is not None:
+                    self.wake.set()
+            else:
+                self.performer.spawn(ctx)
+        answered = core.answered
+        while answered:
+            flight = answered.popleft()
+            ctx = flight.work
+            if ctx is None:
+                counters.started += 1  # answered without being performed
+            else:
+                counters.in_flight -= 1
+                ctx.close()
+            result = flight.result
+            if isinstance(result, Ok):
+                counters.succeeded += 1
+            else:
+                counters.failed += 1
+                kind = result.error.type if result is not None else ""
+                if kind == CANCELLED:
+                    counters.cancelled += 1
+                elif kind == TIMEOUT:
+                    counters.timed_out += 1
+        if core.step is not None and not self.ended:
+            self._ended(core.step)
+
+    def _ended(self, step: Step) -> None:
+        self.ended = True
+        core = self.core
+        ex = self.executor
+        ex.counters.runs_active -= 1
+        ex.counters.late_results += core.late_results
+        tel = ex.telemetry
+        if tel is not None and self.span is not None:
+            usage = step.usage
+            tel.end_span(
+                self.span,
+                Ok(payload=None) if step.ok else Err(error=step.error),  # type: ignore[arg-type]
+                {
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                },
+            )
+        if ex.log_events:
+            ex.log.debug(
+                "run.finished",
+                run_id=core.run_id,
+                agent=core.name,
+                ok=step.ok,
+                reason=step.reason,
+                error_type=None if step.error is None else step.error.type,
+                duration_ms=step.duration_ms,
+                turns=step.turns,
+                tool_calls=step.tool_calls,
+            )
+        if self.done is not None:
+            self.done.set()
+        if self.wake is not None:
+            self.wake.set()
 
 
 class DirectiveContext:
     """What a directive handler may use while it performs one directive.
 
-    One context exists per directive; the executor creates it, runs the handler (once per
+    One context exists per directive; the runtime creates it, runs the handler (once per
     attempt) and publishes the directive's terminal signal itself. Handlers publish only
-    intermediate signals, through :meth:`emit`.
+    intermediate signals, through :meth:`emit`, and call tools through :meth:`call_tool`.
 
     Attributes:
         directive: the directive being performed.
         attempt: the current attempt, starting at 1.
         max_retries: retries allowed (the directive's, or the tool's own option).
         attempt_ms: the per-attempt timeout (the retry policy's, or the tool's own).
+        deadline: when the directive times out, on the event loop's clock
+            (``anyio.current_time()``).
         retry_after: set by a handler to the seconds a provider asked to wait before the
             next attempt (HTTP ``Retry-After``); the executor honours it.
         no_retry: set by a handler when retrying would repeat a visible side effect (a
@@ -42,47 +281,46 @@ class DirectiveContext:
     """
 
     __slots__ = (
-        "_scope",
         "attempt",
         "attempt_ms",
-        "cancel_reason",
         "data",
         "deadline",
         "directive",
-        "done",
+        "flight",
         "kind",
         "max_retries",
         "no_retry",
         "otel_context",
-        "otel_token",
+        "otel_parent",
         "retry_after",
         "run",
+        "scope",
         "snapshot",
         "span",
         "started_at",
-        "traceparent",
+        "subcalls",
     )
 
-    def __init__(self, run: RunScope, directive: Directive, kind: Any = None) -> None:
+    def __init__(self, run: LocalRun, flight: Flight, otel_parent: Any = None) -> None:
+        directive = flight.directive
         self.run = run
-        self.directive = directive
+        self.flight = flight
+        self.directive: Directive = directive
+        self.kind: Any = None
         self.attempt = 0
         self.max_retries = directive.max_retries
-        self.attempt_ms: int | None = None
+        self.attempt_ms: int | None = run.executor.retry.attempt_timeout_ms
         self.retry_after: float | None = None
         self.no_retry = False
-        self.done = False
-        self.cancel_reason: Err | None = None
-        self.deadline = run.deadline
+        self.deadline = run.core.deadline
         self.span: Span | None = None
+        self.otel_parent: Any = run.otel_context if otel_parent is None else otel_parent
         self.otel_context: Any = None
-        self.otel_token: Any = None
-        self.traceparent: str | None = None
         self.snapshot: Any = None
         self.data: Any = None
-        self.kind: Any = kind
         self.started_at = 0.0
-        self._scope: anyio.CancelScope | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.subcalls: set[int] | None = None
 
     def __repr__(self) -> str:
         d = self.directive
@@ -91,26 +329,92 @@ class DirectiveContext:
     @property
     def run_id(self) -> str:
         """The id of the run this directive belongs to."""
-        return self.run.run_id
+        return self.run.core.run_id
 
     @property
     def parent_run_id(self) -> str | None:
         """The parent run's id when this run is a child run."""
-        return self.run.parent_run_id
+        return self.run.core.parent_run_id
 
-    def emit(self, type: str, data: Any = None) -> Signal:
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C trace context this directive's signals carry (its span's)."""
+        return self.flight.traceparent
+
+    @property
+    def cancel_reason(self) -> Err | None:
+        """Why the directive is being cancelled (``None`` while it is not)."""
+        return self.flight.cancel_reason
+
+    def emit(self, type: str, data: Any = None) -> Signal | None:
         """Publish an intermediate signal of this directive (never the terminal one).
 
         The signal carries the directive's correlation (``call_id``, ``causation_id``,
         ``request_id``, ``iteration``), the next ``seq`` of the run and, when tracing is on,
         the directive span's ``traceparent``. It is routed to the strategy at once.
+
+        Returns:
+            The signal, or ``None`` when the directive has ended already (a signal never
+            follows its directive's terminal signal).
         """
-        return self.run.emit(type, data, self)
+        signal = self.run.core.emit(self.flight, type, data)
+        self.run.pump()
+        return signal
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, index: int
+    ) -> Ok[Any] | Err:
+        """Call tool ``name`` from this directive's handler, as a ``ToolExec`` would. Blocks.
+
+        The call goes through the same machinery as a ``ToolExec`` directive: arguments
+        validated by the tool's signature, the tool's own ``timeout_ms`` / ``max_retries``
+        and the run's retry policy, the tool concurrency limits and the sync-tool thread
+        pool, an ``execute_tool`` span nested under this directive's span, and exactly one
+        ``ai.tool.started`` then one ``ai.tool.result`` signal, with ``call_id =
+        f"{directive.id}/tool/{index}"`` and ``causation_id = directive.id``. Its
+        ``ai.tool.result`` is not this directive's terminal signal. Several calls may run at
+        once (start them in a task group).
+
+        Args:
+            name: the tool's name (an unknown name gives ``unknown_tool``).
+            arguments: the named arguments, a JSON object.
+            index: the call's number within this directive: 1, 2, ... in the order the
+                calls were issued (each number once).
+
+        Returns:
+            ``Ok(payload)`` or ``Err(error)``, as ``ai.tool.result`` carries them (a timeout
+            is an ``Err`` of type ``timeout``).
+
+        Raises:
+            UsageError: ``index`` is not a positive int, or was used already.
+            Cancellation: when this directive is cancelled (the run ended, was cancelled
+                or timed out) the call's ``ai.tool.result`` says ``cancelled`` and the
+                cancellation propagates; let it.
+
+        Example:
+            >>> async def lookup_all(d: Lookup, ctx: DirectiveContext) -> list[Any]:  # doctest: +SKIP
+            ...     return [await ctx.call_tool("search", {"q": q}, index=n)
+            ...             for n, q in enumerate(d.queries, 1)]
+        """
+        return await self.run.performer.call_tool(self, name, arguments, index)
 
     def cancel(self, reason: Err) -> None:
         """Cancel the directive; its terminal signal will carry ``reason``."""
-        if self.done or self.cancel_reason is not None:
+        if self.flight.done or self.flight.cancel_reason is not None:
             return
-        self.cancel_reason = reason
-        if self._scope is not None:
-            self._scope.cancel()
+        self.flight.cancel_reason = reason
+        self.interrupt(reason)
+
+    def interrupt(self, reason: Err | None) -> None:
+        """Stop the work of this directive (its cancel scope), now or when it next awaits."""
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def close(self) -> None:
+        """The directive was answered: end its span (the driver calls this once)."""
+        kind = self.kind
+        tel = self.run.executor.telemetry
+        if tel is not None and kind is not None and self.span is not None:
+            result = self.flight.result
+            duration = self.run.executor.clock() - self.started_at
+            kind.close_span(self, tel, result, duration)

@@ -1,0 +1,132 @@
+"""Which signals end a directive: the terminal signal(s) of each directive kind, as data.
+
+A terminal is a pure function ``(directive, result, attempts, duration_ms)`` returning the
+``(type, data)`` pairs to publish, in order; the run core numbers and publishes them. The
+table is decided per directive class, by its base classes, once:
+
+==================  ================================================
+``LLMGenerate``     ``ai.usage`` (on success), then ``ai.llm.response``
+``LLMStream``       the same (a subclass of ``LLMGenerate``)
+``LLMEmbed``        ``ai.embed.result``
+``EmitRequestError`` ``ai.request.error``
+anything else       ``ai.tool.result`` (tools, child runs, custom kinds)
+==================  ================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ptcflow.directives import Directive, EmitRequestError, LLMEmbed, LLMGenerate
+from ptcflow.signals import (
+    EMBED_RESULT,
+    LLM_RESPONSE,
+    REQUEST_ERROR,
+    TOOL_RESULT,
+    USAGE,
+    EmbedResultData,
+    Err,
+    ErrorEnvelope,
+    LLMResponseData,
+    Ok,
+    RequestErrorData,
+    ToolResultData,
+    UsageData,
+)
+
+__all__ = ("Terminal", "TerminalTable", "tag_of", "tool_name_of")
+
+Terminal = Callable[[Directive, "Ok[Any] | Err", int, float], tuple[tuple[str, Any], ...]]
+"""``(directive, result, attempts, duration_ms) -> ((type, data), ...)``."""
+
+
+def llm_terminal(
+    d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
+) -> tuple[tuple[str, Any], ...]:
+    """``ai.usage`` (successful calls only), then ``ai.llm.response``."""
+    response = (LLM_RESPONSE, LLMResponseData(result=result, attempts=attempts))
+    if isinstance(result, Err):
+        return (response,)
+    usage = result.payload.usage
+    return (USAGE, UsageData(usage=usage, model=result.payload.model)), response
+
+
+def embed_terminal(
+    d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
+) -> tuple[tuple[str, Any], ...]:
+    """``ai.embed.result``."""
+    return ((EMBED_RESULT, EmbedResultData(result=result, attempts=attempts)),)
+
+
+def tool_terminal(
+    d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
+) -> tuple[tuple[str, Any], ...]:
+    """``ai.tool.result`` (tools, child runs, custom kinds)."""
+    data = ToolResultData(
+        tool_name=tool_name_of(d), result=result, attempts=attempts, duration_ms=duration_ms
+    )
+    return ((TOOL_RESULT, data),)
+
+
+def request_error_terminal(
+    d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
+) -> tuple[tuple[str, Any], ...]:
+    """``ai.request.error`` (a rejected request)."""
+    reason = d.reason if isinstance(d, EmitRequestError) else ""
+    if isinstance(result, Err):
+        error = result.error
+    else:  # pragma: no cover - EmitRequestError is always answered with its error
+        error = ErrorEnvelope.make("internal", "a request error directive succeeded")
+    return ((REQUEST_ERROR, RequestErrorData(error=error, reason=reason)),)
+
+
+_BUILTIN: dict[type[Any], Terminal] = {
+    LLMGenerate: llm_terminal,
+    LLMEmbed: embed_terminal,
+    EmitRequestError: request_error_terminal,
+}
+
+
+class TerminalTable:
+    """The terminal of each directive class (see the module docstring), decided once.
+
+    Args:
+        tool_kinds: directive classes with a handler of their own (``Runtime(handlers=...)``):
+            they end with ``ai.tool.result`` whatever their base class.
+    """
+
+    __slots__ = ("_by_class",)
+
+    def __init__(self, tool_kinds: Iterable[type[Any]] = ()) -> None:
+        self._by_class: dict[type[Any], Terminal] = dict(_BUILTIN)
+        for cls in tool_kinds:
+            self._by_class[cls] = tool_terminal
+
+    def __call__(self, cls: type[Any]) -> Terminal:
+        """Return the terminal of directive class ``cls``."""
+        found = self._by_class.get(cls)
+        if found is not None:
+            return found
+        for base in cls.__mro__[1:]:
+            found = self._by_class.get(base)
+            if found is not None:
+                break
+        else:
+            found = tool_terminal
+        if len(self._by_class) < 1024:  # bounded: classes are few
+            self._by_class[cls] = found
+        return found
+
+
+def tag_of(cls: type[Any]) -> str:
+    """The msgspec tag of a directive class (its name when it has none)."""
+    config = getattr(cls, "__struct_config__", None)
+    return str(config.tag) if config is not None and config.tag else cls.__name__
+
+
+def tool_name_of(d: Directive) -> str:
+    """The ``tool_name`` a directive's ``ai.tool.result`` carries: its ``tool_name`` field,
+    else its ``agent`` field (child runs), else its tag."""
+    name = getattr(d, "tool_name", None) or getattr(d, "agent", None)
+    return str(name) if name else tag_of(type(d))
