@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
-from ptcflow.directives import Directive
 from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._step import Step
@@ -77,7 +76,7 @@ class LocalRun:
 
     def __init__(
         self,
-        core: RunCore,
+        core: RunCore[DirectiveContext],
         executor: Executor,
         performer: Performer,
         *,
@@ -164,13 +163,7 @@ class LocalRun:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
         now = self.executor.clock()
         duration = now - ctx.started_at if ctx.started_at else 0.0
-        self.core.finish(
-            ctx.flight,
-            result,
-            now,
-            attempts=ctx.attempt or 1,
-            duration_ms=round(duration * 1000.0, 3),
-        )
+        self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
         self.pump()
 
     # -- the core's work-out ---------------------------------------------------------------
@@ -178,21 +171,34 @@ class LocalRun:
     def pump(self) -> None:
         """Carry out what the core asked for: stop, perform, account, wake."""
         core = self.core
+        if core.to_cancel:
+            self._stop()
+        if core.to_perform:
+            self._hand_over()
+        if core.answered:
+            self._account()
+        if core.step is not None and not self.ended:
+            self._ended(core.step)
+
+    def _stop(self) -> None:
+        """Stop the work of the flights the core cancelled."""
+        stop, self.core.to_cancel = self.core.to_cancel or [], None
+        for ctx in stop:
+            if not ctx.done:
+                ctx.interrupt()
+
+    def _hand_over(self) -> None:
+        """Give new directives to the driver when it is idle, else to tasks."""
+        perform, self.core.to_perform = self.core.to_perform or [], None
         counters = self.executor.counters
-        stop = core.to_cancel
-        while stop:
-            flight = stop.popleft()
-            work = flight.work
-            if work is not None and not flight.done:
-                work.interrupt(flight.cancel_reason)
-        perform = core.to_perform
-        while perform:
-            flight = perform.popleft()
-            if flight.done:
+        for ctx in perform:
+            if ctx.done:
                 continue
-            ctx = flight.work = DirectiveContext(self, flight)
+            ctx.bind(self)
             counters.started += 1
-            counters.accepted()
+            counters.in_flight = n = counters.in_flight + 1
+            if n > counters.max_in_flight:
+                counters.max_in_flight = n
             if self.driver_idle and self.ready is None:
                 self.driver_idle = False
                 self.ready = ctx
@@ -200,16 +206,19 @@ class LocalRun:
                     self.wake.set()
             else:
                 self.performer.spawn(ctx)
-        answered = core.answered
-        while answered:
-            flight = answered.popleft()
-            ctx = flight.work
-            if ctx is None:
+
+    def _account(self) -> None:
+        """Count the answered directives and end their spans."""
+        answered, self.core.answered = self.core.answered or [], None
+        counters = self.executor.counters
+        for ctx in answered:
+            if not ctx.bound:
                 counters.started += 1  # answered without being performed
             else:
                 counters.in_flight -= 1
-                ctx.close()
-            result = flight.result
+                if ctx.span is not None:
+                    ctx.close()
+            result = ctx.result
             if isinstance(result, Ok):
                 counters.succeeded += 1
             else:
@@ -219,8 +228,6 @@ class LocalRun:
                     counters.cancelled += 1
                 elif kind == TIMEOUT:
                     counters.timed_out += 1
-        if core.step is not None and not self.ended:
-            self._ended(core.step)
 
     def _ended(self, step: Step) -> None:
         self.ended = True
@@ -257,12 +264,14 @@ class LocalRun:
             self.wake.set()
 
 
-class DirectiveContext:
+class DirectiveContext(Flight):
     """What a directive handler may use while it performs one directive.
 
-    One context exists per directive; the runtime creates it, runs the handler (once per
-    attempt) and publishes the directive's terminal signal itself. Handlers publish only
-    intermediate signals, through :meth:`emit`, and call tools through :meth:`call_tool`.
+    One context exists per directive: it is the run core's record of the directive (a
+    :class:`~ptcflow.runtime._core.Flight`) with what performing it needs. The runtime
+    creates it, runs the handler (once per attempt) and publishes the directive's
+    terminal signal itself. Handlers publish intermediate signals through :meth:`emit`
+    and call tools through :meth:`call_tool`.
 
     Attributes:
         directive: the directive being performed.
@@ -275,56 +284,41 @@ class DirectiveContext:
             next attempt (HTTP ``Retry-After``); the executor honours it.
         no_retry: set by a handler when retrying would repeat a visible side effect (a
             stream that already published deltas); the executor then stops retrying.
+        cancel_reason: why the directive is being cancelled (``None`` while it is not).
+        traceparent: the W3C trace context its signals carry (its span's).
         span: the OpenTelemetry span of this directive, when tracing is on.
         snapshot: the strategy's snapshot when the directive was emitted (tool calls).
         data: private data of the directive's handler (free for custom handlers).
     """
 
-    __slots__ = (
-        "attempt",
-        "attempt_ms",
-        "data",
-        "deadline",
-        "directive",
-        "flight",
-        "kind",
-        "max_retries",
-        "no_retry",
-        "otel_context",
-        "otel_parent",
-        "retry_after",
-        "run",
-        "scope",
-        "snapshot",
-        "span",
-        "started_at",
-        "subcalls",
-    )
+    bound: bool = False
+    """True once the driver took it (``run`` is set)."""
+    run: LocalRun = cast("LocalRun", None)
+    """The run this directive belongs to (set when the driver takes it)."""
+    kind: Any = None
+    attempt: int = 0
+    max_retries: int = 0
+    attempt_ms: int | None = None
+    retry_after: float | None = None
+    no_retry: bool = False
+    deadline: float = math.inf
+    span: Span | None = None
+    otel_parent: Any = None
+    otel_context: Any = None
+    snapshot: Any = None
+    data: Any = None
+    started_at: float = 0.0
+    scope: anyio.CancelScope | None = None
+    used_indexes: set[int] | None = None
 
-    def __init__(self, run: LocalRun, flight: Flight, otel_parent: Any = None) -> None:
-        directive = flight.directive
+    def bind(self, run: LocalRun, otel_parent: Any = None) -> None:
+        """Take this directive into ``run``'s driver (before it is performed)."""
         self.run = run
-        self.flight = flight
-        self.directive: Directive = directive
-        self.kind: Any = None
-        self.attempt = 0
-        self.max_retries = directive.max_retries
-        self.attempt_ms: int | None = run.executor.retry.attempt_timeout_ms
-        self.retry_after: float | None = None
-        self.no_retry = False
+        self.bound = True
+        self.max_retries = self.directive.max_retries
+        self.attempt_ms = run.executor.retry.attempt_timeout_ms
         self.deadline = run.core.deadline
-        self.span: Span | None = None
-        self.otel_parent: Any = run.otel_context if otel_parent is None else otel_parent
-        self.otel_context: Any = None
-        self.snapshot: Any = None
-        self.data: Any = None
-        self.started_at = 0.0
-        self.scope: anyio.CancelScope | None = None
-        self.subcalls: set[int] | None = None
-
-    def __repr__(self) -> str:
-        d = self.directive
-        return f"<DirectiveContext {type(d).__name__} id={d.id!r} run={self.run.run_id!r}>"
+        self.otel_parent = run.otel_context if otel_parent is None else otel_parent
 
     @property
     def run_id(self) -> str:
@@ -335,16 +329,6 @@ class DirectiveContext:
     def parent_run_id(self) -> str | None:
         """The parent run's id when this run is a child run."""
         return self.run.core.parent_run_id
-
-    @property
-    def traceparent(self) -> str | None:
-        """The W3C trace context this directive's signals carry (its span's)."""
-        return self.flight.traceparent
-
-    @property
-    def cancel_reason(self) -> Err | None:
-        """Why the directive is being cancelled (``None`` while it is not)."""
-        return self.flight.cancel_reason
 
     def emit(self, type: str, data: Any = None) -> Signal | None:
         """Publish an intermediate signal of this directive (never the terminal one).
@@ -357,7 +341,7 @@ class DirectiveContext:
             The signal, or ``None`` when the directive has ended already (a signal never
             follows its directive's terminal signal).
         """
-        signal = self.run.core.emit(self.flight, type, data)
+        signal = self.run.core.emit(self, type, data)
         self.run.pump()
         return signal
 
@@ -400,12 +384,12 @@ class DirectiveContext:
 
     def cancel(self, reason: Err) -> None:
         """Cancel the directive; its terminal signal will carry ``reason``."""
-        if self.flight.done or self.flight.cancel_reason is not None:
+        if self.done or self.cancel_reason is not None:
             return
-        self.flight.cancel_reason = reason
-        self.interrupt(reason)
+        self.cancel_reason = reason
+        self.interrupt()
 
-    def interrupt(self, reason: Err | None) -> None:
+    def interrupt(self) -> None:
         """Stop the work of this directive (its cancel scope), now or when it next awaits."""
         if self.scope is not None:
             self.scope.cancel()
@@ -415,6 +399,5 @@ class DirectiveContext:
         kind = self.kind
         tel = self.run.executor.telemetry
         if tel is not None and kind is not None and self.span is not None:
-            result = self.flight.result
             duration = self.run.executor.clock() - self.started_at
-            kind.close_span(self, tel, result, duration)
+            kind.close_span(self, tel, self.result, duration)

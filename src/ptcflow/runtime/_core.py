@@ -13,7 +13,7 @@ The protocol, for a driver author
 Events in (every method is synchronous and returns at once; ``now`` is the driver's clock,
 in seconds, the same clock as ``deadline``)::
 
-    core = RunCore(strategy, input, run_id="run_1", deadline=now + 60, stamp=my_stamp)
+    core = RunCore(strategy, input, flight_type=Flight, run_id="run_1", deadline=now + 60)
     core.start(now)                             # ai.request.started, strategy.init
     core.emit(flight, "ai.llm.delta", data)     # an intermediate signal of a directive
     core.finish(flight, result, now)            # a directive ended: its terminal signal(s)
@@ -22,7 +22,8 @@ in seconds, the same clock as ``deadline``)::
     core.expire(now)                            # the run's deadline passed
     core.abandon(now)                           # give up on directives that ignore cancel
 
-Work out, after every event (pop until empty):
+Work out, after every event (each attribute is a list while there is work, else ``None``:
+take the list, set the attribute to ``None``, and carry it out in order):
 
 * ``core.to_perform``: flights to perform. A :class:`Flight` holds the ``directive``; when
   it has a ``cancel_reason`` already, answer it with ``finish(flight, None, now)`` instead.
@@ -51,9 +52,10 @@ their parent's.
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+import msgspec
 
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.runtime._step import Step
@@ -85,7 +87,12 @@ from ptcflow.strategies._protocol import Outcome, RunInfo
 
 __all__ = ("Flight", "RunCore", "cancelled")
 
+F = TypeVar("F", bound="Flight")
+
 _NO_USAGE = Usage()
+_RESULTS = (Ok, Err)
+_ANSWERED_HERE = (EmitToolError, EmitRequestError)
+"""Directives that perform nothing: the core answers them with their own error."""
 _REFUSE_LIMIT = 1_000
 """Directives a cancelled run answers at once before it stops answering (a strategy that
 keeps asking for work while cancelled would otherwise loop for ever)."""
@@ -96,56 +103,50 @@ def cancelled(message: str) -> Err:
     return Err(error=ErrorEnvelope.make(CANCELLED, message, retryable=False))
 
 
-class Flight:
+class Flight(msgspec.Struct, eq=False):
     """One directive (or sub-call) of a run, from acceptance to its terminal signal.
+
+    Built by the core as ``flight_type(directive, state, parent)``; a driver may subclass
+    it to keep its own per-directive state (fields with defaults), or use :attr:`work`.
 
     Attributes:
         directive: what to perform.
-        parent: the flight whose work made this sub-call (``None`` for a directive).
         state: the strategy's state when the directive was accepted (for snapshots).
+        parent: the flight whose work made this sub-call (``None`` for a directive).
         cancel_reason: set once the work must stop; its terminal then carries this error
             unless the work reports a result of its own.
         done: True once its terminal signal is published.
         result: the result its terminal signal carried (once done).
         traceparent: the W3C trace context its signals carry (the driver sets it).
         work: the driver's handle on the running work (free for the driver).
+        subcalls: its open sub-calls (flights of the same class).
     """
 
-    __slots__ = (
-        "cancel_reason",
-        "directive",
-        "done",
-        "parent",
-        "result",
-        "state",
-        "subcalls",
-        "traceparent",
-        "work",
-    )
-
-    def __init__(self, directive: Directive, state: Any, parent: Flight | None = None) -> None:
-        self.directive = directive
-        self.state = state
-        self.parent = parent
-        self.cancel_reason: Err | None = None
-        self.done = False
-        self.result: Ok[Any] | Err | None = None
-        self.traceparent: str | None = None
-        self.work: Any = None
-        self.subcalls: dict[Flight, None] | None = None
+    directive: Directive
+    state: Any
+    parent: Flight | None = None
+    cancel_reason: Err | None = None
+    done: bool = False
+    result: Ok[Any] | Err | None = None
+    traceparent: str | None = None
+    work: Any = None
+    subcalls: dict[Any, None] | None = None
 
     def __repr__(self) -> str:
         d = self.directive
         status = "done" if self.done else "cancelling" if self.cancel_reason else "in flight"
-        return f"<Flight {type(d).__name__} {d.id!r} {status}>"
+        return f"<{type(self).__name__} {type(d).__name__} {d.id!r} {status}>"
 
 
-class RunCore:
+class RunCore(Generic[F]):
     """The bookkeeping of one run, driven by events (see the module docstring).
 
     Args:
         strategy: the run's strategy (``init`` / ``handle`` / ``outcome`` / ``snapshot``).
         input: the run's input.
+        flight_type: the class of the core's flights: :class:`Flight`, or the driver's
+            subclass of it (its per-directive state), called as ``(directive, state,
+            parent)``.
         run_id: the run's id; every signal carries it.
         request_id: the request id of run-level signals (default: ``run_id``).
         parent_run_id: the parent run's id, for a child run.
@@ -160,11 +161,49 @@ class RunCore:
         log: a structlog-style logger for strategy crashes (``None``: none).
     """
 
+    __slots__ = (
+        "_ending",
+        "_flight_type",
+        "_folding",
+        "_log",
+        "_now",
+        "_publish",
+        "_queue",
+        "_refused",
+        "_stamp",
+        "_terminals",
+        "answered",
+        "cancelling",
+        "closing",
+        "deadline",
+        "flights",
+        "input",
+        "late_results",
+        "name",
+        "parent_run_id",
+        "recorded",
+        "request_id",
+        "run_id",
+        "seq",
+        "started_at",
+        "state",
+        "step",
+        "strategy",
+        "to_cancel",
+        "to_perform",
+        "tool_calls",
+        "tools",
+        "traceparent",
+        "turns",
+        "usage",
+    )
+
     def __init__(
         self,
         strategy: Any,
         input: Any,
         *,
+        flight_type: type[F],
         run_id: str,
         request_id: str | None = None,
         parent_run_id: str | None = None,
@@ -180,6 +219,7 @@ class RunCore:
     ) -> None:
         self.strategy = strategy
         self.input = input
+        self._flight_type = flight_type
         self.run_id = run_id
         self.request_id = request_id or run_id
         self.parent_run_id = parent_run_id
@@ -194,17 +234,19 @@ class RunCore:
         self._log = log
         self.state: Any = None
         self.seq = 0
-        self.flights: dict[Flight, None] = {}
+        self.flights: dict[F, None] = {}
         """Accepted directives without their terminal yet, in acceptance order."""
-        self.to_perform: deque[Flight] = deque()
-        self.to_cancel: deque[Flight] = deque()
-        self.answered: deque[Flight] = deque()
+        # Work out for the driver, in order: a list while there is some, else None (a
+        # waiting run keeps no empty lists alive). The driver takes a list and sets None.
+        self.to_perform: list[F] | None = None
+        self.to_cancel: list[F] | None = None
+        self.answered: list[F] | None = None
         self.cancelling: Err | None = None
         """The reason once the run is cancelled (its directives end with it)."""
         self.closing = False
         """True once the outcome is known: signals are no longer folded in."""
         self.step: Step | None = None
-        self.usage = Usage()
+        self.usage = _NO_USAGE
         self.turns = 0
         self.tool_calls = 0
         self.late_results = 0
@@ -212,7 +254,8 @@ class RunCore:
         self.started_at = 0.0
         self._now = 0.0
         self._ending: tuple[Ok[Any] | Err, Usage, str, bool] | None = None
-        self._queue: deque[Signal] = deque()
+        self._queue: list[Signal] | None = None
+        """Signals waiting for the fold in progress (folds never nest)."""
         self._folding = False
         self._refused = 0
 
@@ -255,7 +298,7 @@ class RunCore:
             self._folding = False
         self._drain()
 
-    def emit(self, flight: Flight | None, type: str, data: Any) -> Signal | None:
+    def emit(self, flight: F | None, type: str, data: Any) -> Signal | None:
         """Publish an intermediate signal of ``flight`` (``None``: of the run) and fold it.
 
         Returns ``None`` (and publishes nothing) once ``flight`` has been answered: a
@@ -269,7 +312,7 @@ class RunCore:
 
     def finish(
         self,
-        flight: Flight,
+        flight: F,
         result: Ok[Any] | Err | None,
         now: float,
         *,
@@ -290,7 +333,8 @@ class RunCore:
         elif now >= self.deadline and not self.closing:
             self.expire(now)  # the deadline wins: record this result, start nothing new
         self._answer(flight, result, attempts, duration_ms)
-        self._settle()
+        if not self.flights:
+            self._settle()
         return result
 
     def cancel(self, reason: Err, now: float) -> None:
@@ -333,12 +377,12 @@ class RunCore:
             self._close(reason, self.usage, reason.error.type)
         self._settle()
 
-    def open_subcall(self, parent: Flight, directive: Directive) -> Flight:
+    def open_subcall(self, parent: F, directive: Directive) -> F:
         """Open a sub-call of ``parent`` (a tool call its work makes); finish it with
         :meth:`finish`. Its signals carry ``call_id = directive.id`` and ``causation_id =
         parent.directive.id``; it is answered (with the parent's reason) before its parent.
         """
-        flight = Flight(directive, parent.state, parent)
+        flight = self._flight_type(directive, parent.state, parent)
         flight.cancel_reason = parent.cancel_reason
         if parent.done:  # the parent was answered (abandoned): this call never starts
             flight.done = True
@@ -404,38 +448,50 @@ class RunCore:
         return signal
 
     def _fold(self, signal: Signal) -> None:
-        """Fold ``signal`` into the strategy now, or after the fold in progress."""
+        """Fold ``signal`` into the strategy now, then whatever that queued; or queue it
+        behind the fold in progress (folds never nest)."""
         if self.closing:
             return
-        self._queue.append(signal)
-        if not self._folding:
-            self._drain()
-
-    def _drain(self) -> None:
+        if self._folding:
+            if self._queue is None:
+                self._queue = [signal]
+            else:
+                self._queue.append(signal)
+            return
         self._folding = True
+        strategy = self.strategy
         try:
-            while self._queue and not self.closing:
-                signal = self._queue.popleft()
+            while True:
                 state = self.state
                 try:
-                    self.state, directives = self.strategy.handle(state, signal)
-                    # An immutable state handed back unchanged has the outcome it had: none
-                    # (else the run would be closing). Mutable states are always asked.
-                    unchanged = self.state is state and _is_frozen(state)
-                    outcome = (
-                        None
-                        if self.cancelling is not None or unchanged
-                        else self.strategy.outcome(self.state)
-                    )
+                    self.state, directives = strategy.handle(state, signal)
+                    # An immutable state handed back unchanged has the outcome it had:
+                    # none (else the run would be closing). Mutable states are asked.
+                    if self.cancelling is not None or (self.state is state and _is_frozen(state)):
+                        outcome = None
+                    else:
+                        outcome = strategy.outcome(self.state)
                 except Exception as exc:
                     where = f"handling signal {signal.type} (seq {signal.seq}, call_id "
                     self._crash(exc, f"{where}{signal.call_id})")
                     break
-                self._accept(directives, outcome)
-            self._queue.clear()
+                if directives or outcome is not None:
+                    self._accept(directives, outcome)
+                if not self._queue or self.closing:
+                    break
+                signal = self._queue.pop(0)
+            self._queue = None
         finally:
             self._folding = False
-        self._settle()
+        if not self.flights:
+            self._settle()
+
+    def _drain(self) -> None:
+        """Fold what was queued while folding was held off (``start``)."""
+        if self._queue:
+            self._fold(self._queue.pop(0))  # the rest follow it, in order
+        else:
+            self._settle()
 
     def _accept(self, directives: Iterable[Any], outcome: Outcome | None) -> None:
         """Accept what the strategy returned: its directives, then its outcome."""
@@ -449,7 +505,7 @@ class RunCore:
                     "returning directives",
                 )
                 return
-            flight = Flight(d, self.state)
+            flight = self._flight_type(d, self.state, None)
             problems = d.problems()
             if problems:
                 text = "; ".join(problems)
@@ -463,14 +519,17 @@ class RunCore:
                 self._refused += 1
                 if self._refused <= _REFUSE_LIMIT:  # past it: the strategy loops; stop
                     self._answer(flight, self.cancelling, 1, 0.0)
-            elif isinstance(d, EmitToolError | EmitRequestError):
+            elif isinstance(d, _ANSWERED_HERE):
                 self._answer(flight, Err(error=d.error), 1, 0.0)  # nothing to perform
             else:
                 self.flights[flight] = None
-                self.to_perform.append(flight)
+                if self.to_perform is None:
+                    self.to_perform = [flight]
+                else:
+                    self.to_perform.append(flight)
         if outcome is not None and not self.closing:
             result: Any = outcome.result
-            if not isinstance(result, Ok | Err):
+            if not isinstance(result, _RESULTS):
                 result = Err(
                     error=ErrorEnvelope.make(
                         INTERNAL,
@@ -481,9 +540,7 @@ class RunCore:
             usage = outcome.usage if outcome.usage != _NO_USAGE else self.usage
             self._close(result, usage, outcome.reason)
 
-    def _answer(
-        self, flight: Flight, result: Ok[Any] | Err, attempts: int, duration_ms: float
-    ) -> None:
+    def _answer(self, flight: F, result: Ok[Any] | Err, attempts: int, duration_ms: float) -> None:
         """Publish the terminal signal(s) of ``flight`` (its open sub-calls' first)."""
         if flight.subcalls:
             for sub in list(flight.subcalls):
@@ -491,29 +548,38 @@ class RunCore:
         flight.done = True
         flight.result = result
         d = flight.directive
-        for kind, data in self._terminals(type(d))(d, result, attempts, duration_ms):
+        for kind, data in self._terminals[type(d)](d, result, attempts, duration_ms):
             if kind == LLM_RESPONSE:
                 self.turns += 1
             elif kind == USAGE:
-                self.usage += data.usage
+                self._add_usage(data.usage)
             elif kind == TOOL_RESULT:
                 self.tool_calls += 1
             elif kind == EMBED_RESULT and isinstance(result, Ok):
-                self.usage += result.payload.usage
+                self._add_usage(result.payload.usage)
             self._fold(self._signal(kind, data, flight))
         # Still listed while its signals were folded in: the run cannot end between them.
         if flight.parent is None:
             self.flights.pop(flight, None)
-            self.answered.append(flight)
+            if self.answered is None:
+                self.answered = [flight]
+            else:
+                self.answered.append(flight)
         elif flight.parent.subcalls is not None:
             flight.parent.subcalls.pop(flight, None)
 
+    def _add_usage(self, usage: Usage) -> None:
+        self.usage = usage if self.usage is _NO_USAGE else self.usage + usage
+
     # -- ending --------------------------------------------------------------------------------
 
-    def _stop(self, flight: Flight, reason: Err) -> None:
+    def _stop(self, flight: F, reason: Err) -> None:
         if flight.cancel_reason is None and not flight.done:
             flight.cancel_reason = reason
-            self.to_cancel.append(flight)
+            if self.to_cancel is None:
+                self.to_cancel = [flight]
+            else:
+                self.to_cancel.append(flight)
 
     def _close(self, result: Ok[Any] | Err, usage: Usage, reason: str, route: bool = True) -> None:
         """The outcome is known: stop folding, stop what is in flight, end once answered."""
@@ -521,12 +587,13 @@ class RunCore:
             return
         self.closing = True
         self._ending = (result, usage, reason, route)
-        self._queue.clear()
-        leftover = self.cancelling or cancelled(
-            f"run {self.run_id} ended before this directive finished"
-        )
-        for flight in self.flights:
-            self._stop(flight, leftover)
+        self._queue = None
+        if self.flights:
+            leftover = self.cancelling or cancelled(
+                f"run {self.run_id} ended before this directive finished"
+            )
+            for flight in self.flights:
+                self._stop(flight, leftover)
 
     def _settle(self) -> None:
         """End the run once nothing is in flight (closing, cancelled, or stalled)."""

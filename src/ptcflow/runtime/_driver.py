@@ -60,7 +60,7 @@ async def drive(
                     ctx.scope = scope
                     result = None
                     try:
-                        if ctx.flight.cancel_reason is None:
+                        if ctx.cancel_reason is None:
                             result = await performer.perform(ctx)
                     finally:
                         run.driver_idle = True  # the next directive is the driver's again

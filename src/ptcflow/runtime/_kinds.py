@@ -4,6 +4,7 @@ the run core answers them itself.)"""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, ToolExec
@@ -23,7 +24,9 @@ from ptcflow.signals import (
 )
 from ptcflow.tools import call_tool
 
-__all__ = ("builtin_kinds", "custom_kind", "unknown_kind")
+__all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
+
+_UNLIMITED = contextlib.nullcontext()
 
 
 # -- ToolExec ---------------------------------------------------------------------------------
@@ -35,7 +38,7 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
     tools = run.tools
     if d.tool_name in tools.context_names:
         try:
-            ctx.snapshot = run.core.snapshot(ctx.flight)
+            ctx.snapshot = run.core.snapshot(ctx)
         except Exception as exc:
             name = run.core.name
             ctx.data = Err(
@@ -64,47 +67,44 @@ def _tool_prepare(ctx: DirectiveContext) -> Err | None:
     return ctx.data if isinstance(ctx.data, Err) else None
 
 
-async def _tool_perform(ctx: DirectiveContext) -> Any:
-    """One attempt: the tool (a known tool without a context parameter or a limit goes
-    straight to ``call_tool``)."""
+def _tool_call(ctx: DirectiveContext) -> Any:
+    """One attempt's work: the tool's call (a known tool without a context parameter or
+    a limit goes straight to ``call_tool``, which never raises)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
     tools = run.tools
+    tool = tools.tools.get(d.tool_name)
+    if tool is not None and not ex.tool_limited and d.tool_name not in tools.context_names:
+        return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
+    return _via_toolbox(ctx)
+
+
+async def _via_toolbox(ctx: DirectiveContext) -> Any:
+    """A tool taking a ``ToolContext``, a limited tool, or an unknown one."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    ex = run.executor
     name = d.tool_name
-    tool = tools.tools.get(name)
-    threads = ex.threads.run_sync
-    if tool is not None and not ex.tool_limited and name not in tools.context_names:
-        return await call_tool(tool, d.id, d.arguments, run_sync=threads)
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
     limiter = ex.tool_limiter(name) if ex.tool_limited else None
-    if limiter is None:
-        return await tools.call(
+    async with limiter if limiter is not None else _UNLIMITED:
+        return await run.tools.call(
             name,
             d.arguments,
             call_id=d.id,
             run_id=run.run_id,
             state=ctx.snapshot,
             metadata=metadata,
-            run_sync=threads,
-        )
-    async with limiter:
-        return await tools.call(
-            name,
-            d.arguments,
-            call_id=d.id,
-            run_id=run.run_id,
-            state=ctx.snapshot,
-            metadata=metadata,
-            run_sync=threads,
+            run_sync=ex.threads.run_sync,
         )
 
 
 TOOL_KIND = Kind(
     "ToolExec",
-    perform=_tool_perform,
+    call=_tool_call,
     prepare_sync=_tool_prepare_sync,
     prepare=_tool_prepare,
     open_span=tool_span,
@@ -135,13 +135,15 @@ def _child_prepare(ctx: DirectiveContext) -> Err | None:
     return None
 
 
-async def _child_perform(ctx: DirectiveContext) -> Any:
+def _child_call(ctx: DirectiveContext) -> Any:
     d = ctx.directive
     assert isinstance(d, RunChild)
-    step = await ctx.run.performer.run_child(ctx, ctx.run.agents[d.agent], d.input)
+    return ctx.run.performer.run_child(ctx, ctx.run.agents[d.agent], d.input)
+
+
+def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
     if step.ok:
         return Ok(payload=step.value)
-    assert step.error is not None
     return Err(error=step.error)
 
 
@@ -155,7 +157,8 @@ def builtin_kinds() -> dict[type[Any], Kind]:
         ToolExec: TOOL_KIND,
         RunChild: Kind(
             "RunChild",
-            perform=_child_perform,
+            call=_child_call,
+            settle=_child_settle,
             prepare=_child_prepare,
             open_span=tool_span,
             close_span=tool_close,
@@ -167,12 +170,19 @@ def builtin_kinds() -> dict[type[Any], Kind]:
 def custom_kind(cls: type[Directive], handler: Handler) -> Kind:
     """Wrap a user handler ``async def handler(directive, ctx) -> result`` as a kind."""
 
-    async def perform(ctx: DirectiveContext) -> Any:
-        return normalize_result(await handler(ctx.directive, ctx))
+    def call(ctx: DirectiveContext) -> Any:
+        return handler(ctx.directive, ctx)
+
+    def settle(ctx: DirectiveContext, value: Any) -> Any:
+        return normalize_result(value)
 
     label = getattr(handler, "__qualname__", repr(handler))
     return Kind(
-        f"{cls.__name__} ({label})", perform=perform, open_span=tool_span, close_span=tool_close
+        f"{cls.__name__} ({label})",
+        call=call,
+        settle=settle,
+        open_span=tool_span,
+        close_span=tool_close,
     )
 
 

@@ -113,22 +113,32 @@ def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
     return ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
 
 
-async def _generate(ctx: DirectiveContext) -> Any:
-    """One attempt of ``LLMGenerate``: the provider's ``generate`` (under its limiter)."""
-    if isinstance(ctx.data, Err):  # the model could not be resolved
+def _generate_call(ctx: DirectiveContext) -> Any:
+    """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
+    or the ``Err`` of a model that could not be resolved."""
+    if isinstance(ctx.data, Err):
         return ctx.data
     provider, model = ctx.data
     request = _llm_request(ctx, model)
     limiter = _limiter(ctx, provider)
-    try:
-        if limiter is None:
-            response = await provider.generate(request)
-        else:
-            async with limiter:
-                response = await provider.generate(request)
-    except Exception as exc:
-        return _classify(exc, provider, ctx)
+    if limiter is None:
+        return provider.generate(request)
+    return _limited(limiter, provider.generate, request)
+
+
+async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
+    """``await fn(*args)`` under ``limiter`` (the call starts once a slot is free)."""
+    async with limiter:
+        return await fn(*args)
+
+
+def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
     return _check_response(response, provider, model, LLMResponse)
+
+
+def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+    return _classify(exc, ctx.data[0], ctx)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -140,7 +150,6 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
     survives the journal (JSON) exactly; returns ``Ok`` of that JSON-read copy, or the
     ``provider_error`` saying what was wrong and where (a tool call whose ``input`` is
     not a JSON object, say)."""
-    who = _provider_name(provider)
     if not isinstance(resp, cls):
         problem = f"returned {type(resp).__name__}, expected {cls.__name__}"
     else:
@@ -152,6 +161,7 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
             if model and not resp.model:
                 resp = msgspec.structs.replace(resp, model=model)
             return Ok(payload=resp)
+    who = _provider_name(provider)
     return Err(
         error=ErrorEnvelope.make(
             PROVIDER_ERROR,
@@ -162,16 +172,15 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
     )
 
 
-async def _stream(ctx: DirectiveContext) -> Any:
+def _stream_call(ctx: DirectiveContext) -> Any:
     if isinstance(ctx.data, Err):  # the model could not be resolved
         return ctx.data
     provider, model = ctx.data
     request = _llm_request(ctx, model)
     limiter = _limiter(ctx, provider)
     if limiter is None:
-        return await _consume(ctx, provider, request)
-    async with limiter:
-        return await _consume(ctx, provider, request)
+        return _consume(ctx, provider, request)
+    return _limited(limiter, _consume, ctx, provider, request)
 
 
 async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
@@ -222,7 +231,7 @@ def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     span = tel.start_span(f"{op} {model}" if model else op, attrs, ctx.otel_parent)
     ctx.span = span
     ctx.otel_context = tel.context_of(span, ctx.otel_parent)
-    ctx.flight.traceparent = tel.traceparent(span)
+    ctx.traceparent = tel.traceparent(span)
     if tel.capture_content:
         if isinstance(d, LLMGenerate):
             tel.content(span, "gen_ai.input.messages", d.messages)
@@ -262,7 +271,7 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 # -- LLMEmbed --------------------------------------------------------------------------
 
 
-async def _embed(ctx: DirectiveContext) -> Any:
+def _embed_call(ctx: DirectiveContext) -> Any:
     if isinstance(ctx.data, Err):  # the model could not be resolved
         return ctx.data
     provider, model = ctx.data
@@ -270,14 +279,13 @@ async def _embed(ctx: DirectiveContext) -> Any:
     assert isinstance(d, LLMEmbed)
     request = EmbedRequest(model=model, inputs=d.inputs)
     limiter = _limiter(ctx, provider)
-    try:
-        if limiter is None:
-            response = await provider.embed(request)
-        else:
-            async with limiter:
-                response = await provider.embed(request)
-    except Exception as exc:
-        return _classify(exc, provider, ctx)
+    if limiter is None:
+        return provider.embed(request)
+    return _limited(limiter, provider.embed, request)
+
+
+def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
     return _check_response(response, provider, model, EmbedResponse)
 
 
@@ -290,7 +298,11 @@ def llm_kinds() -> dict[type[Any], Kind]:
         "error_type": PROVIDER_ERROR,
     }
     return {
-        LLMGenerate: Kind("LLMGenerate", perform=_generate, **common),
-        LLMStream: Kind("LLMStream", perform=_stream, **common),
-        LLMEmbed: Kind("LLMEmbed", perform=_embed, **common),
+        LLMGenerate: Kind(
+            "LLMGenerate", call=_generate_call, settle=_generate_settle, fail=_llm_fail, **common
+        ),
+        LLMStream: Kind("LLMStream", call=_stream_call, fail=_llm_fail, **common),
+        LLMEmbed: Kind(
+            "LLMEmbed", call=_embed_call, settle=_embed_settle, fail=_llm_fail, **common
+        ),
     }

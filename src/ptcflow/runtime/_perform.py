@@ -13,6 +13,8 @@ directive's handler makes) and starts child runs (:meth:`Performer.run_child`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -38,6 +40,9 @@ from ptcflow.signals import (
 )
 
 __all__ = ("Performer",)
+
+_UNSCOPED = contextlib.nullcontext()
+"""The "scope" of a directive without a deadline of its own (``ctx.scope`` cancels it)."""
 
 ChildRunner = Callable[[DirectiveContext, Any, Any], Awaitable[Step]]
 """``(ctx, strategy, input) -> Step``: runs a child run of ``ctx``'s run to its end."""
@@ -84,7 +89,7 @@ class Performer:
         """Perform ``ctx`` in a task of its own and report its result."""
         result = None
         try:
-            if ctx.flight.cancel_reason is None:
+            if ctx.cancel_reason is None:
                 with anyio.CancelScope() as scope:
                     ctx.scope = scope
                     result = await self.perform(ctx)
@@ -96,11 +101,13 @@ class Performer:
         cancellation of an enclosing scope.
 
         ``ctx.scope`` is the scope that cancels this directive (the task's, or the run
-        driver's): the directive gets a scope of its own when it has a deadline of its own,
-        an attempt timeout, or waits for the global limiter.
+        driver's). The directive gets a scope of its own for a deadline of its own; each
+        attempt runs under the global limiter and the attempt timeout when they are set.
+        One coroutine per directive: at 10,000 concurrent runs every frame alive during a
+        model call counts (memory, garbage collection), so the attempt loop is here.
         """
         ex = self.executor
-        kind = ctx.kind = self.kind_of(ctx.directive)
+        kind = ctx.kind = self._kinds.get(type(ctx.directive)) or self.kind_of(ctx.directive)
         timeout_ms = ctx.directive.timeout_ms
         if timeout_ms is not None:
             ctx.deadline = min(ctx.deadline, ex.clock() + timeout_ms / 1000.0)
@@ -113,19 +120,45 @@ class Performer:
             kind.open_span(ctx, tel)
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | None = None
+        guarded = ex.global_limiter is not None or ctx.attempt_ms is not None
+        own = (
+            anyio.CancelScope(deadline=ctx.deadline)
+            if ctx.deadline < ctx.run.core.deadline
+            else None
+        )
         try:
             if kind.prepare is not None:
                 result = kind.prepare(ctx)
-            if result is None:
-                if self.lean and ctx.deadline >= ctx.run.core.deadline and ctx.attempt_ms is None:
-                    result = await self._attempts(ctx, kind)
-                else:
-                    with anyio.CancelScope(deadline=ctx.deadline) as scope:
-                        outer, ctx.scope = ctx.scope, scope
-                        result = await self._attempts(ctx, kind)
-                    ctx.scope = outer
-                    if scope.cancelled_caught and ctx.flight.cancel_reason is None:
-                        result = self._timeout(ctx)
+            with own or _UNSCOPED:
+                outer = ctx.scope
+                if own is not None:
+                    ctx.scope = own
+                allowed = min(ctx.max_retries, ex.retry.max_retries_cap) if kind.retries else 0
+                while result is None:
+                    ctx.attempt += 1
+                    ctx.retry_after = None
+                    if guarded:
+                        result = await self._guarded_attempt(ctx, kind)
+                    else:  # the attempt, as _guarded_attempt makes it, without the guards
+                        work = kind.call(ctx)
+                        if type(work) is Err:
+                            result = work
+                        else:
+                            try:
+                                result = kind.settle(ctx, await work)
+                            except Exception as exc:
+                                result = self._failed(ctx, kind, exc)
+                    if (
+                        isinstance(result, Err)
+                        and result.error.retryable
+                        and ctx.attempt <= allowed
+                        and not ctx.no_retry
+                        and await self._backoff(ctx, result)
+                    ):
+                        result = None
+                ctx.scope = outer
+            if own is not None and own.cancelled_caught and ctx.cancel_reason is None:
+                result = self._timeout(ctx)  # its own deadline passed (not a cancellation)
         except Exception as exc:
             result = self._crash(ctx, kind, exc)
         except BaseException as exc:
@@ -137,62 +170,51 @@ class Performer:
                 detach(token)
         return result
 
-    async def _attempts(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
-        """Perform attempts until one succeeds or retrying is not allowed."""
+    async def _backoff(self, ctx: DirectiveContext, failed: Err) -> bool:
+        """Wait before the next attempt; ``False`` when that wait would pass the deadline
+        (then the last failure is the result)."""
         ex = self.executor
-        retry = ex.retry
-        allowed = min(ctx.max_retries, retry.max_retries_cap) if kind.retries else 0
-        while True:
-            ctx.attempt += 1
-            ctx.retry_after = None
-            result = await self._attempt(ctx, kind)
-            if (
-                isinstance(result, Ok)
-                or not result.error.retryable
-                or ctx.attempt > allowed
-                or ctx.no_retry
-            ):
-                return result
-            delay = backoff_delay(
-                ctx.attempt,
-                ctx.directive.retry_backoff_ms,
-                retry,
-                retry_after_s=ctx.retry_after,
-                rand=ex.rand,
+        delay = backoff_delay(
+            ctx.attempt,
+            ctx.directive.retry_backoff_ms,
+            ex.retry,
+            retry_after_s=ctx.retry_after,
+            rand=ex.rand,
+        )
+        if ex.clock() + delay >= ctx.deadline:
+            return False
+        ex.counters.retries += 1
+        if ex.log_events:
+            ex.log.debug(
+                "directive.retry",
+                run_id=ctx.run_id,
+                call_id=ctx.directive.id,
+                attempt=ctx.attempt,
+                error_type=failed.error.type,
+                delay_s=round(delay, 4),
             )
-            if ex.clock() + delay >= ctx.deadline:
-                return result  # waiting would pass the deadline: report the last failure
-            ex.counters.retries += 1
-            if ex.log_events:
-                ex.log.debug(
-                    "directive.retry",
-                    run_id=ctx.run_id,
-                    call_id=ctx.directive.id,
-                    attempt=ctx.attempt,
-                    error_type=result.error.type,
-                    delay_s=round(delay, 4),
-                )
-            await anyio.sleep(delay)
+        await anyio.sleep(delay)
+        return True
 
-    async def _attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
-        """One attempt, under the global limiter and the attempt timeout when set."""
+    async def _guarded_attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
+        """One attempt under the global limiter and the attempt timeout (when set)."""
         limiter = self.executor.global_limiter
-        if limiter is not None:
-            async with limiter:
-                return await self._timed(ctx, kind)
-        return await self._timed(ctx, kind)
+        if limiter is None:
+            return await self._timed_attempt(ctx, kind)
+        async with limiter:
+            return await self._timed_attempt(ctx, kind)
 
-    async def _timed(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
+    async def _timed_attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
         attempt_ms = ctx.attempt_ms
-        if attempt_ms is None:
-            result: Ok[Any] | Err = await kind.perform(ctx)
-            return result
-        limit = self.executor.clock() + attempt_ms / 1000.0
-        if limit >= ctx.deadline:
-            result = await kind.perform(ctx)
-            return result
+        limit = math.inf if attempt_ms is None else self.executor.clock() + attempt_ms / 1000.0
         with anyio.CancelScope(deadline=limit) as scope:
-            result = await kind.perform(ctx)
+            work = kind.call(ctx)
+            if type(work) is Err:
+                return work
+            try:
+                result: Ok[Any] | Err = kind.settle(ctx, await work)
+            except Exception as exc:
+                result = self._failed(ctx, kind, exc)
             return result
         assert scope.cancelled_caught
         return Err(
@@ -203,6 +225,13 @@ class Performer:
                 {"timeout_ms": attempt_ms, "scope": "attempt", "attempt": ctx.attempt},
             )
         )
+
+    def _failed(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> Ok[Any] | Err:
+        """An attempt's work raised ``exc``: the kind's reading of it, else a crash."""
+        if kind.fail is None:
+            return self._crash(ctx, kind, exc)
+        result: Ok[Any] | Err = kind.fail(ctx, exc)
+        return result
 
     def _timeout(self, ctx: DirectiveContext) -> Err | None:
         """The directive's scope reached its deadline: its own timeout, or the run's
@@ -259,9 +288,9 @@ class Performer:
             raise UsageError(
                 f"call_tool(index=...) takes a positive int (1, 2, ...), got {index!r}"
             )
-        used = parent.subcalls
+        used = parent.used_indexes
         if used is None:
-            used = parent.subcalls = set()
+            used = parent.used_indexes = set()
         if index in used:
             raise UsageError(
                 f"call_tool(index={index}) was used already by {parent.directive.id!r}; "
@@ -270,25 +299,25 @@ class Performer:
         used.add(index)
         d = parent.directive
         raw: Any = arguments  # from a program a model wrote: anything
+        tool: Any = name
         sub = ToolExec(
             id=f"{d.id}/tool/{index}",
-            tool_name=name if isinstance(name, str) else str(name),
+            tool_name=tool if isinstance(tool, str) else str(tool),
             arguments=dict(raw) if isinstance(raw, Mapping) else raw,
             request_id=d.request_id,
             iteration=d.iteration,
             retry_backoff_ms=d.retry_backoff_ms,
         )
         run = parent.run
-        flight = run.core.open_subcall(parent.flight, sub)
-        ctx = DirectiveContext(run, flight, otel_parent=parent.otel_context)
+        ctx = run.core.open_subcall(parent, sub)
+        ctx.bind(run, parent.otel_context)
         ctx.deadline = parent.deadline
-        flight.work = ctx
-        result: Ok[Any] | Err | None = flight.cancel_reason if flight.done else None
+        result: Ok[Any] | Err | None = ctx.cancel_reason if ctx.done else None
         try:
             if result is None:
                 problems = sub.problems()
-                if not isinstance(name, str):
-                    problems.append(f"the tool name must be a string, got {type(name).__name__}")
+                if not isinstance(tool, str):
+                    problems.append(f"the tool name must be a string, got {type(tool).__name__}")
                 if not isinstance(raw, Mapping):
                     problems.append(
                         f"arguments must be a map of named arguments, got {type(raw).__name__}"
@@ -300,27 +329,19 @@ class Performer:
                         ctx.scope = scope
                         result = await self.perform(ctx)
         finally:
-            published = self._report_subcall(ctx, result)
-        return published
-
-    def _report_subcall(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> Ok[Any] | Err:
-        run = ctx.run
-        ex = self.executor
-        now = ex.clock()
-        duration = now - ctx.started_at if ctx.started_at else 0.0
-        published = run.core.finish(
-            ctx.flight,
-            result,
-            now,
-            attempts=ctx.attempt or 1,
-            duration_ms=round(duration * 1000.0, 3),
-        )
-        final = ctx.flight.result
+            self._report_subcall(ctx, result)
+        final = ctx.result
         assert final is not None
-        if published is not None:
+        return final
+
+    def _report_subcall(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
+        run = ctx.run
+        now = self.executor.clock()
+        duration = now - ctx.started_at if ctx.started_at else 0.0
+        run.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
+        if ctx.span is not None:  # once: answered now, or with its parent already
             ctx.close()
         run.pump()
-        return final
 
     async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child run of ``ctx``'s run, to its Step."""

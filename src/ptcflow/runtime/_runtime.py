@@ -265,6 +265,7 @@ class Runtime:
             RunCore(
                 strategy,
                 input,
+                flight_type=DirectiveContext,
                 run_id=rid,
                 request_id=request_id or rid,
                 tools=toolbox.specs,
@@ -284,7 +285,7 @@ class Runtime:
         return run
 
     def _local_run(
-        self, core: RunCore, *, tools: Toolbox, llm: Any, agents: dict[str, Any]
+        self, core: RunCore[DirectiveContext], *, tools: Toolbox, llm: Any, agents: dict[str, Any]
     ) -> LocalRun:
         assert self._executor is not None and self._performer is not None
         return LocalRun(
@@ -403,6 +404,7 @@ class Runtime:
             RunCore(
                 strategy,
                 input,
+                flight_type=DirectiveContext,
                 run_id=f"{parent.run_id}/{d.id}",
                 request_id=d.request_id or parent.core.request_id,
                 parent_run_id=parent.run_id,

@@ -77,12 +77,6 @@ class Counters:
         self.runs_active = 0
         self.late_results = 0
 
-    def accepted(self) -> None:
-        """A directive was handed to the driver to perform."""
-        self.in_flight = n = self.in_flight + 1
-        if n > self.max_in_flight:
-            self.max_in_flight = n
-
     def snapshot(self, *, abandoned_threads: int, late_threads: int) -> ExecutorStatistics:
         """The counters as a frozen :class:`ExecutorStatistics`."""
         return ExecutorStatistics(

@@ -64,7 +64,10 @@ def tool_terminal(
 ) -> tuple[tuple[str, Any], ...]:
     """``ai.tool.result`` (tools, child runs, custom kinds)."""
     data = ToolResultData(
-        tool_name=tool_name_of(d), result=result, attempts=attempts, duration_ms=duration_ms
+        tool_name=tool_name_of(d),
+        result=result,
+        attempts=attempts,
+        duration_ms=round(duration_ms, 3),
     )
     return ((TOOL_RESULT, data),)
 
@@ -88,34 +91,29 @@ _BUILTIN: dict[type[Any], Terminal] = {
 }
 
 
-class TerminalTable:
-    """The terminal of each directive class (see the module docstring), decided once.
+class TerminalTable(dict[type[Any], Terminal]):
+    """The terminal of each directive class (see the module docstring): ``table[cls]``,
+    decided once per class (by its nearest base class with a terminal of its own).
 
     Args:
         tool_kinds: directive classes with a handler of their own (``Runtime(handlers=...)``):
             they end with ``ai.tool.result`` whatever their base class.
     """
 
-    __slots__ = ("_by_class",)
-
     def __init__(self, tool_kinds: Iterable[type[Any]] = ()) -> None:
-        self._by_class: dict[type[Any], Terminal] = dict(_BUILTIN)
+        super().__init__(_BUILTIN)
         for cls in tool_kinds:
-            self._by_class[cls] = tool_terminal
+            self[cls] = tool_terminal
 
-    def __call__(self, cls: type[Any]) -> Terminal:
-        """Return the terminal of directive class ``cls``."""
-        found = self._by_class.get(cls)
-        if found is not None:
-            return found
+    def __missing__(self, cls: type[Any]) -> Terminal:
         for base in cls.__mro__[1:]:
-            found = self._by_class.get(base)
+            found = self.get(base)
             if found is not None:
                 break
         else:
             found = tool_terminal
-        if len(self._by_class) < 1024:  # bounded: classes are few
-            self._by_class[cls] = found
+        if len(self) < 1024:  # bounded: classes are few
+            self[cls] = found
         return found
 
 
