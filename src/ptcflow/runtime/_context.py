@@ -1,24 +1,27 @@
-"""What the local driver keeps per run (:class:`LocalRun`) and per directive
+"""The local driver's records: a run (:class:`LocalRun`) and a directive
 (:class:`DirectiveContext`, the object directive handlers receive).
 
-A :class:`LocalRun` wraps the run's :class:`~ptcflow.runtime._core.RunCore` with what
-performing its directives needs (tools, model, agents, telemetry, the driver's cancel
-scope) and carries out what the core asks for after every event (:meth:`LocalRun.pump`):
-stop cancelled work, hand new directives to the driver or to tasks, account for answered
-ones, and wake whoever waits once the run has ended.
+Both extend the run core's own records (``RunCore`` and ``Flight``, in ``_core.py``) with
+what the local anyio driver needs: the run's tools, model, agents, telemetry and cancel
+scope; the directive's kind, attempts, deadline, span and cancel scope. The core calls
+the run's hooks as it decides (:meth:`LocalRun.on_perform` hands a directive to the
+driver's task or to a task of its own, :meth:`LocalRun.on_interrupt` cancels its scope,
+...); the driver (``_driver.py``) awaits the work.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
+from ptcflow.directives import Directive
 from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._step import Step
+from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
 
@@ -40,26 +43,35 @@ class Performer(Protocol):
         """Perform ``ctx`` in the current task, under ``ctx.scope``."""
         ...
 
-    async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
-        """Run ``strategy`` as a child run of ``ctx``'s run, to its Step."""
-        ...
-
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
     ) -> Ok[Any] | Err:
         """Perform a sub-call of ``parent`` (see :meth:`DirectiveContext.call_tool`)."""
         ...
 
+    async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
+        """Run ``strategy`` as a child run of ``ctx``'s run, to its Step."""
+        ...
 
-class LocalRun:
-    """One run on the local driver: its core, its resources and the driver's state."""
+
+class LocalRun(RunCore["DirectiveContext"]):
+    """One run on the local driver: the run core plus the driver's state.
+
+    Args:
+        strategy / input / run_id / ...: the run core's arguments (see ``RunCore``).
+        executor: the Runtime's shared resources.
+        performer: performs the run's directives.
+        toolbox: the run's tools.
+        llm: the run's provider or model resolver.
+        llm_is_resolver: whether ``llm`` is a resolver (decided once per run).
+        llm_model: the provider's own model name (what LLM directives naming none use).
+        agents: the agents ``RunChild`` directives may start.
+    """
 
     __slots__ = (
         "agents",
-        "core",
         "done",
         "driver_idle",
-        "ended",
         "executor",
         "llm",
         "llm_is_resolver",
@@ -70,35 +82,56 @@ class LocalRun:
         "ready",
         "scope",
         "span",
-        "tools",
+        "toolbox",
         "wake",
     )
 
     def __init__(
         self,
-        core: RunCore[DirectiveContext],
+        strategy: Any,
+        input: Any,
+        *,
         executor: Executor,
         performer: Performer,
-        *,
-        tools: Toolbox,
+        toolbox: Toolbox,
         llm: Any,
         llm_is_resolver: bool,
         llm_model: str,
         agents: dict[str, Any],
+        run_id: str,
+        request_id: str | None = None,
+        parent_run_id: str | None = None,
+        name: str | None = None,
+        deadline: float = math.inf,
+        publish: Callable[[Signal], None] | None = None,
+        record: bool = False,
+        terminals: TerminalTable | None = None,
     ) -> None:
-        self.core = core
+        super().__init__(
+            strategy,
+            input,
+            run_id=run_id,
+            request_id=request_id,
+            parent_run_id=parent_run_id,
+            tools=toolbox.specs,
+            name=name,
+            deadline=deadline,
+            publish=publish,
+            record=record,
+            terminals=terminals,
+            log=executor.log,
+        )
         self.executor = executor
         self.performer = performer
-        self.tools = tools
+        self.toolbox = toolbox
         self.llm = llm
         self.llm_is_resolver = llm_is_resolver
         self.llm_model = llm_model
-        """The provider's own model name (what LLM directives naming none use)."""
         self.agents = agents
         self.span: Span | None = None
         self.otel_context: Any = None
         self.own_deadline = math.inf
-        """The deadline the driver's own scope enforces; the rest of ``core.deadline`` is
+        """The deadline the driver's own scope enforces; the rest of ``deadline`` is
         enforced by enclosing scopes of the task that drives the run."""
         self.scope: anyio.CancelScope | None = None
         self.ready: DirectiveContext | None = None
@@ -107,140 +140,126 @@ class LocalRun:
         """True while the driver may take the next directive; else directives spawn."""
         self.wake: anyio.Event | None = None
         self.done: anyio.Event | None = None
-        self.ended = False
 
     def __repr__(self) -> str:
-        return f"<LocalRun {self.core!r}>"
+        return f"<LocalRun {super().__repr__()[1:-1]}>"
 
-    @property
-    def run_id(self) -> str:
-        """The run's id."""
-        return self.core.run_id
+    # -- events from the driver ----------------------------------------------------------------
 
-    # -- events --------------------------------------------------------------------------
-
-    def start(self, otel_parent: Any = None) -> None:
-        """Open the run's span and start the core."""
-        core = self.core
+    def begin(self, otel_parent: Any = None) -> None:
+        """Open the run's span and start it."""
         ex = self.executor
         ex.counters.runs_started += 1
         ex.counters.runs_active += 1
         tel = ex.telemetry
         if tel is not None and tel.tracing:
             self.span = tel.start_span(
-                f"invoke_agent {core.name}",
+                f"invoke_agent {self.name}",
                 {
                     "gen_ai.operation.name": "invoke_agent",
-                    "gen_ai.agent.name": core.name,
-                    "gen_ai.conversation.id": core.run_id,
+                    "gen_ai.agent.name": self.name,
+                    "gen_ai.conversation.id": self.run_id,
                 },
                 otel_parent,
             )
             self.otel_context = tel.context_of(self.span, otel_parent)
-            core.traceparent = tel.traceparent(self.span)
+            self.traceparent = tel.traceparent(self.span)
         if ex.log_events:
             ex.log.debug(
                 "run.started",
-                run_id=core.run_id,
-                agent=core.name,
-                parent_run_id=core.parent_run_id,
-                request_id=core.request_id,
+                run_id=self.run_id,
+                agent=self.name,
+                parent_run_id=self.parent_run_id,
+                request_id=self.request_id,
             )
-        core.start(ex.clock())
-        self.pump()
+        self.start(ex.clock())
 
-    def cancel(self, reason: Err) -> None:
-        """Cancel the run (its directives end with ``reason``)."""
-        self.core.cancel(reason, self.executor.clock())
-        self.pump()
-
-    def expire(self) -> None:
-        """The run's deadline passed."""
-        self.core.expire(self.executor.clock())
-        self.pump()
+    def stop(self, reason: Err) -> None:
+        """Cancel the run now (its directives end with ``reason``)."""
+        self.cancel(reason, self.executor.clock())
 
     def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
         now = self.executor.clock()
         duration = now - ctx.started_at if ctx.started_at else 0.0
-        self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
-        self.pump()
+        self.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
 
-    # -- the core's work-out ---------------------------------------------------------------
+    # -- the core's hooks -----------------------------------------------------------------------
 
-    def pump(self) -> None:
-        """Carry out what the core asked for: stop, perform, account, wake."""
-        core = self.core
-        if core.to_cancel:
-            self._stop()
-        if core.to_perform:
-            self._hand_over()
-        if core.answered:
-            self._account()
-        if core.step is not None and not self.ended:
-            self._ended(core.step)
+    def new_flight(self, directive: Directive, parent: DirectiveContext | None) -> DirectiveContext:
+        """A directive's context (a sub-call's inherits its parent's deadline and span)."""
+        if parent is None:
+            return DirectiveContext(
+                directive,
+                self.state,
+                run=self,
+                max_retries=directive.max_retries,
+                attempt_ms=self.executor.retry.attempt_timeout_ms,
+                deadline=self.deadline,
+                otel_parent=self.otel_context,
+            )
+        return DirectiveContext(
+            directive,
+            parent.state,
+            parent,
+            run=self,
+            max_retries=directive.max_retries,
+            attempt_ms=self.executor.retry.attempt_timeout_ms,
+            deadline=parent.deadline,
+            otel_parent=parent.otel_context,
+        )
 
-    def _stop(self) -> None:
-        """Stop the work of the flights the core cancelled."""
-        stop, self.core.to_cancel = self.core.to_cancel or [], None
-        for ctx in stop:
-            if not ctx.done:
-                ctx.interrupt()
-
-    def _hand_over(self) -> None:
-        """Give new directives to the driver when it is idle, else to tasks."""
-        perform, self.core.to_perform = self.core.to_perform or [], None
+    def on_perform(self, ctx: DirectiveContext) -> None:
+        """Give a new directive to the driver when it is idle, else to a task."""
+        ctx.handed = True
         counters = self.executor.counters
-        for ctx in perform:
-            if ctx.done:
-                continue
-            ctx.bind(self)
-            counters.started += 1
-            counters.in_flight = n = counters.in_flight + 1
-            if n > counters.max_in_flight:
-                counters.max_in_flight = n
-            if self.driver_idle and self.ready is None:
-                self.driver_idle = False
-                self.ready = ctx
-                if self.wake is not None:
-                    self.wake.set()
-            else:
-                self.performer.spawn(ctx)
+        counters.started += 1
+        counters.in_flight = n = counters.in_flight + 1
+        if n > counters.max_in_flight:
+            counters.max_in_flight = n
+        if self.driver_idle and self.ready is None:
+            self.driver_idle = False
+            self.ready = ctx
+            if self.wake is not None:
+                self.wake.set()
+        else:
+            self.performer.spawn(ctx)
 
-    def _account(self) -> None:
-        """Count the answered directives and end their spans."""
-        answered, self.core.answered = self.core.answered or [], None
+    def on_interrupt(self, ctx: DirectiveContext) -> None:
+        """Stop the work of ``ctx`` (its cancel scope: now, or when it next awaits)."""
+        ctx.interrupt()
+
+    def on_answered(self, ctx: DirectiveContext) -> None:
+        """Count the answered directive and end its span."""
         counters = self.executor.counters
-        for ctx in answered:
-            if not ctx.bound:
-                counters.started += 1  # answered without being performed
-            else:
-                counters.in_flight -= 1
-                if ctx.span is not None:
-                    ctx.close()
-            result = ctx.result
-            if isinstance(result, Ok):
-                counters.succeeded += 1
-            else:
-                counters.failed += 1
-                kind = result.error.type if result is not None else ""
-                if kind == CANCELLED:
-                    counters.cancelled += 1
-                elif kind == TIMEOUT:
-                    counters.timed_out += 1
+        if ctx.handed:
+            counters.in_flight -= 1
+            if ctx.span is not None:
+                ctx.close()
+        else:
+            counters.started += 1  # answered without being performed
+        result = ctx.result
+        if isinstance(result, Ok):
+            counters.succeeded += 1
+        else:
+            counters.failed += 1
+            kind = result.error.type if result is not None else ""
+            if kind == CANCELLED:
+                counters.cancelled += 1
+            elif kind == TIMEOUT:
+                counters.timed_out += 1
 
-    def _ended(self, step: Step) -> None:
-        self.ended = True
-        core = self.core
+    def on_end(self, step: Step) -> None:
+        """End the run's span, count it, wake whoever waits for it."""
         ex = self.executor
         ex.counters.runs_active -= 1
-        ex.counters.late_results += core.late_results
+        ex.counters.late_results += self.late_results
         tel = ex.telemetry
         if tel is not None and self.span is not None:
             usage = step.usage
             tel.end_span(
                 self.span,
-                Ok(payload=None) if step.ok else Err(error=step.error),  # type: ignore[arg-type]
+                Ok(payload=None) if step.error is None else Err(error=step.error),
                 {
                     "gen_ai.usage.input_tokens": usage.input_tokens,
                     "gen_ai.usage.output_tokens": usage.output_tokens,
@@ -249,8 +268,8 @@ class LocalRun:
         if ex.log_events:
             ex.log.debug(
                 "run.finished",
-                run_id=core.run_id,
-                agent=core.name,
+                run_id=self.run_id,
+                agent=self.name,
                 ok=step.ok,
                 reason=step.reason,
                 error_type=None if step.error is None else step.error.type,
@@ -291,10 +310,10 @@ class DirectiveContext(Flight):
         data: private data of the directive's handler (free for custom handlers).
     """
 
-    bound: bool = False
-    """True once the driver took it (``run`` is set)."""
     run: LocalRun = cast("LocalRun", None)
-    """The run this directive belongs to (set when the driver takes it)."""
+    """The run this directive belongs to."""
+    handed: bool = False
+    """True once handed to the driver to perform (else the core answered it itself)."""
     kind: Any = None
     attempt: int = 0
     max_retries: int = 0
@@ -311,24 +330,15 @@ class DirectiveContext(Flight):
     scope: anyio.CancelScope | None = None
     used_indexes: set[int] | None = None
 
-    def bind(self, run: LocalRun, otel_parent: Any = None) -> None:
-        """Take this directive into ``run``'s driver (before it is performed)."""
-        self.run = run
-        self.bound = True
-        self.max_retries = self.directive.max_retries
-        self.attempt_ms = run.executor.retry.attempt_timeout_ms
-        self.deadline = run.core.deadline
-        self.otel_parent = run.otel_context if otel_parent is None else otel_parent
-
     @property
     def run_id(self) -> str:
         """The id of the run this directive belongs to."""
-        return self.run.core.run_id
+        return self.run.run_id
 
     @property
     def parent_run_id(self) -> str | None:
         """The parent run's id when this run is a child run."""
-        return self.run.core.parent_run_id
+        return self.run.parent_run_id
 
     def emit(self, type: str, data: Any = None) -> Signal | None:
         """Publish an intermediate signal of this directive (never the terminal one).
@@ -341,9 +351,7 @@ class DirectiveContext(Flight):
             The signal, or ``None`` when the directive has ended already (a signal never
             follows its directive's terminal signal).
         """
-        signal = self.run.core.emit(self, type, data)
-        self.run.pump()
-        return signal
+        return self.run.emit(self, type, data)
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, index: int

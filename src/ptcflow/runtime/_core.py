@@ -13,7 +13,7 @@ The protocol, for a driver author
 Events in (every method is synchronous and returns at once; ``now`` is the driver's clock,
 in seconds, the same clock as ``deadline``)::
 
-    core = RunCore(strategy, input, flight_type=Flight, run_id="run_1", deadline=now + 60)
+    core = RunCore(strategy, input, run_id="run_1", deadline=now + 60)
     core.start(now)                             # ai.request.started, strategy.init
     core.emit(flight, "ai.llm.delta", data)     # an intermediate signal of a directive
     core.finish(flight, result, now)            # a directive ended: its terminal signal(s)
@@ -22,16 +22,23 @@ in seconds, the same clock as ``deadline``)::
     core.expire(now)                            # the run's deadline passed
     core.abandon(now)                           # give up on directives that ignore cancel
 
-Work out, after every event (each attribute is a list while there is work, else ``None``:
-take the list, set the attribute to ``None``, and carry it out in order):
+Work out: while it handles an event, the core asks for work through these hooks, which a
+driver overrides (they must not call back into the core):
 
-* ``core.to_perform``: flights to perform. A :class:`Flight` holds the ``directive``; when
-  it has a ``cancel_reason`` already, answer it with ``finish(flight, None, now)`` instead.
-* ``core.to_cancel``: flights whose work must stop (the run ended or was cancelled). Stop
-  it and report ``finish(flight, None, now)``; work that ends anyway (a shielded commit)
-  may report its real result instead, which is recorded.
-* ``core.answered``: directives whose terminal signal was published (``flight.result``),
-  for the driver's own accounting (spans, counters); sub-calls are not listed.
+* ``new_flight(directive, parent)``: make the record of an accepted directive, a
+  :class:`Flight` or the driver's subclass of it (its per-directive state);
+* ``on_perform(flight)``: perform ``flight.directive`` and report ``finish(flight, ...)``;
+* ``on_interrupt(flight)``: its work must stop (the run ended or was cancelled): stop it
+  and report ``finish(flight, None, now)``; work that ends anyway (a shielded commit)
+  may report its real result instead, which is recorded;
+* ``on_answered(flight)``: its terminal signal was published (``flight.result``), for the
+  driver's own accounting (spans, counters); sub-calls are not reported;
+* ``on_end(step)``: the run is over.
+
+By default the first three append to the lists ``core.to_perform``, ``core.to_cancel`` and
+``core.answered`` (``None`` while empty), so a driver may also poll them after each event.
+A flight taken from ``to_perform`` that already has a ``cancel_reason`` is answered with
+``finish(flight, None, now)`` instead of being performed.
 
 The run is over when ``core.step`` is not ``None``; the end signal
 (``ai.request.completed`` / ``ai.request.failed``) is always its last signal and comes
@@ -53,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
@@ -144,9 +151,6 @@ class RunCore(Generic[F]):
     Args:
         strategy: the run's strategy (``init`` / ``handle`` / ``outcome`` / ``snapshot``).
         input: the run's input.
-        flight_type: the class of the core's flights: :class:`Flight`, or the driver's
-            subclass of it (its per-directive state), called as ``(directive, state,
-            parent)``.
         run_id: the run's id; every signal carries it.
         request_id: the request id of run-level signals (default: ``run_id``).
         parent_run_id: the parent run's id, for a child run.
@@ -163,7 +167,6 @@ class RunCore(Generic[F]):
 
     __slots__ = (
         "_ending",
-        "_flight_type",
         "_folding",
         "_log",
         "_now",
@@ -203,7 +206,6 @@ class RunCore(Generic[F]):
         strategy: Any,
         input: Any,
         *,
-        flight_type: type[F],
         run_id: str,
         request_id: str | None = None,
         parent_run_id: str | None = None,
@@ -219,7 +221,6 @@ class RunCore(Generic[F]):
     ) -> None:
         self.strategy = strategy
         self.input = input
-        self._flight_type = flight_type
         self.run_id = run_id
         self.request_id = request_id or run_id
         self.parent_run_id = parent_run_id
@@ -236,8 +237,8 @@ class RunCore(Generic[F]):
         self.seq = 0
         self.flights: dict[F, None] = {}
         """Accepted directives without their terminal yet, in acceptance order."""
-        # Work out for the driver, in order: a list while there is some, else None (a
-        # waiting run keeps no empty lists alive). The driver takes a list and sets None.
+        # Work out for a polling driver, in order (the default hooks): a list while there
+        # is some, else None. The driver takes a list, sets None and carries it out.
         self.to_perform: list[F] | None = None
         self.to_cancel: list[F] | None = None
         self.answered: list[F] | None = None
@@ -382,7 +383,7 @@ class RunCore(Generic[F]):
         :meth:`finish`. Its signals carry ``call_id = directive.id`` and ``causation_id =
         parent.directive.id``; it is answered (with the parent's reason) before its parent.
         """
-        flight = self._flight_type(directive, parent.state, parent)
+        flight = self.new_flight(directive, parent)
         flight.cancel_reason = parent.cancel_reason
         if parent.done:  # the parent was answered (abandoned): this call never starts
             flight.done = True
@@ -394,6 +395,40 @@ class RunCore(Generic[F]):
             parent.subcalls = {}
         parent.subcalls[flight] = None
         return flight
+
+    # -- hooks: what a driver does with the work (override them, or poll the lists) -------
+
+    def new_flight(self, directive: Directive, parent: F | None) -> F:
+        """Make the record of an accepted directive (``parent``: of a sub-call).
+
+        Override to return the driver's own :class:`Flight` subclass.
+        """
+        return cast(F, Flight(directive, self.state if parent is None else parent.state, parent))
+
+    def on_perform(self, flight: F) -> None:
+        """``flight`` must be performed (default: append it to :attr:`to_perform`)."""
+        if self.to_perform is None:
+            self.to_perform = [flight]
+        else:
+            self.to_perform.append(flight)
+
+    def on_interrupt(self, flight: F) -> None:
+        """The work of ``flight`` must stop (default: append it to :attr:`to_cancel`)."""
+        if self.to_cancel is None:
+            self.to_cancel = [flight]
+        else:
+            self.to_cancel.append(flight)
+
+    def on_answered(self, flight: F) -> None:
+        """``flight``'s terminal signal was published (default: append it to
+        :attr:`answered`); sub-calls are not reported."""
+        if self.answered is None:
+            self.answered = [flight]
+        else:
+            self.answered.append(flight)
+
+    def on_end(self, step: Step) -> None:
+        """The run ended with ``step`` (default: nothing)."""
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -505,7 +540,7 @@ class RunCore(Generic[F]):
                     "returning directives",
                 )
                 return
-            flight = self._flight_type(d, self.state, None)
+            flight = self.new_flight(d, None)
             problems = d.problems()
             if problems:
                 text = "; ".join(problems)
@@ -523,10 +558,7 @@ class RunCore(Generic[F]):
                 self._answer(flight, Err(error=d.error), 1, 0.0)  # nothing to perform
             else:
                 self.flights[flight] = None
-                if self.to_perform is None:
-                    self.to_perform = [flight]
-                else:
-                    self.to_perform.append(flight)
+                self.on_perform(flight)
         if outcome is not None and not self.closing:
             result: Any = outcome.result
             if not isinstance(result, _RESULTS):
@@ -552,34 +584,26 @@ class RunCore(Generic[F]):
             if kind == LLM_RESPONSE:
                 self.turns += 1
             elif kind == USAGE:
-                self._add_usage(data.usage)
+                self.usage = data.usage if self.usage is _NO_USAGE else self.usage + data.usage
             elif kind == TOOL_RESULT:
                 self.tool_calls += 1
             elif kind == EMBED_RESULT and isinstance(result, Ok):
-                self._add_usage(result.payload.usage)
+                usage = result.payload.usage
+                self.usage = usage if self.usage is _NO_USAGE else self.usage + usage
             self._fold(self._signal(kind, data, flight))
         # Still listed while its signals were folded in: the run cannot end between them.
         if flight.parent is None:
             self.flights.pop(flight, None)
-            if self.answered is None:
-                self.answered = [flight]
-            else:
-                self.answered.append(flight)
+            self.on_answered(flight)
         elif flight.parent.subcalls is not None:
             flight.parent.subcalls.pop(flight, None)
-
-    def _add_usage(self, usage: Usage) -> None:
-        self.usage = usage if self.usage is _NO_USAGE else self.usage + usage
 
     # -- ending --------------------------------------------------------------------------------
 
     def _stop(self, flight: F, reason: Err) -> None:
         if flight.cancel_reason is None and not flight.done:
             flight.cancel_reason = reason
-            if self.to_cancel is None:
-                self.to_cancel = [flight]
-            else:
-                self.to_cancel.append(flight)
+            self.on_interrupt(flight)
 
     def _close(self, result: Ok[Any] | Err, usage: Usage, reason: str, route: bool = True) -> None:
         """The outcome is known: stop folding, stop what is in flight, end once answered."""
@@ -689,6 +713,7 @@ class RunCore(Generic[F]):
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
         )
+        self.on_end(self.step)
 
 
 _FROZEN: dict[type[Any], bool] = {}

@@ -43,13 +43,12 @@ async def drive(
         registry[run] = None
     try:
         if start:
-            run.start(otel_parent)
-        core = run.core
+            run.begin(otel_parent)
         performer = run.performer
         try:
             with anyio.CancelScope(deadline=run.own_deadline) as scope:
                 run.scope = scope
-                while core.step is None:
+                while run.step is None:
                     ctx = run.ready
                     if ctx is None:
                         run.driver_idle = True
@@ -67,21 +66,22 @@ async def drive(
                         run.report(ctx, result)
         except anyio.get_cancelled_exc_class():
             _leave(run)
-            if core.step is None and core.cancelling is None and not core.closing:
-                if run.executor.clock() >= core.deadline:
-                    run.expire()  # an enclosing scope enforced the run's deadline
+            if run.step is None and run.cancelling is None and not run.closing:
+                now = run.executor.clock()
+                if now >= run.deadline:
+                    run.expire(now)  # an enclosing scope enforced the run's deadline
                 else:
-                    run.cancel(cancelled(f"run {core.run_id} ({core.name}) was cancelled"))
+                    run.cancel(cancelled(f"run {run.run_id} ({run.name}) was cancelled"), now)
             await wait_finished(run)
             raise
         _leave(run)
-        if core.step is None:
+        if run.step is None:
             # the driver's scope ended the loop: the run's deadline passed
-            if core.cancelling is None and not core.closing:
-                run.expire()
+            if run.cancelling is None and not run.closing:
+                run.expire(run.executor.clock())
             await wait_finished(run)
-        assert core.step is not None
-        return core.step
+        assert run.step is not None
+        return run.step
     finally:
         if registry is not None:
             registry.pop(run, None)
@@ -103,23 +103,20 @@ async def wait_finished(run: LocalRun) -> None:
     with anyio.CancelScope(shield=True):
         with anyio.move_on_after(CANCEL_GRACE_S):
             await wait_done(run)
-        core = run.core
-        if core.step is None:
+        if run.step is None:
             log = run.executor.log
             if log is not None:
                 log.warning(
-                    "run.cancel_grace_exceeded", run_id=core.run_id, in_flight=len(core.flights)
+                    "run.cancel_grace_exceeded", run_id=run.run_id, in_flight=len(run.flights)
                 )
-            core.abandon(run.executor.clock())
-            run.pump()
+            run.abandon(run.executor.clock())
 
 
 async def wait_done(run: LocalRun) -> Step:
     """Wait until ``run`` has ended; return its Step."""
-    core = run.core
-    if core.step is None:
+    if run.step is None:
         if run.done is None:
             run.done = anyio.Event()
         await run.done.wait()
-    assert core.step is not None
-    return core.step
+    assert run.step is not None
+    return run.step

@@ -45,10 +45,6 @@ def _no_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: floa
     return None
 
 
-def _as_is(ctx: DirectiveContext, value: Any) -> Any:
-    return value
-
-
 def _nothing(ctx: DirectiveContext) -> Any:  # pragma: no cover - prepare answers
     raise AssertionError("this directive kind is answered by its prepare step")
 
@@ -64,7 +60,7 @@ class Kind:
     Args:
         label: names the kind in errors (``"ToolExec"``, ``"Shout (shout)"``).
         call: ``(ctx) -> awaitable | Err``: one attempt's work.
-        settle: ``(ctx, value) -> result``: the result of what the work returned (default:
+        settle: ``(ctx, value) -> result``: the result of what the work returned (``None``:
             the value itself, an ``Ok`` or ``Err``).
         fail: ``(ctx, exc) -> result``: the result of an exception the work raised
             (default: none, the exception is a crash of the handler: ``internal``).
@@ -94,7 +90,7 @@ class Kind:
         label: str,
         *,
         call: Callable[[DirectiveContext], Any] = _nothing,
-        settle: Callable[[DirectiveContext, Any], Any] = _as_is,
+        settle: Callable[[DirectiveContext, Any], Any] | None = None,
         fail: Callable[[DirectiveContext, Exception], Any] | None = None,
         prepare_sync: Callable[[DirectiveContext], None] | None = None,
         prepare: Callable[[DirectiveContext], Err | None] | None = None,

@@ -109,8 +109,8 @@ def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
 
 
 def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
-    ex = ctx.run.executor
-    return ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
+    """The provider's concurrency limiter (``None``: it has none)."""
+    return ctx.run.executor.provider_limiter(_provider_name(provider))
 
 
 def _generate_call(ctx: DirectiveContext) -> Any:
@@ -120,7 +120,7 @@ def _generate_call(ctx: DirectiveContext) -> Any:
         return ctx.data
     provider, model = ctx.data
     request = _llm_request(ctx, model)
-    limiter = _limiter(ctx, provider)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.generate(request)
     return _limited(limiter, provider.generate, request)
@@ -177,7 +177,7 @@ def _stream_call(ctx: DirectiveContext) -> Any:
         return ctx.data
     provider, model = ctx.data
     request = _llm_request(ctx, model)
-    limiter = _limiter(ctx, provider)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return _consume(ctx, provider, request)
     return _limited(limiter, _consume, ctx, provider, request)
@@ -278,7 +278,7 @@ def _embed_call(ctx: DirectiveContext) -> Any:
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
     request = EmbedRequest(model=model, inputs=d.inputs)
-    limiter = _limiter(ctx, provider)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.embed(request)
     return _limited(limiter, provider.embed, request)

@@ -121,11 +121,7 @@ class Performer:
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | None = None
         guarded = ex.global_limiter is not None or ctx.attempt_ms is not None
-        own = (
-            anyio.CancelScope(deadline=ctx.deadline)
-            if ctx.deadline < ctx.run.core.deadline
-            else None
-        )
+        own = anyio.CancelScope(deadline=ctx.deadline) if ctx.deadline < ctx.run.deadline else None
         try:
             if kind.prepare is not None:
                 result = kind.prepare(ctx)
@@ -145,7 +141,8 @@ class Performer:
                             result = work
                         else:
                             try:
-                                result = kind.settle(ctx, await work)
+                                value = await work
+                                result = value if kind.settle is None else kind.settle(ctx, value)
                             except Exception as exc:
                                 result = self._failed(ctx, kind, exc)
                     if (
@@ -212,7 +209,8 @@ class Performer:
             if type(work) is Err:
                 return work
             try:
-                result: Ok[Any] | Err = kind.settle(ctx, await work)
+                value = await work
+                result: Ok[Any] | Err = value if kind.settle is None else kind.settle(ctx, value)
             except Exception as exc:
                 result = self._failed(ctx, kind, exc)
             return result
@@ -237,7 +235,7 @@ class Performer:
         """The directive's scope reached its deadline: its own timeout, or the run's
         (``None``: the run core then times the whole run out)."""
         d = ctx.directive
-        if d.timeout_ms is None or ctx.deadline >= ctx.run.core.deadline:
+        if d.timeout_ms is None or ctx.deadline >= ctx.run.deadline:
             return None
         return Err(
             error=ErrorEnvelope.make(
@@ -309,9 +307,7 @@ class Performer:
             retry_backoff_ms=d.retry_backoff_ms,
         )
         run = parent.run
-        ctx = run.core.open_subcall(parent, sub)
-        ctx.bind(run, parent.otel_context)
-        ctx.deadline = parent.deadline
+        ctx = run.open_subcall(parent, sub)
         result: Ok[Any] | Err | None = ctx.cancel_reason if ctx.done else None
         try:
             if result is None:
@@ -338,10 +334,9 @@ class Performer:
         run = ctx.run
         now = self.executor.clock()
         duration = now - ctx.started_at if ctx.started_at else 0.0
-        run.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
+        run.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
         if ctx.span is not None:  # once: answered now, or with its parent already
             ctx.close()
-        run.pump()
 
     async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child run of ``ctx``'s run, to its Step."""

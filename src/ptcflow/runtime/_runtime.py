@@ -14,7 +14,7 @@ from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._context import DirectiveContext, LocalRun
-from ptcflow.runtime._core import RunCore, cancelled
+from ptcflow.runtime._core import cancelled
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._llm_kinds import is_resolver, model_of
@@ -52,17 +52,17 @@ class RunHandle:
     @property
     def run_id(self) -> str:
         """The run's id."""
-        return self._run.core.run_id
+        return self._run.run_id
 
     @property
     def done(self) -> bool:
         """True once the run has ended (its Step is available)."""
-        return self._run.core.finished
+        return self._run.finished
 
     @property
     def step(self) -> Step | None:
         """The run's Step once it has ended, else ``None``."""
-        return self._run.core.step
+        return self._run.step
 
     def cancel(self, message: str = "") -> None:
         """Cancel the run (does not block; a no-op once it has ended).
@@ -72,7 +72,7 @@ class RunHandle:
         ``cancelled``.
         """
         text = message or f"run {self.run_id} was cancelled by its handle"
-        self._run.cancel(cancelled(text))
+        self._run.stop(cancelled(text))
 
     async def wait(self) -> Step:
         """Block until the run has ended and its directives have exited; return its Step."""
@@ -191,7 +191,7 @@ class Runtime:
         assert self._tg is not None and self._executor is not None
         if exc is not None:
             for run in list(self._runs):
-                run.cancel(cancelled(f"the Runtime closed with {type(exc).__name__}"))
+                run.stop(cancelled(f"the Runtime closed with {type(exc).__name__}"))
         try:
             return await self._tg.__aexit__(exc_type, exc, tb)
         except BaseExceptionGroup as group:
@@ -260,44 +260,28 @@ class Runtime:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
             deadline = min(deadline, self._executor.clock() + timeout)
         rid = run_id or new_id("run_")
-        toolbox = self._toolbox if tools is None else Toolbox.build(tools)
-        run = self._local_run(
-            RunCore(
-                strategy,
-                input,
-                flight_type=DirectiveContext,
-                run_id=rid,
-                request_id=request_id or rid,
-                tools=toolbox.specs,
-                name=name,
-                deadline=deadline,
-                publish=self._publish,
-                record=record,
-                terminals=self._terminals,
-                log=self._executor.log,
-            ),
-            tools=toolbox,
-            llm=llm,
+        assert self._executor is not None and self._performer is not None
+        run = LocalRun(
+            strategy,
+            input,
+            executor=self._executor,
+            performer=self._performer,
+            toolbox=self._toolbox if tools is None else Toolbox.build(tools),
+            llm=self.llm if llm is None else llm,
+            llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
+            llm_model=self._llm_model if llm is None else model_of(llm),
             agents=self.agents if agents is None else {**self.agents, **agents},
+            run_id=rid,
+            request_id=request_id or rid,
+            name=name,
+            deadline=deadline,
+            publish=self._publish,
+            record=record,
+            terminals=self._terminals,
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
             run.own_deadline = deadline
         return run
-
-    def _local_run(
-        self, core: RunCore[DirectiveContext], *, tools: Toolbox, llm: Any, agents: dict[str, Any]
-    ) -> LocalRun:
-        assert self._executor is not None and self._performer is not None
-        return LocalRun(
-            core,
-            self._executor,
-            self._performer,
-            tools=tools,
-            llm=self.llm if llm is None else llm,
-            llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
-            llm_model=self._llm_model if llm is None else model_of(llm),
-            agents=agents,
-        )
 
     def run(
         self,
@@ -383,8 +367,8 @@ class Runtime:
             name=name,
         )
         self._runs[run] = None
-        run.own_deadline = run.core.deadline  # driven in another task: enforce it all
-        run.start(current_context() if self._tracing else None)
+        run.own_deadline = run.deadline  # driven in another task: enforce it all
+        run.begin(current_context() if self._tracing else None)
         assert self._tg is not None
         self._tg.start_soon(drive, run, self._runs, name=f"run {run.run_id}")
         return RunHandle(run)
@@ -401,27 +385,22 @@ class Runtime:
         enclosing = anyio.current_effective_deadline()
         deadline = min(ctx.deadline, enclosing)
         child = LocalRun(
-            RunCore(
-                strategy,
-                input,
-                flight_type=DirectiveContext,
-                run_id=f"{parent.run_id}/{d.id}",
-                request_id=d.request_id or parent.core.request_id,
-                parent_run_id=parent.run_id,
-                tools=parent.tools.specs,
-                name=getattr(d, "agent", None),
-                deadline=deadline,
-                publish=self._publish,
-                terminals=self._terminals,
-                log=parent.executor.log,
-            ),
-            parent.executor,
-            parent.performer,
-            tools=parent.tools,
+            strategy,
+            input,
+            executor=parent.executor,
+            performer=parent.performer,
+            toolbox=parent.toolbox,
             llm=parent.llm,
             llm_is_resolver=parent.llm_is_resolver,
             llm_model=parent.llm_model,
             agents=parent.agents,
+            run_id=f"{parent.run_id}/{d.id}",
+            request_id=d.request_id or parent.request_id,
+            parent_run_id=parent.run_id,
+            name=getattr(d, "agent", None),
+            deadline=deadline,
+            publish=self._publish,
+            terminals=self._terminals,
         )
         if deadline < enclosing:
             child.own_deadline = deadline
