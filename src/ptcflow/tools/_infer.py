@@ -61,7 +61,7 @@ def _caller_stacklevel() -> int:
     frame = here.f_back if here is not None else None
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PTCFLOW_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 
