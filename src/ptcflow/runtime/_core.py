@@ -665,12 +665,12 @@ class RunCore(Generic[F]):
             found = found.parent
         if self.cancelling is not None:
             return self.cancelling
+        if now >= self.deadline:  # the run's deadline cut it short
+            return self.expire(now)
         d = flight.directive
         if flight.parent is not None:  # the work that made the call cancelled it
             return cancelled(f"tool call {d.id!r} was cancelled by the work that made it")
         # A cancellation nobody here asked for: the run was cancelled from outside.
-        if now >= self.deadline:
-            return self.expire(now)
         reason = cancelled(
             f"run {self.run_id} was cancelled from outside while performing "
             f"{type(d).__name__} {d.id!r}"
