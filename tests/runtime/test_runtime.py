@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from ptcflow.directives import Directive, LLMGenerate, RunChild, ToolExec
@@ -327,7 +328,10 @@ async def test_child_run_result_comes_back_as_a_tool_result() -> None:
     assert step.ok
     (result,) = terminals(step.signals, "c1")
     assert result.type == TOOL_RESULT and result.data.tool_name == "helper"
-    assert result.data.result.payload == [LLMResponse(text="ok", model="fake-1")]
+    # the child's value as the journal reads it back (plain JSON data, so a replay of the
+    # parent sees exactly what the live run saw)
+    expected = msgspec.json.decode(msgspec.json.encode(LLMResponse(text="ok", model="fake-1")))
+    assert result.data.result.payload == [expected]
     child_signals = [s for s in bus.signals if s.parent_run_id == step.run_id]
     assert child_signals and all(s.run_id == f"{step.run_id}/c1" for s in child_signals)
     assert child_signals[0].type == REQUEST_STARTED

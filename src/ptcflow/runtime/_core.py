@@ -66,7 +66,7 @@ import msgspec
 
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.runtime._step import Step
-from ptcflow.runtime._terminals import TerminalTable
+from ptcflow.runtime._terminals import TerminalTable, journal_safe
 from ptcflow.signals import (
     CANCELLED,
     EMBED_RESULT,
@@ -554,8 +554,8 @@ class RunCore(Generic[F]):
                 self._refused += 1
                 if self._refused <= _REFUSE_LIMIT:  # past it: the strategy loops; stop
                     self._answer(flight, self.cancelling, 1, 0.0)
-            elif isinstance(d, _ANSWERED_HERE):
-                self._answer(flight, Err(error=d.error), 1, 0.0)  # nothing to perform
+            elif isinstance(d, _ANSWERED_HERE):  # nothing to perform: its own error
+                self._answer(flight, journal_safe(Err(error=d.error)), 1, 0.0)
             else:
                 self.flights[flight] = None
                 self.on_perform(flight)
@@ -686,7 +686,7 @@ class RunCore(Generic[F]):
         reason = reason or ("completed" if ok else "failed")
         end = self._signal(
             REQUEST_COMPLETED if ok else REQUEST_FAILED,
-            RequestEndData(result=result, usage=usage, reason=reason),
+            RequestEndData(result=journal_safe(result), usage=usage, reason=reason),
             None,
         )
         if route:

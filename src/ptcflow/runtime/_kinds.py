@@ -11,6 +11,7 @@ from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, ToolEx
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Handler, Kind, tool_close, tool_span, validation
 from ptcflow.runtime._llm_kinds import llm_kinds
+from ptcflow.runtime._terminals import journal_safe
 from ptcflow.signals import (
     INTERNAL,
     TOOL_ERROR,
@@ -20,6 +21,7 @@ from ptcflow.signals import (
     ErrorEnvelope,
     Ok,
     ToolStartedData,
+    json_safe,
     normalize_result,
 )
 from ptcflow.tools import call_tool
@@ -63,7 +65,8 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
 
 def _tool_prepare(ctx: DirectiveContext) -> Err | None:
     d: Any = ctx.directive  # ToolExec
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments))
+    arguments = json_safe(d.arguments)  # as the journal reads them back
+    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
     return ctx.data if isinstance(ctx.data, Err) else None
 
 
@@ -120,7 +123,7 @@ TOOL_KIND = Kind(
 def _child_prepare(ctx: DirectiveContext) -> Err | None:
     d = ctx.directive
     assert isinstance(d, RunChild)
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=d.input))
+    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
     agents = ctx.run.agents
     if d.agent not in agents:
         known = ", ".join(agents) or "none"
@@ -143,7 +146,7 @@ def _child_call(ctx: DirectiveContext) -> Any:
 
 def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
     if step.ok:
-        return Ok(payload=step.value)
+        return journal_safe(Ok(payload=step.value))
     return Err(error=step.error)
 
 
@@ -174,7 +177,7 @@ def custom_kind(cls: type[Directive], handler: Handler) -> Kind:
         return handler(ctx.directive, ctx)
 
     def settle(ctx: DirectiveContext, value: Any) -> Any:
-        return normalize_result(value)
+        return journal_safe(normalize_result(value))
 
     label = getattr(handler, "__qualname__", repr(handler))
     return Kind(

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgspec
+
 from ptcflow.directives import Directive, EmitRequestError, LLMEmbed, LLMGenerate
 from ptcflow.signals import (
     EMBED_RESULT,
@@ -33,9 +35,10 @@ from ptcflow.signals import (
     RequestErrorData,
     ToolResultData,
     UsageData,
+    json_safe,
 )
 
-__all__ = ("Terminal", "TerminalTable", "tag_of", "tool_name_of")
+__all__ = ("Terminal", "TerminalTable", "journal_safe", "tag_of", "tool_name_of")
 
 Terminal = Callable[[Directive, "Ok[Any] | Err", int, float], tuple[tuple[str, Any], ...]]
 """``(directive, result, attempts, duration_ms) -> ((type, data), ...)``."""
@@ -128,3 +131,37 @@ def tool_name_of(d: Directive) -> str:
     else its ``agent`` field (child runs), else its tag."""
     name = getattr(d, "tool_name", None) or getattr(d, "agent", None)
     return str(name) if name else tag_of(type(d))
+
+
+_ENCODER = msgspec.json.Encoder()
+_RESULT: msgspec.json.Decoder[Ok[Any] | Err] = msgspec.json.Decoder(Ok[Any] | Err)
+
+
+def journal_safe(result: Ok[Any] | Err) -> Ok[Any] | Err:
+    """``result`` exactly as the journal reads it back (tuples become lists, ...).
+
+    For results made by code the runtime does not control (a custom handler, a strategy's
+    outcome): a value JSON cannot hold is replaced by what :func:`~ptcflow.signals.json_safe`
+    makes of it, an envelope that is not one by an ``internal`` error that says so.
+
+    Example:
+        >>> journal_safe(Ok(payload=(1, 2)))
+        Ok(payload=[1, 2], effects=())
+    """
+    try:
+        return _RESULT.decode(_ENCODER.encode(result))
+    except (TypeError, ValueError, OverflowError, msgspec.ValidationError):
+        pass
+    if isinstance(result, Ok):
+        safe = Ok(payload=json_safe(result.payload), effects=tuple(map(json_safe, result.effects)))
+        return _RESULT.decode(_ENCODER.encode(safe))
+    error = result.error
+    return Err(
+        error=ErrorEnvelope.make(
+            str(error.type) if isinstance(error.type, str) else "internal",
+            str(error.message),
+            {"details": error.details} if not isinstance(error.details, dict) else error.details,
+            retryable=error.retryable if isinstance(error.retryable, bool) else False,
+        ),
+        effects=tuple(map(json_safe, result.effects)),
+    )
