@@ -115,9 +115,9 @@ def test_runtime_modules_import_each_other_without_a_cycle() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         deps = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                if node.module.startswith("ptcflow.runtime._"):
-                    deps.add(node.module.rsplit(".", 1)[1])
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            if module and module.startswith("ptcflow.runtime._"):
+                deps.add(module.rsplit(".", 1)[1])
         graph[path.stem] = deps
     seen: dict[str, int] = {}  # 1: on the current path, 2: done
 

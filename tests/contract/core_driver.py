@@ -42,7 +42,7 @@ async def run_on_core(
     *,
     llm: Any,
     tools: Any,
-    timeout: float | None = None,
+    timeout: float | None = None,  # noqa: ASYNC109 (the run's mission deadline)
     run_id: str = "run_core",
 ) -> Step:
     """Drive ``strategy`` on the run core with plain asyncio; return its Step."""
