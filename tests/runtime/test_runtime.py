@@ -537,3 +537,21 @@ async def test_a_strategy_that_mutates_its_state_in_place_is_still_asked_for_its
     async with Runtime(tools={"add": add}) as rt:
         step = await rt.run(InPlace(), "go")
     assert step.ok and step.value == "ok"
+
+
+async def test_usage_errors_of_run_come_out_as_themselves() -> None:
+    with pytest.raises(UsageError, match="needs a strategy") as info:
+        await run(object(), "x", llm=FakeLLM())
+    assert not isinstance(info.value, BaseExceptionGroup)
+    with pytest.raises(UsageError, match="timeout must be > 0"):
+        await run(Probe(), "x", timeout=-1)
+    with pytest.raises(UsageError, match="needs an input"):
+        await run(Probe(), None)
+
+
+def test_usage_errors_of_run_sync_come_out_as_themselves() -> None:
+    with pytest.raises(UsageError, match="needs a strategy") as info:
+        run_sync(object(), "x")
+    assert not isinstance(info.value, BaseExceptionGroup)
+    with pytest.raises(UsageError, match="pass it as the second argument"):
+        run_sync(Probe())
