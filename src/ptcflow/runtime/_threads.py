@@ -5,7 +5,8 @@ keeps its threads (up to ``max_threads``, started as needed) and hands each call
 idle one through a queue; the thread runs the function in a copy of the caller's context
 (so OpenTelemetry spans the tool opens nest under ``execute_tool``) and posts the result
 back with the event loop's own thread-safe call (``loop.call_soon_threadsafe`` on asyncio,
-``TrioToken.run_sync_soon`` on trio). That is the whole hop: no task, no cancel scope.
+``TrioToken.run_sync_soon`` on trio; calls that return together wake the loop once).
+That is the whole hop: no task, no cancel scope.
 
 Python cannot stop a thread, so a call whose caller is cancelled (a timeout, the run
 ending) is **abandoned**: the caller gets its cancellation at once, the thread runs the
@@ -17,6 +18,7 @@ abandoned ones included; :attr:`WorkerThreads.abandoned` says how many are stuck
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import queue
 import sys
@@ -78,6 +80,11 @@ class WorkerThreads:
         self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._notify: Callable[..., object] = _loop_notifier()
+        self._returned: collections.deque[_Call] = collections.deque()
+        """Calls whose function returned, for the event loop to take (in its thread)."""
+        self._waking = False
+        """True while a wake-up of the event loop is on its way (a burst of calls that
+        return together wakes it once)."""
 
     def __repr__(self) -> str:
         return (
@@ -131,22 +138,29 @@ class WorkerThreads:
                 call.value = call.context.run(call.fn, *call.args)
             except BaseException as exc:  # handed to the caller, which raises it
                 call.error = exc
-            try:
-                self._notify(self._finished, call)
-            except Exception:  # the event loop is gone: nobody waits for anything
-                return
+            self._returned.append(call)
+            if not self._waking:
+                self._waking = True
+                try:
+                    self._notify(self._finished)
+                except Exception:  # the event loop is gone: nobody waits for anything
+                    return
 
-    def _finished(self, call: _Call) -> None:
-        """In the event loop's thread: a call returned."""
-        call.finished = True
-        self.busy -= 1
-        self.limiter.release_on_behalf_of(call)
-        if call.abandoned:
-            self.abandoned -= 1
-            self.late += 1
-            call.value = call.error = None
-        else:
-            call.done.set()
+    def _finished(self) -> None:
+        """In the event loop's thread: take every call that returned."""
+        self._waking = False  # before taking: a call returning from now on wakes us again
+        returned = self._returned
+        while returned:
+            call = returned.popleft()
+            call.finished = True
+            self.busy -= 1
+            self.limiter.release_on_behalf_of(call)
+            if call.abandoned:
+                self.abandoned -= 1
+                self.late += 1
+                call.value = call.error = None
+            else:
+                call.done.set()
 
 
 def _loop_notifier() -> Callable[..., object]:
