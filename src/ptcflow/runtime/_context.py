@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 
 from ptcflow.directives import Directive
-from ptcflow.runtime._core import Flight, RunCore
+from ptcflow.runtime._core import RunCore
 from ptcflow.runtime._executor import Executor
+from ptcflow.runtime._flight import Flight
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox

@@ -17,7 +17,7 @@ from __future__ import annotations
 import anyio
 
 from ptcflow.runtime._context import LocalRun
-from ptcflow.runtime._core import cancelled
+from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._step import Step
 
 __all__ = ("CANCEL_GRACE_S", "drive", "wait_done")
