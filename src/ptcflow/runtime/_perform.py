@@ -62,8 +62,8 @@ class Performer:
         self._kinds: dict[type[Any], Kind] = builtin_kinds()
         for cls, handler in executor.handlers.items():
             self._kinds[cls] = custom_kind(cls, handler)
-        self.lean = executor.global_limiter is None
-        """No global limiter: the driver may perform a directive without its own scope."""
+        self.limited = executor.global_limiter is not None
+        """Attempts wait for the global limiter (``Limits.max_directives``)."""
 
     def kind_of(self, directive: Directive) -> Kind:
         """The kind of ``directive`` (its class's handler, else its nearest base's)."""
@@ -120,7 +120,7 @@ class Performer:
             kind.open_span(ctx, tel)
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | None = None
-        guarded = ex.global_limiter is not None or ctx.attempt_ms is not None
+        guarded = self.limited or ctx.attempt_ms is not None
         own = anyio.CancelScope(deadline=ctx.deadline) if ctx.deadline < ctx.run.deadline else None
         try:
             if kind.prepare is not None:
@@ -129,7 +129,6 @@ class Performer:
                 outer = ctx.scope
                 if own is not None:
                     ctx.scope = own
-                allowed = min(ctx.max_retries, ex.retry.max_retries_cap) if kind.retries else 0
                 while result is None:
                     ctx.attempt += 1
                     ctx.retry_after = None
@@ -148,7 +147,8 @@ class Performer:
                     if (
                         isinstance(result, Err)
                         and result.error.retryable
-                        and ctx.attempt <= allowed
+                        and kind.retries
+                        and ctx.attempt <= min(ctx.max_retries, ex.retry.max_retries_cap)
                         and not ctx.no_retry
                         and await self._backoff(ctx, result)
                     ):
