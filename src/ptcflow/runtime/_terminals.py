@@ -133,6 +133,7 @@ def tool_name_of(d: Directive) -> str:
     return str(name) if name else tag_of(type(d))
 
 
+_AS_IS = (str, int, bool, type(None))
 _ENCODER = msgspec.json.Encoder()
 _RESULT: msgspec.json.Decoder[Ok[Any] | Err] = msgspec.json.Decoder(Ok[Any] | Err)
 
@@ -148,6 +149,8 @@ def journal_safe(result: Ok[Any] | Err) -> Ok[Any] | Err:
         >>> journal_safe(Ok(payload=(1, 2)))
         Ok(payload=[1, 2], effects=())
     """
+    if type(result) is Ok and not result.effects and type(result.payload) in _AS_IS:
+        return result  # a plain string or number reads back as itself
     try:
         return _RESULT.decode(_ENCODER.encode(result))
     except (TypeError, ValueError, OverflowError, msgspec.ValidationError):
