@@ -14,9 +14,9 @@ from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._context import DirectiveContext, LocalRun
-from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._llm_kinds import is_resolver, model_of
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._step import Step
