@@ -54,7 +54,7 @@ async def run_on_core(
     )
     deadline = math.inf if timeout is None else loop.time() + timeout
     core: RunCore[Flight] = RunCore(
-        strategy, input, run_id=run_id, tools=specs, deadline=deadline, record=True
+        strategy, input, run_id=run_id, tool_specs=specs, deadline=deadline, record=True
     )
     tasks: dict[asyncio.Task[Any], Flight] = {}
     core.start(loop.time())

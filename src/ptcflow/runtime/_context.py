@@ -62,7 +62,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         strategy / input / run_id / ...: the run core's arguments (see ``RunCore``).
         executor: the Runtime's shared resources.
         performer: performs the run's directives.
-        toolbox: the run's tools.
+        tools: the run's tools.
         llm: the run's provider or model resolver.
         llm_is_resolver: whether ``llm`` is a resolver (decided once per run).
         llm_model: the provider's own model name (what LLM directives naming none use).
@@ -83,7 +83,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         "ready",
         "scope",
         "span",
-        "toolbox",
+        "tools",
         "wake",
     )
 
@@ -94,7 +94,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         *,
         executor: Executor,
         performer: Performer,
-        toolbox: Toolbox,
+        tools: Toolbox,
         llm: Any,
         llm_is_resolver: bool,
         llm_model: str,
@@ -114,7 +114,7 @@ class LocalRun(RunCore["DirectiveContext"]):
             run_id=run_id,
             request_id=request_id,
             parent_run_id=parent_run_id,
-            tools=toolbox.specs,
+            tool_specs=tools.specs,
             name=name,
             deadline=deadline,
             publish=publish,
@@ -124,7 +124,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         )
         self.executor = executor
         self.performer = performer
-        self.toolbox = toolbox
+        self.tools = tools
         self.llm = llm
         self.llm_is_resolver = llm_is_resolver
         self.llm_model = llm_model

@@ -112,7 +112,7 @@ class RunCore(Generic[F]):
         run_id: the run's id; every signal carries it.
         request_id: the request id of run-level signals (default: ``run_id``).
         parent_run_id: the parent run's id, for a child run.
-        tools: the specs of the run's tools (``RunInfo.tools``, ``ai.request.started``).
+        tool_specs: the run's tools as data (``RunInfo.tools``, ``ai.request.started``).
         name: the agent name (default: the strategy's ``name``).
         deadline: when the run times out, on the driver's clock (``math.inf``: never).
         publish: called with each signal as it is made (``None``: nowhere).
@@ -153,7 +153,7 @@ class RunCore(Generic[F]):
         "to_cancel",
         "to_perform",
         "tool_calls",
-        "tools",
+        "tool_specs",
         "traceparent",
         "turns",
         "usage",
@@ -167,7 +167,7 @@ class RunCore(Generic[F]):
         run_id: str,
         request_id: str | None = None,
         parent_run_id: str | None = None,
-        tools: tuple[ToolSpec, ...] = (),
+        tool_specs: tuple[ToolSpec, ...] = (),
         name: str | None = None,
         deadline: float = math.inf,
         publish: Callable[[Signal], None] | None = None,
@@ -182,7 +182,7 @@ class RunCore(Generic[F]):
         self.run_id = run_id
         self.request_id = request_id or run_id
         self.parent_run_id = parent_run_id
-        self.tools = tools
+        self.tool_specs = tool_specs
         self.name = name or str(getattr(strategy, "name", "") or type(strategy).__name__)
         self.deadline = deadline
         self.traceparent = traceparent
@@ -235,14 +235,16 @@ class RunCore(Generic[F]):
     def start(self, now: float) -> None:
         """Publish ``ai.request.started``, initialise the strategy, accept its directives."""
         self.started_at = self._now = now
-        started = RequestStartedData(input=json_safe(self.input), agent=self.name, tools=self.tools)
+        started = RequestStartedData(
+            input=json_safe(self.input), agent=self.name, tools=self.tool_specs
+        )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
             run_id=self.run_id,
             input=self.input,
             request_id=self.request_id,
             parent_run_id=self.parent_run_id,
-            tools=self.tools,
+            tools=self.tool_specs,
         )
         self._folding = True
         try:

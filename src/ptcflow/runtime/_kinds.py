@@ -37,7 +37,7 @@ _UNLIMITED = contextlib.nullcontext()
 def _tool_prepare_sync(ctx: DirectiveContext) -> None:
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
-    tools = run.toolbox
+    tools = run.tools
     if d.tool_name in tools.context_names:
         try:
             ctx.snapshot = run.snapshot(ctx)
@@ -76,7 +76,7 @@ def _tool_call(ctx: DirectiveContext) -> Any:
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
-    tools = run.toolbox
+    tools = run.tools
     tool = tools.tools.get(d.tool_name)
     if tool is not None and not ex.tool_limited and d.tool_name not in tools.context_names:
         return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
@@ -94,7 +94,7 @@ async def _via_toolbox(ctx: DirectiveContext) -> Any:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
     limiter = ex.tool_limiter(name) if ex.tool_limited else None
     async with limiter if limiter is not None else _UNLIMITED:
-        return await run.toolbox.call(
+        return await run.tools.call(
             name,
             d.arguments,
             call_id=d.id,
