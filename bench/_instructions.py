@@ -36,10 +36,13 @@ import sys, time, types
 import anyio
 sys.path.insert(0, {bench!r})
 import _subject
-import ptcflow.runtime._scope as scope_module
 import ptcflow.signals._signal as signal_module
 FIXED = 1_800_000_000_000_000_000
-scope_module._time_ns = lambda: FIXED
+try:  # commits before the run core inlined the stamp into the run scope
+    import ptcflow.runtime._scope as scope_module
+    scope_module._time_ns = lambda: FIXED
+except ImportError:
+    pass
 frozen = types.SimpleNamespace(**{{k: getattr(time, k) for k in dir(time) if not k.startswith("__")}})
 frozen.time_ns = lambda: FIXED
 signal_module.time = frozen

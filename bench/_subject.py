@@ -79,10 +79,10 @@ async def sequential(
 
 
 async def concurrent(
-    runs: int, latency: float, *, telemetry: Telemetry | None = None
+    runs: int, latency: float, *, telemetry: Telemetry | None = None, sync_tool: bool = False
 ) -> tuple[float, float]:
     """Run ``runs`` runs at once on one Runtime (model latency ``latency`` s); (wall, CPU) s."""
-    rt, _ = make_runtime(latency=latency, telemetry=telemetry)
+    rt, _ = make_runtime(latency=latency, telemetry=telemetry, sync_tool=sync_tool)
     strategy = ReAct()
     failures = 0
 

@@ -1,12 +1,7 @@
-"""The run driver's cancel scope: NativeScope on asyncio, the backend's scope otherwise.
-
-Run-level cases run on both backends; NativeScope's own contract (shields, swallowed
-cancellations, foreign cancellations) is asyncio-only.
-"""
+"""Cancelling runs: the driver's cancel scope, enclosing scopes, shielded sections."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +10,6 @@ import pytest
 
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.runtime import Runtime
-from ptcflow.runtime._cancel import NativeScope
 from ptcflow.signals import TOOL_RESULT, Signal
 from ptcflow.strategies import Outcome, RunInfo
 
@@ -106,92 +100,6 @@ async def test_the_run_ending_cancels_the_directive_its_driver_performs() -> Non
     assert results["s"].error.type == "cancelled"
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_swallows_only_its_own_cancellation() -> None:
-    task = asyncio.current_task()
-    assert task is not None
-    before = task.cancelling()
-    with NativeScope() as scope:
-        asyncio.get_running_loop().call_soon(scope.cancel)
-        await asyncio.sleep(30)
-    assert scope.cancelled_caught
-    assert task.cancelling() == before
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_lets_a_foreign_task_cancel_through() -> None:
-    entered = asyncio.Event()
-    scopes: list[NativeScope] = []
-
-    async def victim() -> None:
-        with NativeScope() as scope:
-            scopes.append(scope)
-            entered.set()
-            await asyncio.sleep(30)
-
-    t = asyncio.ensure_future(victim())
-    await entered.wait()
-    t.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await t
-    assert not scopes[0].cancelled_caught
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_cancels_again_when_the_code_swallows_one_cancellation() -> None:
-    swallowed = 0
-    with NativeScope() as scope:
-        asyncio.get_running_loop().call_soon(scope.cancel)
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            swallowed += 1  # misbehaving code: swallows it and waits again
-        await asyncio.sleep(30)
-    assert swallowed == 1 and scope.cancelled_caught
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_waits_for_a_shielded_section_to_end() -> None:
-    finished_shielded = False
-    with NativeScope() as scope:
-        asyncio.get_running_loop().call_soon(scope.cancel)
-        with anyio.CancelScope(shield=True):
-            await anyio.sleep(0.05)
-            finished_shielded = True
-        await asyncio.sleep(30)
-    assert finished_shielded and scope.cancelled_caught
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_cancelled_from_inside_its_task_takes_effect_at_the_next_await() -> None:
-    reached = False
-    with NativeScope() as scope:
-        scope.cancel()
-        reached = True  # no await yet: nothing raised
-        await asyncio.sleep(30)
-    assert reached and scope.cancelled_caught
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_native_scope_left_without_an_await_after_cancel_leaves_no_pending_cancel() -> None:
-    task = asyncio.current_task()
-    assert task is not None
-    with NativeScope() as scope:
-        scope.cancel()
-    assert not scope.cancelled_caught
-    await asyncio.sleep(0)  # would raise if a cancellation were still pending
-    assert task.cancelling() == 0
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_an_anyio_scope_inside_a_native_scope_sees_the_cancellation_propagate() -> None:
-    with NativeScope() as scope:
-        with anyio.CancelScope() as inner:
-            asyncio.get_running_loop().call_soon(scope.cancel)
-            await asyncio.sleep(30)
-    assert not inner.cancelled_caught and scope.cancelled_caught
-
-
 async def test_a_run_cut_by_an_enclosing_deadline_ends_with_timeout() -> None:
     from ptcflow.signals import REQUEST_FAILED, SignalBus
 
@@ -207,26 +115,6 @@ async def test_a_run_cut_by_an_enclosing_deadline_ends_with_timeout() -> None:
         end = sub.receive_nowait()  # published before rt.run re-raised
     assert end.data.result.error.type == "timeout"
     assert end.data.reason == "timeout"
-
-
-async def test_the_effective_deadline_lookup_agrees_with_anyio() -> None:
-    import math
-
-    from ptcflow.runtime._backend import Primitives
-
-    prim = Primitives()
-    seen = [(prim.effective_deadline(), anyio.current_effective_deadline())]
-    with anyio.move_on_after(5):  # noqa: ASYNC100 - only the deadlines are looked at
-        seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
-        with anyio.CancelScope(shield=True):  # noqa: ASYNC100
-            seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
-            with anyio.move_on_after(3):  # noqa: ASYNC100
-                seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
-        with anyio.CancelScope() as cancelled:  # noqa: ASYNC100
-            cancelled.cancel()
-            seen.append((prim.effective_deadline(), anyio.current_effective_deadline()))
-    assert all(ours == theirs for ours, theirs in seen), seen
-    assert seen[2][0] == math.inf and seen[4][0] == -math.inf
 
 
 async def test_cancelling_a_run_reaches_into_a_task_group_the_tool_opened() -> None:
@@ -281,16 +169,3 @@ async def test_a_driver_awaiting_rt_run_directly_is_cancelled_with_its_task_grou
         assert steps == []  # the cancellation was re-raised, not turned into a Step
         assert rt.statistics().runs_active == 0
         assert rt.statistics().in_flight == 0
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_the_native_scopes_task_lookup_finds_the_current_task() -> None:
-    from ptcflow.runtime._cancel import task_getter
-
-    current = task_getter()
-    assert current() is asyncio.current_task()
-
-    async def other() -> bool:
-        return current() is asyncio.current_task()
-
-    assert await asyncio.ensure_future(other())

@@ -19,7 +19,7 @@ from ptcflow.runtime._executor import (
     Executor as Executor,
     ExecutorStatistics as ExecutorStatistics,
 )
-from ptcflow.runtime._kinds import Handler as Handler
+from ptcflow.runtime._kind import Handler as Handler
 from ptcflow.runtime._provider import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,

@@ -38,9 +38,16 @@ async def run(
 ) -> Step:
     """Run one strategy in a temporary :class:`Runtime` and return its Step. Blocks.
 
+    Takes the arguments of :class:`Runtime` and of :meth:`Runtime.run`.
+
+    Raises:
+        UsageError: a bad argument (the error itself, never wrapped in an exception
+            group), or no ``input``: a one-shot run has nothing else to work on.
+
     Example:
         >>> # step = await run(ReAct(), "What is 2 + 3?", llm=ScriptedLLM([...]), tools=[add])
     """
+    _check_input(input)
     async with Runtime(
         llm=llm,
         tools=tools,
@@ -68,8 +75,9 @@ def run_sync(
 
     Raises:
         UsageError: when called from inside a running event loop (``await run(...)``
-            there instead).
+            there instead), for a bad argument, or without an ``input``.
     """
+    _check_input(input)
     if _in_event_loop():
         raise UsageError(
             "run_sync() was called inside a running event loop; it would block that loop. "
@@ -81,6 +89,14 @@ def run_sync(
 
     result: Step = anyio.run(main, backend=backend)
     return result
+
+
+def _check_input(input: Any) -> None:
+    if input is None:
+        raise UsageError(
+            "run() needs an input for the agent to work on: pass it as the second "
+            'argument, e.g. run(ReAct(), "What is 2 + 3?", llm=...)'
+        )
 
 
 def _in_event_loop() -> bool:

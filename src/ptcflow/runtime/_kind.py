@@ -1,8 +1,8 @@
 """The :class:`Kind` record (how one directive class is performed) and shared pieces.
 
-A kind says how to prepare a directive (at submit time and in its task), how to perform
-one attempt, which terminal signal ends it, and which span describes it. The executor
-supplies everything else (deadlines, retries, limits, the exactly-once terminal).
+A kind says how to prepare a directive (before and after its span opens), how to perform
+one attempt, and which span describes it. The performer supplies everything else
+(deadlines, retries, limits, cancellation); the run core publishes the terminal signal.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any, Protocol
 from ptcflow.directives import ToolExec
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
-from ptcflow.signals import TOOL_RESULT, VALIDATION, Err, ErrorEnvelope, ToolResultData
+from ptcflow.runtime._terminals import tool_name_of
+from ptcflow.signals import INTERNAL, VALIDATION, Err, ErrorEnvelope
 
-__all__ = ("Handler", "Kind", "tag_of", "tool_close", "tool_span", "tool_terminal", "validation")
+__all__ = ("Handler", "Kind", "tool_close", "tool_span", "validation")
 
 
 class Handler(Protocol):
@@ -25,9 +26,10 @@ class Handler(Protocol):
     the result in any shape :func:`~ptcflow.signals.normalize_result` accepts (a value,
     ``Ok``/``Err``, an ``ErrorEnvelope``, an ``(ok, value)`` pair); an ``Err`` whose
     envelope is ``retryable`` is retried under the directive's ``max_retries``. The
-    executor publishes the terminal ``ai.tool.result`` itself; a handler may publish
-    intermediate signals with ``ctx.emit``. A raised exception ends the directive with an
-    ``internal`` error (never retried); cancellation must be left to propagate.
+    runtime publishes the terminal ``ai.tool.result`` itself; a handler may publish
+    intermediate signals with ``ctx.emit`` and call tools with ``ctx.call_tool``. A
+    raised exception ends the directive with an ``internal`` error (never retried);
+    cancellation must be left to propagate.
     """
 
     def __call__(self, directive: Any, ctx: DirectiveContext, /) -> Awaitable[Any]:
@@ -35,108 +37,95 @@ class Handler(Protocol):
         ...
 
 
-def _noop_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+def _no_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     return None
 
 
-def _noop_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
+def _no_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
     return None
+
+
+def _nothing(ctx: DirectiveContext) -> Any:  # pragma: no cover - prepare answers
+    raise AssertionError("this directive kind is answered by its prepare step")
 
 
 class Kind:
-    """The handler registration of one directive class (see the module docstring)."""
+    """The handler registration of one directive class (see the module docstring).
+
+    One attempt is ``settle(ctx, await call(ctx))``, or ``fail(ctx, exc)`` when the awaited
+    work raised: ``call`` starts the work and returns its awaitable (or an ``Err`` at
+    once, for work that cannot start); the split keeps the runtime's own coroutine out of
+    the way of the provider's or tool's (one frame less per directive).
+
+    Args:
+        label: names the kind in errors (``"ToolExec"``, ``"Shout (shout)"``).
+        call: ``(ctx) -> awaitable | Err``: one attempt's work.
+        settle: ``(ctx, value) -> result``: the result of what the work returned (``None``:
+            the value itself, an ``Ok`` or ``Err``).
+        fail: ``(ctx, exc) -> result``: the result of an exception the work raised
+            (default: none, the exception is a crash of the handler: ``internal``).
+        prepare_sync: before the span opens (resolve a model, take a snapshot).
+        prepare: after the span opens, before the first attempt; returns an ``Err`` to
+            end the directive with it, or ``None`` to go on.
+        open_span / close_span: the directive's span (no-ops by default).
+        retries: whether retryable failures are retried.
+        error_type: the error type of a stray ``CancelledError`` the work raised.
+    """
 
     __slots__ = (
         "call",
         "close_span",
+        "error_type",
         "fail",
-        "inline",
         "label",
         "open_span",
-        "perform",
         "prepare",
         "prepare_sync",
         "retries",
         "settle",
-        "terminal",
     )
 
     def __init__(
         self,
         label: str,
         *,
-        terminal: Callable[[DirectiveContext, Any], None],
-        perform: Callable[[DirectiveContext], Awaitable[Any]] | None = None,
-        inline: Callable[[DirectiveContext], Any] | None = None,
-        prepare_sync: Callable[[DirectiveContext], None] | None = None,
-        prepare: Callable[[DirectiveContext], Any] | None = None,
-        open_span: Callable[[DirectiveContext, Telemetry], None] = _noop_span,
-        close_span: Callable[[DirectiveContext, Telemetry, Any, float], None] = _noop_close,
-        retries: bool = True,
-        call: Callable[[DirectiveContext], Any] | None = None,
+        call: Callable[[DirectiveContext], Any] = _nothing,
         settle: Callable[[DirectiveContext, Any], Any] | None = None,
         fail: Callable[[DirectiveContext, Exception], Any] | None = None,
+        prepare_sync: Callable[[DirectiveContext], None] | None = None,
+        prepare: Callable[[DirectiveContext], Err | None] | None = None,
+        open_span: Callable[[DirectiveContext, Telemetry], None] = _no_span,
+        close_span: Callable[[DirectiveContext, Telemetry, Any, float], None] = _no_close,
+        retries: bool = True,
+        error_type: str = INTERNAL,
     ) -> None:
         self.label = label
-        self.terminal = terminal
-        self.perform: Callable[[DirectiveContext], Awaitable[Any]] = perform or _never
-        self.inline = inline
+        self.call = call
+        self.settle = settle
+        self.fail = fail
         self.prepare_sync = prepare_sync
         self.prepare = prepare
         self.open_span = open_span
         self.close_span = close_span
         self.retries = retries
-        self.call = call
-        """Optional split of one attempt for the executor's fast lane, saving a coroutine:
-        ``call(ctx)`` returns the awaitable doing the work (or a result at once, an
-        ``Err``); ``settle(ctx, value)`` turns what it returned into the result (``None``:
-        as is) and ``fail(ctx, exc)`` an exception it raised. ``perform`` must do the
-        same in one coroutine (the general path uses it)."""
-        self.settle = settle
-        self.fail = fail
+        self.error_type = error_type
+
+    def __repr__(self) -> str:
+        return f"<Kind {self.label}>"
 
 
-async def _never(ctx: DirectiveContext) -> Any:  # pragma: no cover - inline kinds only
-    raise AssertionError("inline directive kinds are never performed in a task")
-
-
-# -- shared terminal: ai.tool.result ---------------------------------------------------
-
-
-def tool_terminal(ctx: DirectiveContext, result: Any) -> None:
-    """Publish ``ai.tool.result`` for ``ctx`` (tools, child runs, custom kinds)."""
-    d = ctx.directive
-    if isinstance(d, ToolExec) and d.tool_name:
-        name = d.tool_name
-    else:
-        name = getattr(d, "tool_name", None) or getattr(d, "agent", None) or tag_of(type(d))
-    run = ctx.run
-    run.tool_calls += 1
-    ms = 0.0
-    if ctx.started_at:
-        ms = round((run.clock() - ctx.started_at) * 1000.0, 3)
-    run.emit(
-        TOOL_RESULT,
-        ToolResultData(tool_name=name, result=result, attempts=ctx.attempt or 1, duration_ms=ms),
-        ctx,
-    )
-
-
-def tag_of(cls: type[Any]) -> str:
-    """The msgspec tag of a directive class (its name when it has none)."""
-    tag = getattr(cls, "__struct_config__", None)
-    return str(tag.tag) if tag is not None and tag.tag else cls.__name__
+# -- the execute_tool span (tools, child runs, custom kinds) ---------------------------------
 
 
 def tool_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     """Open the ``execute_tool {name}`` span of ``ctx``."""
     d = ctx.directive
-    name = getattr(d, "tool_name", None) or getattr(d, "agent", None) or tag_of(type(d))
+    name = tool_name_of(d)
     tool = ctx.run.tools.tools.get(name) if isinstance(d, ToolExec) else None
     attrs = tel.tool_attributes(name, d.id, tool)
-    span = tel.start_span(f"execute_tool {name}", attrs, ctx.run.otel_context)
+    span = tel.start_span(f"execute_tool {name}", attrs, ctx.otel_parent)
     ctx.span = span
-    ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
+    ctx.otel_context = tel.context_of(span, ctx.otel_parent)
     ctx.traceparent = tel.traceparent(span)
     arguments = d.arguments if isinstance(d, ToolExec) else getattr(d, "input", None)
     if arguments is not None:  # a child agent's input is its arguments

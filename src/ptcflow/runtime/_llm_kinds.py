@@ -8,7 +8,7 @@ import msgspec
 
 from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
 from ptcflow.errors import ConfigError
-from ptcflow.runtime._context import ZERO_USAGE, DirectiveContext
+from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Kind, validation
 from ptcflow.runtime._provider import (
     EmbedRequest,
@@ -19,23 +19,18 @@ from ptcflow.runtime._provider import (
 )
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.signals import (
-    EMBED_RESULT,
     LLM_DELTA,
-    LLM_RESPONSE,
     PROVIDER_ERROR,
     TIMEOUT,
     TRANSIENT,
-    USAGE,
     EmbedResponse,
-    EmbedResultData,
     Err,
     ErrorEnvelope,
+    LLMChunk,
     LLMDeltaData,
     LLMResponse,
-    LLMResponseData,
     Ok,
     StreamAssembler,
-    UsageData,
 )
 
 __all__ = ("is_resolver", "llm_kinds", "model_of")
@@ -113,81 +108,79 @@ def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
     )
 
 
-def _request(ctx: DirectiveContext) -> tuple[Any, LLMRequest]:
-    provider, model = ctx.data
-    return provider, _llm_request(ctx, model)
+def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
+    """The provider's concurrency limiter (``None``: it has none)."""
+    return ctx.run.executor.provider_limiter(_provider_name(provider))
 
 
 def _generate_call(ctx: DirectiveContext) -> Any:
-    """One attempt's work: the provider's awaitable (under its limiter when it has one),
-    or the ``Err`` of a model that could not be resolved (see _llm_prepare_sync)."""
-    data = ctx.data
-    if isinstance(data, Err):
-        return data
-    provider, model = data
-    request = _llm_request(ctx, model)
-    ex = ctx.run.executor
-    if ex.provider_limited:
-        limiter = ex.provider_limiter(_provider_name(provider))
-        if limiter is not None:
-            return _limited(limiter, provider.generate, request)
-    return provider.generate(request)
-
-
-async def _limited(limiter: Any, generate: Any, request: LLMRequest) -> Any:
-    async with limiter:
-        return await generate(request)
-
-
-def _generate_settle(ctx: DirectiveContext, resp: Any) -> Any:
-    if type(resp) is LLMResponse and resp.model:  # the common case, without a call
-        return Ok(payload=resp)
+    """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
+    or the ``Err`` of a model that could not be resolved."""
+    if isinstance(ctx.data, Err):
+        return ctx.data
     provider, model = ctx.data
-    return _check_response(resp, provider, model, LLMResponse)
+    request = _llm_request(ctx, model)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return provider.generate(request)
+    return _limited(limiter, provider.generate, request)
 
 
-def _generate_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
+    """``await fn(*args)`` under ``limiter`` (the call starts once a slot is free)."""
+    async with limiter:
+        return await fn(*args)
+
+
+def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
+    return _check_response(response, provider, model, LLMResponse)
+
+
+def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
     return _classify(exc, ctx.data[0], ctx)
 
 
-async def _generate(ctx: DirectiveContext) -> Any:
-    """One attempt of ``LLMGenerate`` in one coroutine: call, then settle or fail."""
-    work = _generate_call(ctx)
-    if type(work) is Err:
-        return work
-    try:
-        resp = await work
-    except Exception as exc:
-        return _generate_fail(ctx, exc)
-    return _generate_settle(ctx, resp)
+_ENCODER = msgspec.json.Encoder()
+_DECODERS = {cls: msgspec.json.Decoder(cls) for cls in (LLMResponse, LLMChunk, EmbedResponse)}
 
 
 def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any:
+    """Validate what a provider returned at the boundary: a ``cls`` whose every field
+    survives the journal (JSON) exactly; returns ``Ok`` of that JSON-read copy, or the
+    ``provider_error`` saying what was wrong and where (a tool call whose ``input`` is
+    not a JSON object, say)."""
     if not isinstance(resp, cls):
-        return Err(
-            error=ErrorEnvelope.make(
-                PROVIDER_ERROR,
-                f"provider {_provider_name(provider)!r} returned {type(resp).__name__}, "
-                f"expected {cls.__name__} (malformed provider output)",
-                {"provider": _provider_name(provider)},
-                retryable=False,
-            )
+        problem = f"returned {type(resp).__name__}, expected {cls.__name__}"
+    else:
+        try:
+            resp = _DECODERS[cls].decode(_ENCODER.encode(resp))
+        except (msgspec.ValidationError, TypeError, ValueError, OverflowError) as exc:
+            problem = f"returned a {cls.__name__} that is not valid JSON data: {exc}"
+        else:
+            if model and not resp.model:
+                resp = msgspec.structs.replace(resp, model=model)
+            return Ok(payload=resp)
+    who = _provider_name(provider)
+    return Err(
+        error=ErrorEnvelope.make(
+            PROVIDER_ERROR,
+            f"provider {who!r} {problem} (malformed provider output)",
+            {"provider": who},
+            retryable=False,
         )
-    if not resp.model and model:
-        resp = msgspec.structs.replace(resp, model=model)
-    return Ok(payload=resp)
+    )
 
 
-async def _stream(ctx: DirectiveContext) -> Any:
+def _stream_call(ctx: DirectiveContext) -> Any:
     if isinstance(ctx.data, Err):  # the model could not be resolved
         return ctx.data
-    provider, req = _request(ctx)
-    ex = ctx.run.executor
-    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
+    provider, model = ctx.data
+    request = _llm_request(ctx, model)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
-        return await _consume(ctx, provider, req)
-    async with limiter:
-        return await _consume(ctx, provider, req)
+        return _consume(ctx, provider, request)
+    return _limited(limiter, _consume, ctx, provider, request)
 
 
 async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
@@ -195,9 +188,12 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
     chunks = provider.stream(req)
     try:
         async for chunk in chunks:
+            checked = _check_response(chunk, provider, "", LLMChunk)
+            if isinstance(checked, Err):
+                return checked
             ctx.no_retry = True  # deltas are visible now: a retry would repeat them
-            assembler.add(chunk)
-            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=chunk))
+            assembler.add(checked.payload)
+            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=checked.payload))
     except Exception as exc:
         return _classify(exc, provider, ctx)
     finally:
@@ -218,17 +214,6 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
     return _check_response(response, provider, req.model, LLMResponse)
 
 
-def _llm_terminal(ctx: DirectiveContext, result: Any) -> None:
-    run = ctx.run
-    run.turns += 1
-    if not isinstance(result, Err):
-        resp: LLMResponse = result.payload
-        u = run.usage
-        run.usage = resp.usage if u is ZERO_USAGE else u + resp.usage
-        run.emit(USAGE, UsageData(usage=resp.usage, model=resp.model), ctx)
-    run.emit(LLM_RESPONSE, LLMResponseData(result=result, attempts=ctx.attempt or 1), ctx)
-
-
 def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
     provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
     return (_provider_name(provider) if provider is not None else ""), model
@@ -243,9 +228,9 @@ def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
         attrs["gen_ai.provider.name"] = pname
     if model:
         attrs["gen_ai.request.model"] = model
-    span = tel.start_span(f"{op} {model}" if model else op, attrs, ctx.run.otel_context)
+    span = tel.start_span(f"{op} {model}" if model else op, attrs, ctx.otel_parent)
     ctx.span = span
-    ctx.otel_context = tel.context_of(span, ctx.run.otel_context)
+    ctx.otel_context = tel.context_of(span, ctx.otel_parent)
     ctx.traceparent = tel.traceparent(span)
     if tel.capture_content:
         if isinstance(d, LLMGenerate):
@@ -286,31 +271,22 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 # -- LLMEmbed --------------------------------------------------------------------------
 
 
-async def _embed(ctx: DirectiveContext) -> Any:
+def _embed_call(ctx: DirectiveContext) -> Any:
     if isinstance(ctx.data, Err):  # the model could not be resolved
         return ctx.data
     provider, model = ctx.data
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
-    req = EmbedRequest(model=model, inputs=d.inputs)
-    ex = ctx.run.executor
-    limiter = ex.provider_limiter(_provider_name(provider)) if ex.provider_limited else None
-    try:
-        if limiter is None:
-            resp = await provider.embed(req)
-        else:
-            async with limiter:
-                resp = await provider.embed(req)
-    except Exception as exc:
-        return _classify(exc, provider, ctx)
-    return _check_response(resp, provider, model, EmbedResponse)
+    request = EmbedRequest(model=model, inputs=d.inputs)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return provider.embed(request)
+    return _limited(limiter, provider.embed, request)
 
 
-def _embed_terminal(ctx: DirectiveContext, result: Any) -> None:
-    if result.ok:
-        u = ctx.run.usage
-        ctx.run.usage = result.payload.usage if u is ZERO_USAGE else u + result.payload.usage
-    ctx.emit(EMBED_RESULT, EmbedResultData(result=result, attempts=max(ctx.attempt, 1)))
+def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
+    return _check_response(response, provider, model, EmbedResponse)
 
 
 def llm_kinds() -> dict[type[Any], Kind]:
@@ -319,17 +295,14 @@ def llm_kinds() -> dict[type[Any], Kind]:
         "prepare_sync": _llm_prepare_sync,
         "open_span": _llm_span,
         "close_span": _llm_close,
+        "error_type": PROVIDER_ERROR,
     }
     return {
         LLMGenerate: Kind(
-            "LLMGenerate",
-            perform=_generate,
-            call=_generate_call,
-            settle=_generate_settle,
-            fail=_generate_fail,
-            terminal=_llm_terminal,
-            **common,
+            "LLMGenerate", call=_generate_call, settle=_generate_settle, fail=_llm_fail, **common
         ),
-        LLMStream: Kind("LLMStream", perform=_stream, terminal=_llm_terminal, **common),
-        LLMEmbed: Kind("LLMEmbed", perform=_embed, terminal=_embed_terminal, **common),
+        LLMStream: Kind("LLMStream", call=_stream_call, fail=_llm_fail, **common),
+        LLMEmbed: Kind(
+            "LLMEmbed", call=_embed_call, settle=_embed_settle, fail=_llm_fail, **common
+        ),
     }

@@ -13,15 +13,15 @@ from anyio.abc import TaskGroup
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
-from ptcflow.runtime._context import DirectiveContext
+from ptcflow.runtime._context import DirectiveContext, LocalRun
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
-from ptcflow.runtime._kinds import is_resolver
-from ptcflow.runtime._llm_kinds import model_of
-from ptcflow.runtime._scope import RunScope
-from ptcflow.runtime._scope_ends import cancelled
+from ptcflow.runtime._flight import cancelled
+from ptcflow.runtime._llm_kinds import is_resolver, model_of
+from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
+from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import new_id
 
@@ -41,10 +41,10 @@ class RunHandle:
         >>> # handle = rt.start(strategy, "hi"); handle.cancel(); step = await handle.wait()
     """
 
-    __slots__ = ("_scope",)
+    __slots__ = ("_run",)
 
-    def __init__(self, scope: RunScope) -> None:
-        self._scope = scope
+    def __init__(self, run: LocalRun) -> None:
+        self._run = run
 
     def __repr__(self) -> str:
         return f"<RunHandle {self.run_id!r} {'done' if self.done else 'running'}>"
@@ -52,17 +52,17 @@ class RunHandle:
     @property
     def run_id(self) -> str:
         """The run's id."""
-        return self._scope.run_id
+        return self._run.run_id
 
     @property
     def done(self) -> bool:
         """True once the run has ended (its Step is available)."""
-        return self._scope.finished
+        return self._run.finished
 
     @property
     def step(self) -> Step | None:
         """The run's Step once it has ended, else ``None``."""
-        return self._scope.step
+        return self._run.step
 
     def cancel(self, message: str = "") -> None:
         """Cancel the run (does not block; a no-op once it has ended).
@@ -72,11 +72,11 @@ class RunHandle:
         ``cancelled``.
         """
         text = message or f"run {self.run_id} was cancelled by its handle"
-        self._scope.cancel(cancelled(text))
+        self._run.stop(cancelled(text))
 
     async def wait(self) -> Step:
         """Block until the run has ended and its directives have exited; return its Step."""
-        return await wait_done(self._scope)
+        return await wait_done(self._run)
 
 
 class Runtime:
@@ -144,7 +144,10 @@ class Runtime:
         self._state = _State.NEW
         self._tg: TaskGroup | None = None
         self._executor: Executor | None = None
-        self._runs: dict[RunScope, None] = {}
+        self._performer: Performer | None = None
+        self._terminals = TerminalTable(self._handlers)
+        self._runs: dict[LocalRun, None] = {}
+        self._publish = bus.publish if bus is not None else None
         self._strategy_types: set[type[Any]] = set()
 
     def __repr__(self) -> str:
@@ -170,6 +173,7 @@ class Runtime:
             handlers=self._handlers,
             **kwargs,
         )
+        self._performer = Performer(self._executor, self._run_child)
         self._state = _State.OPEN
         return self
 
@@ -179,15 +183,24 @@ class Runtime:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        """Wait for runs started with :meth:`start`; cancel them if the block raised."""
-        assert self._tg is not None
+        """Wait for runs started with :meth:`start`; cancel them if the block raised.
+
+        An exception raised in the block comes out as itself (not wrapped in an
+        exception group) unless the Runtime's own tasks failed too.
+        """
+        assert self._tg is not None and self._executor is not None
         if exc is not None:
-            for scope in list(self._runs):
-                scope.cancel(cancelled(f"the Runtime closed with {type(exc).__name__}"))
+            for run in list(self._runs):
+                run.stop(cancelled(f"the Runtime closed with {type(exc).__name__}"))
         try:
             return await self._tg.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            if exc is None or len(group.exceptions) != 1 or group.exceptions[0] is not exc:
+                raise
         finally:
             self._state = _State.CLOSED
+            self._executor.close()
+        raise exc  # the body's own exception, unwrapped (outside the except: no new context)
 
     @property
     def executor(self) -> Executor:
@@ -224,7 +237,7 @@ class Runtime:
         agents: Mapping[str, Any] | None,
         record: bool,
         name: str | None,
-    ) -> RunScope:
+    ) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
         cls = type(strategy)
@@ -241,35 +254,34 @@ class Runtime:
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
         assert self._executor is not None
-        enclosing = deadline = self._executor.prim.effective_deadline()
+        enclosing = deadline = anyio.current_effective_deadline()
         if timeout is not None:
             if timeout <= 0:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
             deadline = min(deadline, self._executor.clock() + timeout)
         rid = run_id or new_id("run_")
-        scope = RunScope(
-            self._executor,
-            self,
+        assert self._executor is not None and self._performer is not None
+        run = LocalRun(
             strategy,
             input,
-            run_id=rid,
-            request_id=request_id or rid,
-            parent_run_id=None,
+            executor=self._executor,
+            performer=self._performer,
             tools=self._toolbox if tools is None else Toolbox.build(tools),
             llm=self.llm if llm is None else llm,
             llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
             llm_model=self._llm_model if llm is None else model_of(llm),
             agents=self.agents if agents is None else {**self.agents, **agents},
-            bus=self.bus,
-            record=record,
-            deadline=deadline,
-            telemetry=self._tel,
-            otel_parent=current_context() if self._tracing else None,
+            run_id=rid,
+            request_id=request_id or rid,
             name=name,
+            deadline=deadline,
+            publish=self._publish,
+            record=record,
+            terminals=self._terminals,
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
-            scope.own_deadline = deadline
-        return scope
+            run.own_deadline = deadline
+        return run
 
     def run(
         self,
@@ -308,7 +320,7 @@ class Runtime:
             UsageError: the Runtime is not open or the arguments are invalid (raised by
                 the call itself; the run starts when the returned coroutine is awaited).
         """
-        scope = self._open(
+        run = self._open(
             strategy,
             input,
             tools=tools,
@@ -320,7 +332,8 @@ class Runtime:
             record=record,
             name=name,
         )
-        return drive(scope, self._runs, start=True)
+        otel_parent = current_context() if self._tracing else None
+        return drive(run, self._runs, start=True, otel_parent=otel_parent)
 
     def start(
         self,
@@ -341,7 +354,7 @@ class Runtime:
         Does not block. Same arguments as :meth:`run`. Leaving the Runtime's ``async
         with`` block waits for started runs (and cancels them if the block raised).
         """
-        scope = self._open(
+        run = self._open(
             strategy,
             input,
             tools=tools,
@@ -353,35 +366,42 @@ class Runtime:
             record=record,
             name=name,
         )
-        self._runs[scope] = None
-        scope.own_deadline = scope.deadline  # driven in another task: enforce it all
-        scope.start()
+        self._runs[run] = None
+        run.own_deadline = run.deadline  # driven in another task: enforce it all
+        run.begin(current_context() if self._tracing else None)
         assert self._tg is not None
-        self._tg.start_soon(drive, scope, self._runs, name=f"run {scope.run_id}")
-        return RunHandle(scope)
+        self._tg.start_soon(drive, run, self._runs, name=f"run {run.run_id}")
+        return RunHandle(run)
 
-    def _open_child(
-        self, parent: RunScope, ctx: DirectiveContext, strategy: Any, input: Any
-    ) -> RunScope:
-        """Create the scope of a child run started by directive ``ctx`` of ``parent``."""
+    async def _run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
+        """Run ``strategy`` as a child of the run of directive ``ctx``, in ``ctx``'s task.
+
+        Its run id is ``{parent run id}/{directive id}``; it shares the parent's model,
+        tools and agents, gets the directive's remaining time, nests its spans under the
+        directive's span and is cancelled with it.
+        """
+        parent = ctx.run
         d = ctx.directive
-        return RunScope(
-            parent.executor,
-            self,
+        enclosing = anyio.current_effective_deadline()
+        deadline = min(ctx.deadline, enclosing)
+        child = LocalRun(
             strategy,
             input,
-            run_id=f"{parent.run_id}/{d.id}",
-            request_id=d.request_id or parent.request_id,
-            parent_run_id=parent.run_id,
+            executor=parent.executor,
+            performer=parent.performer,
             tools=parent.tools,
             llm=parent.llm,
             llm_is_resolver=parent.llm_is_resolver,
             llm_model=parent.llm_model,
             agents=parent.agents,
-            bus=self.bus,
-            record=False,
-            deadline=min(ctx.deadline, parent.executor.prim.effective_deadline()),
-            telemetry=parent.telemetry,
-            otel_parent=ctx.otel_context,
+            run_id=f"{parent.run_id}/{d.id}",
+            request_id=d.request_id or parent.request_id,
+            parent_run_id=parent.run_id,
             name=getattr(d, "agent", None),
+            deadline=deadline,
+            publish=self._publish,
+            terminals=self._terminals,
         )
+        if deadline < enclosing:
+            child.own_deadline = deadline
+        return await drive(child, start=True, otel_parent=ctx.otel_context)

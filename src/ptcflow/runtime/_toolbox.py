@@ -15,6 +15,7 @@ import anyio
 
 from ptcflow.signals import Err, Ok, ToolSpec
 from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
+from ptcflow.tools._call import RunSync
 
 __all__ = ("Toolbox",)
 
@@ -61,9 +62,14 @@ class Toolbox:
         run_id: str,
         state: Any,
         metadata: Mapping[str, Any],
-        limiter: anyio.CapacityLimiter,
+        limiter: anyio.CapacityLimiter | None = None,
+        run_sync: RunSync | None = None,
     ) -> Ok[Any] | Err:
-        """Run tool ``name``; never raises except for cancellation."""
+        """Run tool ``name``; never raises except for cancellation.
+
+        Sync tools run in a worker thread: through ``run_sync`` when given (the Runtime's
+        pool), else ``anyio.to_thread`` under ``limiter``.
+        """
         context = None
         if name in self.context_names:
             context = ToolContext(
@@ -75,7 +81,9 @@ class Toolbox:
             )
         tool = self.tools.get(name)
         if tool is not None:
-            return await call_tool(tool, call_id, arguments, context=context, limiter=limiter)
+            return await call_tool(
+                tool, call_id, arguments, context=context, limiter=limiter, run_sync=run_sync
+            )
         call = ToolCall(id=call_id, name=name, input=dict(arguments))  # unknown: its error
         result = await dispatch(self.tools, call, context=context, limiter=limiter)
         return result.to_result()

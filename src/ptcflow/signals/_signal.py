@@ -70,7 +70,7 @@ def stamp() -> tuple[str, str]:
 
     One clock read for both; the time is UTC with milliseconds
     (``2026-01-02T03:04:05.123Z``), the precision of the id itself, formatted once per
-    millisecond. Internal: the runtime's signal fast path (``RunScope.emit`` inlines it).
+    millisecond. Internal: the default ``stamp`` of the run core (one call per signal).
     """
     ms = time.time_ns() // 1_000_000
     cache = _cache

@@ -12,7 +12,7 @@ the same code :func:`dispatch` runs, so the two cannot drift apart.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import anyio
@@ -34,7 +34,10 @@ from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
 from ptcflow.tools._plan import ASYNC, INLINE
 from ptcflow.tools._tool import Tool
 
-__all__ = ("call_tool",)
+__all__ = ("RunSync", "call_tool")
+
+RunSync = Callable[..., Awaitable[Any]]
+"""``await run_sync(fn, *args)``: call a sync function in a worker thread."""
 
 # Values json_safe returns unchanged, checked by exact type.
 _AS_IS: Final = (str, int, bool, type(None))
@@ -49,6 +52,7 @@ async def call_tool(
     context: ToolContext | None = None,
     limiter: anyio.CapacityLimiter | None = None,
     validation: str = "enabled",
+    run_sync: RunSync | None = None,
 ) -> Ok[Any] | Err:
     """Run one call of a known tool and return its ``Ok``/``Err`` envelope.
 
@@ -72,6 +76,9 @@ async def call_tool(
         context: facts for a ``ToolContext`` parameter (``None``: a default context).
         limiter: caps sync tools running in threads (anyio's default when ``None``).
         validation: ``"enabled"`` (default), ``"strict"``, ``"warn_only"`` or ``"disabled"``.
+        run_sync: runs a sync tool in a worker thread, ``await run_sync(fn, *args)``
+            (``None``: ``anyio.to_thread.run_sync`` under ``limiter``). The Runtime passes
+            its own pool, which abandons a thread whose caller is cancelled.
 
     Returns:
         ``Ok(payload, effects)`` with the result as JSON data, or ``Err(error, effects)``.
@@ -122,6 +129,8 @@ async def call_tool(
             if how is INLINE:
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 output = fn(*args, **kwargs)
+            elif run_sync is not None:
+                (output,) = await run_sync(_boxed, fn, args, kwargs)
             else:
                 (output,) = await anyio.to_thread.run_sync(
                     _boxed, fn, args, kwargs, limiter=limiter

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
 import types
 import typing
 import warnings
@@ -58,10 +57,11 @@ _PTCFLOW_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside ptcflow."""
-    frame = sys._getframe(1)
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PTCFLOW_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 
