@@ -13,7 +13,7 @@ from ptcflow.lisp._forms import ListForm, Lit, MapForm, SetForm, Sym, VecForm
 from ptcflow.lisp._reader import MAX_NESTING, read, read_data, read_one
 from ptcflow.lisp.values import Keyword, Regex, lisp_eq
 
-from .helpers import K
+from .helpers import K, L
 
 DATA = [
     ("42", 42),
@@ -75,7 +75,7 @@ DATA = [
 
 @pytest.mark.parametrize(("source", "expected"), DATA)
 def test_reads_data_literals(source: str, expected: Any) -> None:
-    assert lisp_eq(read_data(source), expected)
+    assert lisp_eq(read_data(source), L(expected))
 
 
 def test_reads_nan() -> None:
@@ -258,6 +258,7 @@ _values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(_values)
 def test_read_of_pr_str_round_trips(value: Any) -> None:
+    value = L(value)
     assert lisp_eq(read_data(pr_str(value)), value)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
+from ptcflow.lisp._colls import EMPTY_VEC
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp._internal import INTERNAL
 from ptcflow.lisp._sandbox import FORBIDDEN, check_symbol
@@ -279,7 +280,7 @@ class Analyzer:
         """A call, a special form or a macro."""
         items = form.items
         if not items:
-            return A.Const((), form.line, form.column)
+            return A.Const(EMPTY_VEC, form.line, form.column)
         head = items[0]
         if isinstance(head, Sym):
             name = head.name

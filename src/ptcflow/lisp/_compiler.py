@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
 from ptcflow.lisp._calls import compile_call
+from ptcflow.lisp._colls import Map, make_set, mkey, vec
 from ptcflow.lisp._destructure import Binder, compile_binder
 from ptcflow.lisp._fn import make_fn_factory
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
@@ -80,10 +81,16 @@ class Compiler:
         return global_
 
     def ctx_ref(self, node: A.CtxRef) -> Ev:
-        ctx, key = self.state.ctx, node.key
+        state, key = self.state, node.key
+        ctx, cache = state.ctx, state.ctx_values
         if key in ctx:
-            value = ctx[key]
-            return lambda frame: value
+            miss = cache  # a sentinel no value can be
+
+            def ctx_(frame: list[Any]) -> Any:
+                v = cache.get(key, miss)
+                return state.ctx_value(key) if v is miss else v
+
+            return ctx_
         line, col = node.line, node.column
         known = ", ".join(f"ctx/{k}" for k in sorted(ctx)) or "none"
 
@@ -361,32 +368,15 @@ class Compiler:
     # -- collections ----------------------------------------------------------------------
     def vec(self, node: A.VecNode) -> Ev:
         evs = [self.compile(n) for n in node.items]
-        return lambda frame: tuple([ev(frame) for ev in evs])
+        return lambda frame: vec([ev(frame) for ev in evs])
 
     def set_(self, node: A.SetNode) -> Ev:
         evs = [self.compile(n) for n in node.items]
-        line, col = node.line, node.column
-
-        def set_(frame: list[Any]) -> Any:
-            items = [ev(frame) for ev in evs]
-            try:
-                return frozenset(items)
-            except TypeError:
-                raise _unhashable("set elements", line, col) from None
-
-        return set_
+        return lambda frame: make_set([ev(frame) for ev in evs])
 
     def map_(self, node: A.MapNode) -> Ev:
         evs = [(self.compile(k), self.compile(v)) for k, v in node.items]
-        line, col = node.line, node.column
-
-        def map_(frame: list[Any]) -> Any:
-            try:
-                return {k(frame): v(frame) for k, v in evs}
-            except TypeError:
-                raise _unhashable("map keys", line, col) from None
-
-        return map_
+        return lambda frame: Map({mkey(k(frame)): v(frame) for k, v in evs})
 
     # -- comprehension ----------------------------------------------------------------------
     def for_(self, node: A.ForNode) -> Ev:
@@ -417,7 +407,7 @@ class Compiler:
             if not collect:
                 return None
             budget.charge(16 * len(out), "for")
-            return tuple(out)
+            return vec(out)
 
         return for_
 
@@ -528,15 +518,6 @@ class Compiler:
             return state.pmap(lambda g: g(), fns)
 
         return pcalls
-
-
-def _unhashable(what: str, line: int, col: int) -> LispError:
-    return LispError(
-        "type",
-        f"{what} cannot be maps: use a keyword, string, number or vector instead",
-        line=line,
-        column=col,
-    )
 
 
 _DISPATCH: Final[dict[type, Callable[[Compiler, Any], Ev]]] = {

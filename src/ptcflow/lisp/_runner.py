@@ -36,7 +36,6 @@ from ptcflow.lisp._runtime import (
     ReturnSignal,
     RunState,
     ToolRequest,
-    tool_value,
 )
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget, Limits
@@ -211,10 +210,7 @@ class _Driver:
         )
         if error is not None:
             return Outcome(error=LispError("tool_error", f'tool "{req.name}" failed: {error}'))
-        try:
-            return Outcome(tool_value(result))
-        except TypeError as exc:
-            return Outcome(error=LispError("tool_error", f'tool "{req.name}" returned {exc}'))
+        return Outcome(result)  # converted by the program's greenlet (RunState.call_tool)
 
 
 def _envelope_error(result: Any) -> str | None:
@@ -303,13 +299,13 @@ async def run(
     else:
         failure = None
     try:
-        ctx_values = _ctx_values(ctx_in, program.ctx_used if program is not None else ())
+        _check_unread(ctx_in, program.ctx_used if program is not None else ())
     except TypeError as exc:
         raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
     if failure is not None or program is None:
         return finish(error=failure)
     try:
-        state = RunState(budget, ctx_values, working, names)
+        state = RunState(budget, ctx_in, working, names)
         entry = Compiler(state, {}).compile(program.body)
     except LispError as err:
         return finish(error=err)
@@ -360,6 +356,8 @@ async def run(
             done = await _drive(g, driver)
     except LispError as err:
         return finish(error=err)
+    except UsageError:
+        raise
     except RecursionError:
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
@@ -378,19 +376,16 @@ async def run(
     return finish(value=converted, **outcome)
 
 
-def _ctx_values(ctx: Mapping[str, Any], used: Collection[str]) -> dict[str, Any]:
-    """The PTC-Lisp values of the ctx keys a program reads; the others are only checked.
+def _check_unread(ctx: Mapping[str, Any], used: Collection[str]) -> None:
+    """Check the ctx values a program never reads are plain data (``TypeError`` otherwise).
 
-    A ctx value the program never reads is not converted (a large unread tool result costs
-    a walk, not a copy); every value must still be plain data (``TypeError`` otherwise).
+    The values it reads are converted in the program's greenlet on first read
+    (``RunState.ctx_value``): charged to its budget, and yielding on large data. The others
+    cost a walk, not a copy.
     """
-    out: dict[str, Any] = {}
     for k, v in ctx.items():
-        if k in used:
-            out[k] = from_python(v)
-        else:
+        if k not in used:
             check_plain(v)
-    return out
 
 
 def _unexpected(exc: Exception) -> LispError:

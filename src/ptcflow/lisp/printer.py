@@ -8,11 +8,12 @@ sets as ``#{...}``, sequences as vectors ``[...]`` (there are no lazy seqs), reg
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import Any, Final
 
+from ptcflow.lisp._colls import Map, Vector, set_items
 from ptcflow.lisp.values import Builtin, Keyword, LispFn, Regex
 
-__all__ = ("pr_str", "print_str", "str_of", "type_name")
+__all__ = ("ordered", "pr_str", "print_str", "str_of", "type_name")
 
 _ESCAPES: Final = {
     '"': '\\"',
@@ -26,8 +27,8 @@ _ESCAPES: Final = {
 _NEEDS_ESCAPE: Final = frozenset(_ESCAPES)
 
 
-class _Full(Exception):
-    """Raised internally once the output reached its limit."""
+class Full(Exception):
+    """Raised once the output reached its limit (``pr_str`` catches it and cuts the text)."""
 
 
 def _quote(s: str) -> str:
@@ -64,7 +65,7 @@ class _Writer:
         if self.limit is not None:
             self.size += len(s)
             if self.size > self.limit:
-                raise _Full
+                raise Full
 
     def value(self, x: object) -> None:
         t = type(x)
@@ -80,12 +81,14 @@ class _Writer:
             self.add("true" if x else "false")
         elif t is float:
             self.add(_float(x))  # type: ignore[arg-type]
-        elif t is tuple:
-            self.seq("[", x, "]")  # type: ignore[arg-type]
-        elif t is dict:
+        elif t is Vector:
+            self.seq("[", x, "]")
+        elif t is dict or t is Map:
+            from ptcflow.lisp._convert import ordered_items
+
             self.add("{")
             first = True
-            for k, v in x.items():  # type: ignore[attr-defined]
+            for k, v in ordered_items(x):
                 if not first:
                     self.add(", ")
                 first = False
@@ -94,7 +97,7 @@ class _Writer:
                 self.value(v)
             self.add("}")
         elif t is frozenset:
-            self.seq("#{", _ordered(x), "}")  # type: ignore[arg-type]
+            self.seq("#{", ordered(x), "}")
         elif t is Regex:
             self.add('#"' + x.source.replace('"', '\\"') + '"')  # type: ignore[attr-defined]
         elif callable(x):
@@ -102,7 +105,7 @@ class _Writer:
         else:
             self.add(f"#<{type(x).__name__}>")
 
-    def seq(self, open_: str, items: tuple[object, ...] | list[object], close: str) -> None:
+    def seq(self, open_: str, items: Any, close: str) -> None:
         self.add(open_)
         first = True
         for item in items:
@@ -113,15 +116,14 @@ class _Writer:
         self.add(close)
 
 
-def _ordered(s: frozenset[object]) -> list[object]:
-    """Set members in a deterministic order: sorted when they can be compared, else by type
-    and printed form (set iteration order depends on string hashing, which varies by process).
-    """
-    items = list(s)
+def ordered(s: Any) -> list[object]:
+    """Set members (or map keys) decoded, in a deterministic order: sorted when they can be
+    compared, else by type and printed form (hash order varies from process to process)."""
+    items = list(set_items(s))
     try:
         items.sort()
     except TypeError:
-        items.sort(key=lambda v: (type(v).__name__, pr_str(v)))
+        items.sort(key=lambda v: (type(v).__name__, pr_str(v, limit=200)))
     return items
 
 
@@ -144,7 +146,7 @@ def pr_str(x: object, limit: int | None = None) -> str:
     w = _Writer(None if limit is None else limit + 1)
     try:
         w.value(x)
-    except _Full:
+    except Full:
         pass
     text = "".join(w.parts)
     if limit is not None and len(text) > limit:
@@ -195,8 +197,9 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     bool: "boolean",
     type(None): "nil",
     Keyword: "keyword",
-    tuple: "vector",
+    Vector: "vector",
     dict: "map",
+    Map: "map",
     frozenset: "set",
     Regex: "regex",
 }

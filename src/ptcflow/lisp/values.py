@@ -9,8 +9,10 @@ integers       ``int`` (no ratios; ``/`` returns a float)
 floats         ``float``
 strings        ``str`` (a character is a 1-char ``str``)
 keywords       :class:`Keyword` (interned: ``Keyword("a") is Keyword("a")``)
-vectors, seqs  ``tuple`` (builtins are eager: there are no lazy seqs, lists print as ``[...]``)
-maps           ``dict`` (never mutated after construction: builtins copy on ``assoc``)
+vectors, seqs  :data:`Vector` (a persistent vector; builtins are eager: there are no lazy
+               seqs, lists print as ``[...]``)
+maps           :class:`Map` (a persistent hash map) built by the program; host data (ctx,
+               tool results) stays a ``dict`` with keyword keys, never mutated
 sets           ``frozenset``
 regexes        :class:`Regex` (prints as ``#"..."``)
 functions      any Python callable; program functions are :class:`LispFn`, builtins
@@ -18,8 +20,8 @@ functions      any Python callable; program functions are :class:`LispFn`, built
 =============  =====================================================================
 
 Equality (:func:`lisp_eq`) follows Clojure: ``1`` and ``1.0`` differ, ``1`` and ``true`` differ,
-collections compare structurally. Map keys and set members use Python hashing, so keys that
-Python considers equal collide (``{1 :a, true :b}`` holds one key): a documented deviation.
+collections compare structurally. Map keys and set members are encoded (``_colls.mkey``) so
+``1``, ``1.0`` and ``true`` are three keys, as in Clojure.
 """
 
 from __future__ import annotations
@@ -31,24 +33,38 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, final
 
+from ptcflow.lisp._colls import (
+    Map,
+    Vector,
+    _Distinct,
+    host_get,
+    map_items,
+    mkey,
+    vec,
+)
 from ptcflow.lisp.errors import LispError, arity_error, type_error
 
 if TYPE_CHECKING:
     from ptcflow.lisp.limits import Budget
 
 __all__ = (
+    "PLAIN_KEYS",
     "Builtin",
     "Keyword",
     "LispFn",
+    "Map",
     "Regex",
+    "Vector",
     "check_plain",
     "eq_key",
     "from_python",
     "iter_of",
     "lisp_eq",
+    "lookup",
     "to_fn",
     "to_python",
     "truthy",
+    "vec",
 )
 
 # The intern table holds weak references, so keywords made by programs ((keyword s) on
@@ -113,16 +129,19 @@ class Keyword:
     def __delattr__(self, attr: str) -> None:
         raise AttributeError("Keyword is immutable")
 
-    def __call__(self, coll: object = _NO_ARG, default: object = None, *extra: object) -> Any:
+    def __call__(self, coll: Any = _NO_ARG, default: object = None, *extra: object) -> Any:
         """Look this keyword up in a map (or a set); ``default`` when absent or not a map."""
-        if type(coll) is dict:
+        t = type(coll)
+        if t is Map:
             return coll.get(self, default)
+        if t is dict:
+            return host_get(coll, self, default)
         if coll is _NO_ARG or extra:
             n = 0 if coll is _NO_ARG else 2 + len(extra)
             raise arity_error(
                 f":{self.name}", n, f"1 or 2: (:{self.name} m) or (:{self.name} m default)"
             )
-        if type(coll) is frozenset:
+        if t is frozenset:
             return self if self in coll else default
         return default
 
@@ -301,6 +320,10 @@ class Builtin:
         return f"<builtin {self.name}>"
 
 
+PLAIN_KEYS: Final = frozenset({str, int, Keyword, type(None)})
+"""Types stored as map keys and set members as they are (``_colls.mkey`` is the identity)."""
+
+
 def truthy(x: object) -> bool:
     """Clojure truthiness: only ``nil`` and ``false`` are falsy.
 
@@ -328,22 +351,21 @@ def eq_key(x: object) -> object:
     if t is bool:
         return ("#bool", x)
     if t is float:
-        return ("#float", x)
-    if t is tuple:
+        return ("#float", x if x == x else "nan")
+    if t is Vector:
         return ("#vec", *map(_strict, x))  # type: ignore[call-overload]
     if t is frozenset:
-        return ("#set", frozenset(map(_strict, x)))  # type: ignore[call-overload]
-    if t is dict:
-        return ("#map", frozenset((_strict(k), _strict(v)) for k, v in x.items()))  # type: ignore[attr-defined]
+        return ("#set", frozenset(map(_strict, map(_unkey, x))))  # type: ignore[call-overload]
+    if t is dict or t is Map:
+        return ("#map", frozenset((_strict(k), _strict(v)) for k, v in map_items(x)))
     return x
 
 
+def _unkey(k: object) -> object:
+    return k.value if type(k) is _Distinct else k
+
+
 _strict = eq_key
-
-
-def _loose_key(k: object) -> bool:
-    t = type(k)
-    return not (t is str or t is Keyword)
 
 
 def lisp_eq(a: object, b: object) -> bool:
@@ -359,39 +381,29 @@ def lisp_eq(a: object, b: object) -> bool:
     """
     if a is b:
         return not (type(a) is float and math.isnan(a))
-    ta = type(a)
-    if ta is not type(b):
-        return False
-    if ta is tuple:
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        return ((ta is dict and tb is Map) or (ta is Map and tb is dict)) and _map_eq(a, b)
+    if ta is Vector:
         if len(a) != len(b):  # type: ignore[arg-type]
             return False
         return all(map(lisp_eq, a, b))  # type: ignore[call-overload]
-    if ta is dict:
-        return _dict_eq(a, b)  # type: ignore[arg-type]
+    if ta is dict or ta is Map:
+        return _map_eq(a, b)
     if ta is frozenset:
-        if a != b:
-            return False
-        if any(map(_loose_key, a)):  # type: ignore[call-overload]
-            return frozenset(map(_strict, a)) == frozenset(map(_strict, b))  # type: ignore[call-overload]
-        return True
+        return a == b  # members are encoded keys: Python equality is Clojure's here
     return a == b
 
 
-def _dict_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+def _map_eq(a: Any, b: Any) -> bool:
+    """Maps are equal when they hold equal values under the same (encoded) keys."""
     if len(a) != len(b):
         return False
-    loose = False
+    missing = _NO_ARG
     for k, v in a.items():
-        try:
-            w = b[k]
-        except KeyError:
+        w = b.get(k, missing)
+        if w is missing or not lisp_eq(v, w):
             return False
-        if not lisp_eq(v, w):
-            return False
-        if not loose and _loose_key(k):
-            loose = True
-    if loose:
-        return frozenset(map(_strict, a)) == frozenset(map(_strict, b))
     return True
 
 
@@ -400,30 +412,32 @@ def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
         raise arity_error(what, len(args), f"1 or 2: ({what} key) or ({what} key default)")
 
 
-def _map_fn(m: dict[Any, Any]) -> Callable[..., Any]:
-    def lookup(*args: Any) -> Any:
-        _lookup_arity("a map used as a function", args)
-        try:
-            return m.get(*args)
-        except TypeError:  # an unhashable key (a map) is never present
-            return args[1] if len(args) == 2 else None
+def lookup(m: Any, k: Any, default: Any = None) -> Any:
+    """``(get m k default)`` for a map: the program's maps exactly, host maps as models
+    write keys (:func:`~ptcflow.lisp._colls.host_get`)."""
+    if type(m) is dict:
+        return host_get(m, k, default)
+    return m.get(mkey(k), default)
 
-    return lookup
+
+def _map_fn(m: Any) -> Callable[..., Any]:
+    def look(*args: Any) -> Any:
+        _lookup_arity("a map used as a function", args)
+        return lookup(m, args[0], args[1] if len(args) == 2 else None)
+
+    return look
 
 
 def _set_fn(s: frozenset[Any]) -> Callable[..., Any]:
     def member(*args: Any) -> Any:
         _lookup_arity("a set used as a function", args)
         k = args[0]
-        try:
-            return k if k in s else (args[1] if len(args) == 2 else None)
-        except TypeError:
-            return args[1] if len(args) == 2 else None
+        return k if mkey(k) in s else (args[1] if len(args) == 2 else None)
 
     return member
 
 
-def _vector_fn(v: tuple[Any, ...]) -> Callable[..., Any]:
+def _vector_fn(v: Any) -> Callable[..., Any]:
     def index(*args: Any) -> Any:
         _lookup_arity("a vector used as a function", args)
         i = args[0]
@@ -461,24 +475,26 @@ def to_fn(x: object, fn_name: str = "this function") -> Callable[..., Any]:
     if callable(x):
         return x
     t = type(x)
-    if t is dict:
-        return _map_fn(x)  # type: ignore[arg-type]
+    if t is dict or t is Map:
+        return _map_fn(x)
     if t is frozenset:
         return _set_fn(x)  # type: ignore[arg-type]
-    if t is tuple:
-        return _vector_fn(x)  # type: ignore[arg-type]
+    if t is Vector:
+        return _vector_fn(x)
     raise type_error(fn_name, "a function (or a keyword, map, set or vector)", x)
 
 
-def iter_of(x: object) -> Iterable[Any]:
+def iter_of(x: Any) -> Iterable[Any]:
     """Iterate a collection the way Clojure's ``seq`` does (maps yield ``[k v]`` pairs)."""
     t = type(x)
-    if t is tuple or t is frozenset or t is str:
-        return x  # type: ignore[return-value]
+    if t is Vector or t is str:
+        return x  # type: ignore[no-any-return]
     if x is None:
         return ()
-    if t is dict:
-        return x.items()  # type: ignore[attr-defined, no-any-return]
+    if t is frozenset:
+        return map(_unkey, x)
+    if t is dict or t is Map:
+        return map(vec, map_items(x))
     raise type_error("seq", "a collection", x)
 
 

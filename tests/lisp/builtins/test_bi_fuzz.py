@@ -14,6 +14,8 @@ from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.values import Keyword, Regex
 
+from ..helpers import L
+
 POOL: tuple[object, ...] = (
     None,
     True,
@@ -38,8 +40,10 @@ POOL: tuple[object, ...] = (
     BUILTINS["<"],
     Regex(re.compile("a")),
     ("x", "y"),
+    {(1, 2): {}},  # a program map with a vector key
 )
-SMALL_POOL = (None, 1, 2.5, "ab", Keyword("a"), (1, 2), {Keyword("a"): 1}, BUILTINS["inc"])
+POOL = (*(L(x) for x in POOL), {Keyword("a"): 1})  # and a host map
+SMALL_POOL = (None, 1, 2.5, "ab", Keyword("a"), L((1, 2)), {Keyword("a"): 1}, BUILTINS["inc"])
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptcflow.lisp._colls import Vector
 from ptcflow.lisp.builtins._registry import Registry, num
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.printer import pr_str, type_name
@@ -93,7 +94,7 @@ def not_(x: Any) -> bool:
     return x is None or x is False
 
 
-_RANK = {bool: 1, int: 2, float: 2, str: 3, Keyword: 4, tuple: 5}
+_RANK = {bool: 1, int: 2, float: 2, str: 3, Keyword: 4, Vector: 5}
 
 
 def compare(a: Any, b: Any) -> int:
@@ -119,7 +120,7 @@ def compare(a: Any, b: Any) -> int:
             f"compare cannot order {type_name(a)} {pr_str(a, limit=60)} against "
             f"{type_name(b)} {pr_str(b, limit=60)}; sort values of one type (or use sort-by)",
         )
-    if ta is tuple:
+    if ta is Vector:
         if len(a) != len(b):
             return -1 if len(a) < len(b) else 1
         for x, y in zip(a, b, strict=True):

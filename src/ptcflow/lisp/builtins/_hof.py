@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ptcflow.lisp._colls import Map, Vector, kw_get, map_items, vec
 from ptcflow.lisp.builtins import _math
 from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError, type_error
@@ -24,18 +25,18 @@ add = REGISTRY.add
     "The results of f on each element (with several colls, on the i-th of each; stops at "
     "the shortest).",
 )
-def map_(f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
+def map_(f: Any, coll: Any, *colls: Any) -> Any:
     fn = unwrap(f, "map")
-    src = coll if type(coll) is tuple else iterate("map", coll)
+    src = coll if type(coll) is Vector else iterate("map", coll)
     try:
         if not colls:
             if type(f) is Keyword:
-                return tuple([x.get(f) if type(x) is dict else f(x) for x in src])
+                return vec([x.get(f) if type(x) is Map else kw_get(x, f) for x in src])
             leaf = getattr(f, "leaf1", None)
             if leaf is not None:
-                return tuple(_leaf_map(f, leaf, src))
-            return tuple([fn(x) for x in src])
-        return tuple(map(fn, src, *(iterate("map", c) for c in colls)))
+                return vec(_leaf_map(f, leaf, src))
+            return vec([fn(x) for x in src])
+        return vec(map(fn, src, *(iterate("map", c) for c in colls)))
     except TypeError:
         reraise(f, 1 + len(colls))
         raise
@@ -45,23 +46,16 @@ add("mapv", "(mapv f coll) (mapv f c1 c2 & colls)", "Same as map (results are ve
 
 
 @add("filter", "(filter pred coll)", "The elements for which (pred x) is truthy.")
-def filter_(pred: Any, coll: Any) -> tuple[Any, ...]:
+def filter_(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "filter")
-    src = coll if type(coll) is tuple else iterate("filter", coll)
+    src = coll if type(coll) is Vector else iterate("filter", coll)
     try:
         if type(pred) is Keyword:
-            return tuple(
-                [
-                    x
-                    for x in src
-                    if (r := (x.get(pred) if type(x) is dict else pred(x))) is not None
-                    and r is not False
-                ]
-            )
+            return vec([x for x in src if (r := kw_get(x, pred)) is not None and r is not False])
         leaf = getattr(pred, "leaf1", None)
         if leaf is not None:
-            return tuple(_leaf_filter(pred, leaf, src))
-        return tuple([x for x in src if (r := fn(x)) is not None and r is not False])
+            return vec(_leaf_filter(pred, leaf, src))
+        return vec([x for x in src if (r := fn(x)) is not None and r is not False])
     except TypeError:
         reraise(pred, 1)
         raise
@@ -102,38 +96,38 @@ add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
 
 
 @add("remove", "(remove pred coll)", "The elements for which (pred x) is falsy.")
-def remove(pred: Any, coll: Any) -> tuple[Any, ...]:
+def remove(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "remove")
-    src = coll if type(coll) is tuple else iterate("remove", coll)
+    src = coll if type(coll) is Vector else iterate("remove", coll)
     try:
-        return tuple([x for x in src if (r := fn(x)) is None or r is False])
+        return vec([x for x in src if (r := fn(x)) is None or r is False])
     except TypeError:
         reraise(pred, 1)
         raise
 
 
 @add("keep", "(keep f coll)", "The non-nil results of (f x).")
-def keep(f: Any, coll: Any) -> tuple[Any, ...]:
+def keep(f: Any, coll: Any) -> Any:
     fn = unwrap(f, "keep")
     try:
-        return tuple([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
+        return vec([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
     except TypeError:
         reraise(f, 1)
         raise
 
 
 @add("keep-indexed", "(keep-indexed f coll)", "The non-nil results of (f index x).")
-def keep_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
+def keep_indexed(f: Any, coll: Any) -> Any:
     fn = to_fn(f, "keep-indexed")
-    return tuple(
+    return vec(
         [r for i, x in enumerate(iterate("keep-indexed", coll)) if (r := fn(i, x)) is not None]
     )
 
 
 @add("map-indexed", "(map-indexed f coll)", "The results of (f index x) for each element.")
-def map_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
+def map_indexed(f: Any, coll: Any) -> Any:
     fn = to_fn(f, "map-indexed")
-    return tuple([fn(i, x) for i, x in enumerate(iterate("map-indexed", coll))])
+    return vec([fn(i, x) for i, x in enumerate(iterate("map-indexed", coll))])
 
 
 @add(
@@ -142,7 +136,7 @@ def map_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
     "The concatenation of the results of map.",
     needs_budget=True,
 )
-def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
+def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> Any:
     parts = map_(f, coll, *colls)
     out: list[Any] = []
     limit = budget.limits.max_collection_size
@@ -151,7 +145,7 @@ def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
         if len(out) > limit:
             break
     budget.check_size(len(out), "mapcat")
-    return tuple(out)
+    return vec(out)
 
 
 @add(
@@ -204,13 +198,13 @@ def _sum(acc: Any, it: Iterator[Any]) -> Any:
     "(reductions f coll) (reductions f init coll)",
     "The intermediate results of reduce: (reductions + [1 2 3]) is [1 3 6].",
 )
-def reductions(f: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+def reductions(f: Any, a: Any, b: Any = MISSING) -> Any:
     fn = unwrap(f, "reductions")
     if b is MISSING:
         items = seq("reductions", a)
         if not items:
             try:
-                return (fn(),)
+                return vec((fn(),))
             except TypeError:
                 reraise(f, 0)
                 raise
@@ -225,7 +219,7 @@ def reductions(f: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
     except TypeError:
         reraise(f, 2)
         raise
-    return tuple(out)
+    return vec(out)
 
 
 @add("reduce-kv", "(reduce-kv f init m)", "Combines the entries with (f acc k v).")
@@ -233,9 +227,9 @@ def reduce_kv(f: Any, init: Any, m: Any) -> Any:
     fn = to_fn(f, "reduce-kv")
     if m is None:
         return init
-    if type(m) is dict:
-        items: Any = m.items()
-    elif type(m) is tuple:
+    if type(m) is dict or type(m) is Map:
+        items: Any = map_items(m)
+    elif type(m) is Vector:
         items = enumerate(m)
     else:
         raise type_error("reduce-kv", "a map or vector", m)
@@ -347,8 +341,8 @@ def constantly(x: Any) -> Any:
 def juxt(f: Any, *fs: Any) -> Any:
     fns = [to_fn(g, "juxt") for g in (f, *fs)]
 
-    def juxtaposed(*args: Any) -> tuple[Any, ...]:
-        return tuple([g(*args) for g in fns])
+    def juxtaposed(*args: Any) -> Any:
+        return vec([g(*args) for g in fns])
 
     return juxtaposed
 

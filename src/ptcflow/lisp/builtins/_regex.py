@@ -25,6 +25,7 @@ import re
 from types import ModuleType
 from typing import Any
 
+from ptcflow.lisp._colls import vec
 from ptcflow.lisp.builtins._regex_cost import max_input
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
@@ -221,7 +222,7 @@ def _input(budget: Budget, fn: str, p: re.Pattern[str], s: Any, anchored: bool =
 def _groups(m: re.Match[str]) -> Any:
     if m.re.groups == 0:
         return m.group(0)
-    return (m.group(0), *m.groups())
+    return vec((m.group(0), *m.groups()))
 
 
 @add("re-pattern", "(re-pattern s)", "A regex compiled from the string s.")
@@ -273,4 +274,4 @@ def re_seq(budget: Budget, rx: Any, s: Any) -> Any:
         if len(out) > limit:
             break
     budget.check_size(len(out), "re-seq")
-    return tuple(out) or None
+    return vec(out) or None

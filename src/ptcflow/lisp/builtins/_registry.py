@@ -8,8 +8,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final, TypeVar
 
-from ptcflow.lisp.errors import LispError, type_error
-from ptcflow.lisp.values import Builtin, Keyword, to_fn
+from ptcflow.lisp._colls import EMPTY_MAP, EMPTY_VEC, Map, Vector, vec
+from ptcflow.lisp.errors import type_error
+from ptcflow.lisp.values import Builtin, Keyword, iter_of, to_fn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,29 +127,27 @@ def count_arg(fn: str, n: object) -> int:
     raise type_error(fn, "a number for the count", n)
 
 
-def seq(fn: str, coll: object) -> tuple[Any, ...]:
-    """The elements of a collection as a tuple (maps give ``[k v]`` pairs, nil gives ``()``)."""
+def seq(fn: str, coll: object) -> Any:
+    """The elements of a collection as a vector (maps give ``[k v]`` entries, nil ``[]``)."""
     t = type(coll)
-    if t is tuple:
-        return coll  # type: ignore[return-value]
+    if t is Vector:
+        return coll
     if coll is None:
-        return ()
-    if t is dict:
-        return tuple(coll.items())  # type: ignore[attr-defined]
-    if t is frozenset or t is str:
-        return tuple(coll)  # type: ignore[arg-type]
+        return EMPTY_VEC
+    if t is dict or t is Map or t is frozenset or t is str:
+        return vec(iter_of(coll))
     raise type_error(fn, "a collection", coll)
 
 
 def iterate(fn: str, coll: object) -> Iterable[Any]:
     """The elements of a collection, without copying when possible."""
     t = type(coll)
-    if t is tuple or t is frozenset or t is str:
+    if t is Vector or t is str:
         return coll  # type: ignore[return-value]
     if coll is None:
         return ()
-    if t is dict:
-        return coll.items()  # type: ignore[attr-defined, no-any-return]
+    if t is dict or t is Map or t is frozenset:
+        return iter_of(coll)
     raise type_error(fn, "a collection", coll)
 
 
@@ -159,28 +158,27 @@ def string(fn: str, x: object) -> str:
     raise type_error(fn, "a string", x)
 
 
-def check_map(fn: str, m: object) -> dict[Any, Any]:
+def check_map(fn: str, m: object) -> Any:
     """Return ``m`` as a map: maps as they are, ``nil`` as ``{}``; else a type error."""
-    if type(m) is dict:
+    t = type(m)
+    if t is Map or t is dict:
         return m
     if m is None:
-        return {}
+        return EMPTY_MAP
     raise type_error(fn, "a map", m)
 
 
-def unhashable(fn: str, x: object) -> LispError:
-    """The error for a map used as a map key or set member (Python cannot hash dicts)."""
-    return LispError(
-        "type",
-        f"{fn}: a map cannot be a map key or a set member here ({_short(x)}); "
-        "use a vector or a keyword as the key instead",
-    )
-
-
-def _short(x: object) -> str:
-    from ptcflow.lisp.printer import pr_str
-
-    return pr_str(x, limit=60)
+def program_map(fn: str, m: Any) -> Map[Any, Any]:
+    """``m`` as a program map to extend: host maps are copied once (keys kept), ``nil`` is
+    ``{}``; else a type error."""
+    t = type(m)
+    if t is Map:
+        return m  # type: ignore[no-any-return]
+    if t is dict:
+        return Map(m)
+    if m is None:
+        return EMPTY_MAP
+    raise type_error(fn, "a map", m)
 
 
 def keyword_name(x: object) -> str | None:

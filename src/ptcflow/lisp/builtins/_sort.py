@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cmp_to_key
 from typing import Any
 
+from ptcflow.lisp._colls import Map, kw_get, vec
 from ptcflow.lisp.builtins._compare import compare
 from ptcflow.lisp.builtins._registry import MISSING, Registry, num, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError
@@ -68,26 +69,26 @@ def _homogeneous(keys: list[Any] | tuple[Any, ...]) -> bool:
     return False
 
 
-def _sorted(fn: str, items: tuple[Any, ...], keys: list[Any] | None, comp: Any) -> tuple[Any, ...]:
+def _sorted(fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
     ks = items if keys is None else keys
     direction = False if comp is None else _direction(comp)
     if direction is not None:
         if _homogeneous(ks):
             if keys is None:
-                return tuple(sorted(items, reverse=direction))
+                return vec(sorted(items, reverse=direction))
             order = sorted(range(len(items)), key=keys.__getitem__, reverse=direction)
-            return tuple(items[i] for i in order)
+            return vec([items[i] for i in order])
         if all(type(k) is Keyword for k in ks):
             pairs = sorted(zip(ks, items, strict=True), key=lambda p: p[0].name, reverse=direction)
-            return tuple(x for _, x in pairs)
+            return vec([x for _, x in pairs])
         cmp = compare if not direction else (lambda a, b: compare(b, a))
     else:
         cmp = _comparator(fn, comp)
     if keys is None:
-        return tuple(sorted(items, key=cmp_to_key(cmp)))
+        return vec(sorted(items, key=cmp_to_key(cmp)))
     pkey = cmp_to_key(cmp)
     order = sorted(range(len(items)), key=lambda i: pkey(keys[i]))
-    return tuple(items[i] for i in order)
+    return vec([items[i] for i in order])
 
 
 @add(
@@ -95,7 +96,7 @@ def _sorted(fn: str, items: tuple[Any, ...], keys: list[Any] | None, comp: Any) 
     "(sort coll) (sort comp coll)",
     "The elements in order (stable); comp is a comparator such as < > or compare.",
 )
-def sort(a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+def sort(a: Any, b: Any = MISSING) -> Any:
     if b is MISSING:
         return _sorted("sort", seq("sort", a), None, None)
     return _sorted("sort", seq("sort", b), None, a)
@@ -106,7 +107,7 @@ def sort(a: Any, b: Any = MISSING) -> tuple[Any, ...]:
     "(sort-by keyfn coll) (sort-by keyfn comp coll)",
     "The elements ordered by (keyfn x) (stable); e.g. (sort-by :price > items).",
 )
-def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> Any:
     f = unwrap(keyfn, "sort-by")
     if b is MISSING:
         items = seq("sort-by", a)
@@ -116,7 +117,7 @@ def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
         comp = a
     try:
         if type(keyfn) is Keyword:
-            keys = [x.get(keyfn) if type(x) is dict else keyfn(x) for x in items]
+            keys = [x.get(keyfn) if type(x) is Map else kw_get(x, keyfn) for x in items]
         else:
             keys = [f(x) for x in items]
     except TypeError:

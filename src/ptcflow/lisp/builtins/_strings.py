@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ptcflow.lisp._colls import EMPTY_VEC, Map, vec
 from ptcflow.lisp.builtins._regex import as_regex, check_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.printer import str_of
-from ptcflow.lisp.values import Keyword, Regex, to_fn
+from ptcflow.lisp.values import Keyword, Regex, lookup, to_fn
 
 REGISTRY = Registry("strings", "Strings")
 add = REGISTRY.add
@@ -78,7 +79,7 @@ def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
     aliases=_ns("split"),
     needs_budget=True,
 )
-def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> tuple[str, ...]:
+def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> Any:
     text = string("split", s)
     p = _split_regex(budget, "split", text, sep)
     n = 0 if limit is None else integer("split", limit, "an integer limit")
@@ -98,17 +99,17 @@ def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> tuple[str, ...
         while len(parts) > 1 and parts[-1] == "":
             parts.pop()
     if parts == [""] and text:
-        return ()
+        return EMPTY_VEC
     budget.check_size(len(parts), "split")
-    return tuple(parts)
+    return vec(parts)
 
 
 @add("split-lines", "(split-lines s)", "The lines of s.", aliases=_ns("split-lines"))
-def split_lines(s: Any) -> tuple[str, ...]:
+def split_lines(s: Any) -> Any:
     parts = re.split(r"\r?\n", string("split-lines", s))
     while len(parts) > 1 and parts[-1] == "":
         parts.pop()
-    return tuple(parts)
+    return vec(parts)
 
 
 @add("trim", "(trim s)", "s without leading and trailing whitespace.", aliases=_ns("trim"))
@@ -283,7 +284,7 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
 
 
 def _groups(m: re.Match[str]) -> Any:
-    return m.group(0) if m.re.groups == 0 else (m.group(0), *m.groups())
+    return m.group(0) if m.re.groups == 0 else vec((m.group(0), *m.groups()))
 
 
 @add(
@@ -297,9 +298,9 @@ def _groups(m: re.Match[str]) -> Any:
 def replace(budget: Budget, s: Any, match: Any, rep: Any = MISSING) -> Any:
     if rep is MISSING:  # core (replace smap coll)
         smap = s
-        if type(smap) is not dict:
+        if type(smap) is not dict and type(smap) is not Map:
             raise type_error("replace", "a string and a match and a replacement", smap)
-        return tuple(smap.get(x, x) for x in iterate("replace", match))
+        return vec([lookup(smap, x, x) for x in iterate("replace", match)])
     return _replace(budget, "replace", s, match, rep, 0)
 
 
