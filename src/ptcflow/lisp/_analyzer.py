@@ -20,6 +20,7 @@ from ptcflow.lisp._internal import INTERNAL
 from ptcflow.lisp._sandbox import FORBIDDEN, check_symbol
 from ptcflow.lisp._special_forms import SPECIAL_FORMS
 from ptcflow.lisp._specials import MACROS, SHAPES, check_shape, fail_at, require
+from ptcflow.lisp.builtins._host import HOST_CONSTANTS
 from ptcflow.lisp.values import Builtin, Keyword
 
 __all__ = ("AGENT_TOOLS", "Analyzer", "Program", "Scope")
@@ -216,14 +217,17 @@ class Analyzer:
             check_symbol(sym)
         if sym.ns is not None:
             fail_at(sym, f"cannot bind {sym.name}: local names cannot contain /")
-        if sym.name in SHAPES or sym.name in ("&", "nil", "true", "false"):
+        if sym.name in SPECIAL_FORMS or sym.name in ("&", "nil", "true", "false"):
             fail_at(sym, f"cannot bind {sym.name}: it is a special form; choose another name")
 
     def symbol(self, sym: Sym, scope: Scope) -> A.Node:
         """Resolve a symbol used as a value."""
         name, line, col, ns = sym.name, sym.line, sym.column, sym.ns
         if ns is not None or "." in name or "_" in name or name in FORBIDDEN:
-            check_symbol(sym)  # (the common plain name needs no check)
+            if name in HOST_CONSTANTS:  # Double/NaN, Math/PI, ...: whitelisted values
+                return A.Const(HOST_CONSTANTS[name], line, col)
+            if name not in self.builtins or name in FORBIDDEN:
+                check_symbol(sym)  # (the common plain name needs no check)
         if ns is None:
             slot = scope.lookup(name)
             if slot is not None:
@@ -390,7 +394,7 @@ def _collect_defs(forms: Iterable[Form]) -> set[str]:
     return out
 
 
-_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-", "defonce"})
 
 
 def _suggest(name: str, candidates: Iterable[str], prefix: str = "") -> str:

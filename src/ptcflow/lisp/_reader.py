@@ -109,13 +109,14 @@ _TOKEN: Final = re.compile(
     |(?P<str>"(?:[^"\\]|\\.)*")
     |(?P<rx>\#"(?:[^"\\]|\\.)*")
     |(?P<disc>\#_)
+    |(?P<var>\#')
     |(?P<char>\\(?:.(?:[^\W_]|-)*)?)
     |(?P<eof>\Z)
     |(?P<other>.))
     """,
     re.VERBOSE | re.DOTALL,
 )
-_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-", "defonce"})
 
 
 class Forms(tuple[Form, ...]):
@@ -132,6 +133,7 @@ _NAME_OF: Final = {"(": "(", "[": "[", "{": "{", "#{": "#{", "#(": "#("}
 _G_OPEN, _G_CLOSE, _G_DISC, _G_ATOM, _G_EOF = (
     _TOKEN.groupindex[g] for g in ("open", "close", "disc", "atom", "eof")
 )
+_G_VAR: Final = _TOKEN.groupindex["var"]
 _LEAF_OF: Final = {_TOKEN.groupindex[g]: g for g in ("str", "rx", "char")}
 _SYMBOL: Final[Any] = object()  # marks an atom token that reads as a symbol
 _MISS: Final[Any] = object()
@@ -225,6 +227,8 @@ def _read_forms(src: str) -> Forms:
                 anon_depth -= 1
         elif kind in _LEAF_OF:
             form = _LEAVES[_LEAF_OF[kind]](r, text, pos, line, col)
+        elif kind == _G_VAR:  # #'x reads as x: a var is its value (no mutation)
+            continue
         elif kind == _G_DISC:
             cur.discard += 1
             cur.discard_pos = pos

@@ -171,7 +171,7 @@ def print_str(x: object) -> str:
     return "".join(w.parts)
 
 
-def str_of(x: object) -> str:
+def str_of(x: Any) -> str:
     """Clojure ``str`` of one value: strings as they are, ``nil`` as ``""``, others printed.
 
     Example:
@@ -185,6 +185,8 @@ def str_of(x: object) -> str:
         return ""
     if t is int:
         return str(x)
+    if t is float and not math.isfinite(x):  # (str ##Inf) is "Infinity", as in Java
+        return "NaN" if x != x else ("Infinity" if x > 0 else "-Infinity")
     if t is Regex:
         return x.source  # type: ignore[attr-defined, no-any-return]
     return pr_str(x)

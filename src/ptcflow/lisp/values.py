@@ -430,9 +430,10 @@ def _map_fn(m: Any) -> Callable[..., Any]:
 
 def _set_fn(s: frozenset[Any]) -> Callable[..., Any]:
     def member(*args: Any) -> Any:
-        _lookup_arity("a set used as a function", args)
+        if len(args) != 1:
+            raise arity_error("a set used as a function", len(args), "1: (#{:a :b} x)")
         k = args[0]
-        return k if mkey(k) in s else (args[1] if len(args) == 2 else None)
+        return k if mkey(k) in s else None
 
     return member
 

@@ -40,6 +40,8 @@ def plus(*xs: Any) -> Any:
             if ta is int and tb is int and not _MIN <= r <= _MAX:
                 raise _overflow("+")
             return r
+    if len(xs) == 1 and xs[0] is None:
+        return None  # Clojure 1.11: (+ x) is (cast Number x), and nil casts
     total: Any = 0
     for x in xs:
         total += num("+", x)
@@ -58,6 +60,8 @@ def minus(x: Any, *ys: Any) -> Any:
 
 @add("*", "(* & xs)", "Product of the numbers; (*) is 1.")
 def times(*xs: Any) -> Any:
+    if len(xs) == 1 and xs[0] is None:
+        return None  # as (+ nil)
     total: Any = 1
     for x in xs:
         total *= num("*", x)
@@ -100,7 +104,7 @@ def quot(n: Any, d: Any) -> Any:
     _two_ints("quot", n, d)
     if type(n) is int and type(d) is int:
         q = abs(n) // abs(d)
-        return q if (n >= 0) == (d >= 0) else -q
+        return _fit("quot", q if (n >= 0) == (d >= 0) else -q)
     q = n / d
     if not math.isfinite(q):
         raise LispError("arithmetic", f"quot of {n} and {d} is not a finite number")

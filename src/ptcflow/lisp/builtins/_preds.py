@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ptcflow.lisp._colls import Map, Vector, host_get, mkey
@@ -216,3 +217,40 @@ def type_of(x: Any) -> Keyword:
     if callable(x) or isinstance(x, LispFn):
         return Keyword("fn")
     return Keyword(type(x).__name__)
+
+
+@add("char?", "(char? x)", "True for a one-character string (characters are strings here).")
+def is_char(x: Any) -> bool:
+    return type(x) is str and len(x) == 1
+
+
+@add("symbol?", "(symbol? x)", "Always false: programs have no symbol values (no quote).")
+def is_symbol(x: Any) -> bool:
+    return False
+
+
+@add("infinite?", "(infinite? x)", "True for ##Inf and ##-Inf.")
+def is_infinite(x: Any) -> bool:
+    return type(num("infinite?", x)) is float and x in (math.inf, -math.inf)
+
+
+@add("NaN?", "(NaN? x)", "True for ##NaN.")
+def is_nan(x: Any) -> bool:
+    return type(num("NaN?", x)) is float and x != x
+
+
+@add("counted?", "(counted? x)", "True for collections (their count is known at once).")
+def is_counted(x: Any) -> bool:
+    t = type(x)
+    return t is Vector or t is dict or t is Map or t is frozenset
+
+
+@add("indexed?", "(indexed? x)", "True for vectors.", aliases=("reversible?",))
+def is_indexed(x: Any) -> bool:
+    return type(x) is Vector
+
+
+@add("seqable?", "(seqable? x)", "True for nil, strings and collections.")
+def is_seqable(x: Any) -> bool:
+    t = type(x)
+    return x is None or t is str or t is Vector or t is dict or t is Map or t is frozenset

@@ -272,3 +272,18 @@ def take_nth(n: Any, coll: Any) -> Any:
     if k <= 0:
         raise LispError("type", f"take-nth: n must be positive, got {k} (0 would be infinite)")
     return seq("take-nth", coll)[::k]
+
+
+@add("nfirst", "(nfirst coll)", "(next (first coll)).")
+def nfirst(coll: Any) -> Any:
+    return next_(first(coll))
+
+
+@add("nnext", "(nnext coll)", "(next (next coll)).")
+def nnext(coll: Any) -> Any:
+    return next_(next_(coll))
+
+
+@add("fnext", "(fnext coll)", "(first (next coll)): the second element.")
+def fnext(coll: Any) -> Any:
+    return first(next_(coll))

@@ -129,6 +129,8 @@ def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> Any:
 @add("max-key", "(max-key k x & xs)", "The x for which (k x) is largest (the last on ties).")
 def max_key(k: Any, x: Any, *xs: Any) -> Any:
     f = to_fn(k, "max-key")
+    if not xs:
+        return x  # as Clojure: (max-key k x) never calls k
     best, kb = x, num("max-key", f(x))
     for y in xs:
         ky = num("max-key", f(y))
@@ -140,6 +142,8 @@ def max_key(k: Any, x: Any, *xs: Any) -> Any:
 @add("min-key", "(min-key k x & xs)", "The x for which (k x) is smallest (the last on ties).")
 def min_key(k: Any, x: Any, *xs: Any) -> Any:
     f = to_fn(k, "min-key")
+    if not xs:
+        return x
     best, kb = x, num("min-key", f(x))
     for y in xs:
         ky = num("min-key", f(y))
