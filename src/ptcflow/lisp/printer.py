@@ -180,7 +180,7 @@ def str_of(x: Any) -> str:
     """
     t = type(x)
     if t is str:
-        return x  # type: ignore[return-value]
+        return x  # type: ignore[no-any-return]
     if x is None:
         return ""
     if t is int:
@@ -188,7 +188,7 @@ def str_of(x: Any) -> str:
     if t is float and not math.isfinite(x):  # (str ##Inf) is "Infinity", as in Java
         return "NaN" if x != x else ("Infinity" if x > 0 else "-Infinity")
     if t is Regex:
-        return x.source  # type: ignore[attr-defined, no-any-return]
+        return x.source  # type: ignore[no-any-return]
     return pr_str(x)
 
 
