@@ -91,6 +91,16 @@ def py_context_filter(ctx: dict[str, Any]) -> Any:
     return {c: sum(o["amount"] for o in os) for c, os in groups.items()}
 
 
+def py_assoc_conj(ctx: dict[str, Any]) -> Any:
+    # The persistent-collection scenario's twin: a dict of 30,000 entries and a list.
+    m: dict[int, int] = {}
+    v: list[int] = []
+    for i in range(30_000):
+        m[i] = i
+        v.append(i)
+    return len(m) + len(v)
+
+
 SCENARIOS: list[tuple[str, str, Callable[[dict[str, Any]], Any], dict[str, Any]]] = [
     (
         "arithmetic",
@@ -126,7 +136,32 @@ SCENARIOS: list[tuple[str, str, Callable[[dict[str, Any]], Any], dict[str, Any]]
         py_context_filter,
         {"orders": _orders(10_000)},
     ),
+    (
+        "assoc+conj 30k",
+        "(+ (count (reduce (fn [m i] (assoc m i i)) {} (range 30000))) "
+        "(count (reduce conj [] (range 30000))))",
+        py_assoc_conj,
+        {},
+    ),
 ]
+
+
+async def _conversion_share(repeats: int) -> None:
+    """The context-filter run with its 10,000 orders: how much of a whole run converting
+    ctx/orders takes (the same conversion the run does, timed alone, next to the run)."""
+    from ptcflow.lisp._convert import import_value
+
+    _, source, _, ctx = SCENARIOS[4]
+    rows = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        import_value(ctx["orders"], Budget(BIG), "ctx/orders")
+        conv = (time.perf_counter() - t) * 1e6
+        run_us = await _run_us(source, ctx)
+        rows.append((conv, run_us))
+    share = statistics.median(c / r for c, r in rows)
+    conv_us = statistics.median(c for c, _ in rows)
+    print(f"ctx conversion of 10,000 orders: {conv_us:.0f} µs, {share:.0%} of the whole run")
 
 FORTY_LINES = """
 (defn score [order]
@@ -238,6 +273,7 @@ async def main(repeats: int) -> None:
             f"{name:16} {eval_us:9.1f} {run_us:9.1f} {py_us:10.1f} "
             f"{eval_ratio:7.1f}x {run_ratio:6.1f}x"
         )
+    await _conversion_share(repeats)
     lines = FORTY_LINES.strip().count("\n") + 1
     tools = ["list_orders"]
     pa_us = _median_us(

@@ -58,8 +58,10 @@ Conventions, which follow Clojure unless noted:
 - Keywords, maps, sets and vectors work as functions: `(map :id rows)`, `(filter #{1 2} xs)`.
 - `/` always returns a float; `floor`, `ceil` and `round` return integers; integer results
   must fit in 64 bits. Comparisons are variadic: `(< 1 x 10)`.
-- `=` is structural and `(= 1 1.0)` is false (use `==` for numbers). Map keys and set members
-  use Python hashing, so `1`, `1.0` and `true` collide as keys.
+- `=` is structural and `(= 1 1.0)` is false (use `==` for numbers). `1`, `1.0` and `true`
+  are distinct map keys and set members; maps and vectors can be keys too.
+- Maps from the host (ctx, tool results) find keys however they are written:
+  `(get r "content")`, `(:user-id r)` for `user_id` (see lisp.md).
 - A wrong argument type is a `type` error naming the function, the expected type and the
   value: `+ expects numbers, got string "a"`.
 - Results that grow with their input (`range`, `repeat`, `concat`, `str`, ...) are checked
@@ -82,7 +84,9 @@ Differences from Clojure, on purpose:
   error instead of `##NaN`.
 - `split` and `replace` also take a plain string as the pattern; bare `join`, `split`,
   `trim`, ... work without the `str/` prefix; `(format "%s" nil)` gives `"nil"`.
-- `sum`, `avg`, `sum-by`, `max-by`, `min-by` and `pluck` are extras for data work.
+- `sum`, `avg`, `sum-by`, `avg-by`, `max-by`, `min-by`, `distinct-by`, `pluck`, `where`, ... are
+  extras for data work (from the reference implementation); `(find pred coll)` works besides
+  Clojure's `(find m k)`.
 - `rand`, `rand-int`, `shuffle` and I/O functions do not exist (runs are deterministic).
 """
 
