@@ -163,6 +163,7 @@ async def _conversion_share(repeats: int) -> None:
     conv_us = statistics.median(c for c, _ in rows)
     print(f"ctx conversion of 10,000 orders: {conv_us:.0f} µs, {share:.0%} of the whole run")
 
+
 FORTY_LINES = """
 (defn score [order]
   (let [{:keys [amount customer tags]} order
