@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, final
@@ -162,32 +161,30 @@ class Keyword:
 class Regex:
     """A compiled regular expression value; prints as ``#"pattern"``.
 
-    Build them with the ``re-pattern`` builtin or the reader's ``#"..."`` literal, which check
-    the pattern for catastrophic backtracking first.
+    Build them with the ``re-pattern`` builtin or the reader's ``#"..."`` literal, which
+    compile the pattern on RE2 (linear-time matching).
 
     Args:
-        pattern: a compiled Python pattern.
+        pattern: the compiled RE2 pattern (``re2.compile``).
+        source: the pattern text as the program wrote it.
 
     Example:
-        >>> Regex(re.compile(r"\\d+")).source
-        '\\\\d+'
+        >>> import re2
+        >>> Regex(re2.compile("a+b"), "a+b").source
+        'a+b'
     """
 
-    __slots__ = ("pattern",)
+    __slots__ = ("pattern", "source")
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern: re.Pattern[str] = pattern
-
-    @property
-    def source(self) -> str:
-        """The pattern text."""
-        return self.pattern.pattern
+    def __init__(self, pattern: Any, source: str) -> None:
+        self.pattern: Any = pattern
+        self.source: str = source
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Regex and other.pattern == self.pattern
+        return type(other) is Regex and other.source == self.source
 
     def __hash__(self) -> int:
-        return hash(self.pattern)
+        return hash(self.source)
 
     def __repr__(self) -> str:
         return f"Regex({self.source!r})"

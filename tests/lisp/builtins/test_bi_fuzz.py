@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 
 import pytest
 
-from ptcflow.lisp.builtins import BUILTINS
+from ptcflow.lisp.builtins import BUILTINS, compile_regex
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.limits import Budget, Limits
-from ptcflow.lisp.values import Keyword, Regex
+from ptcflow.lisp.values import Keyword
 
 from ..helpers import L
 
@@ -38,7 +37,7 @@ POOL: tuple[object, ...] = (
     BUILTINS["inc"],
     BUILTINS["+"],
     BUILTINS["<"],
-    Regex(re.compile("a")),
+    compile_regex("a"),
     ("x", "y"),
     {(1, 2): {}},  # a program map with a vector key
 )

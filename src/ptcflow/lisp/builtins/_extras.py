@@ -13,6 +13,7 @@ from typing import Any
 
 from ptcflow.lisp._colls import EMPTY_VEC, Map, Vector, mkey, vec
 from ptcflow.lisp.builtins._math import MAX_INT, MIN_INT
+from ptcflow.lisp.builtins._regex import as_regex, regex_input
 from ptcflow.lisp.builtins._registry import Registry, count_arg, iterate, string
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -211,18 +212,13 @@ def entries(m: Any) -> Any:
     return vec([vec(kv) for kv in ordered_items(m)])
 
 
-def _group(fn: str, rx: Any, s: Any, n: Any) -> Any:
-    from ptcflow.lisp.builtins._regex import as_regex
-
+def _group(budget: Budget, fn: str, rx: Any, s: Any, n: Any) -> Any:
     p = as_regex(fn, rx)
-    text = string(fn, s)
+    m = p.search(regex_input(budget, fn, s))
     g = count_arg(fn, n)
-    m = p.search(text)
-    if m is None:
-        return None
     if not 0 <= g <= p.groups:
         raise LispError("type", f"{fn}: the pattern has no group {g}")
-    return m.group(g)
+    return None if m is None else m.group(g)
 
 
 @add(
@@ -231,12 +227,11 @@ def _group(fn: str, rx: Any, s: Any, n: Any) -> Any:
     "Group n (default 1, or the whole match when re has no group) of the first match of re "
     "in s; nil when there is none.",
     arity=(2, 3),
+    needs_budget=True,
 )
-def extract(rx: Any, s: Any, *n: Any) -> Any:
-    from ptcflow.lisp.builtins._regex import as_regex
-
+def extract(budget: Budget, rx: Any, s: Any, *n: Any) -> Any:
     default = 1 if as_regex("extract", rx).groups else 0
-    return _group("extract", rx, s, n[0] if n else default)
+    return _group(budget, "extract", rx, s, n[0] if n else default)
 
 
 @add(
@@ -244,13 +239,12 @@ def extract(rx: Any, s: Any, *n: Any) -> Any:
     "(extract-int re s) (extract-int re s n) (extract-int re s n default)",
     "Like extract, parsed as an integer; default (nil) when there is no match or number.",
     arity=(2, 4),
+    needs_budget=True,
 )
-def extract_int(rx: Any, s: Any, *rest: Any) -> Any:
-    from ptcflow.lisp.builtins._regex import as_regex
-
+def extract_int(budget: Budget, rx: Any, s: Any, *rest: Any) -> Any:
     default = rest[1] if len(rest) > 1 else None
     n = rest[0] if rest else (1 if as_regex("extract-int", rx).groups else 0)
-    text = _group("extract-int", rx, s, n)
+    text = _group(budget, "extract-int", rx, s, n)
     value = parse_int(text) if type(text) is str else None
     return default if value is None else value
 

@@ -5,10 +5,11 @@ and ``str/`` where Clojure has them), plus name, keyword, parse-long and parse-d
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ptcflow.lisp._colls import EMPTY_VEC, Map, vec
-from ptcflow.lisp.builtins._regex import as_regex, check_input
+from ptcflow.lisp.builtins._regex import as_regex, groups_of, regex_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
@@ -65,12 +66,6 @@ def join(budget: Budget, a: Any, b: Any = MISSING) -> str:
     return budget.check_string(sep_text.join(parts), "join")
 
 
-def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
-    p = re.compile(re.escape(sep)) if type(sep) is str else as_regex(fn, sep)
-    check_input(budget, fn, p, s)
-    return p
-
-
 @add(
     "split",
     "(split s re) (split s re limit)",
@@ -81,19 +76,25 @@ def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
 )
 def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> Any:
     text = string("split", s)
-    p = _split_regex(budget, "split", text, sep)
     n = 0 if limit is None else integer("split", limit, "an integer limit")
+    if type(sep) is str:
+        spans = _literal_spans(text, sep)
+    else:
+        spans = (
+            (m.start(), m.end())
+            for m in as_regex("split", sep).finditer(regex_input(budget, "split", text))
+        )
     parts: list[str] = []
     pos = 0
-    for m in p.finditer(text):
+    for start, end in spans:
         if n > 0 and len(parts) == n - 1:
             break
-        if m.end() == 0:
+        if end == 0:
             continue  # Java drops a leading empty match
-        if m.start() == m.end() and m.start() >= len(text):
+        if start == end and start >= len(text):
             break
-        parts.append(text[pos : m.start()])
-        pos = m.end()
+        parts.append(text[pos:start])
+        pos = end
     parts.append(text[pos:])
     if n == 0:
         while len(parts) > 1 and parts[-1] == "":
@@ -102,6 +103,17 @@ def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> Any:
         return EMPTY_VEC
     budget.check_size(len(parts), "split")
     return vec(parts)
+
+
+def _literal_spans(text: str, sep: str) -> Iterator[tuple[int, int]]:
+    """Where the plain string ``sep`` occurs in ``text`` (every position when empty)."""
+    if not sep:
+        yield from ((i, i) for i in range(1, len(text) + 1))
+        return
+    i = text.find(sep)
+    while i >= 0:
+        yield i, i + len(sep)
+        i = text.find(sep, i + len(sep))
 
 
 @add("split-lines", "(split-lines s)", "The lines of s.", aliases=_ns("split-lines"))
@@ -237,7 +249,7 @@ def _template(fn: str, replacement: str) -> Any:
         text = "".join(p for p in pieces if type(p) is str)
         return lambda m: text
 
-    def render(m: re.Match[str]) -> str:
+    def render(m: Any) -> str:
         out = []
         for p in pieces:
             if type(p) is str:
@@ -245,7 +257,7 @@ def _template(fn: str, replacement: str) -> Any:
             else:
                 try:
                     out.append(m.group(p[0]) or "")
-                except (IndexError, re.error):
+                except IndexError:
                     raise LispError(
                         "type",
                         f"{fn}: the replacement refers to group {p[0]}, which the "
@@ -268,23 +280,19 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
         return text.replace(match, rep, -1 if count == 0 else 1)
     if type(match) is not Regex:
         raise type_error(fn, "a string or regex to match", match)
-    check_input(budget, fn, match.pattern, text)
+    regex_input(budget, fn, text)
     if type(rep) is str:
         render = _template(fn, rep)
     elif callable(rep) or type(rep) is Keyword:
         f = to_fn(rep, fn)
 
-        def render(m: re.Match[str]) -> str:
-            return str_of(f(_groups(m)))
+        def render(m: Any) -> str:
+            return str_of(f(groups_of(m)))
 
     else:
         raise type_error(fn, "a string or function replacement", rep)
     out = match.pattern.sub(render, text, count=count)
     return budget.check_string(out, fn)
-
-
-def _groups(m: re.Match[str]) -> Any:
-    return m.group(0) if m.re.groups == 0 else vec((m.group(0), *m.groups()))
 
 
 @add(
