@@ -22,14 +22,18 @@ from typing import Any, Final, final
 from immutables import Map
 from pyrsistent import pvector
 
+from ptcflow.lisp.limits import Budget, active_budget
+
 __all__ = (
     "EMPTY_MAP",
     "EMPTY_VEC",
     "Map",
     "Vector",
+    "equal",
     "host_alternatives",
     "host_get",
     "is_map",
+    "key_hash",
     "kw_get",
     "make_set",
     "map_items",
@@ -52,26 +56,32 @@ vec = pvector
 @final
 class _Distinct:
     """A stored key whose equality is Clojure's: ``true``, floats, and collections (compared
-    by :func:`~ptcflow.lisp.values.eq_key`, so ``[1]`` and ``[1.0]`` stay apart)."""
+    by :func:`equal`, so ``[1]`` and ``[1.0]`` stay apart). The hash is computed once, by a
+    walk charged to the run's budget (:func:`key_hash`)."""
 
-    __slots__ = ("key", "value")
+    __slots__ = ("hash", "value")
 
-    def __init__(self, value: Any, key: Any) -> None:
+    def __init__(self, value: Any, hash_: int) -> None:
         self.value = value
-        self.key = key
+        self.hash = hash_
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is _Distinct and self.key == other.key
+        return (
+            type(other) is _Distinct
+            and self.hash == other.hash
+            and (self.value is other.value or equal(self.value, other.value, nan_equal=True))
+        )
 
     def __hash__(self) -> int:
-        return hash(self.key)
+        return self.hash
 
     def __repr__(self) -> str:
         return f"_Distinct({self.value!r})"
 
 
-_TRUE: Final = _Distinct(True, ("#bool", True))
-_FALSE: Final = _Distinct(False, ("#bool", False))
+_TRUE: Final = _Distinct(True, hash(("#bool", True)))
+_FALSE: Final = _Distinct(False, hash(("#bool", False)))
+_NAN_HASH: Final = hash(("#float", "nan"))
 
 
 def mkey(k: Any) -> Any:
@@ -85,12 +95,100 @@ def mkey(k: Any) -> Any:
     if t is bool:
         return _TRUE if k else _FALSE
     if t is float:
-        return _Distinct(k, ("#float", k if k == k else "nan"))
+        return _Distinct(k, hash(("#float", k)) if k == k else _NAN_HASH)
     if t is dict or t is Vector or t is Map or t is frozenset:
-        from ptcflow.lisp.values import eq_key
-
-        return _Distinct(k, eq_key(k))
+        return _Distinct(k, key_hash(k, active_budget()))
     return k
+
+
+def key_hash(x: Any, budget: Budget | None) -> int:
+    """The hash of ``x`` as a map key, consistent with :func:`equal` (``nan_equal=True``).
+
+    Every collection walked charges its elements to ``budget`` as steps, so hashing a value
+    that shares structure (``[v v]`` doubled 64 times) ends in a ``limit`` error.
+    """
+    t = type(x)
+    if t is str or t is int or x is None:
+        return hash(x)
+    if t is bool:
+        return hash(_TRUE if x else _FALSE)
+    if t is float:
+        return hash(("#float", x)) if x == x else _NAN_HASH
+    if t is Vector:
+        if budget is not None:
+            budget.step(1 + len(x))
+        return hash(("#vec", *[key_hash(v, budget) for v in x]))
+    if t is dict or t is Map:  # keys are stored encoded: their hash is cheap
+        if budget is not None:
+            budget.step(1 + len(x))
+        return hash(("#map", frozenset([(hash(k), key_hash(v, budget)) for k, v in x.items()])))
+    if t is frozenset:  # members are stored encoded
+        if budget is not None:
+            budget.step(1 + len(x))
+        return hash(("#set", x))
+    return hash(x)
+
+
+def equal(a: Any, b: Any, *, nan_equal: bool = False) -> bool:
+    """Clojure ``=`` on two values, charging the elements it visits to the active budget.
+
+    Args:
+        a: a value.
+        b: another value.
+        nan_equal: ``##NaN`` equals itself (map keys and set members), as in ``mkey``.
+
+    Example:
+        >>> equal(vec([1, 2]), vec([1, 2])), equal(vec([1]), vec([1.0]))
+        (True, False)
+    """
+    return _equal(a, b, nan_equal, active_budget())
+
+
+def _equal(a: Any, b: Any, nan_equal: bool, budget: Budget | None) -> bool:
+    if a is b:
+        return nan_equal or not (type(a) is float and a != a)
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        if (ta is dict or ta is Map) and (tb is dict or tb is Map):
+            return _map_equal(a, b, nan_equal, budget)
+        return False
+    if ta is Vector:
+        if len(a) != len(b):
+            return False
+        if budget is not None:
+            budget.step(1 + len(a))
+        for x, y in zip(a, b, strict=True):
+            if x is y and type(x) is not float:
+                continue
+            tx = type(x)
+            if tx is str or tx is int:
+                if tx is not type(y) or x != y:
+                    return False
+            elif not _equal(x, y, nan_equal, budget):
+                return False
+        return True
+    if ta is dict or ta is Map:
+        return _map_equal(a, b, nan_equal, budget)
+    if ta is frozenset:
+        if budget is not None:
+            budget.step(1 + len(a))
+        return a == b  # type: ignore[no-any-return]  # members are encoded keys
+    if ta is float and nan_equal and a != a:
+        return b != b  # type: ignore[no-any-return]
+    return a == b  # type: ignore[no-any-return]
+
+
+def _map_equal(a: Any, b: Any, nan_equal: bool, budget: Budget | None) -> bool:
+    """Maps are equal when they hold equal values under the same (encoded) keys."""
+    if len(a) != len(b):
+        return False
+    if budget is not None:
+        budget.step(1 + len(a))
+    for k, v in a.items():
+        w = b.get(k, _MISS)
+        if w is _MISS or not (v is w or _equal(v, w, nan_equal, budget)):
+            return False
+    return True
 
 
 def unkey(k: Any) -> Any:

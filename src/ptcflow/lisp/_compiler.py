@@ -19,7 +19,7 @@ from ptcflow.lisp._destructure import Binder, compile_binder
 from ptcflow.lisp._fn import make_fn_factory
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
 from ptcflow.lisp.errors import LimitExceeded, LispError
-from ptcflow.lisp.values import Builtin, iter_of, lisp_eq, to_fn
+from ptcflow.lisp.values import Builtin, Keyword, iter_of, lisp_eq, to_fn
 
 __all__ = ("Compiler", "Ev")
 
@@ -332,7 +332,7 @@ class Compiler:
         slow: list[tuple[Any, Ev]] = []
         for value, result in node.table:
             ev = self.compile(result)
-            if type(value) in (int, float, str, bool, type(None)) or hasattr(value, "name"):
+            if type(value) in _HASHED:
                 fast.setdefault((type(value), value), ev)
             else:
                 slow.append((value, ev))
@@ -341,10 +341,8 @@ class Compiler:
 
         def case(frame: list[Any]) -> Any:
             v = expr(frame)
-            try:
-                ev = fast.get((type(v), v))
-            except TypeError:
-                ev = None
+            # Only scalars are looked up by hash: hashing a vector would walk it in C.
+            ev = fast.get((type(v), v)) if type(v) in _HASHED else None
             if ev is None:
                 for value, cand in slow:
                     if lisp_eq(value, v):
@@ -519,6 +517,9 @@ class Compiler:
 
         return pcalls
 
+
+_HASHED: Final = frozenset({int, float, str, bool, type(None), Keyword})
+"""The types ``case`` finds by hash (the others are compared with ``=``)."""
 
 _DISPATCH: Final[dict[type, Callable[[Compiler, Any], Ev]]] = {
     A.Const: Compiler.const,

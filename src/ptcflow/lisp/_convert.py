@@ -65,14 +65,20 @@ def to_python(x: object, *, keep_keywords: bool = False) -> Any:
     raise type_error("returning a result", "data", x)
 
 
-def ordered_items(m: Any) -> list[tuple[Any, Any]]:
+def ordered_items(m: Any, budget: Budget | None = None) -> list[tuple[Any, Any]]:
     """The entries of a map with decoded keys: host maps in their order, program maps sorted
-    (a hash map's order is arbitrary, so printing and results stay deterministic)."""
-    if type(m) is dict:
-        return [(unkey(k), v) for k, v in m.items()]
-    from ptcflow.lisp.printer import ordered
+    (a hash map's order is arbitrary, so printing and results stay deterministic); sorting
+    keys that are collections is charged to ``budget``."""
+    items = [(unkey(k), v) for k, v in m.items()]
+    if type(m) is not dict:
+        from ptcflow.lisp.printer import sort_values
 
-    return [(k, m[mkey(k)]) for k in ordered(m.keys())]
+        sort_values(items, budget, key=_first)
+    return items
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
 
 
 def python_key(k: Any) -> Any:

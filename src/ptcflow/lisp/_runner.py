@@ -323,6 +323,7 @@ async def run(
     def main() -> tuple[dict[str, Any], Any]:
         # Runs in the program's greenlet, conversion included, so a large value still
         # yields to the event loop and respects the deadline.
+        budget.activate()  # walks without a budget argument (hashing, =) charge this one
         outcome: dict[str, Any]
         try:
             raw = entry([None] * nslots)

@@ -214,6 +214,7 @@ class RunState:
 
         def start(i: int) -> greenlet:
             def body() -> Any:
+                self.budget.activate()  # a new greenlet starts with an empty context
                 self.depth = depth
                 return fn(items[i])
 

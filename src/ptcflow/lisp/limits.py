@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Final
 
 import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.lisp.errors import LimitExceeded, LispError
 
-__all__ = ("Budget", "Limits")
+__all__ = ("Budget", "Limits", "active_budget")
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,6 +89,23 @@ def _no_yield() -> None:
     return None
 
 
+_ACTIVE: Final[ContextVar[Budget | None]] = ContextVar("ptcflow_lisp_budget", default=None)
+
+
+def active_budget() -> Budget | None:
+    """The budget of the program running in this greenlet, ``None`` outside a run.
+
+    Walks that no builtin argument carries a budget into (hashing a map key, ``=`` on
+    nested values, comparing vectors) charge it, so a value that shares structure cannot
+    make one step run for minutes.
+
+    Example:
+        >>> active_budget() is None
+        True
+    """
+    return _ACTIVE.get()
+
+
 class Budget:
     """The mutable counters of one run; created by the runner as ``Budget(limits)``.
 
@@ -140,6 +158,11 @@ class Budget:
         self.output_truncated = False
         self.maybe_yield: Callable[[], None] = _no_yield
 
+    def activate(self) -> None:
+        """Make this the :func:`active_budget` of the calling greenlet (the runner calls it
+        first thing in the program's greenlet and in each ``pmap`` greenlet)."""
+        _ACTIVE.set(self)
+
     def step(self, n: int = 1) -> None:
         """Count ``n`` evaluation steps; check the clock every 1024 steps.
 
@@ -157,8 +180,10 @@ class Budget:
         if self.steps > self.limits.max_steps:
             raise LimitExceeded(
                 "max_steps",
-                f"the program took more than {self.limits.max_steps} evaluation steps; "
-                "process less data per turn, or avoid unbounded loops and recursion",
+                f"the program took more than {self.limits.max_steps} evaluation steps "
+                "(calls, loop iterations, and elements visited by builtins that print, "
+                "compare or hash values); process less data per turn, or avoid unbounded "
+                "loops and recursion",
             )
         self.check_time()
         now = self._clock()

@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any, Final, final
 from ptcflow.lisp._colls import (
     Map,
     Vector,
-    _Distinct,
+    equal,
     host_get,
     map_items,
     mkey,
+    unkey,
     vec,
 )
 from ptcflow.lisp.errors import LispError, arity_error, type_error
@@ -331,75 +332,35 @@ def truthy(x: object) -> bool:
 
 def eq_key(x: object) -> object:
     """A hashable key whose Python equality is Clojure equality (``1``, ``1.0``, ``true`` and
-    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says).
-
-    Used by ``distinct``, ``distinct?`` and friends. Raises ``TypeError`` only for values that
-    cannot be hashed at all.
+    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says;
+    ``##NaN`` equals itself here). It is the key maps and sets store (``_colls.mkey``).
 
     Example:
         >>> eq_key(1) == eq_key(1.0), eq_key({Keyword("a"): 1}) == eq_key({Keyword("a"): 1})
         (False, True)
     """
-    t = type(x)
-    if t is str or t is Keyword or t is int:
-        return x
-    if t is bool:
-        return ("#bool", x)
-    if t is float:
-        return ("#float", x if x == x else "nan")
-    if t is Vector:
-        return ("#vec", *map(_strict, x))  # type: ignore[call-overload]
-    if t is frozenset:
-        return ("#set", frozenset(map(_strict, map(_unkey, x))))  # type: ignore[call-overload]
-    if t is dict or t is Map:
-        return ("#map", frozenset((_strict(k), _strict(v)) for k, v in map_items(x)))
-    return x
-
-
-def _unkey(k: object) -> object:
-    return k.value if type(k) is _Distinct else k
-
-
-_strict = eq_key
+    return mkey(x)
 
 
 def lisp_eq(a: object, b: object) -> bool:
     """Clojure ``=``: structural, and numbers of different kinds are not equal.
 
     ``1`` and ``1.0`` differ, ``1`` and ``true`` differ, ``nil`` equals only ``nil``, vectors
-    and sequences (both tuples) compare element-wise, maps and sets structurally. ``##NaN`` is
-    not equal to itself.
+    compare element-wise, maps and sets structurally. ``##NaN`` is not equal to itself.
+    Inside a run, comparing collections charges the elements visited to the run's budget.
 
     Example:
-        >>> lisp_eq((1, (2,)), (1, (2,))), lisp_eq(1, 1.0), lisp_eq(1, True)
+        >>> lisp_eq(vec([1, vec([2])]), vec([1, vec([2])])), lisp_eq(1, 1.0), lisp_eq(1, True)
         (True, False, False)
     """
     if a is b:
         return not (type(a) is float and math.isnan(a))
-    ta, tb = type(a), type(b)
-    if ta is not tb:
-        return ((ta is dict and tb is Map) or (ta is Map and tb is dict)) and _map_eq(a, b)
-    if ta is Vector:
-        if len(a) != len(b):  # type: ignore[arg-type]
-            return False
-        return all(map(lisp_eq, a, b))  # type: ignore[call-overload]
-    if ta is dict or ta is Map:
-        return _map_eq(a, b)
-    if ta is frozenset:
-        return a == b  # members are encoded keys: Python equality is Clojure's here
-    return a == b
-
-
-def _map_eq(a: Any, b: Any) -> bool:
-    """Maps are equal when they hold equal values under the same (encoded) keys."""
-    if len(a) != len(b):
+    ta = type(a)
+    if ta is Vector or ta is dict or ta is Map or ta is frozenset:
+        return equal(a, b)
+    if ta is not type(b):
         return False
-    missing = _NO_ARG
-    for k, v in a.items():
-        w = b.get(k, missing)
-        if w is missing or not lisp_eq(v, w):
-            return False
-    return True
+    return a == b
 
 
 def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
@@ -488,7 +449,7 @@ def iter_of(x: Any) -> Iterable[Any]:
     if x is None:
         return ()
     if t is frozenset:
-        return map(_unkey, x)
+        return map(unkey, x)
     if t is dict or t is Map:
         return map(vec, map_items(x))
     raise type_error("seq", "a collection", x)

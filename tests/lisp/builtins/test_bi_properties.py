@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ptcflow.lisp import run_sync
 from ptcflow.lisp._colls import vec
 from ptcflow.lisp.builtins import BUILTINS
+from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.printer import pr_str
 from ptcflow.lisp.values import Keyword, eq_key, from_python, lisp_eq, to_python
 
@@ -88,7 +89,7 @@ def test_printed_values_read_back_equal(x: Any) -> None:
 @given(st.lists(st.tuples(st.integers(-3, 3), st.integers()), max_size=30))
 def test_sort_by_is_stable(pairs: list[tuple[int, int]]) -> None:
     rows = vec({Keyword("k"): k, Keyword("i"): i} for i, (k, _) in enumerate(pairs))
-    sort_by = BUILTINS["sort-by"].fn
+    sort_by = BUILTINS["sort-by"].bind(Budget(Limits()))
     k = Keyword("k")
     assert sort_by(k, rows) == vec(sorted(rows, key=lambda r: r[k]))
     assert sort_by(k, BUILTINS[">"], rows) == vec(sorted(rows, key=lambda r: r[k], reverse=True))
@@ -98,7 +99,7 @@ def test_sort_by_is_stable(pairs: list[tuple[int, int]]) -> None:
 
 @given(st.lists(st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False)), max_size=30))
 def test_sort_orders_numbers_like_python(xs: list[float]) -> None:
-    out = BUILTINS["sort"].fn(vec(xs))
+    out = BUILTINS["sort"].bind(Budget(Limits()))(vec(xs))
     # Python's sort is stable too, so equal ints and floats keep their relative order.
     assert [(type(x), x) for x in out] == [(type(x), x) for x in sorted(xs)]
 

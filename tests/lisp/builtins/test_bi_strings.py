@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ptcflow.lisp import run_sync
 from ptcflow.lisp.limits import Limits
 
 from .bi_helpers import check_error, check_value
@@ -249,10 +250,18 @@ def test_regex_input_is_capped() -> None:
 
 def test_string_results_are_capped() -> None:
     limits = Limits(max_string_length=10)
-    check_error('(apply str (repeat 11 "b"))', "limit", "str would build a string of 11", limits)
+    check_error(
+        '(apply str (repeat 11 "b"))', "limit", "str would build a string of more than 10", limits
+    )
     check_error('(join "," (range 10))', "limit", "join would build", limits)
     check_error('(replace "aaaaa" "a" "bbb")', "limit", "replace would build", limits)
+    check_error('(replace "aaaaa" #"a" "bbb")', "limit", "replace would build", limits)
+    check_error('(replace "aaaaa" #"a" #(str % % %))', "limit", "replace would build", limits)
     check_error('(format "%50s" "x")', "limit", "format would build", limits)
+    check_error('(format "%s" (range 10))', "limit", "format would build", limits)
+    check_error("(pr-str (range 10))", "limit", "pr-str would build", limits)
+    check_error("(str [(range 10)])", "limit", "str would build", limits)
+    assert run_sync('(format "%.3s" (range 10))', limits=limits).value == "[0 "
 
 
 NAMESPACED = [

@@ -287,12 +287,12 @@ def downcase(s: Any) -> str:
 def _children(budget: Budget, form: Any, inner: Any) -> Any:
     t = type(form)
     if t is Vector:
-        budget.step(1 + len(form) // 8)
+        budget.step(1 + len(form))
         return vec([inner(x) for x in form])
     if t is dict or t is Map:
         from ptcflow.lisp._colls import map_items
 
-        budget.step(1 + len(form) // 8)
+        budget.step(1 + len(form))
         out = {}
         for k, v in map_items(form):
             entry = inner(vec((k, v)))
@@ -303,7 +303,7 @@ def _children(budget: Budget, form: Any, inner: Any) -> Any:
     if t is frozenset:
         from ptcflow.lisp._colls import make_set, set_items
 
-        budget.step(1 + len(form) // 8)
+        budget.step(1 + len(form))
         return make_set([inner(x) for x in set_items(form)])
     return form
 

@@ -1,4 +1,9 @@
-"""Sorting: ``sort`` and ``sort-by`` (stable), plus ``min-key`` / ``max-key``."""
+"""Sorting: ``sort`` and ``sort-by`` (stable), plus ``min-key`` / ``max-key``.
+
+A comparator a program passes is called about ``n log n`` times: each call is a step (a
+program function's own steps come on top), so a slow or inconsistent comparator ends in a
+``limit`` error, and a long sort lets the event loop run.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from ptcflow.lisp._colls import Map, kw_get, vec
 from ptcflow.lisp.builtins._compare import compare
 from ptcflow.lisp.builtins._registry import MISSING, Registry, num, reraise, seq, unwrap
 from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Builtin, Keyword, to_fn
 
 REGISTRY = Registry("sorting", "Sorting")
@@ -18,21 +24,26 @@ _ASCENDING = frozenset({"<", "<=", "compare"})
 _DESCENDING = frozenset({">", ">="})
 
 
-def _comparator(fn: str, comp: Any) -> Any:
-    """A Python ``cmp`` from a Clojure comparator (a boolean ``<``-style fn or an int one)."""
+def _comparator(budget: Budget, fn: str, comp: Any) -> Any:
+    """A Python ``cmp`` from a Clojure comparator (a boolean ``<``-style fn or an int one);
+    each call counts a step."""
     f = to_fn(comp, fn)
+    step = budget.step
 
     def cmp(a: Any, b: Any) -> int:
+        step()
         r = f(a, b)
         t = type(r)
         if t is bool:
             if r:
                 return -1
+            step()
             r2 = f(b, a)
             return 1 if r2 is not None and r2 is not False else 0
         if t is int or t is float:
             return -1 if r < 0 else (1 if r > 0 else 0)
         if r is None:
+            step()
             r2 = f(b, a)
             return 1 if r2 is not None and r2 is not False else 0
         raise LispError(
@@ -69,7 +80,7 @@ def _homogeneous(keys: list[Any] | tuple[Any, ...]) -> bool:
     return False
 
 
-def _sorted(fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
+def _sorted(budget: Budget, fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
     ks = items if keys is None else keys
     direction = False if comp is None else _direction(comp)
     if direction is not None:
@@ -83,7 +94,7 @@ def _sorted(fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
             return vec([x for _, x in pairs])
         cmp = compare if not direction else (lambda a, b: compare(b, a))
     else:
-        cmp = _comparator(fn, comp)
+        cmp = _comparator(budget, fn, comp)
     if keys is None:
         return vec(sorted(items, key=cmp_to_key(cmp)))
     pkey = cmp_to_key(cmp)
@@ -95,19 +106,21 @@ def _sorted(fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
     "sort",
     "(sort coll) (sort comp coll)",
     "The elements in order (stable); comp is a comparator such as < > or compare.",
+    needs_budget=True,
 )
-def sort(a: Any, b: Any = MISSING) -> Any:
+def sort(budget: Budget, a: Any, b: Any = MISSING) -> Any:
     if b is MISSING:
-        return _sorted("sort", seq("sort", a), None, None)
-    return _sorted("sort", seq("sort", b), None, a)
+        return _sorted(budget, "sort", seq("sort", a), None, None)
+    return _sorted(budget, "sort", seq("sort", b), None, a)
 
 
 @add(
     "sort-by",
     "(sort-by keyfn coll) (sort-by keyfn comp coll)",
     "The elements ordered by (keyfn x) (stable); e.g. (sort-by :price > items).",
+    needs_budget=True,
 )
-def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> Any:
+def sort_by(budget: Budget, keyfn: Any, a: Any, b: Any = MISSING) -> Any:
     f = unwrap(keyfn, "sort-by")
     if b is MISSING:
         items = seq("sort-by", a)
@@ -123,7 +136,7 @@ def sort_by(keyfn: Any, a: Any, b: Any = MISSING) -> Any:
     except TypeError:
         reraise(keyfn, 1)
         raise
-    return _sorted("sort-by", items, keys, comp)
+    return _sorted(budget, "sort-by", items, keys, comp)
 
 
 @add("max-key", "(max-key k x & xs)", "The x for which (k x) is largest (the last on ties).")

@@ -5,15 +5,15 @@ and ``str/`` where Clojure has them), plus name, keyword, parse-long and parse-d
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ptcflow.lisp._colls import EMPTY_VEC, Map, vec
 from ptcflow.lisp.builtins._regex import as_regex, groups_of, regex_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
-from ptcflow.lisp.errors import LispError, type_error
+from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.printer import str_of
+from ptcflow.lisp.printer import render
 from ptcflow.lisp.values import Keyword, Regex, lookup, to_fn
 
 REGISTRY = Registry("strings", "Strings")
@@ -33,10 +33,7 @@ def _ns(name: str) -> tuple[str, str]:
 def str_(budget: Budget, *xs: Any) -> str:
     if len(xs) == 1 and type(xs[0]) is str:
         return xs[0]
-    s = "".join([x if type(x) is str else str_of(x) for x in xs])
-    if len(s) > budget.limits.max_string_length:
-        budget.check_string_length(len(s), "str")
-    return s
+    return render(xs, budget, what="str")
 
 
 @add("subs", "(subs s start) (subs s start end)", "The substring from start to end.")
@@ -61,9 +58,8 @@ def subs(s: Any, start: Any, end: Any = None) -> str:
 )
 def join(budget: Budget, a: Any, b: Any = MISSING) -> str:
     sep, coll = ("", a) if b is MISSING else (a, b)
-    sep_text = str_of(sep)
-    parts = [x if type(x) is str else str_of(x) for x in iterate("join", coll)]
-    return budget.check_string(sep_text.join(parts), "join")
+    sep_text = sep if type(sep) is str else render((sep,), budget, what="join")
+    return render(iterate("join", coll), budget, what="join", sep=sep_text)
 
 
 @add(
@@ -233,39 +229,54 @@ def last_index_of(s: Any, value: Any, start: Any = None) -> int | None:
 _DOLLAR = re.compile(r"\\(.)|\$(\d+|\{(\w+)\})", re.S)
 
 
-def _template(fn: str, replacement: str) -> Any:
-    """A match -> text function for a Java-style replacement ($1, ${name}, \\$)."""
+def _template(fn: str, replacement: str) -> Callable[[Any], list[Any]]:
+    """A match -> pieces function for a Java-style replacement (``$1``, ``${name}``, ``\\$``):
+    each piece is literal text, or the number or name of a group (:func:`_fill` sizes and
+    joins them)."""
     pieces: list[str | tuple[int | str]] = []
     pos = 0
     for m in _DOLLAR.finditer(replacement):
         pieces.append(replacement[pos : m.start()])
         if m.group(1) is not None:
             pieces.append(m.group(1))
-        else:
-            pieces.append((int(m.group(2)),) if m.group(3) is None else (m.group(3),))
+        elif m.group(3) is not None:
+            pieces.append((m.group(3),))
+        else:  # a group number too long to exist is missing, like any other
+            digits = m.group(2)
+            pieces.append((int(digits) if len(digits) < 6 else -1,))
         pos = m.end()
     pieces.append(replacement[pos:])
-    if all(type(p) is str for p in pieces):
-        text = "".join(p for p in pieces if type(p) is str)
-        return lambda m: text
+    return lambda m: pieces
 
-    def render(m: Any) -> str:
-        out = []
-        for p in pieces:
-            if type(p) is str:
-                out.append(p)
-            else:
-                try:
-                    out.append(m.group(p[0]) or "")
-                except IndexError:
-                    raise LispError(
-                        "type",
-                        f"{fn}: the replacement refers to group {p[0]}, which the "
-                        "pattern does not have",
-                    ) from None
-        return "".join(out)
 
-    return render
+def _fill(fn: str, m: Any, pieces: list[Any], room: int, cap: int) -> str:
+    """The replacement text for match ``m``, refused before it is built when longer than
+    ``room`` characters (what is left of ``cap``, ``max_string_length``)."""
+    spans: list[str | tuple[int, int]] = []
+    size = 0
+    for p in pieces:
+        if type(p) is str:
+            spans.append(p)
+            size += len(p)
+            continue
+        try:
+            start, end = m.span(p[0] if type(p[0]) is int else m.re.groupindex[p[0]])
+        except (IndexError, KeyError):
+            raise LispError(
+                "type",
+                f"{fn}: the replacement refers to group {p[0]}, which the pattern does not have",
+            ) from None
+        if start >= 0:
+            spans.append((start, end))
+            size += end - start
+    if size > room:
+        raise LimitExceeded(
+            "max_string_length",
+            f"{fn} would build a string of more than {cap} characters, over the limit; build "
+            "a shorter string",
+        )
+    text = m.string
+    return "".join([p if type(p) is str else text[p[0] : p[1]] for p in spans])
 
 
 def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) -> str:
@@ -282,17 +293,28 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
         raise type_error(fn, "a string or regex to match", match)
     regex_input(budget, fn, text)
     if type(rep) is str:
-        render = _template(fn, rep)
+        pieces_of = _template(fn, rep)
     elif callable(rep) or type(rep) is Keyword:
         f = to_fn(rep, fn)
 
-        def render(m: Any) -> str:
-            return str_of(f(groups_of(m)))
+        def pieces_of(m: Any) -> list[Any]:
+            limit = room + m.end() - m.start()
+            return [render((f(groups_of(m)),), budget, what=fn, limit=limit)]
 
     else:
         raise type_error(fn, "a string or function replacement", rep)
-    out = match.pattern.sub(render, text, count=count)
-    return budget.check_string(out, fn)
+    cap = budget.limits.max_string_length
+    room = cap - len(text)
+
+    def fill(m: Any) -> str:  # the text outside matches is kept: count only what grows
+        nonlocal room
+        piece = _fill(fn, m, pieces_of(m), room + m.end() - m.start(), cap)
+        room -= len(piece) - (m.end() - m.start())
+        return piece
+
+    out: str = match.pattern.sub(fill, text, count=count)
+    budget.charge(len(out), fn)
+    return out
 
 
 @add(
