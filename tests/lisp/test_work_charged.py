@@ -5,6 +5,7 @@ built. Values that share structure (cheap to build, huge to walk) end in a ``lim
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import pytest
 
@@ -81,10 +82,30 @@ def test_printing_counts_each_element_as_a_step() -> None:
     assert run_sync("(count (vec (range 10000)))", limits=limits).error is None
 
 
-def test_strings_are_refused_before_they_are_built() -> None:
-    # 20,000 x 100,000 characters would be 2 GB; the check happens at 1 MB.
-    result = run_sync('(count (join (repeat 20000 (apply str (repeat 100000 "x")))))')
+STRING_BOMBS = [
+    # 20,000 x 100,000 characters would be 2 GB: refused at max_string_length (1 MB)
+    '(count (join (repeat 20000 (apply str (repeat 100000 "x")))))',
+    '(count (apply str (repeat 20000 (apply str (repeat 100000 "x")))))',
+    '(count (join "," (repeat 20000 (apply str (repeat 100000 "x")))))',
+    '(let [s (apply str (repeat 100000 "x"))] (count (str s s s s s s s s s s s)))',
+    '(count (pr-str (repeat 20000 (apply str (repeat 100000 "x")))))',
+    '(let [s (apply str (repeat 100000 "x"))] (count (format "%s%s%s%s%s%s%s%s%s%s%s" s s s s s s s s s s s)))',
+    '(count (replace (apply str (repeat 100000 "x")) #"x" "$0$0$0$0$0$0$0$0$0$0$0"))',
+    '(count (replace (apply str (repeat 100000 "x")) "x" "xxxxxxxxxxx"))',
+    '(let [s (apply str (repeat 100000 "x"))] (count (replace "ab" #"a" (fn [_] (str s s s s s s s s s s s)))))',
+]
+
+
+@pytest.mark.parametrize("source", STRING_BOMBS)
+def test_strings_are_refused_before_they_are_built(source: str) -> None:
+    tracemalloc.start()
+    try:
+        result = run_sync(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert result.error is not None and getattr(result.error, "limit", "") == "max_string_length"
+    assert peak < 30_000_000, f"peak {peak} bytes"  # a few 1 MB strings, never 2 GB
 
 
 def test_a_comparator_counts_a_step_per_comparison() -> None:
