@@ -21,6 +21,7 @@ from ptcflow.lisp._sandbox import FORBIDDEN, check_symbol
 from ptcflow.lisp._special_forms import SPECIAL_FORMS
 from ptcflow.lisp._specials import MACROS, SHAPES, check_shape, fail_at, require
 from ptcflow.lisp.builtins._host import HOST_CONSTANTS
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Builtin, Keyword
 
 __all__ = ("AGENT_TOOLS", "Analyzer", "Program", "Scope")
@@ -132,6 +133,7 @@ class Analyzer:
         globals_: names already in memory (``def``'d in earlier turns).
         global_fns: the names among ``globals_`` that hold functions: like this program's own
             ``def``s they shadow builtins; other memory names never do.
+        budget: a run's budget: each form analyzed counts a step (``None`` outside a run).
     """
 
     def __init__(
@@ -142,8 +144,10 @@ class Analyzer:
         ctx_keys: Collection[str] | None,
         globals_: Collection[str],
         global_fns: Collection[str] = (),
+        budget: Budget | None = None,
     ) -> None:
         self.builtins = builtins
+        self.budget = budget
         self.tool_names = None if tool_names is None else frozenset(tool_names)
         self.ctx_keys = None if ctx_keys is None else frozenset(ctx_keys)
         self.globals: set[str] = set(globals_)
@@ -170,6 +174,8 @@ class Analyzer:
     # -- dispatch -----------------------------------------------------------------------
     def analyze(self, form: Form, scope: Scope, *, tail: bool) -> A.Node:
         """Analyze one form; ``tail`` says whether it is in tail position for ``recur``."""
+        if self.budget is not None:
+            self.budget.step()
         t = type(form)
         if t is Sym:
             return self.symbol(form, scope)  # type: ignore[arg-type]
@@ -196,6 +202,8 @@ class Analyzer:
 
     def collection(self, form: VecForm | MapForm | SetForm, scope: Scope) -> A.Node:
         """A literal collection: a constant when it holds only literals."""
+        if self.budget is not None:
+            self.budget.step(len(form.items))  # a literal's values are built here
         if _only_literals(form):
             try:
                 return A.Const(form_to_value(form), form.line, form.column)

@@ -39,7 +39,8 @@ class Compiler:
         return compile_binder(pattern, self.compile)
 
     def compile(self, node: A.Node) -> Ev:
-        """Compile one node."""
+        """Compile one node (a step of the run: compiling a long program is budgeted)."""
+        self.state.budget.step()
         return _DISPATCH[type(node)](self, node)
 
     # -- leaves -------------------------------------------------------------------------

@@ -19,9 +19,13 @@ from typing import Any, Final
 
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Keyword
 
 __all__ = ("MAX_NESTING", "Forms", "read", "read_data", "read_one")
+
+_TICK: Final = 256  # tokens read between two charges to the budget
+_TICK_MASK: Final = _TICK - 1
 
 MAX_NESTING: Final = 256
 """Deepest bracket nesting the reader accepts (deeper text is a ``parse`` error)."""
@@ -156,8 +160,12 @@ def _atom(r: _Reader, text: str, pos: int, line: int, col: int) -> Form:
     return form
 
 
-def _read_forms(src: str) -> Forms:
-    """Tokenize with one regex and build forms with an explicit stack (no recursion)."""
+def _read_forms(src: str, budget: Budget | None) -> Forms:
+    """Tokenize with one regex and build forms with an explicit stack (no recursion).
+
+    With a ``budget``, every token counts a step (charged every :data:`_TICK` tokens), so
+    reading a long text is bounded by the run's steps and time, and yields to the event loop.
+    """
     r = _Reader(src)
     top = _Open("", 0, 1, 1)
     stack = [top]
@@ -169,7 +177,10 @@ def _read_forms(src: str) -> Forms:
     g_atom, g_open, g_close = _G_ATOM, _G_OPEN, _G_CLOSE
     anon_depth = 0
     discards = 0  # pending #_ at every level (most programs have none)
-    for m in _TOKEN.finditer(src):
+    n = 0
+    for n, m in enumerate(_TOKEN.finditer(src), 1):
+        if not n & _TICK_MASK and budget is not None:
+            budget.step(_TICK)
         kind = m.lastindex
         if kind == _G_EOF or kind is None:
             break
@@ -251,6 +262,8 @@ def _read_forms(src: str) -> Forms:
         raise r.error("#_ must be followed by a form to discard", top.discard_pos)
     forms = Forms(top.items)
     forms.defs = frozenset(r.defs)
+    if budget is not None:
+        budget.step(n & _TICK_MASK)
     return forms
 
 
@@ -496,11 +509,13 @@ _COLLECTIONS: Final[dict[str, Callable[[_Reader, _Open, tuple[Form, ...]], Form]
 """Collections, by opening bracket."""
 
 
-def read(src: str) -> tuple[Form, ...]:
+def read(src: str, budget: Budget | None = None) -> tuple[Form, ...]:
     """Read every top-level form of ``src``.
 
     Args:
         src: PTC-Lisp source text.
+        budget: a run's budget: each token counts a step (the runner reads in the program's
+            greenlet, so a long text yields to the event loop and respects the deadline).
 
     Returns:
         The forms, in order (an empty tuple for blank text).
@@ -512,7 +527,7 @@ def read(src: str) -> tuple[Form, ...]:
         >>> read("(+ 1 2) :done")
         (ListForm[Sym(+), Lit(1), Lit(2)], Lit(Keyword('done')))
     """
-    return _read_forms(src)
+    return _read_forms(src, budget)
 
 
 def read_one(src: str) -> Form:

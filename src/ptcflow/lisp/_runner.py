@@ -142,7 +142,19 @@ def analyze(
         >>> sorted(analyze('(call "search" {:q "x"})', tool_names=["search"]).tools_used)
         ['search']
     """
-    forms = read(source) if isinstance(source, str) else source
+    return _analyze(source, tool_names, ctx_keys, memory_keys, builtins, None)
+
+
+def _analyze(
+    source: str | tuple[Form, ...],
+    tool_names: Collection[str] | None,
+    ctx_keys: Collection[str] | None,
+    memory_keys: Collection[str] | Mapping[str, Any],
+    builtins: Mapping[str, Builtin] | None,
+    budget: Budget | None,
+) -> Program:
+    """:func:`analyze`, charging each token and form to ``budget`` when given."""
+    forms = read(source, budget) if isinstance(source, str) else source
     an = Analyzer(
         _default_builtins() if builtins is None else builtins,
         tool_names=tool_names,
@@ -153,6 +165,7 @@ def analyze(
             if isinstance(memory_keys, Mapping)
             else ()
         ),
+        budget=budget,
     )
     try:
         return an.program(forms)
@@ -287,34 +300,22 @@ async def run(
             **kw,
         )
 
-    program: Program | None = None
     try:
-        program = analyze(source, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
+        budget.check_source(source)
     except LispError as err:
-        failure: LispError | None = err
-    except RecursionError:
-        failure = LimitExceeded("max_depth", "the program is nested too deeply")
-    except Exception as exc:  # never let a checker bug reach the host as an exception
-        failure = _unexpected(exc)
-    else:
-        failure = None
-    try:
-        _check_unread(ctx_in, program.ctx_used if program is not None else ())
-    except TypeError as exc:
-        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
-    if failure is not None or program is None:
-        return finish(error=failure)
-    try:
-        state = RunState(budget, ctx_in, working, names)
-        entry = Compiler(state, {}).compile(program.body)
-    except LispError as err:
+        _check_ctx(ctx_in, ())
         return finish(error=err)
-    except RecursionError:
-        return finish(error=LimitExceeded("max_depth", "the program is nested too deeply"))
-    except Exception as exc:  # never let a checker bug reach the host as an exception
-        return finish(error=_unexpected(exc))
+    state = RunState(budget, ctx_in, working, names)
     budget.maybe_yield = state.yield_now
-    nslots = program.nslots
+    analyzed: list[Program] = []
+
+    def front_end() -> tuple[Callable[[list[Any]], Any], int]:
+        # Read, analyze and compile in the program's greenlet: charged to its steps and
+        # deadline, and yielding to the event loop on a long program.
+        program = _analyze(source, names, ctx_in, mem_in, None, budget)
+        analyzed.append(program)
+        _check_ctx(ctx_in, program.ctx_used)
+        return Compiler(state, {}).compile(program.body), program.nslots
 
     def progress() -> None:
         budget.check_time()
@@ -324,6 +325,7 @@ async def run(
         # Runs in the program's greenlet, conversion included, so a large value still
         # yields to the event loop and respects the deadline.
         budget.activate()  # walks without a budget argument (hashing, =) charge this one
+        entry, nslots = front_end()
         outcome: dict[str, Any]
         try:
             raw = entry([None] * nslots)
@@ -356,6 +358,8 @@ async def run(
         with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
             done = await _drive(g, driver)
     except LispError as err:
+        if not analyzed:  # the program did not read or check: still refuse a bad ctx
+            _check_ctx(ctx_in, ())
         return finish(error=err)
     except UsageError:
         raise
@@ -375,6 +379,14 @@ async def run(
         )
     outcome, converted = done
     return finish(value=converted, **outcome)
+
+
+def _check_ctx(ctx: Mapping[str, Any], used: Collection[str]) -> None:
+    """:func:`_check_unread`, as the ``UsageError`` that misuse of :func:`run` raises."""
+    try:
+        _check_unread(ctx, used)
+    except TypeError as exc:
+        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
 
 
 def _check_unread(ctx: Mapping[str, Any], used: Collection[str]) -> None:

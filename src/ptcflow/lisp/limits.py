@@ -38,6 +38,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
         max_regex_input: characters of input one regex builtin may scan.
         max_pmap_concurrency: tool calls ``pmap``/``pcalls`` run at once.
         yield_interval_ms: CPU time between yields to the event loop.
+        max_source_chars: characters of program text (checked before it is read).
 
     Raises:
         ConfigError: a value is not a positive integer.
@@ -59,6 +60,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_regex_input: int = 100_000
     max_pmap_concurrency: int = 8
     yield_interval_ms: int = 10
+    max_source_chars: int = 100_000
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
@@ -276,6 +278,20 @@ class Budget:
                 f"{self.limits.max_string_length}; build a shorter string",
             )
         self.charge(n, what)
+
+    def check_source(self, source: str) -> None:
+        """Refuse program text longer than ``max_source_chars`` before reading it.
+
+        Raises:
+            LimitExceeded: the text is too long.
+        """
+        if len(source) > self.limits.max_source_chars:
+            raise LimitExceeded(
+                "max_source_chars",
+                f"the program is {len(source)} characters long, over the limit of "
+                f"{self.limits.max_source_chars}; send a shorter program (pass data in ctx or "
+                "fetch it with a tool instead of writing it into the program)",
+            )
 
     def check_regex_input(self, s: str, what: str) -> None:
         """Refuse scanning a string longer than ``max_regex_input`` with a regex.

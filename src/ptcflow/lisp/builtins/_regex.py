@@ -22,7 +22,7 @@ import re2
 from ptcflow.lisp._colls import vec
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
-from ptcflow.lisp.limits import Budget
+from ptcflow.lisp.limits import Budget, active_budget
 from ptcflow.lisp.values import Regex
 
 REGISTRY = Registry("regex", "Regular expressions")
@@ -31,6 +31,7 @@ add = REGISTRY.add
 MAX_PATTERN_LENGTH: Final = 10_000
 """The longest pattern accepted (compiling is linear in it, and bounded by RE2's memory cap)."""
 
+_COMPILE_STEPS: Final = 64  # steps one compilation counts (about its cost in calls)
 _MAX_MEM: Final = 2 << 20  # bytes one compiled pattern may use (RE2's default is 8 MiB)
 _CACHE: dict[str, Regex] = {}  # compiled patterns by source; bounded below
 _CACHE_MAX: Final = 128
@@ -126,6 +127,9 @@ def compile_regex(source: str) -> Regex:
     cached = _CACHE.get(source)
     if cached is not None:
         return cached
+    budget = active_budget()
+    if budget is not None:  # compiling takes tens of µs: (map re-pattern strings) is work
+        budget.step(_COMPILE_STEPS + len(source) // 16)
     if len(source) > MAX_PATTERN_LENGTH:
         raise LimitExceeded(
             "max_regex_pattern",
