@@ -124,10 +124,15 @@ def import_value(x: object, budget: Budget, what: str) -> Any:
     stalling the host.
 
     Raises:
-        LimitExceeded: the value is larger than the run's limits allow.
+        LimitExceeded: the value is larger or deeper than the run's limits allow.
         TypeError: ``x`` is not plain data.
     """
-    return _Importer(_KeywordOf(), _Meter(budget, what)).value(x)
+    try:
+        return _Importer(_KeywordOf(), _Meter(budget, what)).value(x)
+    except RecursionError:
+        raise LimitExceeded(
+            "max_depth", f"{what} is nested too deeply to convert; ask for flatter data"
+        ) from None
 
 
 def check_plain(x: object) -> None:
