@@ -164,6 +164,54 @@ async def _conversion_share(repeats: int) -> None:
     print(f"ctx conversion of 10,000 orders: {conv_us:.0f} µs, {share:.0%} of the whole run")
 
 
+# Hostile programs for the loop-gap scenario: each would stall the event loop, or run for
+# minutes, if the work inside one evaluation step were not charged as it happens.
+_DAG = "(reduce (fn [v _] [v v]) [1] (range 64))"
+HOSTILE = [
+    "(loop [i 0] (recur (inc i)))",
+    f"(frequencies [{_DAG}])",
+    f"(count (str {_DAG}))",
+    f"(count (flatten {_DAG}))",
+    "(let [a (vec (range 100000)) b (vec (repeat 100000 a))] (count (str b)))",
+    '(count (join (repeat 20000 (apply str (repeat 100000 "x")))))',
+    "(let [v (vec (range 100000))] (dotimes [i 1000] (frequencies v)))",
+    '(re-find #"(.*a){20}" (apply str (repeat 99999 "a")))',
+    "(sort (fn [a b] (dotimes [i 10] i) (< a b)) (map #(mod (* % 7919) 20011) (range 20000)))",
+    " ".join(f"(+ {i} 1)" for i in range(9000)),
+]
+
+
+async def _loop_gap(timeout_ms: int) -> None:
+    """The hostile programs one after the other next to a task sleeping 10 ms at a time: the
+    longest that task waited beyond its 10 ms, and the longest run against its time limit."""
+    limits = Limits(timeout_ms=timeout_ms)
+    gaps: list[float] = []
+    worst_run = 0.0
+    done = anyio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last - 0.01)
+            last = now
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        for source in HOSTILE:
+            t = time.perf_counter()
+            r = await run(source, limits=limits)
+            assert r.error is not None or source.startswith("(+ 0"), source
+            worst_run = max(worst_run, (time.perf_counter() - t) * 1000 / timeout_ms)
+        done.set()
+    print(
+        f"loop gap: {len(HOSTILE)} hostile programs (time limit {timeout_ms} ms) next to a 10 ms "
+        f"ticker: largest wait {max(gaps) * 1000:.0f} ms (goal <= 100), longest run "
+        f"{worst_run:.2f}x its time limit (goal <= 2x)"
+    )
+
+
 FORTY_LINES = """
 (defn score [order]
   (let [{:keys [amount customer tags]} order
@@ -275,6 +323,7 @@ async def main(repeats: int) -> None:
             f"{eval_ratio:7.1f}x {run_ratio:6.1f}x"
         )
     await _conversion_share(repeats)
+    await _loop_gap(500)
     lines = FORTY_LINES.strip().count("\n") + 1
     tools = ["list_orders"]
     pa_us = _median_us(

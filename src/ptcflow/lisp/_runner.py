@@ -350,6 +350,7 @@ async def run(
             outcome["fail_value"] = converted
         return outcome, converted
 
+    await anyio.lowlevel.checkpoint()  # every run lets the loop turn, even a short one
     g = greenlet(main)
     driver = _Driver(tools, records)
     remaining = max(0.0, budget.deadline - time.monotonic())

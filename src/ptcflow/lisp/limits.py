@@ -205,7 +205,8 @@ class Budget:
     def check_size(self, n: int, what: str = "collection") -> None:
         """Refuse a collection of ``n`` elements when it exceeds ``max_collection_size``.
 
-        Also counts ``n`` elements (about 16 bytes each) towards ``max_memory_bytes``.
+        Also counts ``n`` elements (about 16 bytes each) towards ``max_memory_bytes``, and
+        as ``n`` steps (building them is work).
 
         Args:
             n: the number of elements about to be built.
@@ -222,12 +223,14 @@ class Budget:
                 f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
             )
         self.charge(n * _ELEMENT_BYTES, what)
+        self.step(n)
 
     def check_grow(self, total: int, added: int, what: str = "collection") -> None:
         """Like :meth:`check_size` for a collection that extends an existing one (``conj``,
         ``assoc``, ``into``): ``total`` is checked against ``max_collection_size`` but only the
         ``added`` elements count towards ``max_memory_bytes`` (the old collection is usually
-        garbage afterwards, so ``(reduce conj [] xs)`` is not charged quadratically).
+        garbage afterwards, so ``(reduce conj [] xs)`` is not charged quadratically); the
+        ``added`` elements count as steps.
 
         Raises:
             LimitExceeded: ``total`` is over ``max_collection_size`` or the memory estimate
@@ -240,6 +243,7 @@ class Budget:
                 f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
             )
         self.charge(added * _ELEMENT_BYTES, what)
+        self.step(added)
 
     def charge(self, n_bytes: int, what: str = "data") -> None:
         """Count ``n_bytes`` of newly built data towards ``max_memory_bytes``.

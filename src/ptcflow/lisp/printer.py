@@ -263,12 +263,14 @@ def render(
     w = _Writer(cap, mode != "print", budget)
     add, value = w.add, w.value
     bare = mode != "pr"  # top-level strings as they are
-    first = True
+    n = 0
     try:
         for x in xs:
-            if sep and not first:
+            if sep and n:
                 add(sep)
-            first = False
+            n += 1
+            if not n & _CHUNK_MASK:  # many values (apply str ...) count as steps too
+                budget.step(_CHUNK)
             t = type(x)
             if t is str and bare:
                 add(x)

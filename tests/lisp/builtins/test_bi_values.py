@@ -304,7 +304,7 @@ def test_budget_sizes_strings_and_output() -> None:
     budget.print_("cdef")
     budget.print_("more")
     assert budget.output == "abcd...[output truncated]" and budget.output_truncated
-    assert "Budget(steps=0" in repr(budget)
+    assert "Budget(steps=5" in repr(budget)  # the 5 elements check_size counted
 
 
 def test_budget_memory_estimate() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ptcflow.lisp._colls import Vector, kw_get, vec
 from ptcflow.lisp.builtins._maps import get
-from ptcflow.lisp.builtins._registry import Registry, iterate, reraise, unwrap
+from ptcflow.lisp.builtins._registry import Registry, iterate, reraise, unwrap, visit
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.values import Keyword, to_fn
 
@@ -19,6 +19,7 @@ add = REGISTRY.add
 
 
 def _total(fn: str, xs: Any) -> Any:
+    visit(len(xs))
     if type(xs) is Vector:
         try:
             # fsum-free fast path: exact for ints, same as a left fold for floats

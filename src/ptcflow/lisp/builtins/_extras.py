@@ -214,7 +214,7 @@ def entries(m: Any) -> Any:
 
 def _group(budget: Budget, fn: str, rx: Any, s: Any, n: Any) -> Any:
     p = as_regex(fn, rx)
-    m = p.search(regex_input(budget, fn, s))
+    m = p.search(regex_input(budget, fn, p, s))
     g = count_arg(fn, n)
     if not 0 <= g <= p.groups:
         raise LispError("type", f"{fn}: the pattern has no group {g}")

@@ -10,10 +10,18 @@ from typing import Any
 
 from ptcflow.lisp._colls import Map, Vector, kw_get, map_items, vec
 from ptcflow.lisp.builtins import _math
-from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, reraise, seq, unwrap
+from ptcflow.lisp.builtins._registry import (
+    MISSING,
+    Registry,
+    iterate,
+    reraise,
+    seq,
+    unwrap,
+    visit,
+)
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import Keyword, to_fn
+from ptcflow.lisp.values import Keyword, LispFn, to_fn
 
 REGISTRY = Registry("higher-order", "Higher-order functions")
 add = REGISTRY.add
@@ -27,7 +35,7 @@ add = REGISTRY.add
 )
 def map_(f: Any, coll: Any, *colls: Any) -> Any:
     fn = unwrap(f, "map")
-    src = coll if type(coll) is Vector else iterate("map", coll)
+    src = _elements(f, coll, "map")
     try:
         if not colls:
             if type(f) is Keyword:
@@ -48,7 +56,7 @@ add("mapv", "(mapv f coll) (mapv f c1 c2 & colls)", "Same as map (results are ve
 @add("filter", "(filter pred coll)", "The elements for which (pred x) is truthy.")
 def filter_(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "filter")
-    src = coll if type(coll) is Vector else iterate("filter", coll)
+    src = _elements(pred, coll, "filter")
     try:
         if type(pred) is Keyword:
             return vec([x for x in src if (r := kw_get(x, pred)) is not None and r is not False])
@@ -59,6 +67,14 @@ def filter_(pred: Any, coll: Any) -> Any:
     except TypeError:
         reraise(pred, 1)
         raise
+
+
+def _elements(f: Any, coll: Any, name: str) -> Iterable[Any]:
+    """The elements ``f`` is applied to: a program function counts a step per call itself,
+    anything else (a keyword, a builtin) is charged per element by :func:`iterate`."""
+    if type(coll) is Vector and isinstance(f, LispFn):
+        return coll  # type: ignore[no-any-return]
+    return iterate(name, coll)
 
 
 def _leaf_map(f: Any, leaf: Any, src: Iterable[Any]) -> list[Any]:
@@ -98,7 +114,7 @@ add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
 @add("remove", "(remove pred coll)", "The elements for which (pred x) is falsy.")
 def remove(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "remove")
-    src = coll if type(coll) is Vector else iterate("remove", coll)
+    src = _elements(pred, coll, "remove")
     try:
         return vec([x for x in src if (r := fn(x)) is None or r is False])
     except TypeError:
@@ -211,6 +227,7 @@ def reductions(f: Any, a: Any, b: Any = MISSING) -> Any:
         acc, rest = items[0], items[1:]
     else:
         acc, rest = a, seq("reductions", b)
+    visit(len(rest))
     out = [acc]
     try:
         for x in rest:
@@ -233,6 +250,7 @@ def reduce_kv(f: Any, init: Any, m: Any) -> Any:
         items = enumerate(m)
     else:
         raise type_error("reduce-kv", "a map or vector", m)
+    visit(len(m))
     acc = init
     for k, v in items:
         acc = fn(acc, k, v)
@@ -287,7 +305,9 @@ def apply(f: Any, *args: Any) -> Any:
     if not args:
         raise LispError("arity", "apply needs a collection of arguments: (apply f [1 2])")
     fn = f if callable(f) else to_fn(f, "apply")
-    return fn(*args[:-1], *seq("apply", args[-1]))
+    spread = seq("apply", args[-1])
+    visit(len(spread))
+    return fn(*args[:-1], *spread)
 
 
 @add("comp", "(comp & fs)", "The composition: ((comp f g) x) is (f (g x)).")

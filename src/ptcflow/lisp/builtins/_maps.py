@@ -8,7 +8,14 @@ from typing import Any
 
 from ptcflow.lisp._colls import Map, Vector, host_get, map_items, mkey, vec
 from ptcflow.lisp._convert import ordered_items
-from ptcflow.lisp.builtins._registry import MISSING, Registry, check_map, iterate, program_map
+from ptcflow.lisp.builtins._registry import (
+    MISSING,
+    Registry,
+    check_map,
+    iterate,
+    program_map,
+    visit,
+)
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import to_fn
@@ -204,12 +211,16 @@ def select_keys(m: Any, ks: Any) -> Map[Any, Any]:
 
 @add("keys", "(keys m)", "The keys of m as a sequence; nil when m is empty.")
 def keys(m: Any) -> Any:
-    return vec(k for k, _ in ordered_items(check_map("keys", m))) or None
+    src = check_map("keys", m)
+    visit(len(src))
+    return vec(k for k, _ in ordered_items(src)) or None
 
 
 @add("vals", "(vals m)", "The values of m as a sequence (in the order of keys); nil when empty.")
 def vals(m: Any) -> Any:
-    return vec(v for _, v in ordered_items(check_map("vals", m))) or None
+    src = check_map("vals", m)
+    visit(len(src))
+    return vec(v for _, v in ordered_items(src)) or None
 
 
 @add(
@@ -253,13 +264,16 @@ def val(entry: Any) -> Any:
 def update_vals(m: Any, f: Any) -> Map[Any, Any]:
     fn = to_fn(f, "update-vals")
     src = check_map("update-vals", m)
+    visit(len(src))
     return Map({mkey(k): fn(v) for k, v in map_items(src)})
 
 
 @add("update-keys", "(update-keys m f)", "m with every key k replaced by (f k).")
 def update_keys(m: Any, f: Any) -> Map[Any, Any]:
     fn = to_fn(f, "update-keys")
-    return Map({mkey(fn(k)): v for k, v in map_items(check_map("update-keys", m))})
+    src = check_map("update-keys", m)
+    visit(len(src))
+    return Map({mkey(fn(k)): v for k, v in map_items(src)})
 
 
 @add(

@@ -9,7 +9,8 @@ and possessive quantifiers. Patterns use Java syntax where it differs from RE2's
 classes (``\\p{L}`` matches any letter).
 
 Inputs longer than ``max_regex_input`` characters are refused (a plain size bound), and so
-are patterns longer than :data:`MAX_PATTERN_LENGTH`.
+are patterns longer than :data:`MAX_PATTERN_LENGTH`. RE2's time is linear in the text times
+the pattern's program size: that product is bounded too (:data:`MAX_REGEX_WORK`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ add = REGISTRY.add
 
 MAX_PATTERN_LENGTH: Final = 10_000
 """The longest pattern accepted (compiling is linear in it, and bounded by RE2's memory cap)."""
+
+MAX_REGEX_WORK: Final = 2_000_000
+"""The most characters x program instructions one match may scan (about 20 ms at worst, 9 ns each)."""
+
+_WORK_PER_STEP: Final = 8192  # characters x instructions that count one step
 
 _COMPILE_STEPS: Final = 64  # steps one compilation counts (about its cost in calls)
 _MAX_MEM: Final = 2 << 20  # bytes one compiled pattern may use (RE2's default is 8 MiB)
@@ -159,15 +165,31 @@ def as_regex(fn: str, x: Any) -> Any:
     raise type_error(fn, 'a regex such as #"\\d+"', x)
 
 
-def regex_input(budget: Budget, fn: str, s: Any) -> str:
-    """``s`` when it is a string no longer than ``max_regex_input``.
+def regex_input(budget: Budget, fn: str, p: Any, s: Any) -> str:
+    """``s`` when it is a string the pattern ``p`` may scan, charged to the budget.
+
+    RE2 matches in time proportional to the text times the size of the pattern's program
+    (a search that must report groups over a long match runs RE2's NFA: about 10 ns per
+    character and instruction, in C, without a break). So besides ``max_regex_input``,
+    the product is bounded by :data:`MAX_REGEX_WORK`, and counts steps.
 
     Raises:
-        LispError: ``s`` is not a string (``type``) or is too long (``limit``).
+        LispError: ``s`` is not a string (``type``) or is too long for the pattern (``limit``).
     """
     if type(s) is not str:
         raise type_error(fn, "a string to match", s)
     budget.check_regex_input(s, fn)
+    size = p.programsize
+    work = len(s) * size
+    if work > MAX_REGEX_WORK:
+        raise LimitExceeded(
+            "max_regex_input",
+            f'{fn}: #"{p.pattern}" on a string of {len(s)} characters is too much work (the '
+            f"time grows with the text times the pattern's size, {size} here: at most "
+            f"{MAX_REGEX_WORK // size} characters for it); match a shorter slice "
+            "(subs, split-lines) or a simpler pattern",
+        )
+    budget.step(1 + work // _WORK_PER_STEP)
     return s
 
 
@@ -196,7 +218,7 @@ def re_pattern(s: Any) -> Regex:
 )
 def re_find(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-find", rx)
-    m = p.search(regex_input(budget, "re-find", s))
+    m = p.search(regex_input(budget, "re-find", p, s))
     return None if m is None else groups_of(m)
 
 
@@ -208,7 +230,7 @@ def re_find(budget: Budget, rx: Any, s: Any) -> Any:
 )
 def re_matches(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-matches", rx)
-    m = p.fullmatch(regex_input(budget, "re-matches", s))
+    m = p.fullmatch(regex_input(budget, "re-matches", p, s))
     return None if m is None else groups_of(m)
 
 
@@ -222,7 +244,7 @@ def re_seq(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-seq", rx)
     out = []
     limit = budget.limits.max_collection_size
-    for m in p.finditer(regex_input(budget, "re-seq", s)):
+    for m in p.finditer(regex_input(budget, "re-seq", p, s)):
         out.append(groups_of(m))
         if len(out) > limit:
             break

@@ -5,11 +5,13 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any, Final, TypeVar
 
 from ptcflow.lisp._colls import EMPTY_MAP, EMPTY_VEC, Map, Vector, vec
 from ptcflow.lisp.errors import type_error
+from ptcflow.lisp.limits import Budget, active_budget
 from ptcflow.lisp.values import Builtin, Keyword, iter_of, to_fn
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -127,27 +129,70 @@ def count_arg(fn: str, n: object) -> int:
     raise type_error(fn, "a number for the count", n)
 
 
+_FREE: Final = 32  # elements a builtin may visit without a charge (bounded, tiny work)
+_CHUNK: Final = 2048  # a longer iteration is charged (and may yield) every _CHUNK elements
+
+
+def visit(n: int) -> None:
+    """Count ``n`` elements a builtin visits (or copies) as steps of the running program.
+
+    Builtins over collections are single steps of the evaluator, so without this a loop of
+    ``(frequencies v)`` over 100,000 elements would check the clock once a minute. Small
+    counts are free; outside a run nothing is charged.
+    """
+    if n > _FREE:
+        budget = active_budget()
+        if budget is not None:
+            budget.step(n)
+
+
+def charged(src: Iterable[Any], n: int) -> Iterable[Any]:
+    """``src`` (``n`` elements), counting them as steps as they are consumed: a long
+    iteration checks the clock and lets the event loop run every :data:`_CHUNK` elements,
+    instead of visiting 100,000 elements in one go."""
+    if n <= _FREE:
+        return src
+    budget = active_budget()
+    if budget is None:
+        return src
+    if n <= _CHUNK:
+        budget.step(n)
+        return src
+    return _chunks(iter(src), budget)
+
+
+def _chunks(it: Iterator[Any], budget: Budget) -> Iterator[Any]:
+    while chunk := list(islice(it, _CHUNK)):
+        budget.step(len(chunk))
+        yield from chunk
+
+
 def seq(fn: str, coll: object) -> Any:
-    """The elements of a collection as a vector (maps give ``[k v]`` entries, nil ``[]``)."""
+    """The elements of a collection as a vector (maps give ``[k v]`` entries, nil ``[]``).
+
+    A vector is returned as it is (the caller charges what it visits or slices); any other
+    collection is copied, and that counts its elements as steps (:func:`charged`).
+    """
     t = type(coll)
     if t is Vector:
         return coll
     if coll is None:
         return EMPTY_VEC
     if t is dict or t is Map or t is frozenset or t is str:
-        return vec(iter_of(coll))
+        return vec(charged(iter_of(coll), len(coll)))  # type: ignore[arg-type]
     raise type_error(fn, "a collection", coll)
 
 
 def iterate(fn: str, coll: object) -> Iterable[Any]:
-    """The elements of a collection, without copying when possible."""
+    """The elements of a collection, without copying when possible; the builtin is taken to
+    visit them all, so they count as steps as it does (:func:`charged`)."""
     t = type(coll)
     if t is Vector or t is str:
-        return coll  # type: ignore[return-value]
+        return charged(coll, len(coll))  # type: ignore[arg-type]
     if coll is None:
         return ()
     if t is dict or t is Map or t is frozenset:
-        return iter_of(coll)
+        return charged(iter_of(coll), len(coll))  # type: ignore[arg-type]
     raise type_error(fn, "a collection", coll)
 
 

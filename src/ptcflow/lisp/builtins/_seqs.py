@@ -5,12 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from ptcflow.lisp._colls import EMPTY_MAP, EMPTY_VEC, Map, Vector, vec as vector_of
-from ptcflow.lisp.builtins._registry import Registry, count_arg, integer, seq
+from ptcflow.lisp.builtins._registry import Registry, count_arg, integer, seq, visit
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.values import to_fn
 
 REGISTRY = Registry("sequences", "Sequences")
 add = REGISTRY.add
+
+
+def _sliced(v: Any) -> Any:
+    """``v``, a slice just made: copying its elements counts as steps."""
+    visit(len(v))
+    return v
 
 
 @add("first", "(first coll)", "The first element, or nil when coll is empty or nil.")
@@ -25,30 +31,34 @@ def first(coll: Any) -> Any:
 
 @add("second", "(second coll)", "The second element, or nil.")
 def second(coll: Any) -> Any:
+    if type(coll) is Vector:
+        return coll[1] if len(coll) > 1 else None
     s = seq("second", coll)
     return s[1] if len(s) > 1 else None
 
 
 @add("last", "(last coll)", "The last element, or nil.")
 def last(coll: Any) -> Any:
+    if type(coll) is Vector:
+        return coll[-1] if coll else None
     s = seq("last", coll)
     return s[-1] if s else None
 
 
 @add("rest", "(rest coll)", "All but the first element; [] when there are none.")
 def rest(coll: Any) -> Any:
-    return seq("rest", coll)[1:]
+    return _sliced(seq("rest", coll)[1:])
 
 
 @add("next", "(next coll)", "All but the first element; nil when there are none.")
 def next_(coll: Any) -> Any:
-    s = seq("next", coll)[1:]
+    s = _sliced(seq("next", coll)[1:])
     return s or None
 
 
 @add("butlast", "(butlast coll)", "All but the last element; nil when there are none.")
 def butlast(coll: Any) -> Any:
-    s = seq("butlast", coll)[:-1]
+    s = _sliced(seq("butlast", coll)[:-1])
     return s or None
 
 
@@ -89,20 +99,20 @@ def count(coll: Any) -> int:
 @add("take", "(take n coll)", "The first n elements.")
 def take(n: Any, coll: Any) -> Any:
     k = count_arg("take", n)
-    return seq("take", coll)[: max(k, 0)]
+    return _sliced(seq("take", coll)[: max(k, 0)])
 
 
 @add("drop", "(drop n coll)", "All but the first n elements.")
 def drop(n: Any, coll: Any) -> Any:
     k = count_arg("drop", n)
-    return seq("drop", coll)[max(k, 0) :]
+    return _sliced(seq("drop", coll)[max(k, 0) :])
 
 
 @add("take-last", "(take-last n coll)", "The last n elements; nil when there are none.")
 def take_last(n: Any, coll: Any) -> Any:
     k = count_arg("take-last", n)
     s = seq("take-last", coll)
-    return (s[-k:] if k > 0 else EMPTY_VEC) or None
+    return _sliced(s[-k:] if k > 0 else EMPTY_VEC) or None
 
 
 @add(
@@ -113,10 +123,10 @@ def take_last(n: Any, coll: Any) -> Any:
 )
 def drop_last(n: Any, *coll: Any) -> Any:
     if not coll:
-        return seq("drop-last", n)[:-1]
+        return _sliced(seq("drop-last", n)[:-1])
     k = count_arg("drop-last", n)
     s = seq("drop-last", coll[0])
-    return s[: max(len(s) - k, 0)] if k > 0 else s
+    return _sliced(s[: max(len(s) - k, 0)]) if k > 0 else s
 
 
 @add(
@@ -130,7 +140,8 @@ def take_while(pred: Any, coll: Any) -> Any:
     for i, x in enumerate(s):
         r = f(x)
         if r is None or r is False:
-            return s[:i]
+            return _sliced(s[:i])
+    visit(len(s))
     return s
 
 
@@ -145,13 +156,15 @@ def drop_while(pred: Any, coll: Any) -> Any:
     for i, x in enumerate(s):
         r = f(x)
         if r is None or r is False:
-            return s[i:]
+            visit(i)
+            return _sliced(s[i:])
+    visit(len(s))
     return EMPTY_VEC
 
 
 @add("reverse", "(reverse coll)", "The elements in reverse order.")
 def reverse(coll: Any) -> Any:
-    return seq("reverse", coll)[::-1]
+    return _sliced(seq("reverse", coll)[::-1])
 
 
 @add("seq", "(seq coll)", "The elements as a sequence, or nil when empty.")
@@ -230,7 +243,7 @@ def dedupe(coll: Any) -> Any:
     from ptcflow.lisp.values import lisp_eq
 
     out: list[Any] = []
-    for x in seq("dedupe", coll):
+    for x in _sliced(seq("dedupe", coll)):
         if not out or not lisp_eq(out[-1], x):
             out.append(x)
     return vector_of(out)
@@ -263,7 +276,7 @@ def split_at(n: Any, coll: Any) -> Any:
 )
 def split_with(pred: Any, coll: Any) -> Any:
     head = take_while(pred, coll)
-    return vector_of((head, seq("split-with", coll)[len(head) :]))
+    return vector_of((head, _sliced(seq("split-with", coll)[len(head) :])))
 
 
 @add("take-nth", "(take-nth n coll)", "Every n-th element, starting with the first.")
@@ -271,7 +284,7 @@ def take_nth(n: Any, coll: Any) -> Any:
     k = count_arg("take-nth", n)
     if k <= 0:
         raise LispError("type", f"take-nth: n must be positive, got {k} (0 would be infinite)")
-    return seq("take-nth", coll)[::k]
+    return _sliced(seq("take-nth", coll)[::k])
 
 
 @add("nfirst", "(nfirst coll)", "(next (first coll)).")

@@ -81,6 +81,7 @@ def _homogeneous(keys: list[Any] | tuple[Any, ...]) -> bool:
 
 
 def _sorted(budget: Budget, fn: str, items: Any, keys: list[Any] | None, comp: Any) -> Any:
+    budget.step(len(items))  # at least each element is visited (comparisons count too)
     ks = items if keys is None else keys
     direction = False if comp is None else _direction(comp)
     if direction is not None:

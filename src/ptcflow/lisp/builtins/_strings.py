@@ -76,10 +76,8 @@ def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> Any:
     if type(sep) is str:
         spans = _literal_spans(text, sep)
     else:
-        spans = (
-            (m.start(), m.end())
-            for m in as_regex("split", sep).finditer(regex_input(budget, "split", text))
-        )
+        p = as_regex("split", sep)
+        spans = ((m.start(), m.end()) for m in p.finditer(regex_input(budget, "split", p, text)))
     parts: list[str] = []
     pos = 0
     for start, end in spans:
@@ -291,7 +289,7 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
         return text.replace(match, rep, -1 if count == 0 else 1)
     if type(match) is not Regex:
         raise type_error(fn, "a string or regex to match", match)
-    regex_input(budget, fn, text)
+    regex_input(budget, fn, match.pattern, text)
     if type(rep) is str:
         pieces_of = _template(fn, rep)
     elif callable(rep) or type(rep) is Keyword:
