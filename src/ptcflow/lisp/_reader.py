@@ -52,6 +52,10 @@ _CHAR_NAMES: Final = {
     "formfeed": "\f",
     "backspace": "\b",
 }
+_SURROGATE: Final = (
+    "\\u{} is half of a UTF-16 surrogate pair, which is not a character on its own: write "
+    'the character itself, e.g. "😀"'
+)
 _SYMBOLIC: Final = {"Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}
 _REJECTED: Final = {
     "'": (
@@ -326,7 +330,10 @@ def _unescape(r: _Reader, text: str, start: int, *, regex: bool = False) -> str:
             digits = body[bs + 2 : bs + 6]
             if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
                 raise r.error("\\u in a string needs four hex digits, e.g. \\u00e9", offset + bs)
-            out.append(chr(int(digits, 16)))
+            code = int(digits, 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise r.error(_SURROGATE.format(digits), offset + bs)
+            out.append(chr(code))
             i = bs + 6
         elif esc in _STRING_ESCAPES:
             out.append(_STRING_ESCAPES[esc])
@@ -349,9 +356,13 @@ def _char(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
         return Lit(_CHAR_NAMES[name], line, col)
     if name[0] == "u" and len(name) == 5:
         try:
-            return Lit(chr(int(name[1:], 16)), line, col)
+            code = int(name[1:], 16)
         except ValueError:
             pass
+        else:
+            if 0xD800 <= code <= 0xDFFF:
+                raise r.error(_SURROGATE.format(name[1:]), start)
+            return Lit(chr(code), line, col)
     raise r.error(
         f"unknown character \\{name}: use one character (\\a), \\newline, \\space, "
         "\\tab or \\uXXXX",
@@ -418,12 +429,30 @@ def _classify(r: _Reader, tok: str, start: int, line: int, col: int) -> Form:
     return Sym(tok, line, col)
 
 
+_MIN_INT: Final = -(2**63)
+_MAX_INT: Final = 2**63 - 1
+
+
+def _int(r: _Reader, tok: str, digits: str, base: int, start: int) -> int:
+    """An integer literal, which must fit in 64 bits (a ``parse`` error otherwise; the
+    digits are not even converted when there are too many of them)."""
+    n = int(digits, base) if len(digits) <= 24 else None
+    if n is None or not _MIN_INT <= n <= _MAX_INT:
+        short = tok if len(tok) <= 30 else tok[:27] + "..."
+        raise r.error(
+            f"the integer {short} does not fit in 64 bits (from {_MIN_INT} to {_MAX_INT}); "
+            "write a float such as 1e20 for a very large number",
+            start,
+        )
+    return n
+
+
 def _number(r: _Reader, tok: str, start: int) -> int | float:
     if _INT_RE.fullmatch(tok):
-        return int(tok)
+        return _int(r, tok, tok, 10, start)
     m = _HEX_RE.fullmatch(tok)
     if m:
-        return int(m.group(1) + m.group(2), 16)
+        return _int(r, tok, m.group(1) + m.group(2), 16, start)
     if _FLOAT_RE.fullmatch(tok):
         return float(tok)
     if tok.endswith(("N", "M")) and _FLOAT_RE.fullmatch(tok[:-1]):

@@ -115,7 +115,8 @@ def quot(n: Any, d: Any) -> Any:
 def rem(n: Any, d: Any) -> Any:
     _two_ints("rem", n, d)
     if type(n) is int and type(d) is int:
-        return n - d * quot(n, d)
+        r = abs(n) % abs(d)  # never overflows: (rem Long/MIN_VALUE -1) is 0
+        return r if n >= 0 else -r
     return math.fmod(n, d)
 
 
@@ -186,7 +187,7 @@ def _finite(fn: str, x: Any) -> int | float:
     aliases=("clojure.math/floor",),
 )
 def floor(x: Any) -> int:
-    return math.floor(_finite("floor", x))
+    return _fit("floor", math.floor(_finite("floor", x)))  # type: ignore[no-any-return]
 
 
 @add(
@@ -196,7 +197,7 @@ def floor(x: Any) -> int:
     aliases=("clojure.math/ceil",),
 )
 def ceil(x: Any) -> int:
-    return math.ceil(_finite("ceil", x))
+    return _fit("ceil", math.ceil(_finite("ceil", x)))  # type: ignore[no-any-return]
 
 
 @add(
@@ -208,7 +209,7 @@ def ceil(x: Any) -> int:
 def round_(x: Any, digits: Any = None) -> Any:
     _finite("round", x)
     if digits is None:
-        return math.floor(x + 0.5) if type(x) is float else x
+        return _fit("round", math.floor(x + 0.5)) if type(x) is float else x
     d = integer("round", digits, "an integer number of digits")
     if not -20 <= d <= 20:
         raise LispError("type", f"round: digits must be between -20 and 20, got {d}")
