@@ -66,3 +66,14 @@ async def test_a_large_result_within_the_limits_converts_while_the_loop_ticks() 
     t = await run_ticking('(count (call "t" {}))', tools={"t": tool})
     assert t.result.error is None and t.result.value == 20_000
     assert t.max_gap_s < 0.1
+
+
+async def test_a_ctx_value_converted_once_is_shared_by_runs() -> None:
+    from ptcflow.lisp import from_python, run
+
+    rows = from_python([{"id": i, "amount": i % 7} for i in range(1000)])
+    for _ in range(2):
+        result = await run("(reduce + (map :amount ctx/rows))", ctx={"rows": rows})
+        assert result.error is None and result.value == sum(i % 7 for i in range(1000))
+    result = await run("(count (conj ctx/rows 1))", ctx={"rows": rows})
+    assert result.value == 1001 and len(rows) == 1000  # immutable: no run changes it

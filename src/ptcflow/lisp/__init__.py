@@ -33,7 +33,7 @@ from ptcflow.lisp._runner import (
 from ptcflow.lisp.errors import LimitExceeded as LimitExceeded, LispError as LispError
 from ptcflow.lisp.limits import Limits as Limits
 from ptcflow.lisp.printer import pr_str as pr_str
-from ptcflow.lisp.values import Keyword as Keyword
+from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
     "Keyword",
@@ -44,6 +44,7 @@ __all__ = (
     "ToolCallRecord",
     "analyze",
     "extract_code",
+    "from_python",
     "parse",
     "pr_str",
     "run",

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ptcflow.lisp._colls import EMPTY_VEC, Map, vec
+from ptcflow.lisp._colls import EMPTY_VEC, Map, Vector, vec
 from ptcflow.lisp.builtins._regex import as_regex, groups_of, regex_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
@@ -33,6 +33,11 @@ def _ns(name: str) -> tuple[str, str]:
 def str_(budget: Budget, *xs: Any) -> str:
     if len(xs) == 1 and type(xs[0]) is str:
         return xs[0]
+    if len(xs) <= 8 and all(type(x) is str for x in xs):  # (str first " " last)
+        n = sum(map(len, xs))
+        if n > budget.limits.max_string_length:
+            budget.check_string_length(n, "str")
+        return "".join(xs)
     return render(xs, budget, what="str")
 
 
@@ -59,7 +64,12 @@ def subs(s: Any, start: Any, end: Any = None) -> str:
 def join(budget: Budget, a: Any, b: Any = MISSING) -> str:
     sep, coll = ("", a) if b is MISSING else (a, b)
     sep_text = sep if type(sep) is str else render((sep,), budget, what="join")
-    return render(iterate("join", coll), budget, what="join", sep=sep_text)
+    items = iterate("join", coll)
+    if type(coll) is Vector and all(type(x) is str for x in coll):  # sized, then built once
+        n = sum(map(len, coll)) + len(sep_text) * max(len(coll) - 1, 0)
+        budget.check_string_length(n, "join")
+        return sep_text.join(coll)
+    return render(items, budget, what="join", sep=sep_text)
 
 
 @add(
