@@ -33,11 +33,14 @@ def _ns(name: str) -> tuple[str, str]:
 def str_(budget: Budget, *xs: Any) -> str:
     if len(xs) == 1 and type(xs[0]) is str:
         return xs[0]
-    if len(xs) <= 8 and all(type(x) is str for x in xs):  # (str first " " last)
-        n = sum(map(len, xs))
-        if n > budget.limits.max_string_length:
-            budget.check_string_length(n, "str")
-        return "".join(xs)
+    if len(xs) <= 8:  # (str first " " last): a few strings, joined at most 8 x the limit
+        try:
+            text = "".join(xs)
+        except TypeError:  # not all strings: printed under the budget
+            return render(xs, budget, what="str")
+        if len(text) > budget.limits.max_string_length:
+            budget.check_string_length(len(text), "str")
+        return text
     return render(xs, budget, what="str")
 
 
