@@ -91,6 +91,16 @@ def py_context_filter(ctx: dict[str, Any]) -> Any:
     return {c: sum(o["amount"] for o in os) for c, os in groups.items()}
 
 
+def py_assoc_conj(ctx: dict[str, Any]) -> Any:
+    # The persistent-collection scenario's twin: a dict of 30,000 entries and a list.
+    m: dict[int, int] = {}
+    v: list[int] = []
+    for i in range(30_000):
+        m[i] = i
+        v.append(i)
+    return len(m) + len(v)
+
+
 SCENARIOS: list[tuple[str, str, Callable[[dict[str, Any]], Any], dict[str, Any]]] = [
     (
         "arithmetic",
@@ -126,7 +136,91 @@ SCENARIOS: list[tuple[str, str, Callable[[dict[str, Any]], Any], dict[str, Any]]
         py_context_filter,
         {"orders": _orders(10_000)},
     ),
+    (
+        "assoc+conj 30k",
+        "(+ (count (reduce (fn [m i] (assoc m i i)) {} (range 30000))) "
+        "(count (reduce conj [] (range 30000))))",
+        py_assoc_conj,
+        {},
+    ),
 ]
+
+
+async def _conversion_share(repeats: int) -> None:
+    """The context-filter run with its 10,000 orders: how much of a whole run converting
+    ctx/orders takes (the same conversion the run does, timed alone, next to the run), and
+    the run when the orders were converted once (``lisp.from_python``) for all runs."""
+    from ptcflow.lisp._convert import import_value
+
+    _, source, py, ctx = SCENARIOS[4]
+    converted = {"orders": from_python(ctx["orders"])}
+    rows = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        import_value(ctx["orders"], Budget(BIG), "ctx/orders")
+        conv = (time.perf_counter() - t) * 1e6
+        run_us = await _run_us(source, ctx)
+        shared_us = await _run_us(source, converted)
+        py_us = _median_us(functools.partial(py, ctx), 1)
+        rows.append((conv, run_us, shared_us, py_us))
+    share = statistics.median(c / r for c, r, _, _ in rows)
+    conv_us = statistics.median(c for c, _, _, _ in rows)
+    run_us, shared_us = (statistics.median(col) for col in list(zip(*rows, strict=True))[1:3])
+    ratio = statistics.median(s / p for _, _, s, p in rows)
+    print(f"ctx conversion of 10,000 orders: {conv_us:.0f} µs, {share:.0%} of the whole run")
+    print(
+        f"context-filter with the orders converted once for all runs (lisp.from_python): "
+        f"{shared_us:.0f} µs against {run_us:.0f} µs, run/py {ratio:.1f}x"
+    )
+
+
+# Hostile programs for the loop-gap scenario: each would stall the event loop, or run for
+# minutes, if the work inside one evaluation step were not charged as it happens.
+_DAG = "(reduce (fn [v _] [v v]) [1] (range 64))"
+HOSTILE = [
+    "(loop [i 0] (recur (inc i)))",
+    f"(frequencies [{_DAG}])",
+    f"(count (str {_DAG}))",
+    f"(count (flatten {_DAG}))",
+    "(let [a (vec (range 100000)) b (vec (repeat 100000 a))] (count (str b)))",
+    '(count (join (repeat 20000 (apply str (repeat 100000 "x")))))',
+    "(let [v (vec (range 100000))] (dotimes [i 1000] (frequencies v)))",
+    '(re-find #"(.*a){20}" (apply str (repeat 99999 "a")))',
+    "(sort (fn [a b] (dotimes [i 10] i) (< a b)) (map #(mod (* % 7919) 20011) (range 20000)))",
+    " ".join(f"(+ {i} 1)" for i in range(9000)),
+]
+
+
+async def _loop_gap(timeout_ms: int) -> None:
+    """The hostile programs one after the other next to a task sleeping 10 ms at a time: the
+    longest that task waited beyond its 10 ms, and the longest run against its time limit."""
+    limits = Limits(timeout_ms=timeout_ms)
+    gaps: list[float] = []
+    worst_run = 0.0
+    done = anyio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last - 0.01)
+            last = now
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        for source in HOSTILE:
+            t = time.perf_counter()
+            r = await run(source, limits=limits)
+            assert r.error is not None or source.startswith("(+ 0"), source
+            worst_run = max(worst_run, (time.perf_counter() - t) * 1000 / timeout_ms)
+        done.set()
+    print(
+        f"loop gap: {len(HOSTILE)} hostile programs (time limit {timeout_ms} ms) next to a 10 ms "
+        f"ticker: largest wait {max(gaps) * 1000:.0f} ms (goal <= 100), longest run "
+        f"{worst_run:.2f}x its time limit (goal <= 2x)"
+    )
+
 
 FORTY_LINES = """
 (defn score [order]
@@ -238,6 +332,8 @@ async def main(repeats: int) -> None:
             f"{name:16} {eval_us:9.1f} {run_us:9.1f} {py_us:10.1f} "
             f"{eval_ratio:7.1f}x {run_ratio:6.1f}x"
         )
+    await _conversion_share(repeats)
+    await _loop_gap(500)
     lines = FORTY_LINES.strip().count("\n") + 1
     tools = ["list_orders"]
     pa_us = _median_us(

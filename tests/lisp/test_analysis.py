@@ -93,7 +93,7 @@ STATIC = [
     ("(1 2 3)", "type", "cannot call 1 as a function", 1, 1),
     ('("f" 1)', "type", "vector [1 2 3]", 1, 1),
     # sandbox
-    ('(.toUpperCase "a")', "analysis", "method call", 1, 2),
+    ('(.getBytes "a")', "analysis", "method call", 1, 2),
     ('(. "a" toUpperCase)', "analysis", "host interop", 1, 2),
     ('(String. "a")', "analysis", "constructor", 1, 2),
     ("(System/exit 0)", "analysis", "static member", 1, 2),

@@ -13,7 +13,7 @@ from ptcflow.lisp._forms import ListForm, Lit, MapForm, SetForm, Sym, VecForm
 from ptcflow.lisp._reader import MAX_NESTING, read, read_data, read_one
 from ptcflow.lisp.values import Keyword, Regex, lisp_eq
 
-from .helpers import K
+from .helpers import K, L
 
 DATA = [
     ("42", 42),
@@ -75,7 +75,7 @@ DATA = [
 
 @pytest.mark.parametrize(("source", "expected"), DATA)
 def test_reads_data_literals(source: str, expected: Any) -> None:
-    assert lisp_eq(read_data(source), expected)
+    assert lisp_eq(read_data(source), L(expected))
 
 
 def test_reads_nan() -> None:
@@ -236,7 +236,7 @@ _keywords = st.builds(Keyword, st.one_of(_names, st.builds("{}/{}".format, _name
 _scalars = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),  # PTC-Lisp integers are 64-bit
     st.floats(allow_nan=False),
     st.text(max_size=20),
     _keywords,
@@ -258,6 +258,7 @@ _values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(_values)
 def test_read_of_pr_str_round_trips(value: Any) -> None:
+    value = L(value)
     assert lisp_eq(read_data(pr_str(value)), value)
 
 
@@ -296,3 +297,31 @@ def test_an_invalid_atom_is_an_error_every_time() -> None:
     for _ in range(2):  # errors are never cached as values
         with pytest.raises(LispError, match="invalid keyword"):
             read("(f :)")
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ("9223372036854775808", 1),
+        ("[1 -9223372036854775809]", 4),
+        ("0x10000000000000000", 1),
+        ("12345678901234567890N", 1),
+        ("(+ 1 " + "9" * 5000 + ")", 6),  # past Python's 4,300-digit conversion limit
+    ],
+)
+def test_integer_literals_outside_64_bits_are_parse_errors(source: str, column: int) -> None:
+    with pytest.raises(LispError) as exc:
+        read(source)
+    assert exc.value.category == "parse" and "does not fit in 64 bits" in exc.value.message
+    assert (exc.value.line, exc.value.column) == (1, column)
+
+
+def test_the_64_bit_bounds_read() -> None:
+    value = read_data("[9223372036854775807 -9223372036854775808 -0x8000000000000000]")
+    assert list(value) == [2**63 - 1, -(2**63), -(2**63)]
+
+
+@pytest.mark.parametrize("source", ['"\\ud800"', "\\uDFFF", '"a\\uDC00b"'])
+def test_lone_surrogate_escapes_are_parse_errors(source: str) -> None:
+    with pytest.raises(LispError, match="surrogate"):
+        read(source)

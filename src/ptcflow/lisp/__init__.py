@@ -41,7 +41,7 @@ from ptcflow.lisp._runner import (
 from ptcflow.lisp.errors import LimitExceeded as LimitExceeded, LispError as LispError
 from ptcflow.lisp.limits import Limits as Limits
 from ptcflow.lisp.printer import pr_str as pr_str
-from ptcflow.lisp.values import Keyword as Keyword
+from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
     "Keyword",
@@ -55,6 +55,7 @@ __all__ = (
     "ToolRouter",
     "analyze",
     "extract_code",
+    "from_python",
     "kept_functions",
     "memory_from_data",
     "memory_to_data",

@@ -14,11 +14,14 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
+from ptcflow.lisp._colls import EMPTY_VEC
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp._internal import INTERNAL
 from ptcflow.lisp._sandbox import FORBIDDEN, check_symbol
 from ptcflow.lisp._special_forms import SPECIAL_FORMS
 from ptcflow.lisp._specials import MACROS, SHAPES, check_shape, fail_at, require
+from ptcflow.lisp.builtins._host import HOST_CONSTANTS
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Builtin, Keyword
 
 __all__ = ("AGENT_TOOLS", "Analyzer", "Program", "Scope")
@@ -130,6 +133,7 @@ class Analyzer:
         globals_: names already in memory (``def``'d in earlier turns).
         global_fns: the names among ``globals_`` that hold functions: like this program's own
             ``def``s they shadow builtins; other memory names never do.
+        budget: a run's budget: each form analyzed counts a step (``None`` outside a run).
     """
 
     def __init__(
@@ -140,8 +144,10 @@ class Analyzer:
         ctx_keys: Collection[str] | None,
         globals_: Collection[str],
         global_fns: Collection[str] = (),
+        budget: Budget | None = None,
     ) -> None:
         self.builtins = builtins
+        self.budget = budget
         self.tool_names = None if tool_names is None else frozenset(tool_names)
         self.ctx_keys = None if ctx_keys is None else frozenset(ctx_keys)
         self.globals: set[str] = set(globals_)
@@ -168,6 +174,8 @@ class Analyzer:
     # -- dispatch -----------------------------------------------------------------------
     def analyze(self, form: Form, scope: Scope, *, tail: bool) -> A.Node:
         """Analyze one form; ``tail`` says whether it is in tail position for ``recur``."""
+        if self.budget is not None:
+            self.budget.step()
         t = type(form)
         if t is Sym:
             return self.symbol(form, scope)  # type: ignore[arg-type]
@@ -194,6 +202,8 @@ class Analyzer:
 
     def collection(self, form: VecForm | MapForm | SetForm, scope: Scope) -> A.Node:
         """A literal collection: a constant when it holds only literals."""
+        if self.budget is not None:
+            self.budget.step(len(form.items))  # a literal's values are built here
         if _only_literals(form):
             try:
                 return A.Const(form_to_value(form), form.line, form.column)
@@ -215,14 +225,17 @@ class Analyzer:
             check_symbol(sym)
         if sym.ns is not None:
             fail_at(sym, f"cannot bind {sym.name}: local names cannot contain /")
-        if sym.name in SHAPES or sym.name in ("&", "nil", "true", "false"):
+        if sym.name in SPECIAL_FORMS or sym.name in ("&", "nil", "true", "false"):
             fail_at(sym, f"cannot bind {sym.name}: it is a special form; choose another name")
 
     def symbol(self, sym: Sym, scope: Scope) -> A.Node:
         """Resolve a symbol used as a value."""
         name, line, col, ns = sym.name, sym.line, sym.column, sym.ns
         if ns is not None or "." in name or "_" in name or name in FORBIDDEN:
-            check_symbol(sym)  # (the common plain name needs no check)
+            if name in HOST_CONSTANTS:  # Double/NaN, Math/PI, ...: whitelisted values
+                return A.Const(HOST_CONSTANTS[name], line, col)
+            if name not in self.builtins or name in FORBIDDEN:
+                check_symbol(sym)  # (the common plain name needs no check)
         if ns is None:
             slot = scope.lookup(name)
             if slot is not None:
@@ -279,7 +292,7 @@ class Analyzer:
         """A call, a special form or a macro."""
         items = form.items
         if not items:
-            return A.Const((), form.line, form.column)
+            return A.Const(EMPTY_VEC, form.line, form.column)
         head = items[0]
         if isinstance(head, Sym):
             name = head.name
@@ -389,7 +402,7 @@ def _collect_defs(forms: Iterable[Form]) -> set[str]:
     return out
 
 
-_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-", "defonce"})
 
 
 def _suggest(name: str, candidates: Iterable[str], prefix: str = "") -> str:

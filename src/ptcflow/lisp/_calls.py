@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptcflow.lisp import _ast as A
+from ptcflow.lisp._colls import Map, host_get
 from ptcflow.lisp._intrinsics import NAMES as INTRINSICS, NO_CONST, intrinsic
 from ptcflow.lisp.errors import LimitExceeded, LispError, arity_error
 from ptcflow.lisp.values import Builtin, Keyword, to_fn
@@ -113,7 +114,11 @@ def _keyword_lookup(kw: Keyword, a0: Ev) -> Ev:
 
     def lookup(frame: list[Any]) -> Any:
         m = a0(frame)
-        if type(m) is dict:
+        t = type(m)
+        if t is dict:  # host data: a miss tries the other spellings of the key
+            v = m.get(kw)
+            return v if v is not None else host_get(m, kw)
+        if t is Map:
             return m.get(kw)
         return kw(m)
 

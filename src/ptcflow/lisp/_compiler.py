@@ -14,11 +14,12 @@ from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
 from ptcflow.lisp._calls import compile_call
+from ptcflow.lisp._colls import Map, make_set, mkey, vec
 from ptcflow.lisp._destructure import Binder, compile_binder
 from ptcflow.lisp._fn import make_fn_factory
 from ptcflow.lisp._runtime import FailSignal, Recur, ReturnSignal, RunState
 from ptcflow.lisp.errors import LimitExceeded, LispError
-from ptcflow.lisp.values import Builtin, iter_of, lisp_eq, to_fn
+from ptcflow.lisp.values import Builtin, Keyword, iter_of, lisp_eq, to_fn
 
 __all__ = ("Compiler", "Ev")
 
@@ -38,7 +39,8 @@ class Compiler:
         return compile_binder(pattern, self.compile)
 
     def compile(self, node: A.Node) -> Ev:
-        """Compile one node."""
+        """Compile one node (a step of the run: compiling a long program is budgeted)."""
+        self.state.budget.step()
         return _DISPATCH[type(node)](self, node)
 
     # -- leaves -------------------------------------------------------------------------
@@ -80,10 +82,16 @@ class Compiler:
         return global_
 
     def ctx_ref(self, node: A.CtxRef) -> Ev:
-        ctx, key = self.state.ctx, node.key
+        state, key = self.state, node.key
+        ctx, cache = state.ctx, state.ctx_values
         if key in ctx:
-            value = ctx[key]
-            return lambda frame: value
+            miss = cache  # a sentinel no value can be
+
+            def ctx_(frame: list[Any]) -> Any:
+                v = cache.get(key, miss)
+                return state.ctx_value(key) if v is miss else v
+
+            return ctx_
         line, col = node.line, node.column
         known = ", ".join(f"ctx/{k}" for k in sorted(ctx)) or "none"
 
@@ -325,7 +333,7 @@ class Compiler:
         slow: list[tuple[Any, Ev]] = []
         for value, result in node.table:
             ev = self.compile(result)
-            if type(value) in (int, float, str, bool, type(None)) or hasattr(value, "name"):
+            if type(value) in _HASHED:
                 fast.setdefault((type(value), value), ev)
             else:
                 slow.append((value, ev))
@@ -334,10 +342,8 @@ class Compiler:
 
         def case(frame: list[Any]) -> Any:
             v = expr(frame)
-            try:
-                ev = fast.get((type(v), v))
-            except TypeError:
-                ev = None
+            # Only scalars are looked up by hash: hashing a vector would walk it in C.
+            ev = fast.get((type(v), v)) if type(v) in _HASHED else None
             if ev is None:
                 for value, cand in slow:
                     if lisp_eq(value, v):
@@ -361,32 +367,15 @@ class Compiler:
     # -- collections ----------------------------------------------------------------------
     def vec(self, node: A.VecNode) -> Ev:
         evs = [self.compile(n) for n in node.items]
-        return lambda frame: tuple([ev(frame) for ev in evs])
+        return lambda frame: vec([ev(frame) for ev in evs])
 
     def set_(self, node: A.SetNode) -> Ev:
         evs = [self.compile(n) for n in node.items]
-        line, col = node.line, node.column
-
-        def set_(frame: list[Any]) -> Any:
-            items = [ev(frame) for ev in evs]
-            try:
-                return frozenset(items)
-            except TypeError:
-                raise _unhashable("set elements", line, col) from None
-
-        return set_
+        return lambda frame: make_set([ev(frame) for ev in evs])
 
     def map_(self, node: A.MapNode) -> Ev:
         evs = [(self.compile(k), self.compile(v)) for k, v in node.items]
-        line, col = node.line, node.column
-
-        def map_(frame: list[Any]) -> Any:
-            try:
-                return {k(frame): v(frame) for k, v in evs}
-            except TypeError:
-                raise _unhashable("map keys", line, col) from None
-
-        return map_
+        return lambda frame: Map({mkey(k(frame)): v(frame) for k, v in evs})
 
     # -- comprehension ----------------------------------------------------------------------
     def for_(self, node: A.ForNode) -> Ev:
@@ -417,7 +406,7 @@ class Compiler:
             if not collect:
                 return None
             budget.charge(16 * len(out), "for")
-            return tuple(out)
+            return vec(out)
 
         return for_
 
@@ -530,14 +519,8 @@ class Compiler:
         return pcalls
 
 
-def _unhashable(what: str, line: int, col: int) -> LispError:
-    return LispError(
-        "type",
-        f"{what} cannot be maps: use a keyword, string, number or vector instead",
-        line=line,
-        column=col,
-    )
-
+_HASHED: Final = frozenset({int, float, str, bool, type(None), Keyword})
+"""The types ``case`` finds by hash (the others are compared with ``=``)."""
 
 _DISPATCH: Final[dict[type, Callable[[Compiler, Any], Ev]]] = {
     A.Const: Compiler.const,

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptcflow.lisp._ast import Node, Pattern, PDict, PSym, PVec, Slot
+from ptcflow.lisp._colls import EMPTY_MAP, Map, Vector, mkey, vec
 from ptcflow.lisp._forms import Form, Lit, MapForm, Sym, VecForm, form_to_value
 from ptcflow.lisp._specials import fail_at, require
 from ptcflow.lisp.errors import LispError
-from ptcflow.lisp.values import Keyword
+from ptcflow.lisp.values import Keyword, iter_of, lookup
 
 if TYPE_CHECKING:
     from ptcflow.lisp._analyzer import Analyzer, Scope
@@ -147,14 +148,14 @@ def compile_binder(pattern: Pattern, compile_node: Callable[[Node], Evaluator]) 
     return _compile_map(pattern, compile_node)
 
 
-def _seq_of(value: Any, line: int, column: int) -> tuple[Any, ...] | str:
+def _seq_of(value: Any, line: int, column: int) -> Any:
     t = type(value)
-    if t is tuple or t is str:
-        return value  # type: ignore[no-any-return]
+    if t is Vector or t is str:
+        return value
     if value is None:
         return ()
-    if t is dict:
-        return tuple(value.items())
+    if t is dict or t is Map or t is frozenset:
+        return vec(iter_of(value))
     raise LispError(
         "destructure",
         f"cannot destructure {_kind(value)} with a vector binding [a b]: "
@@ -186,7 +187,7 @@ def _compile_vector(p: PVec, compile_node: Callable[[Node], Evaluator]) -> Binde
             items[i](frame, seq[i] if i < size else None)
         if rest is not None:
             tail = seq[n:]
-            rest(frame, (tuple(tail) if tail else None))
+            rest(frame, (vec(tail) if tail else None))
         if as_idx >= 0:
             frame[as_idx] = value
 
@@ -209,11 +210,13 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
 
     def bind_map(frame: list[Any], value: Any) -> None:
         if value is None:
-            m: dict[Any, Any] = {}
-        elif type(value) is dict:
+            m: Any = EMPTY_MAP
+        elif type(value) is dict or type(value) is Map:
             m = value
-        elif type(value) is tuple and len(value) % 2 == 0:  # keyword arguments: (f :a 1)
-            m = dict(zip(value[::2], value[1::2], strict=True))
+        elif type(value) is Vector and len(value) % 2 == 0:  # keyword arguments: (f :a 1)
+            m = Map({mkey(k): v for k, v in zip(value[::2], value[1::2], strict=True)})
+            if as_idx >= 0:  # Clojure 1.11 binds :as to the map built from the arguments
+                value = m
         else:
             raise LispError(
                 "destructure",
@@ -223,9 +226,9 @@ def _compile_map(p: PDict, compile_node: Callable[[Node], Evaluator]) -> Binder:
                 column=column,
             )
         for idx, key in plain:  # a name with no default: one store, no call
-            frame[idx] = m.get(key)
+            frame[idx] = lookup(m, key)
         for bind, key, idx in entries:
-            v = m.get(key, missing)
+            v = lookup(m, key, missing)
             if v is missing:
                 default = defaults.get(idx)
                 v = default(frame) if default is not None else None

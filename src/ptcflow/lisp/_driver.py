@@ -18,7 +18,7 @@ import anyio.lowlevel
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.lisp._runtime import YIELD, Batch, Outcome, ToolRequest, tool_value
+from ptcflow.lisp._runtime import YIELD, Batch, Outcome, ToolRequest
 from ptcflow.lisp.errors import LispError
 
 __all__ = ("Driver", "ReplayMismatch", "Tool", "ToolCallRecord", "ToolRouter")
@@ -184,10 +184,7 @@ def _outcome(record: ToolCallRecord) -> Outcome:
         return Outcome(
             error=LispError("tool_error", f'tool "{record.name}" failed: {record.error}')
         )
-    try:
-        return Outcome(tool_value(record.result))
-    except TypeError as exc:
-        return Outcome(error=LispError("tool_error", f'tool "{record.name}" returned {exc}'))
+    return Outcome(record.result)  # converted in the program's greenlet (RunState.call_tool)
 
 
 def _unwrap(result: Any) -> tuple[Any, str | None]:

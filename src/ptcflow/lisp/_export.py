@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from ptcflow.lisp._colls import Map, Vector
+from ptcflow.lisp._convert import ordered_items, python_key
 from ptcflow.lisp.errors import LimitExceeded
+from ptcflow.lisp.printer import ordered
 from ptcflow.lisp.values import Keyword, Regex, to_python
 
 __all__ = ("MAX_EXPORT_DEPTH", "export")
@@ -90,32 +93,26 @@ def _conv(x: Any, budget: _Counter, depth: int, keep: bool) -> Any:
     if depth >= MAX_EXPORT_DEPTH:
         raise budget.too_deep()
     d = depth + 1
-    if t is tuple:
+    if t is Vector:
         if len(x) > budget.left:
             raise budget.too_big()
         return [_conv(v, budget, d, keep) for v in x]
-    if t is dict:
+    if t is dict or t is Map:
         if len(x) > budget.left:
             raise budget.too_big()
         return {
-            (k.name if type(k) is Keyword else _key(k, budget, d)): _conv(v, budget, d, keep)
-            for k, v in x.items()
+            (k.name if type(k) is Keyword else _key(k, budget)): _conv(v, budget, d, keep)
+            for k, v in ordered_items(x)
         }
     if t is frozenset:
         if len(x) > budget.left:
             raise budget.too_big()
-        items = [_conv(v, budget, d, keep) for v in x]
-        try:
-            items.sort()
-        except TypeError:
-            pass
-        return items
+        return [_conv(v, budget, d, keep) for v in ordered(x)]
     if t is Regex:
         return x.source
     return to_python(x)  # raises the standard type error for functions
 
 
-def _key(k: Any, budget: _Counter, depth: int) -> Any:
-    if type(k) is tuple:
-        return tuple(_key(v, budget, depth + 1) for v in k)
-    return _conv(k, budget, depth, False)
+def _key(k: Any, budget: _Counter) -> Any:
+    budget.left -= 1
+    return python_key(k)

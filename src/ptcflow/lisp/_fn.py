@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcflow.lisp import _ast as A
+from ptcflow.lisp._colls import vec
 from ptcflow.lisp._destructure import Binder
 from ptcflow.lisp._intrinsics import NAMES as INTRINSICS
 from ptcflow.lisp._runtime import Recur, RunState
@@ -245,7 +246,8 @@ def _invoke(
             budget._slow_step()
         try:
             if has_rest:
-                frame = [*captured, *args[:nfixed], args[nfixed:] or None, *pad]
+                more = args[nfixed:]
+                frame = [*captured, *args[:nfixed], vec(more) if more else None, *pad]
             else:
                 frame = [*captured, *args, *pad]
             if self_idx >= 0:

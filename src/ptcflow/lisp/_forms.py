@@ -111,15 +111,17 @@ class SetForm(_Coll):
 def form_to_value(form: Form) -> Any:
     """Convert a form made only of literals and collections into a runtime value.
 
-    Vectors and lists become tuples, maps dicts, sets frozensets. Symbols raise ``ValueError``.
+    Vectors and lists become vectors, maps maps, sets sets. Symbols raise ``ValueError``.
     """
+    from ptcflow.lisp._colls import Map, make_set, mkey, vec
+
     if isinstance(form, Lit):
         return form.value
     if isinstance(form, VecForm | ListForm):
-        return tuple(form_to_value(f) for f in form.items)
+        return vec([form_to_value(f) for f in form.items])
     if isinstance(form, SetForm):
-        return frozenset(form_to_value(f) for f in form.items)
+        return make_set([form_to_value(f) for f in form.items])
     if isinstance(form, MapForm):
         it = iter(form.items)
-        return {form_to_value(k): form_to_value(v) for k, v in zip(it, it, strict=True)}
+        return Map({mkey(form_to_value(k)): form_to_value(v) for k, v in zip(it, it, strict=True)})
     raise ValueError(f"not a data literal: {form!r}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 from ptcflow.lisp.errors import LispError
@@ -31,7 +30,33 @@ def _lt(i: int, n: Any) -> bool:
     return i < n
 
 
-INTERNAL: Final[dict[str, Callable[..., Any]]] = {
+def _seq(coll: Any) -> Any:
+    from ptcflow.lisp.builtins._seqs import seq_
+
+    return seq_(coll)
+
+
+def _where(*args: Any) -> Any:
+    from ptcflow.lisp.builtins._extras import where
+
+    return where(*args)
+
+
+def _first(coll: Any) -> Any:
+    from ptcflow.lisp.builtins._seqs import first
+
+    return first(coll)
+
+
+_UNSET: Final = object()
+
+
+INTERNAL: Final[dict[str, Any]] = {
+    "#unset": _UNSET,
+    "#unset?": lambda v: v is _UNSET,
+    "#seq": _seq,
+    "#where": _where,
+    "#first": _first,
     "#<": _lt,
     "#inc": lambda i: i + 1,
     "#some?": _some,

@@ -12,6 +12,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, Final
 
+from ptcflow.lisp._colls import Map, host_get
 from ptcflow.lisp.values import Keyword
 
 __all__ = ("NAMES", "NO_CONST", "intrinsic")
@@ -264,7 +265,16 @@ def _compare_kw_k(op: str, kw: Keyword, m0: Ev, k: int | float, slow: Slow) -> E
 
     def compare_kw_k(frame: list[Any]) -> Any:
         m = m0(frame)
-        x: Any = m.get(kw) if type(m) is dict else kw(m)
+        x: Any
+        t = type(m)
+        if t is dict:
+            x = m.get(kw)
+            if x is None:
+                x = host_get(m, kw)
+        elif t is Map:
+            x = m.get(kw)
+        else:
+            x = kw(m)
         tx = type(x)
         if tx is int or tx is float:
             return cmp(x, k)
@@ -274,7 +284,16 @@ def _compare_kw_k(op: str, kw: Keyword, m0: Ev, k: int | float, slow: Slow) -> E
 
         def gt_kw_k(frame: list[Any]) -> Any:
             m = m0(frame)
-            x: Any = m.get(kw) if type(m) is dict else kw(m)
+            x: Any
+            t = type(m)
+            if t is dict:
+                x = m.get(kw)
+                if x is None:
+                    x = host_get(m, kw)
+            elif t is Map:
+                x = m.get(kw)
+            else:
+                x = kw(m)
             tx = type(x)
             if tx is int or tx is float:
                 return x > k
@@ -314,7 +333,16 @@ def _eq_k(a0: Ev, k: Any, slow: Slow) -> Ev:
 
         def eq_kw_k(frame: list[Any]) -> Any:
             m = m0(frame)
-            x: Any = m.get(kw) if type(m) is dict else kw(m)
+            x: Any
+            t = type(m)
+            if t is dict:
+                x = m.get(kw)
+                if x is None:
+                    x = host_get(m, kw)
+            elif t is Map:
+                x = m.get(kw)
+            else:
+                x = kw(m)
             if type(x) is tk:
                 return x == k
             return slow(x, k)

@@ -19,9 +19,13 @@ from typing import Any, Final
 
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm, form_to_value
 from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Keyword
 
 __all__ = ("MAX_NESTING", "Forms", "read", "read_data", "read_one")
+
+_TICK: Final = 256  # tokens read between two charges to the budget
+_TICK_MASK: Final = _TICK - 1
 
 MAX_NESTING: Final = 256
 """Deepest bracket nesting the reader accepts (deeper text is a ``parse`` error)."""
@@ -48,6 +52,10 @@ _CHAR_NAMES: Final = {
     "formfeed": "\f",
     "backspace": "\b",
 }
+_SURROGATE: Final = (
+    "\\u{} is half of a UTF-16 surrogate pair, which is not a character on its own: write "
+    'the character itself, e.g. "😀"'
+)
 _SYMBOLIC: Final = {"Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}
 _REJECTED: Final = {
     "'": (
@@ -109,13 +117,14 @@ _TOKEN: Final = re.compile(
     |(?P<str>"(?:[^"\\]|\\.)*")
     |(?P<rx>\#"(?:[^"\\]|\\.)*")
     |(?P<disc>\#_)
+    |(?P<var>\#')
     |(?P<char>\\(?:.(?:[^\W_]|-)*)?)
     |(?P<eof>\Z)
     |(?P<other>.))
     """,
     re.VERBOSE | re.DOTALL,
 )
-_DEF_FORMS: Final = frozenset({"def", "defn", "defn-"})
+_DEF_FORMS: Final = frozenset({"def", "defn", "defn-", "defonce"})
 
 
 class Forms(tuple[Form, ...]):
@@ -132,6 +141,7 @@ _NAME_OF: Final = {"(": "(", "[": "[", "{": "{", "#{": "#{", "#(": "#("}
 _G_OPEN, _G_CLOSE, _G_DISC, _G_ATOM, _G_EOF = (
     _TOKEN.groupindex[g] for g in ("open", "close", "disc", "atom", "eof")
 )
+_G_VAR: Final = _TOKEN.groupindex["var"]
 _LEAF_OF: Final = {_TOKEN.groupindex[g]: g for g in ("str", "rx", "char")}
 _SYMBOL: Final[Any] = object()  # marks an atom token that reads as a symbol
 _MISS: Final[Any] = object()
@@ -154,8 +164,12 @@ def _atom(r: _Reader, text: str, pos: int, line: int, col: int) -> Form:
     return form
 
 
-def _read_forms(src: str) -> Forms:
-    """Tokenize with one regex and build forms with an explicit stack (no recursion)."""
+def _read_forms(src: str, budget: Budget | None) -> Forms:
+    """Tokenize with one regex and build forms with an explicit stack (no recursion).
+
+    With a ``budget``, every token counts a step (charged every :data:`_TICK` tokens), so
+    reading a long text is bounded by the run's steps and time, and yields to the event loop.
+    """
     r = _Reader(src)
     top = _Open("", 0, 1, 1)
     stack = [top]
@@ -167,7 +181,10 @@ def _read_forms(src: str) -> Forms:
     g_atom, g_open, g_close = _G_ATOM, _G_OPEN, _G_CLOSE
     anon_depth = 0
     discards = 0  # pending #_ at every level (most programs have none)
-    for m in _TOKEN.finditer(src):
+    n = 0
+    for n, m in enumerate(_TOKEN.finditer(src), 1):
+        if not n & _TICK_MASK and budget is not None:
+            budget.step(_TICK)
         kind = m.lastindex
         if kind == _G_EOF or kind is None:
             break
@@ -225,6 +242,8 @@ def _read_forms(src: str) -> Forms:
                 anon_depth -= 1
         elif kind in _LEAF_OF:
             form = _LEAVES[_LEAF_OF[kind]](r, text, pos, line, col)
+        elif kind == _G_VAR:  # #'x reads as x: a var is its value (no mutation)
+            continue
         elif kind == _G_DISC:
             cur.discard += 1
             cur.discard_pos = pos
@@ -247,6 +266,8 @@ def _read_forms(src: str) -> Forms:
         raise r.error("#_ must be followed by a form to discard", top.discard_pos)
     forms = Forms(top.items)
     forms.defs = frozenset(r.defs)
+    if budget is not None:
+        budget.step(n & _TICK_MASK)
     return forms
 
 
@@ -309,7 +330,10 @@ def _unescape(r: _Reader, text: str, start: int, *, regex: bool = False) -> str:
             digits = body[bs + 2 : bs + 6]
             if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
                 raise r.error("\\u in a string needs four hex digits, e.g. \\u00e9", offset + bs)
-            out.append(chr(int(digits, 16)))
+            code = int(digits, 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise r.error(_SURROGATE.format(digits), offset + bs)
+            out.append(chr(code))
             i = bs + 6
         elif esc in _STRING_ESCAPES:
             out.append(_STRING_ESCAPES[esc])
@@ -332,9 +356,13 @@ def _char(r: _Reader, text: str, start: int, line: int, col: int) -> Form:
         return Lit(_CHAR_NAMES[name], line, col)
     if name[0] == "u" and len(name) == 5:
         try:
-            return Lit(chr(int(name[1:], 16)), line, col)
+            code = int(name[1:], 16)
         except ValueError:
             pass
+        else:
+            if 0xD800 <= code <= 0xDFFF:
+                raise r.error(_SURROGATE.format(name[1:]), start)
+            return Lit(chr(code), line, col)
     raise r.error(
         f"unknown character \\{name}: use one character (\\a), \\newline, \\space, "
         "\\tab or \\uXXXX",
@@ -401,12 +429,30 @@ def _classify(r: _Reader, tok: str, start: int, line: int, col: int) -> Form:
     return Sym(tok, line, col)
 
 
+_MIN_INT: Final = -(2**63)
+_MAX_INT: Final = 2**63 - 1
+
+
+def _int(r: _Reader, tok: str, digits: str, base: int, start: int) -> int:
+    """An integer literal, which must fit in 64 bits (a ``parse`` error otherwise; the
+    digits are not even converted when there are too many of them)."""
+    n = int(digits, base) if len(digits) <= 24 else None
+    if n is None or not _MIN_INT <= n <= _MAX_INT:
+        short = tok if len(tok) <= 30 else tok[:27] + "..."
+        raise r.error(
+            f"the integer {short} does not fit in 64 bits (from {_MIN_INT} to {_MAX_INT}); "
+            "write a float such as 1e20 for a very large number",
+            start,
+        )
+    return n
+
+
 def _number(r: _Reader, tok: str, start: int) -> int | float:
     if _INT_RE.fullmatch(tok):
-        return int(tok)
+        return _int(r, tok, tok, 10, start)
     m = _HEX_RE.fullmatch(tok)
     if m:
-        return int(m.group(1) + m.group(2), 16)
+        return _int(r, tok, m.group(1) + m.group(2), 16, start)
     if _FLOAT_RE.fullmatch(tok):
         return float(tok)
     if tok.endswith(("N", "M")) and _FLOAT_RE.fullmatch(tok[:-1]):
@@ -492,11 +538,13 @@ _COLLECTIONS: Final[dict[str, Callable[[_Reader, _Open, tuple[Form, ...]], Form]
 """Collections, by opening bracket."""
 
 
-def read(src: str) -> tuple[Form, ...]:
+def read(src: str, budget: Budget | None = None) -> tuple[Form, ...]:
     """Read every top-level form of ``src``.
 
     Args:
         src: PTC-Lisp source text.
+        budget: a run's budget: each token counts a step (the runner reads in the program's
+            greenlet, so a long text yields to the event loop and respects the deadline).
 
     Returns:
         The forms, in order (an empty tuple for blank text).
@@ -508,7 +556,7 @@ def read(src: str) -> tuple[Form, ...]:
         >>> read("(+ 1 2) :done")
         (ListForm[Sym(+), Lit(1), Lit(2)], Lit(Keyword('done')))
     """
-    return _read_forms(src)
+    return _read_forms(src, budget)
 
 
 def read_one(src: str) -> Form:

@@ -21,7 +21,7 @@ import functools
 import math
 import operator
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -143,7 +143,19 @@ def analyze(
         >>> sorted(analyze('(call "search" {:q "x"})', tool_names=["search"]).tools_used)
         ['search']
     """
-    forms = read(source) if isinstance(source, str) else source
+    return _analyze(source, tool_names, ctx_keys, memory_keys, builtins, None)
+
+
+def _analyze(
+    source: str | tuple[Form, ...],
+    tool_names: Collection[str] | None,
+    ctx_keys: Collection[str] | None,
+    memory_keys: Collection[str] | Mapping[str, Any],
+    builtins: Mapping[str, Builtin] | None,
+    budget: Budget | None,
+) -> Program:
+    """:func:`analyze`, charging each token and form to ``budget`` when given."""
+    forms = read(source, budget) if isinstance(source, str) else source
     an = Analyzer(
         _default_builtins() if builtins is None else builtins,
         tool_names=tool_names,
@@ -154,6 +166,7 @@ def analyze(
             if isinstance(memory_keys, Mapping)
             else ()
         ),
+        budget=budget,
     )
     try:
         return an.program(forms)
@@ -236,35 +249,23 @@ async def run(
             **kw,
         )
 
-    program: Program | None = None
     try:
-        text: str | tuple[Form, ...] = (prelude + read(source)) if prelude else source
-        program = analyze(text, tool_names=names, ctx_keys=ctx_in, memory_keys=mem_in)
+        budget.check_source(source)
     except LispError as err:
-        failure: LispError | None = err
-    except RecursionError:
-        failure = LimitExceeded("max_depth", "the program is nested too deeply")
-    except Exception as exc:  # never let a checker bug reach the host as an exception
-        failure = _unexpected(exc)
-    else:
-        failure = None
-    try:
-        ctx_values = _ctx_values(ctx_in, program.ctx_used if program is not None else ())
-    except TypeError as exc:
-        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
-    if failure is not None or program is None:
-        return finish(error=failure)
-    try:
-        state = RunState(budget, ctx_values, working, names)
-        entry = Compiler(state, {}).compile(program.body)
-    except LispError as err:
+        _check_ctx(ctx_in, ())
         return finish(error=err)
-    except RecursionError:
-        return finish(error=LimitExceeded("max_depth", "the program is nested too deeply"))
-    except Exception as exc:  # never let a checker bug reach the host as an exception
-        return finish(error=_unexpected(exc))
+    state = RunState(budget, ctx_in, working, names)
     budget.maybe_yield = state.yield_now
-    nslots = program.nslots
+    analyzed: list[Program] = []
+
+    def front_end() -> tuple[Callable[[list[Any]], Any], int]:
+        # Read, analyze and compile in the program's greenlet: charged to its steps and
+        # deadline, and yielding to the event loop on a long program.
+        text: str | tuple[Form, ...] = (prelude + read(source, budget)) if prelude else source
+        program = _analyze(text, names, ctx_in, mem_in, None, budget)
+        analyzed.append(program)
+        _check_ctx(ctx_in, program.ctx_used)
+        return Compiler(state, {}).compile(program.body), program.nslots
 
     def progress() -> None:
         budget.check_time()
@@ -273,6 +274,8 @@ async def run(
     def main() -> tuple[dict[str, Any], Any]:
         # Runs in the program's greenlet, conversion included, so a large value still
         # yields to the event loop and respects the deadline.
+        budget.activate()  # walks without a budget argument (hashing, =) charge this one
+        entry, nslots = front_end()
         outcome: dict[str, Any]
         try:
             raw = entry([None] * nslots)
@@ -297,6 +300,7 @@ async def run(
             outcome["fail_value"] = converted
         return outcome, converted
 
+    await anyio.lowlevel.checkpoint()  # every run lets the loop turn, even a short one
     g = greenlet(main)
     driver = Driver(tools, records, call, replay, resume)
     remaining = max(0.0, budget.deadline - time.monotonic())
@@ -305,13 +309,15 @@ async def run(
         with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
             done = await _drive(g, driver)
     except LispError as err:
+        if not analyzed:  # the program did not read or check: still refuse a bad ctx
+            _check_ctx(ctx_in, ())
         return finish(error=err)
+    except UsageError:  # ReplayMismatch included: misuse, not a program error
+        raise
     except RecursionError:
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
     except MemoryError:
         return finish(error=LimitExceeded("max_memory_bytes", "the program used too much memory"))
-    except ReplayMismatch:
-        raise
     except Exception as exc:  # a Python error no call site converted: never reach the host
         return finish(error=_unexpected(exc))
     if done is None:
@@ -340,19 +346,24 @@ def _read_functions(functions: Sequence[str]) -> tuple[Form, ...]:
     return tuple(forms)
 
 
-def _ctx_values(ctx: Mapping[str, Any], used: Collection[str]) -> dict[str, Any]:
-    """The PTC-Lisp values of the ctx keys a program reads; the others are only checked.
+def _check_ctx(ctx: Mapping[str, Any], used: Collection[str]) -> None:
+    """:func:`_check_unread`, as the ``UsageError`` that misuse of :func:`run` raises."""
+    try:
+        _check_unread(ctx, used)
+    except TypeError as exc:
+        raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
 
-    A ctx value the program never reads is not converted (a large unread tool result costs
-    a walk, not a copy); every value must still be plain data (``TypeError`` otherwise).
+
+def _check_unread(ctx: Mapping[str, Any], used: Collection[str]) -> None:
+    """Check the ctx values a program never reads are plain data (``TypeError`` otherwise).
+
+    The values it reads are converted in the program's greenlet on first read
+    (``RunState.ctx_value``): charged to its budget, and yielding on large data. The others
+    cost a walk, not a copy.
     """
-    out: dict[str, Any] = {}
     for k, v in ctx.items():
-        if k in used:
-            out[k] = from_python(v)
-        else:
+        if k not in used:
             check_plain(v)
-    return out
 
 
 def _unexpected(exc: Exception) -> LispError:

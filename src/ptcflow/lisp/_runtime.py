@@ -14,10 +14,13 @@ from typing import Any, Final
 
 from greenlet import GreenletExit, getcurrent, greenlet
 
+from ptcflow.errors import UsageError
+from ptcflow.lisp._colls import Map, vec
+from ptcflow.lisp._convert import import_value
 from ptcflow.lisp._export import export
 from ptcflow.lisp.errors import LimitExceeded, LispError
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import Keyword, from_python
+from ptcflow.lisp.values import Keyword
 
 __all__ = (
     "YIELD",
@@ -105,7 +108,7 @@ def suspend(request: Any) -> Any:
 class RunState:
     """Everything one run's compiled code needs: budget, ctx, memory, tools, depth."""
 
-    __slots__ = ("budget", "ctx", "depth", "memory", "tool_names")
+    __slots__ = ("budget", "ctx", "ctx_values", "depth", "memory", "tool_names")
 
     def __init__(
         self,
@@ -115,10 +118,23 @@ class RunState:
         tool_names: frozenset[str] | None,
     ) -> None:
         self.budget = budget
-        self.ctx = ctx
+        self.ctx = ctx  # the host's data, converted on first read (ctx_value)
+        self.ctx_values: dict[str, Any] = {}
         self.memory = memory
         self.tool_names = tool_names
         self.depth = 0
+
+    def ctx_value(self, key: str) -> Any:
+        """``ctx/key``: the host's value converted on first read (charged to the budget,
+        yielding to the event loop on large data), then shared by every later read."""
+        value = self.ctx_values.get(key, _START)
+        if value is _START:
+            try:
+                value = import_value(self.ctx[key], self.budget, f"ctx/{key}")
+            except TypeError as exc:
+                raise UsageError(f"run(ctx=...) must be plain data: ctx/{key}: {exc}") from None
+            self.ctx_values[key] = value
+        return value
 
     # -- tool calls ---------------------------------------------------------------------
     def call_tool(self, name: Any, args: Any) -> Any:
@@ -130,7 +146,7 @@ class RunState:
             raise LispError("unknown_tool", f'unknown tool "{name}"; available tools: {available}')
         if args is None:
             args = {}
-        if type(args) is not dict:
+        if type(args) is not dict and type(args) is not Map:
             from ptcflow.lisp.printer import type_name
 
             raise LispError(
@@ -156,7 +172,10 @@ class RunState:
         outcome = self.suspend(ToolRequest(name, py_args))
         if outcome.error is not None:
             raise outcome.error
-        return outcome.value
+        try:  # converted here, in the program's greenlet: charged, and yielding
+            return tool_value(outcome.value, budget, name)
+        except TypeError as exc:
+            raise LispError("tool_error", f'tool "{name}" returned {exc}') from None
 
     def suspend(self, request: Any) -> Any:
         """Suspend this greenlet with ``request``, keeping its own call depth."""
@@ -180,7 +199,7 @@ class RunState:
         raise LispError("type", "memory keys are keywords or strings: (memory/put :total 42)")
 
     # -- pmap ---------------------------------------------------------------------------
-    def pmap(self, fn: Callable[[Any], Any], items: tuple[Any, ...]) -> tuple[Any, ...]:
+    def pmap(self, fn: Callable[[Any], Any], items: tuple[Any, ...]) -> Any:
         """Apply ``fn`` to every item, each in its own greenlet; tool calls run concurrently.
 
         At most ``Limits.max_pmap_concurrency`` elements are in flight; the suspended ones are
@@ -195,6 +214,7 @@ class RunState:
 
         def start(i: int) -> greenlet:
             def body() -> Any:
+                self.budget.activate()  # a new greenlet starts with an empty context
                 self.depth = depth
                 return fn(items[i])
 
@@ -220,7 +240,7 @@ class RunState:
                 answers = self.suspend(Batch([active[i][1] for i in ids]))
                 for i, answer in zip(ids, answers, strict=True):
                     advance(i, active[i][0], answer)
-            return tuple(results)
+            return vec(results)
         finally:
             for g, _ in active.values():
                 if not g.dead:
@@ -231,6 +251,7 @@ class RunState:
 _START: Final = object()
 
 
-def tool_value(result: Any) -> Any:
-    """Convert a tool's Python result to a PTC-Lisp value (``TypeError`` when impossible)."""
-    return from_python(result)
+def tool_value(result: Any, budget: Budget, name: str) -> Any:
+    """Convert a tool's Python result to a PTC-Lisp value, charging the run's budget
+    (``TypeError`` when it is not plain data, ``LimitExceeded`` when it is too large)."""
+    return import_value(result, budget, f'the result of tool "{name}"')

@@ -53,7 +53,10 @@ FORBIDDEN: Final[dict[str, str]] = {
 }
 _INTEROP: Final = (
     "host interop is not available: programs cannot call methods or reach Python/Java objects; "
-    "use the builtin functions (e.g. clojure.string/upper-case, count, get)"
+    "use the builtin functions (e.g. clojure.string/upper-case, count, get). The Java names "
+    "that work: .indexOf .lastIndexOf .startsWith .endsWith .contains .toLowerCase "
+    ".toUpperCase .trim .substring .length Math/sqrt Math/pow Math/abs Math/floor Math/ceil "
+    "Math/round Integer/parseInt Double/NaN Double/POSITIVE_INFINITY Math/PI"
 )
 
 

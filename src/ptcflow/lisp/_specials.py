@@ -34,6 +34,11 @@ SHAPES: Final[dict[str, Shape]] = {
     "def": Shape(1, 3, "(def name value)"),
     "defn": Shape(2, None, "(defn name [params] body...) or (defn name ([a] ...) ([a b] ...))"),
     "defn-": Shape(2, None, "(defn- name [params] body...)"),
+    "defonce": Shape(2, 2, "(defonce name value)"),
+    "where": Shape(
+        1, 3, "(where :field) or (where :field op value), op one of = not= < > <= >= includes in"
+    ),
+    "when-first": Shape(1, None, "(when-first [x coll] body...)"),
     "fn": Shape(1, None, "(fn [params] body...) or (fn name [params] body...)"),
     "let": Shape(1, None, "(let [name value ...] body...)"),
     "loop": Shape(1, None, "(loop [name init ...] body... (recur new-values...))"),
@@ -278,6 +283,53 @@ def _dotimes(form: ListForm) -> Form:
     return _list(form, _sym(form, "let"), VecForm((limit, n), form.line, form.column), loop)
 
 
+def _when_first(form: ListForm) -> Form:
+    """``(when-first [x coll] body)``: ``body`` with ``x`` bound to the first element, when
+    ``coll`` has one."""
+    pattern, coll = _binding_pair("when-first", form)
+    s = _gensym(form, "seq")
+    inner = _list(
+        form,
+        _sym(form, "let"),
+        VecForm((pattern, _list(form, _sym(form, "#first"), s)), form.line, form.column),
+        _body(form, form.items[2:]),
+    )
+    return _list(
+        form,
+        _sym(form, "let"),
+        VecForm((s, _list(form, _sym(form, "#seq"), coll)), form.line, form.column),
+        _list(form, _sym(form, "if"), s, inner, _nil(form)),
+    )
+
+
+def _where(form: ListForm) -> Form:
+    """``(where :f op v)``: the operator is written bare (``in``, ``includes``, ``>``), so it is
+    read as its name, not evaluated."""
+    items = list(form.items)
+    if len(items) == 4 and isinstance(items[2], Sym):
+        items[2] = Lit(items[2].name, items[2].line, items[2].column)
+    return ListForm((_sym(form, "#where"), *items[1:]), form.line, form.column)
+
+
+def _defonce(form: ListForm) -> Form:
+    """``(defonce x v)``: defines ``x`` unless memory already holds it (``v`` is then not
+    evaluated), and returns its value."""
+    _, name, value = form.items
+    require(isinstance(name, Sym), name, "defonce needs a name: (defonce total 0)")
+    assert isinstance(name, Sym)
+    old = _gensym(form, "old")
+    read = _list(
+        form, _sym(form, "memory/get"), Lit(name.name, name.line, name.column), _sym(form, "#unset")
+    )
+    unset = _list(form, _sym(form, "#unset?"), old)
+    return _list(
+        form,
+        _sym(form, "let"),
+        VecForm((old, read), form.line, form.column),
+        _list(form, _sym(form, "if"), unset, _list(form, _sym(form, "def"), name, value), old),
+    )
+
+
 def _comment(form: ListForm) -> Form:
     return _nil(form)
 
@@ -319,4 +371,7 @@ MACROS: Final[dict[str, Callable[[ListForm], Form]]] = {
     "dotimes": _dotimes,
     "defn": _defn,
     "defn-": _defn,
+    "defonce": _defonce,
+    "when-first": _when_first,
+    "where": _where,
 }

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Final
 
 import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.lisp.errors import LimitExceeded, LispError
 
-__all__ = ("Budget", "Limits")
+__all__ = ("Budget", "Limits", "active_budget")
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,6 +38,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
         max_regex_input: characters of input one regex builtin may scan.
         max_pmap_concurrency: tool calls ``pmap``/``pcalls`` run at once.
         yield_interval_ms: CPU time between yields to the event loop.
+        max_source_chars: characters of program text (checked before it is read).
 
     Raises:
         ConfigError: a value is not a positive integer.
@@ -58,6 +60,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_regex_input: int = 100_000
     max_pmap_concurrency: int = 8
     yield_interval_ms: int = 10
+    max_source_chars: int = 100_000
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
@@ -78,6 +81,23 @@ _ELEMENT_BYTES = 16  # estimated bytes per collection element (pointer + share o
 
 def _no_yield() -> None:
     return None
+
+
+_ACTIVE: Final[ContextVar[Budget | None]] = ContextVar("ptcflow_lisp_budget", default=None)
+
+
+def active_budget() -> Budget | None:
+    """The budget of the program running in this greenlet, ``None`` outside a run.
+
+    Walks that no builtin argument carries a budget into (hashing a map key, ``=`` on
+    nested values, comparing vectors) charge it, so a value that shares structure cannot
+    make one step run for minutes.
+
+    Example:
+        >>> active_budget() is None
+        True
+    """
+    return _ACTIVE.get()
 
 
 class Budget:
@@ -132,6 +152,11 @@ class Budget:
         self.output_truncated = False
         self.maybe_yield: Callable[[], None] = _no_yield
 
+    def activate(self) -> None:
+        """Make this the :func:`active_budget` of the calling greenlet (the runner calls it
+        first thing in the program's greenlet and in each ``pmap`` greenlet)."""
+        _ACTIVE.set(self)
+
     def step(self, n: int = 1) -> None:
         """Count ``n`` evaluation steps; check the clock every 1024 steps.
 
@@ -149,8 +174,10 @@ class Budget:
         if self.steps > self.limits.max_steps:
             raise LimitExceeded(
                 "max_steps",
-                f"the program took more than {self.limits.max_steps} evaluation steps; "
-                "process less data per turn, or avoid unbounded loops and recursion",
+                f"the program took more than {self.limits.max_steps} evaluation steps "
+                "(calls, loop iterations, and elements visited by builtins that print, "
+                "compare or hash values); process less data per turn, or avoid unbounded "
+                "loops and recursion",
             )
         self.check_time()
         now = self._clock()
@@ -170,7 +197,8 @@ class Budget:
     def check_size(self, n: int, what: str = "collection") -> None:
         """Refuse a collection of ``n`` elements when it exceeds ``max_collection_size``.
 
-        Also counts ``n`` elements (about 16 bytes each) towards ``max_memory_bytes``.
+        Also counts ``n`` elements (about 16 bytes each) towards ``max_memory_bytes``, and
+        as ``n`` steps (building them is work).
 
         Args:
             n: the number of elements about to be built.
@@ -187,12 +215,14 @@ class Budget:
                 f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
             )
         self.charge(n * _ELEMENT_BYTES, what)
+        self.step(n)
 
     def check_grow(self, total: int, added: int, what: str = "collection") -> None:
         """Like :meth:`check_size` for a collection that extends an existing one (``conj``,
         ``assoc``, ``into``): ``total`` is checked against ``max_collection_size`` but only the
         ``added`` elements count towards ``max_memory_bytes`` (the old collection is usually
-        garbage afterwards, so ``(reduce conj [] xs)`` is not charged quadratically).
+        garbage afterwards, so ``(reduce conj [] xs)`` is not charged quadratically); the
+        ``added`` elements count as steps.
 
         Raises:
             LimitExceeded: ``total`` is over ``max_collection_size`` or the memory estimate
@@ -205,6 +235,7 @@ class Budget:
                 f"{self.limits.max_collection_size}; work on a smaller slice (take, filter)",
             )
         self.charge(added * _ELEMENT_BYTES, what)
+        self.step(added)
 
     def charge(self, n_bytes: int, what: str = "data") -> None:
         """Count ``n_bytes`` of newly built data towards ``max_memory_bytes``.
@@ -243,6 +274,20 @@ class Budget:
                 f"{self.limits.max_string_length}; build a shorter string",
             )
         self.charge(n, what)
+
+    def check_source(self, source: str) -> None:
+        """Refuse program text longer than ``max_source_chars`` before reading it.
+
+        Raises:
+            LimitExceeded: the text is too long.
+        """
+        if len(source) > self.limits.max_source_chars:
+            raise LimitExceeded(
+                "max_source_chars",
+                f"the program is {len(source)} characters long, over the limit of "
+                f"{self.limits.max_source_chars}; send a shorter program (pass data in ctx or "
+                "fetch it with a tool instead of writing it into the program)",
+            )
 
     def check_regex_input(self, s: str, what: str) -> None:
         """Refuse scanning a string longer than ``max_regex_input`` with a regex.

@@ -8,11 +8,16 @@ sets as ``#{...}``, sequences as vectors ``[...]`` (there are no lazy seqs), reg
 from __future__ import annotations
 
 import math
-from typing import Final
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, Final
 
+from ptcflow.lisp._colls import Map, Vector, set_items
+from ptcflow.lisp.errors import LimitExceeded
+from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Builtin, Keyword, LispFn, Regex
 
-__all__ = ("pr_str", "print_str", "str_of", "type_name")
+__all__ = ("ordered", "pr_str", "print_str", "render", "sort_values", "str_of", "type_name")
 
 _ESCAPES: Final = {
     '"': '\\"',
@@ -26,8 +31,13 @@ _ESCAPES: Final = {
 _NEEDS_ESCAPE: Final = frozenset(_ESCAPES)
 
 
-class _Full(Exception):
-    """Raised internally once the output reached its limit."""
+class Full(Exception):
+    """Raised once the output reached its limit (the caller cuts the text or refuses it)."""
+
+
+_UNLIMITED: Final = sys.maxsize
+_CHUNK: Final = 256  # elements printed between two charges to the budget
+_CHUNK_MASK: Final = _CHUNK - 1
 
 
 def _quote(s: str) -> str:
@@ -51,20 +61,26 @@ def _fn_name(x: object) -> str:
 
 
 class _Writer:
-    __slots__ = ("limit", "parts", "readably", "size")
+    """Prints values into ``parts``; raises :class:`Full` past ``limit`` characters, and
+    charges every collection's elements to ``budget`` as steps (so a value that shares
+    structure cannot make printing run away, and long prints yield to the event loop)."""
 
-    def __init__(self, limit: int | None, readably: bool = True) -> None:
+    __slots__ = ("budget", "limit", "parts", "readably", "size")
+
+    def __init__(
+        self, limit: int = _UNLIMITED, readably: bool = True, budget: Budget | None = None
+    ) -> None:
         self.parts: list[str] = []
         self.size = 0
         self.limit = limit
         self.readably = readably
+        self.budget = budget
 
     def add(self, s: str) -> None:
         self.parts.append(s)
-        if self.limit is not None:
-            self.size += len(s)
-            if self.size > self.limit:
-                raise _Full
+        self.size += len(s)
+        if self.size > self.limit:
+            raise Full
 
     def value(self, x: object) -> None:
         t = type(x)
@@ -80,21 +96,28 @@ class _Writer:
             self.add("true" if x else "false")
         elif t is float:
             self.add(_float(x))  # type: ignore[arg-type]
-        elif t is tuple:
-            self.seq("[", x, "]")  # type: ignore[arg-type]
-        elif t is dict:
+        elif t is Vector:
+            self.seq("[", x, "]")
+        elif t is dict or t is Map:
+            from ptcflow.lisp._convert import ordered_items
+
+            budget = self.budget
             self.add("{")
-            first = True
-            for k, v in x.items():  # type: ignore[attr-defined]
-                if not first:
+            n = 0
+            for k, v in ordered_items(x, budget):
+                if n:
                     self.add(", ")
-                first = False
+                n += 1
+                if budget is not None and not n & _CHUNK_MASK:
+                    budget.step(_CHUNK)
                 self.value(k)
                 self.add(" ")
                 self.value(v)
             self.add("}")
+            if budget is not None:
+                budget.step(1 + (n & _CHUNK_MASK))
         elif t is frozenset:
-            self.seq("#{", _ordered(x), "}")  # type: ignore[arg-type]
+            self.seq("#{", ordered(x, self.budget), "}")
         elif t is Regex:
             self.add('#"' + x.source.replace('"', '\\"') + '"')  # type: ignore[attr-defined]
         elif callable(x):
@@ -102,27 +125,74 @@ class _Writer:
         else:
             self.add(f"#<{type(x).__name__}>")
 
-    def seq(self, open_: str, items: tuple[object, ...] | list[object], close: str) -> None:
+    def seq(self, open_: str, items: Any, close: str) -> None:
+        # Each element is a step, charged every _CHUNK elements: the clock is checked and
+        # the event loop gets its turns while a wide collection prints.
+        budget = self.budget
         self.add(open_)
-        first = True
+        n = 0
         for item in items:
-            if not first:
+            if n:
                 self.add(" ")
-            first = False
+            n += 1
+            if budget is not None and not n & _CHUNK_MASK:
+                budget.step(_CHUNK)
             self.value(item)
         self.add(close)
+        if budget is not None:
+            budget.step(1 + (n & _CHUNK_MASK))
 
 
-def _ordered(s: frozenset[object]) -> list[object]:
-    """Set members in a deterministic order: sorted when they can be compared, else by type
-    and printed form (set iteration order depends on string hashing, which varies by process).
+def ordered(s: Any, budget: Budget | None = None) -> list[object]:
+    """Set members (or map keys) decoded, in a deterministic order (see :func:`sort_values`).
+
+    Example:
+        >>> ordered(frozenset({3, 1, 2}))
+        [1, 2, 3]
     """
-    items = list(s)
-    try:
-        items.sort()
-    except TypeError:
-        items.sort(key=lambda v: (type(v).__name__, pr_str(v)))
+    items = list(set_items(s))
+    sort_values(items, budget)
     return items
+
+
+def sort_values(
+    items: list[Any], budget: Budget | None = None, key: Callable[[Any], Any] | None = None
+) -> None:
+    """Sort ``items`` (by ``key(item)``) in place, deterministically: plainly when the keys
+    are all numbers, all strings or all keywords, else by type and printed form (hash order
+    varies from process to process). Collections are never compared directly, which would
+    walk them in C, uncharged: each is printed (at most 200 characters, charged to
+    ``budget``)."""
+    keys = items if key is None else [key(x) for x in items]
+    if _comparable(keys):
+        items.sort(key=key)
+        return
+    get: Callable[[Any], Any] = _same if key is None else key
+    items.sort(key=lambda x: (type(get(x)).__name__, _bounded(get(x), 200, budget)))
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def _comparable(items: list[Any]) -> bool:
+    if not items:
+        return True
+    t0 = type(items[0])
+    if t0 is int or t0 is float:
+        return all(type(v) is int or type(v) is float for v in items)
+    if t0 is str or t0 is Keyword:
+        return all(type(v) is t0 for v in items)
+    return False
+
+
+def _bounded(x: object, limit: int, budget: Budget | None) -> str:
+    w = _Writer(limit + 1, True, budget)
+    try:
+        w.value(x)
+    except Full:
+        pass
+    return "".join(w.parts)[:limit]
 
 
 def pr_str(x: object, limit: int | None = None) -> str:
@@ -130,7 +200,8 @@ def pr_str(x: object, limit: int | None = None) -> str:
 
     Args:
         x: any PTC-Lisp value.
-        limit: the maximum length of the result (``...`` included); ``None`` for no limit.
+        limit: the maximum length of the result (``...`` included); ``None`` for no limit
+            (for the host's own values: a program's builtins print with :func:`render`).
 
     Returns:
         The printed text.
@@ -141,16 +212,87 @@ def pr_str(x: object, limit: int | None = None) -> str:
         >>> pr_str("a" * 100, limit=10)
         '"aaaaaa...'
     """
-    w = _Writer(None if limit is None else limit + 1)
+    w = _Writer(_UNLIMITED if limit is None else limit + 1)
     try:
         w.value(x)
-    except _Full:
+    except Full:
         pass
     text = "".join(w.parts)
     if limit is not None and len(text) > limit:
         if limit < 3:
             return "..."[: max(limit, 0)]
         return text[: limit - 3] + "..."
+    return text
+
+
+def render(
+    xs: Iterable[Any],
+    budget: Budget,
+    *,
+    what: str | None,
+    mode: str = "str",
+    sep: str = "",
+    limit: int | None = None,
+) -> str:
+    """Print the values ``xs`` under a run's budget, joined by ``sep``: what ``str``,
+    ``join``, ``format``, ``pr-str`` and the output builtins build.
+
+    The length is checked as the text grows, before it is built: a program cannot allocate a
+    huge string and only then learn it is too long. Every collection element printed counts
+    as a step (see :class:`_Writer`).
+
+    Args:
+        xs: the values.
+        budget: the run's budget.
+        what: the builtin, for the error message; ``None`` to cut the text at ``limit``
+            instead of failing (captured output).
+        mode: ``"str"`` (Clojure ``str``: strings as they are, ``nil`` empty, collections
+            readably), ``"pr"`` (``pr-str``: everything readably) or ``"print"``
+            (``print``: strings never quoted, ``nil`` as ``nil``).
+        sep: text between two values.
+        limit: the most characters (default ``max_string_length``).
+
+    Returns:
+        The text (charged to ``max_memory_bytes``).
+
+    Raises:
+        LimitExceeded: the text would be longer than ``limit`` (when ``what`` is given), or
+            printing visited more elements than ``max_steps`` allows.
+    """
+    cap = budget.limits.max_string_length if limit is None else limit
+    w = _Writer(cap, mode != "print", budget)
+    add, value = w.add, w.value
+    bare = mode != "pr"  # top-level strings as they are
+    n = 0
+    try:
+        for x in xs:
+            if sep and n:
+                add(sep)
+            n += 1
+            if not n & _CHUNK_MASK:  # many values (apply str ...) count as steps too
+                budget.step(_CHUNK)
+            t = type(x)
+            if t is str and bare:
+                add(x)
+            elif x is None and mode == "str":
+                continue
+            elif t is Regex and mode == "str":
+                add(x.source)
+            elif t is float and mode == "str" and not math.isfinite(x):
+                add(str_of(x))
+            else:
+                value(x)
+    except Full:
+        if what is not None:
+            raise LimitExceeded(
+                "max_string_length",
+                f"{what} would build a string of more than {cap} characters, over the limit; "
+                "build a shorter string (take, subs, or count instead of printing)",
+            ) from None
+        text = "".join(w.parts)[:cap]
+    else:
+        text = "".join(w.parts)
+    budget.charge(len(text), what or "output")
     return text
 
 
@@ -164,12 +306,12 @@ def print_str(x: object) -> str:
     """
     if type(x) is str:
         return x
-    w = _Writer(None, readably=False)
+    w = _Writer(readably=False)
     w.value(x)
     return "".join(w.parts)
 
 
-def str_of(x: object) -> str:
+def str_of(x: Any) -> str:
     """Clojure ``str`` of one value: strings as they are, ``nil`` as ``""``, others printed.
 
     Example:
@@ -178,13 +320,15 @@ def str_of(x: object) -> str:
     """
     t = type(x)
     if t is str:
-        return x  # type: ignore[return-value]
+        return x  # type: ignore[no-any-return]
     if x is None:
         return ""
     if t is int:
         return str(x)
+    if t is float and not math.isfinite(x):  # (str ##Inf) is "Infinity", as in Java
+        return "NaN" if x != x else ("Infinity" if x > 0 else "-Infinity")
     if t is Regex:
-        return x.source  # type: ignore[attr-defined, no-any-return]
+        return x.source  # type: ignore[no-any-return]
     return pr_str(x)
 
 
@@ -195,8 +339,9 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     bool: "boolean",
     type(None): "nil",
     Keyword: "keyword",
-    tuple: "vector",
+    Vector: "vector",
     dict: "map",
+    Map: "map",
     frozenset: "set",
     Regex: "regex",
 }

@@ -9,8 +9,10 @@ integers       ``int`` (no ratios; ``/`` returns a float)
 floats         ``float``
 strings        ``str`` (a character is a 1-char ``str``)
 keywords       :class:`Keyword` (interned: ``Keyword("a") is Keyword("a")``)
-vectors, seqs  ``tuple`` (builtins are eager: there are no lazy seqs, lists print as ``[...]``)
-maps           ``dict`` (never mutated after construction: builtins copy on ``assoc``)
+vectors, seqs  :data:`Vector` (a persistent vector; builtins are eager: there are no lazy
+               seqs, lists print as ``[...]``)
+maps           :class:`Map` (a persistent hash map) built by the program; host data (ctx,
+               tool results) stays a ``dict`` with keyword keys, never mutated
 sets           ``frozenset``
 regexes        :class:`Regex` (prints as ``#"..."``)
 functions      any Python callable; program functions are :class:`LispFn`, builtins
@@ -18,25 +20,35 @@ functions      any Python callable; program functions are :class:`LispFn`, built
 =============  =====================================================================
 
 Equality (:func:`lisp_eq`) follows Clojure: ``1`` and ``1.0`` differ, ``1`` and ``true`` differ,
-collections compare structurally. Map keys and set members use Python hashing, so keys that
-Python considers equal collide (``{1 :a, true :b}`` holds one key): a documented deviation.
+collections compare structurally. Map keys and set members are encoded (``_colls.mkey``) so
+``1``, ``1.0`` and ``true`` are three keys, as in Clojure.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, final
 
+from ptcflow.lisp._colls import (
+    Map,
+    Vector,
+    equal,
+    host_get,
+    map_items,
+    mkey,
+    unkey,
+    vec,
+)
 from ptcflow.lisp.errors import LispError, arity_error, type_error
 
 if TYPE_CHECKING:
     from ptcflow.lisp.limits import Budget
 
 __all__ = (
+    "PLAIN_KEYS",
     "Builtin",
     "Keyword",
     "LispFn",
@@ -46,9 +58,11 @@ __all__ = (
     "from_python",
     "iter_of",
     "lisp_eq",
+    "lookup",
     "to_fn",
     "to_python",
     "truthy",
+    "vec",
 )
 
 # The intern table holds weak references, so keywords made by programs ((keyword s) on
@@ -113,16 +127,19 @@ class Keyword:
     def __delattr__(self, attr: str) -> None:
         raise AttributeError("Keyword is immutable")
 
-    def __call__(self, coll: object = _NO_ARG, default: object = None, *extra: object) -> Any:
+    def __call__(self, coll: Any = _NO_ARG, default: object = None, *extra: object) -> Any:
         """Look this keyword up in a map (or a set); ``default`` when absent or not a map."""
-        if type(coll) is dict:
+        t = type(coll)
+        if t is Map:
             return coll.get(self, default)
+        if t is dict:
+            return host_get(coll, self, default)
         if coll is _NO_ARG or extra:
             n = 0 if coll is _NO_ARG else 2 + len(extra)
             raise arity_error(
                 f":{self.name}", n, f"1 or 2: (:{self.name} m) or (:{self.name} m default)"
             )
-        if type(coll) is frozenset:
+        if t is frozenset:
             return self if self in coll else default
         return default
 
@@ -145,32 +162,30 @@ class Keyword:
 class Regex:
     """A compiled regular expression value; prints as ``#"pattern"``.
 
-    Build them with the ``re-pattern`` builtin or the reader's ``#"..."`` literal, which check
-    the pattern for catastrophic backtracking first.
+    Build them with the ``re-pattern`` builtin or the reader's ``#"..."`` literal, which
+    compile the pattern on RE2 (linear-time matching).
 
     Args:
-        pattern: a compiled Python pattern.
+        pattern: the compiled RE2 pattern (``re2.compile``).
+        source: the pattern text as the program wrote it.
 
     Example:
-        >>> Regex(re.compile(r"\\d+")).source
-        '\\\\d+'
+        >>> import re2
+        >>> Regex(re2.compile("a+b"), "a+b").source
+        'a+b'
     """
 
-    __slots__ = ("pattern",)
+    __slots__ = ("pattern", "source")
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern: re.Pattern[str] = pattern
-
-    @property
-    def source(self) -> str:
-        """The pattern text."""
-        return self.pattern.pattern
+    def __init__(self, pattern: Any, source: str) -> None:
+        self.pattern: Any = pattern
+        self.source: str = source
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Regex and other.pattern == self.pattern
+        return type(other) is Regex and other.source == self.source
 
     def __hash__(self) -> int:
-        return hash(self.pattern)
+        return hash(self.source)
 
     def __repr__(self) -> str:
         return f"Regex({self.source!r})"
@@ -301,6 +316,10 @@ class Builtin:
         return f"<builtin {self.name}>"
 
 
+PLAIN_KEYS: Final = frozenset({str, int, Keyword, type(None)})
+"""Types stored as map keys and set members as they are (``_colls.mkey`` is the identity)."""
+
+
 def truthy(x: object) -> bool:
     """Clojure truthiness: only ``nil`` and ``false`` are falsy.
 
@@ -313,86 +332,35 @@ def truthy(x: object) -> bool:
 
 def eq_key(x: object) -> object:
     """A hashable key whose Python equality is Clojure equality (``1``, ``1.0``, ``true`` and
-    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says).
-
-    Used by ``distinct``, ``distinct?`` and friends. Raises ``TypeError`` only for values that
-    cannot be hashed at all.
+    equal-looking maps and sets get distinct or equal keys exactly as :func:`lisp_eq` says;
+    ``##NaN`` equals itself here). It is the key maps and sets store (``_colls.mkey``).
 
     Example:
         >>> eq_key(1) == eq_key(1.0), eq_key({Keyword("a"): 1}) == eq_key({Keyword("a"): 1})
         (False, True)
     """
-    t = type(x)
-    if t is str or t is Keyword or t is int:
-        return x
-    if t is bool:
-        return ("#bool", x)
-    if t is float:
-        return ("#float", x)
-    if t is tuple:
-        return ("#vec", *map(_strict, x))  # type: ignore[call-overload]
-    if t is frozenset:
-        return ("#set", frozenset(map(_strict, x)))  # type: ignore[call-overload]
-    if t is dict:
-        return ("#map", frozenset((_strict(k), _strict(v)) for k, v in x.items()))  # type: ignore[attr-defined]
-    return x
-
-
-_strict = eq_key
-
-
-def _loose_key(k: object) -> bool:
-    t = type(k)
-    return not (t is str or t is Keyword)
+    return mkey(x)
 
 
 def lisp_eq(a: object, b: object) -> bool:
     """Clojure ``=``: structural, and numbers of different kinds are not equal.
 
     ``1`` and ``1.0`` differ, ``1`` and ``true`` differ, ``nil`` equals only ``nil``, vectors
-    and sequences (both tuples) compare element-wise, maps and sets structurally. ``##NaN`` is
-    not equal to itself.
+    compare element-wise, maps and sets structurally. ``##NaN`` is not equal to itself.
+    Inside a run, comparing collections charges the elements visited to the run's budget.
 
     Example:
-        >>> lisp_eq((1, (2,)), (1, (2,))), lisp_eq(1, 1.0), lisp_eq(1, True)
+        >>> lisp_eq(vec([1, vec([2])]), vec([1, vec([2])])), lisp_eq(1, 1.0), lisp_eq(1, True)
         (True, False, False)
     """
     if a is b:
         return not (type(a) is float and math.isnan(a))
     ta = type(a)
+    if ta is Vector or ta is dict or ta is Map or ta is frozenset:
+        return equal(a, b)
     if ta is not type(b):
         return False
-    if ta is tuple:
-        if len(a) != len(b):  # type: ignore[arg-type]
-            return False
-        return all(map(lisp_eq, a, b))  # type: ignore[call-overload]
-    if ta is dict:
-        return _dict_eq(a, b)  # type: ignore[arg-type]
-    if ta is frozenset:
-        if a != b:
-            return False
-        if any(map(_loose_key, a)):  # type: ignore[call-overload]
-            return frozenset(map(_strict, a)) == frozenset(map(_strict, b))  # type: ignore[call-overload]
-        return True
     return a == b
-
-
-def _dict_eq(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
-    if len(a) != len(b):
-        return False
-    loose = False
-    for k, v in a.items():
-        try:
-            w = b[k]
-        except KeyError:
-            return False
-        if not lisp_eq(v, w):
-            return False
-        if not loose and _loose_key(k):
-            loose = True
-    if loose:
-        return frozenset(map(_strict, a)) == frozenset(map(_strict, b))
-    return True
 
 
 def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
@@ -400,30 +368,33 @@ def _lookup_arity(what: str, args: tuple[Any, ...]) -> None:
         raise arity_error(what, len(args), f"1 or 2: ({what} key) or ({what} key default)")
 
 
-def _map_fn(m: dict[Any, Any]) -> Callable[..., Any]:
-    def lookup(*args: Any) -> Any:
-        _lookup_arity("a map used as a function", args)
-        try:
-            return m.get(*args)
-        except TypeError:  # an unhashable key (a map) is never present
-            return args[1] if len(args) == 2 else None
+def lookup(m: Any, k: Any, default: Any = None) -> Any:
+    """``(get m k default)`` for a map: the program's maps exactly, host maps as models
+    write keys (:func:`~ptcflow.lisp._colls.host_get`)."""
+    if type(m) is dict:
+        return host_get(m, k, default)
+    return m.get(mkey(k), default)
 
-    return lookup
+
+def _map_fn(m: Any) -> Callable[..., Any]:
+    def look(*args: Any) -> Any:
+        _lookup_arity("a map used as a function", args)
+        return lookup(m, args[0], args[1] if len(args) == 2 else None)
+
+    return look
 
 
 def _set_fn(s: frozenset[Any]) -> Callable[..., Any]:
     def member(*args: Any) -> Any:
-        _lookup_arity("a set used as a function", args)
+        if len(args) != 1:
+            raise arity_error("a set used as a function", len(args), "1: (#{:a :b} x)")
         k = args[0]
-        try:
-            return k if k in s else (args[1] if len(args) == 2 else None)
-        except TypeError:
-            return args[1] if len(args) == 2 else None
+        return k if mkey(k) in s else None
 
     return member
 
 
-def _vector_fn(v: tuple[Any, ...]) -> Callable[..., Any]:
+def _vector_fn(v: Any) -> Callable[..., Any]:
     def index(*args: Any) -> Any:
         _lookup_arity("a vector used as a function", args)
         i = args[0]
@@ -461,24 +432,26 @@ def to_fn(x: object, fn_name: str = "this function") -> Callable[..., Any]:
     if callable(x):
         return x
     t = type(x)
-    if t is dict:
-        return _map_fn(x)  # type: ignore[arg-type]
+    if t is dict or t is Map:
+        return _map_fn(x)
     if t is frozenset:
         return _set_fn(x)  # type: ignore[arg-type]
-    if t is tuple:
-        return _vector_fn(x)  # type: ignore[arg-type]
+    if t is Vector:
+        return _vector_fn(x)
     raise type_error(fn_name, "a function (or a keyword, map, set or vector)", x)
 
 
-def iter_of(x: object) -> Iterable[Any]:
+def iter_of(x: Any) -> Iterable[Any]:
     """Iterate a collection the way Clojure's ``seq`` does (maps yield ``[k v]`` pairs)."""
     t = type(x)
-    if t is tuple or t is frozenset or t is str:
-        return x  # type: ignore[return-value]
+    if t is Vector or t is str:
+        return x  # type: ignore[no-any-return]
     if x is None:
         return ()
-    if t is dict:
-        return x.items()  # type: ignore[attr-defined, no-any-return]
+    if t is frozenset:
+        return map(unkey, x)
+    if t is dict or t is Map:
+        return map(vec, map_items(x))
     raise type_error("seq", "a collection", x)
 
 

@@ -145,7 +145,7 @@ def test_partition_with_small_steps_is_charged_for_every_chunk() -> None:
     check_error("(count (partition 1000 1 (range 100000)))", "limit", "partition", None)
     result = run_sync(
         "(count (partition-all 2 1 ctx/xs))",
-        ctx={"xs": list(range(30))},
+        ctx={"xs": "x" * 30},  # (a list of 30 would already exceed the limit as ctx)
         limits=Limits(max_collection_size=20),
     )
     assert result.error is not None and "partition-all would build 30" in result.error.message

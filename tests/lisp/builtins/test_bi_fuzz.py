@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 
 import pytest
 
-from ptcflow.lisp.builtins import BUILTINS
+from ptcflow.lisp.builtins import BUILTINS, compile_regex
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.limits import Budget, Limits
-from ptcflow.lisp.values import Keyword, Regex
+from ptcflow.lisp.values import Keyword
+
+from ..helpers import L
 
 POOL: tuple[object, ...] = (
     None,
@@ -36,10 +37,12 @@ POOL: tuple[object, ...] = (
     BUILTINS["inc"],
     BUILTINS["+"],
     BUILTINS["<"],
-    Regex(re.compile("a")),
+    compile_regex("a"),
     ("x", "y"),
+    {(1, 2): {}},  # a program map with a vector key
 )
-SMALL_POOL = (None, 1, 2.5, "ab", Keyword("a"), (1, 2), {Keyword("a"): 1}, BUILTINS["inc"])
+POOL = (*(L(x) for x in POOL), {Keyword("a"): 1})  # and a host map
+SMALL_POOL = (None, 1, 2.5, "ab", Keyword("a"), L((1, 2)), {Keyword("a"): 1}, BUILTINS["inc"])
 
 
 @pytest.mark.slow

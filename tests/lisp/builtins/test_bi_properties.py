@@ -8,9 +8,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ptcflow.lisp import run_sync
+from ptcflow.lisp._colls import vec
 from ptcflow.lisp.builtins import BUILTINS
+from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.printer import pr_str
 from ptcflow.lisp.values import Keyword, eq_key, from_python, lisp_eq, to_python
+
+from ..helpers import L
 
 keywords = st.sampled_from([Keyword(n) for n in ("a", "b", "id", "user/name", "x-y?")])
 scalars = st.one_of(
@@ -31,7 +35,7 @@ values = st.recursive(
         st.frozensets(st.text(max_size=3), max_size=4),
     ),
     max_leaves=12,
-)
+).map(L)
 # Small pools make equal-but-distinct values likely, so transitivity is really exercised.
 small = st.recursive(
     st.sampled_from([0, 1, 1.0, True, False, None, "a", Keyword("a")]),
@@ -40,7 +44,7 @@ small = st.recursive(
         st.dictionaries(st.sampled_from([0, 1, "k"]), inner, max_size=2),
     ),
     max_leaves=4,
-)
+).map(L)
 
 
 @given(values)
@@ -84,25 +88,25 @@ def test_printed_values_read_back_equal(x: Any) -> None:
 
 @given(st.lists(st.tuples(st.integers(-3, 3), st.integers()), max_size=30))
 def test_sort_by_is_stable(pairs: list[tuple[int, int]]) -> None:
-    rows = tuple({Keyword("k"): k, Keyword("i"): i} for i, (k, _) in enumerate(pairs))
-    sort_by = BUILTINS["sort-by"].fn
+    rows = vec({Keyword("k"): k, Keyword("i"): i} for i, (k, _) in enumerate(pairs))
+    sort_by = BUILTINS["sort-by"].bind(Budget(Limits()))
     k = Keyword("k")
-    assert sort_by(k, rows) == tuple(sorted(rows, key=lambda r: r[k]))
-    assert sort_by(k, BUILTINS[">"], rows) == tuple(sorted(rows, key=lambda r: r[k], reverse=True))
+    assert sort_by(k, rows) == vec(sorted(rows, key=lambda r: r[k]))
+    assert sort_by(k, BUILTINS[">"], rows) == vec(sorted(rows, key=lambda r: r[k], reverse=True))
     by_lisp_comparator = sort_by(k, lambda a, b: a < b, rows)
-    assert by_lisp_comparator == tuple(sorted(rows, key=lambda r: r[k]))
+    assert by_lisp_comparator == vec(sorted(rows, key=lambda r: r[k]))
 
 
 @given(st.lists(st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False)), max_size=30))
 def test_sort_orders_numbers_like_python(xs: list[float]) -> None:
-    out = BUILTINS["sort"].fn(tuple(xs))
+    out = BUILTINS["sort"].bind(Budget(Limits()))(vec(xs))
     # Python's sort is stable too, so equal ints and floats keep their relative order.
     assert [(type(x), x) for x in out] == [(type(x), x) for x in sorted(xs)]
 
 
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=32), max_size=20))
 def test_sum_and_avg_agree_with_python(xs: list[float]) -> None:
-    total = BUILTINS["sum"].fn(tuple(xs))
+    total = BUILTINS["sum"].fn(vec(xs))
     assert total == sum(xs)
-    avg = BUILTINS["avg"].fn(tuple(xs))
+    avg = BUILTINS["avg"].fn(vec(xs))
     assert avg is None if not xs else math.isclose(avg, sum(xs) / len(xs), abs_tol=1e-6)

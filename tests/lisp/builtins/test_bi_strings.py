@@ -1,9 +1,10 @@
-"""String builtins, format, and regexes (including the safety rule)."""
+"""String builtins, format, and regexes (RE2: what it refuses, and the Java spellings)."""
 
 from __future__ import annotations
 
 import pytest
 
+from ptcflow.lisp import run_sync
 from ptcflow.lisp.limits import Limits
 
 from .bi_helpers import check_error, check_value
@@ -159,6 +160,23 @@ REGEX = [
     ('(re-find #"(?:x|xy)*z" "xxyz")', '"xxyz"'),
     ('(re-find #"(?:foo|bar)*baz" "foobarbaz")', '"foobarbaz"'),
     ('(re-find #"(\\s|\\S)*" "a b")', '["a b" "b"]'),
+    # patterns that backtrack catastrophically elsewhere run in linear time on RE2
+    ('(re-find #"(a+)+$" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab")', "nil"),
+    (
+        '(re-matches #"(a?){28}a{28}" (apply str (repeat 28 "a")))',
+        '["aaaaaaaaaaaaaaaaaaaaaaaaaaaa" ""]',
+    ),
+    ('(count (re-find #"\\d*\\d*\\d*\\d*\\d*x" (apply str (repeat 50000 "1"))))', "0"),
+    ('(re-find #"(x+x+)+y" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")', "nil"),
+    # Java spellings
+    ('(re-find #"\\u00e9+" "caf\u00e9\u00e9")', '"\u00e9\u00e9"'),
+    ('(re-find #"a\\Z" "ba")', '"a"'),
+    ('(re-find #"\\p{L}+" "h\u00e9llo!")', '"h\u00e9llo"'),
+    ('(re-find #"\\w+" "h\u00e9llo")', '"h"'),
+    ('(split "a1b2c" #"(?<d>\\d)")', '["a" "b" "c"]'),
+    ('(replace "2024-05" #"(?<y>\\d+)-(?<m>\\d+)" "${m}/${y}")', '"05/2024"'),
+    ('(extract #"id=(\\d+)" "x id=42")', '"42"'),
+    ('(extract-int #"id=(\\d+)" "x id=42")', "42"),
 ]
 
 
@@ -200,18 +218,19 @@ ERRORS = [
     ('(re-matches #"a" nil)', "type", "re-matches expects a string to match"),
     ("(re-pattern 5)", "type", "re-pattern expects a string"),
     ('(re-pattern "(")', "type", "invalid regex"),
-    ('(re-pattern "(a+)+")', "limit", "unbounded quantifier"),
-    ('(re-pattern "(a*)*b")', "limit", "unbounded quantifier"),
-    ('(re-pattern "(\\\\w+\\\\s?)*$")', "limit", "unbounded quantifier"),
-    ('(re-pattern "(.*a){3}")', "limit", "unbounded quantifier"),
-    ('(re-pattern "(a|a)*")', "limit", "overlapping branches"),
-    ('(re-pattern "(ab|a.)+")', "limit", "overlapping branches"),
-    ('(re-pattern "(a|aa)+$")', "limit", "overlapping branches"),
-    ('(re-pattern "x(?:b|bb)*")', "limit", "overlapping branches"),
-    ('(re-pattern "(a|.)*")', "limit", "overlapping branches"),
-    ('(re-pattern "(a)\\\\1")', "limit", "backreferences"),
-    ('(re-pattern "(?P<x>a)(?P=x)")', "limit", "backreferences"),
-    ('(re-find "(x+x+)+y" "xxxx")', "limit", "refused"),
+    ('(re-pattern "(a)\\\\1")', "type", "backreferences (\\1, \\k<name>) are not supported"),
+    ('(re-pattern "(?<x>a)\\\\k<x>")', "type", "backreferences"),
+    ('(re-pattern "(?P<x>a)(?P=x)")', "type", "backreferences"),
+    ('(re-pattern "a(?=b)")', "type", "lookahead (?=...) (?!...) is not supported"),
+    ('(re-pattern "a(?!b)")', "type", "take a group"),
+    ('(re-pattern "(?<=a)b")', "type", "lookbehind"),
+    ('(re-pattern "(?<!a)b")', "type", "lookbehind"),
+    ('(re-pattern "(?>a)")', "type", "write (?:...)"),
+    ('(re-pattern "a*+")', "type", "possessive quantifiers"),
+    ('(re-pattern "(?x) a")', "type", "free-spacing"),
+    ('(re-pattern "a{2000}")', "type", "invalid regex"),
+    ('(re-pattern (apply str (repeat 10001 "a")))', "limit", "a regex of 10001 characters"),
+    ('(re-find #"(a)" "a" 1)', "arity", "re-find"),
 ]
 
 
@@ -231,10 +250,18 @@ def test_regex_input_is_capped() -> None:
 
 def test_string_results_are_capped() -> None:
     limits = Limits(max_string_length=10)
-    check_error('(apply str (repeat 11 "b"))', "limit", "str would build a string of 11", limits)
+    check_error(
+        '(apply str (repeat 11 "b"))', "limit", "str would build a string of more than 10", limits
+    )
     check_error('(join "," (range 10))', "limit", "join would build", limits)
     check_error('(replace "aaaaa" "a" "bbb")', "limit", "replace would build", limits)
+    check_error('(replace "aaaaa" #"a" "bbb")', "limit", "replace would build", limits)
+    check_error('(replace "aaaaa" #"a" #(str % % %))', "limit", "replace would build", limits)
     check_error('(format "%50s" "x")', "limit", "format would build", limits)
+    check_error('(format "%s" (range 10))', "limit", "format would build", limits)
+    check_error("(pr-str (range 10))", "limit", "pr-str would build", limits)
+    check_error("(str [(range 10)])", "limit", "str would build", limits)
+    assert run_sync('(format "%.3s" (range 10))', limits=limits).value == "[0 "
 
 
 NAMESPACED = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import math
 import pickle
-import re
 from typing import Any
 
 import msgspec
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ptcflow.errors import ConfigError, ProgramError
+from ptcflow.lisp.builtins import compile_regex
 from ptcflow.lisp.errors import CATEGORIES, LimitExceeded, LispError, arity_error, type_error
 from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.printer import pr_str, str_of, type_name
@@ -20,7 +20,6 @@ from ptcflow.lisp.values import (
     Builtin,
     Keyword,
     LispFn,
-    Regex,
     check_plain,
     eq_key,
     from_python,
@@ -32,6 +31,10 @@ from ptcflow.lisp.values import (
 )
 
 K = Keyword
+
+from ptcflow.lisp._colls import make_set, mkey, vec  # noqa: E402
+
+from ..helpers import L  # noqa: E402
 
 
 def test_keywords_are_interned_immutable_and_callable() -> None:
@@ -68,9 +71,9 @@ def test_keywords_made_at_runtime_do_not_accumulate() -> None:
 
 
 def test_regex_values() -> None:
-    r = Regex(re.compile(r"\d+"))
-    assert r.source == r"\d+" and r == Regex(re.compile(r"\d+")) and r != r"\d+"
-    assert hash(r) == hash(Regex(re.compile(r"\d+")))
+    r = compile_regex(r"\d+")
+    assert r.source == r"\d+" and r == compile_regex(r"\d+") and r != r"\d+"
+    assert hash(r) == hash(compile_regex(r"\d+"))
     assert repr(r) == "Regex('\\\\d+')"
 
 
@@ -119,12 +122,14 @@ UNEQUAL = [
 
 @pytest.mark.parametrize(("a", "b"), EQUAL)
 def test_lisp_eq_equal(a: object, b: object) -> None:
+    a, b = L(a), L(b)
     assert lisp_eq(a, b) and lisp_eq(b, a)
     assert eq_key(a) == eq_key(b)
 
 
 @pytest.mark.parametrize(("a", "b"), UNEQUAL)
 def test_lisp_eq_unequal(a: object, b: object) -> None:
+    a, b = L(a), L(b)
     assert not lisp_eq(a, b) and not lisp_eq(b, a)
 
 
@@ -146,30 +151,32 @@ def test_truthy() -> None:
 
 def test_to_fn() -> None:
     assert to_fn(len) is len
-    assert to_fn({K("a"): 1})(K("a")) == 1
+    assert to_fn(L({K("a"): 1}))(K("a")) == 1
     assert to_fn({K("a"): 1})(K("b"), 7) == 7
-    assert to_fn(frozenset({1}))(1) == 1 and to_fn(frozenset({1}))(2) is None
-    assert to_fn((5, 6))(1) == 6 and to_fn((5, 6))(9, "d") == "d"
+    assert to_fn(L(frozenset({1})))(1) == 1 and to_fn(L(frozenset({1})))(2) is None
+    assert to_fn(L((5, 6)))(1) == 6 and to_fn(L((5, 6)))(9, "d") == "d"
     with pytest.raises(LispError, match="out of bounds"):
-        to_fn((5, 6))(9)
+        to_fn(L((5, 6)))(9)
     with pytest.raises(LispError, match="an integer index"):
-        to_fn((5, 6))("0")
+        to_fn(L((5, 6)))("0")
     with pytest.raises(LispError, match=r'map expects a function .*got string "x"'):
         to_fn("x", "map")
 
 
 def test_python_boundary() -> None:
     value = from_python({"a": [1, {"b": None}], "s": {1, 2}, 3: (True, 1.5)})
-    assert value == {K("a"): (1, {K("b"): None}), K("s"): frozenset({1, 2}), 3: (True, 1.5)}
+    assert lisp_eq(
+        value, {K("a"): L((1, {K("b"): None})), K("s"): frozenset({1, 2}), 3: L((True, 1.5))}
+    )
     assert from_python({"a": 1}, keywordize_keys=False) == {"a": 1}
     assert to_python(value) == {"a": [1, {"b": None}], "s": [1, 2], 3: [True, 1.5]}
-    assert to_python((K("x"),)) == ["x"]
-    assert to_python((K("x"),), keep_keywords=True) == [K("x")]
-    assert to_python({(1, K("a")): 1}) == {(1, "a"): 1}
-    assert to_python(Regex(re.compile("a+"))) == "a+"
+    assert to_python(L((K("x"),))) == ["x"]
+    assert to_python(L((K("x"),)), keep_keywords=True) == [K("x")]
+    assert to_python(L({(1, K("a")): 1})) == {"[1 :a]": 1}
+    assert to_python(compile_regex("a+")) == "a+"
     assert to_python(frozenset({1, "a"})) in ([1, "a"], ["a", 1])
     with pytest.raises(LispError, match="function"):
-        to_python((len,))
+        to_python(L((len,)))
     with pytest.raises(LispError):
         to_python(object())
     with pytest.raises(TypeError, match="cannot pass a object"):
@@ -178,8 +185,8 @@ def test_python_boundary() -> None:
     class Color(str):
         pass
 
-    assert from_python([Color("red")]) == ("red",)
-    assert list(iter_of({K("a"): 1})) == [(K("a"), 1)] and list(iter_of(None)) == []
+    assert from_python([Color("red")]) == L(("red",))
+    assert list(iter_of({K("a"): 1})) == [L((K("a"), 1))] and list(iter_of(None)) == []
     with pytest.raises(LispError):
         iter_of(5)
 
@@ -297,7 +304,7 @@ def test_budget_sizes_strings_and_output() -> None:
     budget.print_("cdef")
     budget.print_("more")
     assert budget.output == "abcd...[output truncated]" and budget.output_truncated
-    assert "Budget(steps=0" in repr(budget)
+    assert "Budget(steps=5" in repr(budget)  # the 5 elements check_size counted
 
 
 def test_budget_memory_estimate() -> None:
@@ -329,8 +336,8 @@ PRINTED = [
     ({K("a"): 1, K("b"): (1, 2)}, "{:a 1, :b [1 2]}"),
     (frozenset(), "#{}"),
     (frozenset({3, 1, 2}), "#{1 2 3}"),
-    (frozenset({1, "a", K("b"), (1,), None}), '#{:b nil 1 "a" [1]}'),
-    (Regex(re.compile('a"b')), '#"a\\"b"'),
+    (frozenset({1, "a", K("b"), (1,), None}), '#{:b nil [1] 1 "a"}'),
+    (compile_regex('a"b'), '#"a\\"b"'),
     (len, "#<fn>"),
     (object(), "#<object>"),
 ]
@@ -338,11 +345,11 @@ PRINTED = [
 
 @pytest.mark.parametrize(("value", "text"), PRINTED)
 def test_pr_str(value: object, text: str) -> None:
-    assert pr_str(value) == text
+    assert pr_str(L(value)) == text
 
 
 def test_pr_str_limit() -> None:
-    big = tuple(range(10_000))
+    big = L(tuple(range(10_000)))
     out = pr_str(big, limit=20)
     assert out == "[0 1 2 3 4 5 6 7 ..." and len(out) == 20
     assert pr_str("abc", limit=10) == '"abc"'
@@ -350,7 +357,7 @@ def test_pr_str_limit() -> None:
 
 
 def test_str_of_and_type_name() -> None:
-    assert [str_of(x) for x in (None, "s", 1, 1.5, K("a"), (1, "s"))] == [
+    assert [str_of(x) for x in (None, "s", 1, 1.5, K("a"), L((1, "s")))] == [
         "",
         "s",
         "1",
@@ -358,8 +365,8 @@ def test_str_of_and_type_name() -> None:
         ":a",
         '[1 "s"]',
     ]
-    assert str_of(Regex(re.compile("x+"))) == "x+"
-    samples: tuple[object, ...] = (1, 1.0, True, None, "s", K("a"), (), {}, frozenset())
+    assert str_of(compile_regex("x+")) == "x+"
+    samples: tuple[object, ...] = (1, 1.0, True, None, "s", K("a"), L(()), {}, frozenset())
     assert [type_name(x) for x in samples] == [
         "integer",
         "float",
@@ -396,15 +403,15 @@ _DATA = st.recursive(
 def _reference(x: Any, keywordize: bool) -> Any:
     if isinstance(x, dict):
         return {
-            (Keyword(k) if keywordize and type(k) is str else _reference(k, keywordize)): (
+            (Keyword(k) if keywordize and type(k) is str else mkey(_reference(k, keywordize))): (
                 _reference(v, keywordize)
             )
             for k, v in x.items()
         }
     if isinstance(x, list | tuple):
-        return tuple(_reference(v, keywordize) for v in x)
+        return vec([_reference(v, keywordize) for v in x])
     if isinstance(x, set | frozenset):
-        return frozenset(_reference(v, keywordize) for v in x)
+        return make_set(_reference(v, keywordize) for v in x)
     return x
 
 
@@ -413,8 +420,8 @@ def _reference(x: Any, keywordize: bool) -> Any:
 def test_from_python_matches_a_plain_recursive_conversion(data: Any, keywordize: bool) -> None:
     got = from_python(data, keywordize_keys=keywordize)
     want = _reference(data, keywordize)
-    assert got == want
-    assert repr(got) == repr(want)  # same container types (tuples, not lists) and key types
+    assert lisp_eq(got, want)
+    assert repr(got) == repr(want)  # same container types (vectors, not lists) and key types
     check_plain(data)  # plain data passes the check
 
 

@@ -19,8 +19,10 @@ from ptcflow.lisp.builtins import (
     _aggregate,
     _build,
     _compare,
+    _extras,
     _format,
     _hof,
+    _host,
     _maps,
     _math,
     _output,
@@ -31,11 +33,12 @@ from ptcflow.lisp.builtins import (
     _sort,
     _strings,
 )
+from ptcflow.lisp.builtins._host import HOST_CONSTANTS as HOST_CONSTANTS
 from ptcflow.lisp.builtins._regex import compile_regex as compile_regex
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.values import Builtin
 
-__all__ = ("BUILTINS", "CATEGORIES", "compile_regex")
+__all__ = ("BUILTINS", "CATEGORIES", "HOST_CONSTANTS", "compile_regex")
 
 _REGISTRIES: Final[tuple[Registry, ...]] = (
     _math.REGISTRY,
@@ -51,7 +54,9 @@ _REGISTRIES: Final[tuple[Registry, ...]] = (
     _format.REGISTRY,
     _regex.REGISTRY,
     _aggregate.REGISTRY,
+    _extras.REGISTRY,
     _output.REGISTRY,
+    _host.REGISTRY,
 )
 
 
@@ -62,6 +67,18 @@ def _collect() -> dict[str, Builtin]:
             if b.name in table:
                 raise RuntimeError(f"builtin {b.name!r} is registered twice")
             table[b.name] = b
+    for java, name in _host.HOST_ALIASES.items():  # the Java spelling of a builtin
+        b = table[name]
+        table[java] = Builtin(
+            java,
+            b.fn,
+            min_arity=b.min_arity,
+            max_arity=b.max_arity,
+            needs_budget=b.needs_budget,
+            doc=f"Same as {name}.",
+            signature=b.signature.replace(f"({name}", f"({java}"),
+            category="host",
+        )
     return table
 
 

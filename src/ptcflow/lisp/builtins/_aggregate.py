@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ptcflow.lisp._colls import Vector, kw_get, vec
 from ptcflow.lisp.builtins._maps import get
-from ptcflow.lisp.builtins._registry import Registry, iterate, reraise, unwrap
+from ptcflow.lisp.builtins._registry import Registry, iterate, reraise, unwrap, visit
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.values import Keyword, to_fn
 
@@ -18,7 +19,8 @@ add = REGISTRY.add
 
 
 def _total(fn: str, xs: Any) -> Any:
-    if type(xs) is tuple:
+    visit(len(xs))
+    if type(xs) is Vector:
         try:
             # fsum-free fast path: exact for ints, same as a left fold for floats
             total = sum(xs)
@@ -37,12 +39,12 @@ def _total(fn: str, xs: Any) -> Any:
 
 @add("sum", "(sum coll)", "The sum of the numbers in coll; 0 when empty.")
 def sum_(coll: Any) -> Any:
-    return _total("sum", coll if type(coll) is tuple else tuple(iterate("sum", coll)))
+    return _total("sum", coll if type(coll) is Vector else vec(iterate("sum", coll)))
 
 
 @add("avg", "(avg coll)", "The mean of the numbers in coll as a float; nil when empty.")
 def avg(coll: Any) -> float | None:
-    xs = coll if type(coll) is tuple else tuple(iterate("avg", coll))
+    xs = coll if type(coll) is Vector else vec(iterate("avg", coll))
     if not xs:
         return None
     total = _total("avg", xs)
@@ -112,7 +114,7 @@ def min_by(f: Any, coll: Any) -> Any:
 
 
 @add("pluck", "(pluck k rows)", "(get row k) for each row: (pluck :id rows).")
-def pluck(k: Any, rows: Any) -> tuple[Any, ...]:
+def pluck(k: Any, rows: Any) -> Any:
     if type(k) is Keyword:
-        return tuple([k(r) for r in iterate("pluck", rows)])
-    return tuple([get(r, k) for r in iterate("pluck", rows)])
+        return vec([kw_get(r, k) for r in iterate("pluck", rows)])
+    return vec([get(r, k) for r in iterate("pluck", rows)])

@@ -10,89 +10,75 @@ import math
 from itertools import chain
 from typing import Any
 
+from ptcflow.lisp._colls import EMPTY_VEC, Map, Vector, host_get, make_set, mkey, vec
 from ptcflow.lisp.builtins._registry import (
     MISSING,
     Registry,
     count_arg,
     iterate,
     num,
+    program_map,
     reraise,
     seq,
-    unhashable,
     unwrap,
 )
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import Keyword, eq_key, lisp_eq, to_fn
+from ptcflow.lisp.values import PLAIN_KEYS, Keyword, lisp_eq, to_fn
 
 REGISTRY = Registry("collections", "Building collections")
 add = REGISTRY.add
 
 
 @add("list", "(list & xs)", "A sequence of the arguments (prints as a vector).")
-def list_(*xs: Any) -> tuple[Any, ...]:
-    return xs
+def list_(*xs: Any) -> Any:
+    return vec(xs)
 
 
 @add("vector", "(vector & xs)", "A vector of the arguments.")
-def vector(*xs: Any) -> tuple[Any, ...]:
-    return xs
+def vector(*xs: Any) -> Any:
+    return vec(xs)
 
 
 @add("hash-map", "(hash-map & kvs)", "A map of the key/value arguments.")
-def hash_map(*kvs: Any) -> dict[Any, Any]:
+def hash_map(*kvs: Any) -> Map[Any, Any]:
     if len(kvs) % 2:
         raise LispError("arity", "hash-map needs an even number of arguments: keys and values")
-    try:
-        return dict(zip(kvs[::2], kvs[1::2], strict=True))
-    except TypeError:
-        raise unhashable("hash-map", kvs) from None
-
-
-def _frozenset(fn: str, items: Any) -> frozenset[Any]:
-    try:
-        return frozenset(items)
-    except TypeError:
-        raise unhashable(fn, items) from None
+    return Map({mkey(k): v for k, v in zip(kvs[::2], kvs[1::2], strict=True)})
 
 
 @add("hash-set", "(hash-set & xs)", "A set of the arguments.")
 def hash_set(*xs: Any) -> frozenset[Any]:
-    return _frozenset("hash-set", xs)
+    return make_set(xs)
 
 
 @add("set", "(set coll)", "A set of the elements of coll.")
 def set_(coll: Any) -> frozenset[Any]:
     if type(coll) is frozenset:
         return coll
-    return _frozenset("set", iterate("set", coll))
+    return make_set(iterate("set", coll))
 
 
 @add(
     "cons", "(cons x coll)", "A sequence of x followed by the elements of coll.", needs_budget=True
 )
-def cons(budget: Budget, x: Any, coll: Any) -> tuple[Any, ...]:
+def cons(budget: Budget, x: Any, coll: Any) -> Any:
     s = seq("cons", coll)
-    budget.check_grow(len(s) + 1, 1, "cons")
-    return (x, *s)
+    budget.check_grow(len(s) + 1, len(s) + 1, "cons")
+    return vec((x, *s))
 
 
 def _conj1(fn: str, coll: Any, x: Any) -> Any:
     t = type(coll)
-    if t is dict:
-        if type(x) is dict:
-            return {**coll, **x}
-        if type(x) is tuple and len(x) == 2:
-            try:
-                return {**coll, x[0]: x[1]}
-            except TypeError:
-                raise unhashable(fn, x[0]) from None
+    if t is Map:
+        tx = type(x)
+        if tx is Map or tx is dict:
+            return coll.update({mkey(k): v for k, v in x.items()} if tx is dict else x)
+        if tx is Vector and len(x) == 2:
+            return coll.set(mkey(x[0]), x[1])
         raise type_error(fn, "a [key value] pair or a map to add to a map", x)
     if t is frozenset:
-        try:
-            return coll | {x}
-        except TypeError:
-            raise unhashable(fn, x) from None
+        return coll | {mkey(x)}
     raise type_error(fn, "a vector, map, set or nil to add to", coll)
 
 
@@ -109,11 +95,14 @@ def conj(budget: Budget, *args: Any) -> Any:
         return ()
     coll, xs = args[0], args[1:]
     t = type(coll)
-    if t is tuple or coll is None:
-        base = coll or ()
+    if t is Vector or coll is None:
+        base = EMPTY_VEC if coll is None else coll
         budget.check_grow(len(base) + len(xs), len(xs), "conj")
-        return base + xs
-    if t is dict or t is frozenset:
+        return base.append(xs[0]) if len(xs) == 1 else base.extend(xs)
+    if t is dict:
+        coll = program_map("conj", coll)
+        t = Map
+    if t is Map or t is frozenset:
         budget.check_grow(len(coll) + len(xs), len(xs), "conj")
     for x in xs:
         coll = _conj1("conj", coll, x)
@@ -126,14 +115,14 @@ def conj(budget: Budget, *args: Any) -> Any:
     "A sequence of the elements of all colls in order.",
     needs_budget=True,
 )
-def concat(budget: Budget, *colls: Any) -> tuple[Any, ...]:
+def concat(budget: Budget, *colls: Any) -> Any:
     parts = [seq("concat", c) for c in colls]
     sizes = [len(p) for p in parts]
-    # the largest part is assumed to be garbage afterwards (as in a concat loop)
-    budget.check_grow(sum(sizes), sum(sizes) - max(sizes, default=0), "concat")
-    if len(parts) == 2:
-        return parts[0] + parts[1]
-    return tuple(chain.from_iterable(parts))
+    # the first part is shared, the others are added to it (as in a concat loop)
+    budget.check_grow(sum(sizes), sum(sizes[1:]), "concat")
+    if not parts:
+        return EMPTY_VEC
+    return parts[0].extend(chain.from_iterable(parts[1:]))
 
 
 @add(
@@ -146,33 +135,34 @@ def into(budget: Budget, to: Any, src: Any = MISSING) -> Any:
     if src is MISSING:
         return to
     t = type(to)
-    if t is tuple or to is None:
+    if t is Vector or to is None:
         s = seq("into", src)
-        base = to or ()
+        base = EMPTY_VEC if to is None else to
         budget.check_grow(len(base) + len(s), len(s), "into")
-        return base + s
-    if t is dict:
-        if type(src) is dict:
-            budget.check_grow(len(to) + len(src), len(src), "into")
-            return {**to, **src}
+        return base.extend(s)
+    if t is dict or t is Map:
+        base = program_map("into", to)
+        if type(src) is dict or type(src) is Map:
+            budget.check_grow(len(base) + len(src), len(src), "into")
+            return base.update(src if type(src) is Map else {mkey(k): v for k, v in src.items()})
         items = seq("into", src)
-        budget.check_grow(len(to) + len(items), len(items), "into")
-        out = dict(to)
-        for x in items:
-            if type(x) is dict:
-                out.update(x)
-            elif type(x) is tuple and len(x) == 2:
-                try:
-                    out[x[0]] = x[1]
-                except TypeError:
-                    raise unhashable("into", x[0]) from None
-            else:
-                raise type_error("into", "[key value] pairs to put into a map", x)
-        return out
+        budget.check_grow(len(base) + len(items), len(items), "into")
+        with base.mutate() as out:
+            for x in items:
+                tx = type(x)
+                if tx is Vector and len(x) == 2:
+                    out[mkey(x[0])] = x[1]
+                elif tx is Map:
+                    out.update(x)
+                elif tx is dict:
+                    out.update({mkey(k): v for k, v in x.items()})
+                else:
+                    raise type_error("into", "[key value] pairs to put into a map", x)
+            return out.finish()
     if t is frozenset:
         items = seq("into", src)
         budget.check_grow(len(to) + len(items), len(items), "into")
-        return to | _frozenset("into", items)
+        return to | make_set(items)
     raise type_error("into", "a vector, map, set or nil to add to", to)
 
 
@@ -182,15 +172,20 @@ def into(budget: Budget, to: Any, src: Any = MISSING) -> Any:
     "The non-vector leaves of nested vectors, as one flat sequence.",
     needs_budget=True,
 )
-def flatten(budget: Budget, coll: Any) -> tuple[Any, ...]:
-    if type(coll) is not tuple:
-        return ()
+def flatten(budget: Budget, coll: Any) -> Any:
+    if type(coll) is not Vector:
+        return EMPTY_VEC
     out: list[Any] = []
     stack = [iter(coll)]
     limit = budget.limits.max_collection_size
+    visited, work = 0, 1024
     while stack:
         for x in stack[-1]:
-            if type(x) is tuple:
+            visited += 1
+            if visited > work:  # shared sub-vectors: charge the walk, not only the result
+                budget.step(visited)
+                visited = 0
+            if type(x) is Vector:
                 stack.append(iter(x))
                 break
             out.append(x)
@@ -199,7 +194,7 @@ def flatten(budget: Budget, coll: Any) -> tuple[Any, ...]:
         else:
             stack.pop()
     budget.check_size(len(out), "flatten")
-    return tuple(out)
+    return vec(out)
 
 
 @add(
@@ -208,12 +203,12 @@ def flatten(budget: Budget, coll: Any) -> tuple[Any, ...]:
     "The first element of each coll, then the second of each, ... (stops at the shortest).",
     needs_budget=True,
 )
-def interleave(budget: Budget, *colls: Any) -> tuple[Any, ...]:
+def interleave(budget: Budget, *colls: Any) -> Any:
     seqs = [seq("interleave", c) for c in colls]
     if not seqs:
-        return ()
+        return EMPTY_VEC
     budget.check_size(min(map(len, seqs)) * len(seqs), "interleave")
-    return tuple(x for group in zip(*seqs, strict=False) for x in group)
+    return vec([x for group in zip(*seqs, strict=False) for x in group])
 
 
 @add(
@@ -222,7 +217,7 @@ def interleave(budget: Budget, *colls: Any) -> tuple[Any, ...]:
     "The elements of coll with sep between each two.",
     needs_budget=True,
 )
-def interpose(budget: Budget, sep: Any, coll: Any) -> tuple[Any, ...]:
+def interpose(budget: Budget, sep: Any, coll: Any) -> Any:
     s = seq("interpose", coll)
     budget.check_size(max(2 * len(s) - 1, 0), "interpose")
     out: list[Any] = []
@@ -230,22 +225,19 @@ def interpose(budget: Budget, sep: Any, coll: Any) -> tuple[Any, ...]:
         if i:
             out.append(sep)
         out.append(x)
-    return tuple(out)
+    return vec(out)
 
 
 @add("distinct", "(distinct coll)", "The elements without duplicates, first occurrence kept.")
-def distinct(coll: Any) -> tuple[Any, ...]:
+def distinct(coll: Any) -> Any:
     seen: set[Any] = set()
     out: list[Any] = []
     for x in iterate("distinct", coll):
-        try:
-            k = eq_key(x)
-        except TypeError:
-            raise unhashable("distinct", x) from None
+        k = mkey(x)
         if k not in seen:
             seen.add(k)
             out.append(x)
-    return tuple(out)
+    return vec(out)
 
 
 def _range_len(start: float, end: float, step: float) -> int:
@@ -261,7 +253,7 @@ def _range_len(start: float, end: float, step: float) -> int:
     needs_budget=True,
     arity=(1, 3),
 )
-def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
+def range_(budget: Budget, *args: Any) -> Any:
     if not args:
         raise LispError(
             "arity", "range needs an end: (range 10); infinite ranges are not supported"
@@ -282,7 +274,7 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     n = _range_len(start, end, step)
     budget.check_size(n, "range")
     if type(start) is int and type(end) is int and type(step) is int:
-        return tuple(range(start, end, step))
+        return vec(range(start, end, step))
     out = []
     x = start
     for _ in range(n + 1):  # repeated addition, as Clojure does; n + 1 bounds float drift
@@ -290,7 +282,7 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
             break
         out.append(x)
         x += step
-    return tuple(out)
+    return vec(out)
 
 
 @add(
@@ -299,23 +291,21 @@ def range_(budget: Budget, *args: Any) -> tuple[Any, ...]:
     "A sequence of n copies of x (infinite repeat is not supported).",
     needs_budget=True,
 )
-def repeat(budget: Budget, n: Any, x: Any) -> tuple[Any, ...]:
+def repeat(budget: Budget, n: Any, x: Any) -> Any:
     k = max(count_arg("repeat", n), 0)
     budget.check_size(k, "repeat")
-    return (x,) * k
+    return vec((x,) * k)
 
 
 @add("zipmap", "(zipmap keys vals)", "A map pairing each key with the value at the same position.")
-def zipmap(keys: Any, vals: Any) -> dict[Any, Any]:
-    try:
-        return dict(zip(iterate("zipmap", keys), iterate("zipmap", vals), strict=False))
-    except TypeError:
-        raise unhashable("zipmap", keys) from None
+def zipmap(keys: Any, vals: Any) -> Map[Any, Any]:
+    pairs = zip(iterate("zipmap", keys), iterate("zipmap", vals), strict=False)
+    return Map({mkey(k): v for k, v in pairs})
 
 
 def _chunks(
     budget: Budget, fn: str, n: Any, step: Any, coll: Any, pad: Any, keep_partial: bool
-) -> tuple[Any, ...]:
+) -> Any:
     size = count_arg(fn, n)
     stride = count_arg(fn, step)
     if size <= 0 or stride <= 0:
@@ -331,13 +321,13 @@ def _chunks(
         chunk = s[i : i + size]
         if len(chunk) < size:
             if pad is not None:
-                chunk = (chunk + seq(fn, pad))[:size]
+                chunk = chunk.extend(seq(fn, pad)[: size - len(chunk)])
                 out.append(chunk)
             elif keep_partial:
                 out.append(chunk)
             break
         out.append(chunk)
-    return tuple(out)
+    return vec(out)
 
 
 @add(
@@ -347,9 +337,7 @@ def _chunks(
     "chunk is dropped unless pad fills it.",
     needs_budget=True,
 )
-def partition(
-    budget: Budget, n: Any, a: Any, b: Any = MISSING, c: Any = MISSING
-) -> tuple[Any, ...]:
+def partition(budget: Budget, n: Any, a: Any, b: Any = MISSING, c: Any = MISSING) -> Any:
     if b is MISSING:
         return _chunks(budget, "partition", n, n, a, None, False)
     if c is MISSING:
@@ -363,7 +351,7 @@ def partition(
     "Chunks of n elements; the last chunk may be shorter.",
     needs_budget=True,
 )
-def partition_all(budget: Budget, n: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+def partition_all(budget: Budget, n: Any, a: Any, b: Any = MISSING) -> Any:
     if b is MISSING:
         return _chunks(budget, "partition-all", n, n, a, None, True)
     return _chunks(budget, "partition-all", n, a, b, None, True)
@@ -374,51 +362,61 @@ def partition_all(budget: Budget, n: Any, a: Any, b: Any = MISSING) -> tuple[Any
     "(partition-by f coll)",
     "Splits coll into runs of consecutive elements with equal (f x).",
 )
-def partition_by(f: Any, coll: Any) -> tuple[Any, ...]:
+def partition_by(f: Any, coll: Any) -> Any:
     fn = to_fn(f, "partition-by")
-    out: list[tuple[Any, ...]] = []
+    out: list[Any] = []
     run: list[Any] = []
     mark: Any = None
     for x in iterate("partition-by", coll):
         k = fn(x)
         if run and not lisp_eq(k, mark):
-            out.append(tuple(run))
+            out.append(vec(run))
             run = []
         run.append(x)
         mark = k
     if run:
-        out.append(tuple(run))
-    return tuple(out)
+        out.append(vec(run))
+    return vec(out)
 
 
 @add("group-by", "(group-by f coll)", "A map from (f x) to the vector of elements with that key.")
-def group_by(f: Any, coll: Any) -> dict[Any, Any]:
+def group_by(f: Any, coll: Any) -> Map[Any, Any]:
     fn = unwrap(f, "group-by")
     groups: dict[Any, list[Any]] = {}
-    k: Any = None
+    is_kw = type(f) is Keyword
+    plain = PLAIN_KEYS
     try:
         for x in iterate("group-by", coll):
-            k = x.get(f) if type(f) is Keyword and type(x) is dict else fn(x)
+            if is_kw:
+                t = type(x)
+                if t is dict:
+                    k = x.get(f)
+                    if k is None:
+                        k = host_get(x, f)
+                elif t is Map:
+                    k = x.get(f)
+                else:
+                    k = f(x)
+            else:
+                k = fn(x)
+            if type(k) not in plain:
+                k = mkey(k)
             g = groups.get(k)
             if g is None:
                 groups[k] = [x]
             else:
                 g.append(x)
-    except TypeError as e:
-        if "unhashable" not in str(e):
-            reraise(f, 1)
-            raise
-        raise unhashable("group-by", k) from None
-    return {k: tuple(v) for k, v in groups.items()}
+    except TypeError:
+        reraise(f, 1)
+        raise
+    return Map({k: vec(v) for k, v in groups.items()})
 
 
 @add("frequencies", "(frequencies coll)", "A map from each distinct element to its count.")
-def frequencies(coll: Any) -> dict[Any, int]:
+def frequencies(coll: Any) -> Map[Any, int]:
     counts: dict[Any, int] = {}
     get = counts.get
-    try:
-        for x in iterate("frequencies", coll):
-            counts[x] = get(x, 0) + 1
-    except TypeError:
-        raise unhashable("frequencies", coll) from None
-    return counts
+    for x in iterate("frequencies", coll):
+        k = mkey(x)
+        counts[k] = get(k, 0) + 1
+    return Map(counts)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptcflow.lisp._colls import Vector
 from ptcflow.lisp.builtins._registry import Registry, num
 from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.limits import active_budget
 from ptcflow.lisp.printer import pr_str, type_name
 from ptcflow.lisp.values import Keyword, lisp_eq, truthy
 
@@ -93,7 +95,7 @@ def not_(x: Any) -> bool:
     return x is None or x is False
 
 
-_RANK = {bool: 1, int: 2, float: 2, str: 3, Keyword: 4, tuple: 5}
+_RANK = {bool: 1, int: 2, float: 2, str: 3, Keyword: 4, Vector: 5}
 
 
 def compare(a: Any, b: Any) -> int:
@@ -119,9 +121,12 @@ def compare(a: Any, b: Any) -> int:
             f"compare cannot order {type_name(a)} {pr_str(a, limit=60)} against "
             f"{type_name(b)} {pr_str(b, limit=60)}; sort values of one type (or use sort-by)",
         )
-    if ta is tuple:
+    if ta is Vector:
         if len(a) != len(b):
             return -1 if len(a) < len(b) else 1
+        budget = active_budget()  # nested vectors: every element compared is a step
+        if budget is not None:
+            budget.step(1 + len(a))
         for x, y in zip(a, b, strict=True):
             c = compare(x, y)
             if c:
@@ -141,7 +146,8 @@ add(
 
 @add("identical?", "(identical? a b)", "True when a and b are the same object.")
 def identical(a: Any, b: Any) -> bool:
-    return a is b or (a == b and type(a) is type(b) and type(a) in (int, bool, type(None)))
+    t = type(a)  # the type first: == on two collections would compare them in C, uncharged
+    return a is b or (t is type(b) and (t is int or t is bool) and a == b)
 
 
 @add("boolean", "(boolean x)", "false for nil and false, true for everything else.")

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ptcflow.lisp.builtins._registry import Registry, string
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.printer import str_of
+from ptcflow.lisp.printer import render
 from ptcflow.lisp.values import truthy
 
 REGISTRY = Registry("strings", "Strings")
@@ -28,12 +28,18 @@ def _bad(conv: str, expected: str, x: Any) -> LispError:
     return type_error(f"format %{conv}", expected, x)
 
 
-def _one(conv: str, flags: str, width: str | None, prec: str | None, x: Any) -> str:
-    w = int(width) if width else 0
-    if w > _CAP or (prec is not None and int(prec) > _CAP):
+def _one(
+    conv: str, flags: str, width: str | None, prec: str | None, x: Any, budget: Budget, room: int
+) -> str:
+    w = int(width) if width and len(width) < 4 else (_CAP + 1 if width else 0)
+    if w > _CAP or (prec is not None and (len(prec) > 3 or int(prec) > _CAP)):
         raise LispError("limit", f"format: widths and precisions above {_CAP} are not allowed")
     if conv == "s" or conv == "S":
-        text = "nil" if x is None else str_of(x)
+        if x is None:
+            text = "nil"
+        else:  # printed under the budget, refused before it outgrows the string limit
+            limit = room if prec is None else min(room, int(prec))
+            text = render((x,), budget, what=None if prec is not None else "format", limit=limit)
         if prec is not None:
             text = text[: int(prec)]
         text = text.ljust(w) if "-" in flags else text.rjust(w)
@@ -100,6 +106,8 @@ def format_(budget: Budget, fmt: Any, *args: Any) -> str:
     out: list[str] = []
     pos = 0
     next_arg = 0
+    cap = budget.limits.max_string_length
+    size = 0
     for m in _SPEC.finditer(text):
         out.append(_literal(text[pos : m.start()]))
         pos = m.end()
@@ -121,6 +129,11 @@ def format_(budget: Budget, fmt: Any, *args: Any) -> str:
                 f"format: the format string needs more arguments than the {len(args)} given "
                 f"(directive {m.group(0)!r})",
             )
-        out.append(_one(conv, flags, width, prec, args[i]))
+        size += len(out[-1])
+        piece = _one(conv, flags, width, prec, args[i], budget, max(cap - size, 0))
+        out.append(piece)
+        size += len(piece)
+        if size > cap:  # checked as it grows: the text is built once, at the end
+            budget.check_string_length(size, "format")
     out.append(_literal(text[pos:]))
     return budget.check_string("".join(out), "format")

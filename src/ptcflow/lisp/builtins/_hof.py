@@ -8,11 +8,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ptcflow.lisp._colls import Map, Vector, kw_get, map_items, vec
 from ptcflow.lisp.builtins import _math
-from ptcflow.lisp.builtins._registry import MISSING, Registry, iterate, reraise, seq, unwrap
+from ptcflow.lisp.builtins._registry import (
+    MISSING,
+    Registry,
+    iterate,
+    reraise,
+    seq,
+    unwrap,
+    visit,
+)
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.values import Keyword, to_fn
+from ptcflow.lisp.values import Keyword, LispFn, to_fn
 
 REGISTRY = Registry("higher-order", "Higher-order functions")
 add = REGISTRY.add
@@ -24,18 +33,18 @@ add = REGISTRY.add
     "The results of f on each element (with several colls, on the i-th of each; stops at "
     "the shortest).",
 )
-def map_(f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
+def map_(f: Any, coll: Any, *colls: Any) -> Any:
     fn = unwrap(f, "map")
-    src = coll if type(coll) is tuple else iterate("map", coll)
+    src = _elements(f, coll, "map")
     try:
         if not colls:
             if type(f) is Keyword:
-                return tuple([x.get(f) if type(x) is dict else f(x) for x in src])
+                return vec([x.get(f) if type(x) is Map else kw_get(x, f) for x in src])
             leaf = getattr(f, "leaf1", None)
             if leaf is not None:
-                return tuple(_leaf_map(f, leaf, src))
-            return tuple([fn(x) for x in src])
-        return tuple(map(fn, src, *(iterate("map", c) for c in colls)))
+                return vec(_leaf_map(f, leaf, src))
+            return vec([fn(x) for x in src])
+        return vec(map(fn, src, *(iterate("map", c) for c in colls)))
     except TypeError:
         reraise(f, 1 + len(colls))
         raise
@@ -45,26 +54,27 @@ add("mapv", "(mapv f coll) (mapv f c1 c2 & colls)", "Same as map (results are ve
 
 
 @add("filter", "(filter pred coll)", "The elements for which (pred x) is truthy.")
-def filter_(pred: Any, coll: Any) -> tuple[Any, ...]:
+def filter_(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "filter")
-    src = coll if type(coll) is tuple else iterate("filter", coll)
+    src = _elements(pred, coll, "filter")
     try:
         if type(pred) is Keyword:
-            return tuple(
-                [
-                    x
-                    for x in src
-                    if (r := (x.get(pred) if type(x) is dict else pred(x))) is not None
-                    and r is not False
-                ]
-            )
+            return vec([x for x in src if (r := kw_get(x, pred)) is not None and r is not False])
         leaf = getattr(pred, "leaf1", None)
         if leaf is not None:
-            return tuple(_leaf_filter(pred, leaf, src))
-        return tuple([x for x in src if (r := fn(x)) is not None and r is not False])
+            return vec(_leaf_filter(pred, leaf, src))
+        return vec([x for x in src if (r := fn(x)) is not None and r is not False])
     except TypeError:
         reraise(pred, 1)
         raise
+
+
+def _elements(f: Any, coll: Any, name: str) -> Iterable[Any]:
+    """The elements ``f`` is applied to: a program function counts a step per call itself,
+    anything else (a keyword, a builtin) is charged per element by :func:`iterate`."""
+    if type(coll) is Vector and isinstance(f, LispFn):
+        return coll  # type: ignore[no-any-return]
+    return iterate(name, coll)
 
 
 def _leaf_map(f: Any, leaf: Any, src: Iterable[Any]) -> list[Any]:
@@ -102,38 +112,38 @@ add("filterv", "(filterv pred coll)", "Same as filter.")(filter_)
 
 
 @add("remove", "(remove pred coll)", "The elements for which (pred x) is falsy.")
-def remove(pred: Any, coll: Any) -> tuple[Any, ...]:
+def remove(pred: Any, coll: Any) -> Any:
     fn = unwrap(pred, "remove")
-    src = coll if type(coll) is tuple else iterate("remove", coll)
+    src = _elements(pred, coll, "remove")
     try:
-        return tuple([x for x in src if (r := fn(x)) is None or r is False])
+        return vec([x for x in src if (r := fn(x)) is None or r is False])
     except TypeError:
         reraise(pred, 1)
         raise
 
 
 @add("keep", "(keep f coll)", "The non-nil results of (f x).")
-def keep(f: Any, coll: Any) -> tuple[Any, ...]:
+def keep(f: Any, coll: Any) -> Any:
     fn = unwrap(f, "keep")
     try:
-        return tuple([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
+        return vec([r for x in iterate("keep", coll) if (r := fn(x)) is not None])
     except TypeError:
         reraise(f, 1)
         raise
 
 
 @add("keep-indexed", "(keep-indexed f coll)", "The non-nil results of (f index x).")
-def keep_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
+def keep_indexed(f: Any, coll: Any) -> Any:
     fn = to_fn(f, "keep-indexed")
-    return tuple(
+    return vec(
         [r for i, x in enumerate(iterate("keep-indexed", coll)) if (r := fn(i, x)) is not None]
     )
 
 
 @add("map-indexed", "(map-indexed f coll)", "The results of (f index x) for each element.")
-def map_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
+def map_indexed(f: Any, coll: Any) -> Any:
     fn = to_fn(f, "map-indexed")
-    return tuple([fn(i, x) for i, x in enumerate(iterate("map-indexed", coll))])
+    return vec([fn(i, x) for i, x in enumerate(iterate("map-indexed", coll))])
 
 
 @add(
@@ -142,7 +152,7 @@ def map_indexed(f: Any, coll: Any) -> tuple[Any, ...]:
     "The concatenation of the results of map.",
     needs_budget=True,
 )
-def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
+def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> Any:
     parts = map_(f, coll, *colls)
     out: list[Any] = []
     limit = budget.limits.max_collection_size
@@ -151,7 +161,7 @@ def mapcat(budget: Budget, f: Any, coll: Any, *colls: Any) -> tuple[Any, ...]:
         if len(out) > limit:
             break
     budget.check_size(len(out), "mapcat")
-    return tuple(out)
+    return vec(out)
 
 
 @add(
@@ -204,19 +214,20 @@ def _sum(acc: Any, it: Iterator[Any]) -> Any:
     "(reductions f coll) (reductions f init coll)",
     "The intermediate results of reduce: (reductions + [1 2 3]) is [1 3 6].",
 )
-def reductions(f: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
+def reductions(f: Any, a: Any, b: Any = MISSING) -> Any:
     fn = unwrap(f, "reductions")
     if b is MISSING:
         items = seq("reductions", a)
         if not items:
             try:
-                return (fn(),)
+                return vec((fn(),))
             except TypeError:
                 reraise(f, 0)
                 raise
         acc, rest = items[0], items[1:]
     else:
         acc, rest = a, seq("reductions", b)
+    visit(len(rest))
     out = [acc]
     try:
         for x in rest:
@@ -225,7 +236,7 @@ def reductions(f: Any, a: Any, b: Any = MISSING) -> tuple[Any, ...]:
     except TypeError:
         reraise(f, 2)
         raise
-    return tuple(out)
+    return vec(out)
 
 
 @add("reduce-kv", "(reduce-kv f init m)", "Combines the entries with (f acc k v).")
@@ -233,12 +244,13 @@ def reduce_kv(f: Any, init: Any, m: Any) -> Any:
     fn = to_fn(f, "reduce-kv")
     if m is None:
         return init
-    if type(m) is dict:
-        items: Any = m.items()
-    elif type(m) is tuple:
+    if type(m) is dict or type(m) is Map:
+        items: Any = map_items(m)
+    elif type(m) is Vector:
         items = enumerate(m)
     else:
         raise type_error("reduce-kv", "a map or vector", m)
+    visit(len(m))
     acc = init
     for k, v in items:
         acc = fn(acc, k, v)
@@ -293,7 +305,9 @@ def apply(f: Any, *args: Any) -> Any:
     if not args:
         raise LispError("arity", "apply needs a collection of arguments: (apply f [1 2])")
     fn = f if callable(f) else to_fn(f, "apply")
-    return fn(*args[:-1], *seq("apply", args[-1]))
+    spread = seq("apply", args[-1])
+    visit(len(spread))
+    return fn(*args[:-1], *spread)
 
 
 @add("comp", "(comp & fs)", "The composition: ((comp f g) x) is (f (g x)).")
@@ -347,8 +361,8 @@ def constantly(x: Any) -> Any:
 def juxt(f: Any, *fs: Any) -> Any:
     fns = [to_fn(g, "juxt") for g in (f, *fs)]
 
-    def juxtaposed(*args: Any) -> tuple[Any, ...]:
-        return tuple([g(*args) for g in fns])
+    def juxtaposed(*args: Any) -> Any:
+        return vec([g(*args) for g in fns])
 
     return juxtaposed
 

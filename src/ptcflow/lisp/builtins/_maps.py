@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.lisp.builtins._registry import MISSING, Registry, check_map, iterate, unhashable
+from ptcflow.lisp._colls import Map, Vector, host_get, map_items, mkey, vec
+from ptcflow.lisp._convert import ordered_items
+from ptcflow.lisp.builtins._registry import (
+    MISSING,
+    Registry,
+    check_map,
+    iterate,
+    program_map,
+    visit,
+)
 from ptcflow.lisp.errors import LispError, type_error
 from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import to_fn
@@ -17,20 +26,16 @@ add = REGISTRY.add
 
 def _get(m: Any, k: Any, default: Any) -> Any:
     t = type(m)
+    if t is Map:
+        return m.get(mkey(k), default)
     if t is dict:
-        try:
-            return m.get(k, default)
-        except TypeError:
-            return default
-    if t is tuple or t is str:
+        return host_get(m, k, default)
+    if t is Vector or t is str:
         if type(k) is int and 0 <= k < len(m):
             return m[k]
         return default
     if t is frozenset:
-        try:
-            return k if k in m else default
-        except TypeError:
-            return default
+        return k if mkey(k) in m else default
     return default
 
 
@@ -40,11 +45,6 @@ def _get(m: Any, k: Any, default: Any) -> Any:
     "The value of key k in map m (index k of a vector, member k of a set), or default (nil).",
 )
 def get(m: Any, k: Any, default: Any = None) -> Any:
-    if type(m) is dict:
-        try:
-            return m.get(k, default)
-        except TypeError:
-            return default
     return _get(m, k, default)
 
 
@@ -63,24 +63,18 @@ def get_in(m: Any, ks: Any, default: Any = None) -> Any:
 
 def _assoc1(fn: str, m: Any, k: Any, v: Any) -> Any:
     t = type(m)
-    if t is dict:
-        try:
-            return {**m, k: v}
-        except TypeError:
-            raise unhashable(fn, k) from None
-    if m is None:
-        try:
-            return {k: v}
-        except TypeError:
-            raise unhashable(fn, k) from None
-    if t is tuple:
+    if t is Map:
+        return m.set(mkey(k), v)
+    if t is dict or m is None:
+        return program_map(fn, m).set(mkey(k), v)
+    if t is Vector:
         if type(k) is not int or not 0 <= k <= len(m):
             raise LispError(
                 "type",
                 f"{fn}: index {k!r} is out of range for a vector of {len(m)} "
                 "(valid: 0 to the length)",
             )
-        return (*m[:k], v, *m[k + 1 :])
+        return m.append(v) if k == len(m) else m.set(k, v)
     raise type_error(fn, "a map, vector or nil", m)
 
 
@@ -93,22 +87,19 @@ def _assoc1(fn: str, m: Any, k: Any, v: Any) -> Any:
 def assoc(budget: Budget, m: Any, k: Any, v: Any, *kvs: Any) -> Any:
     if len(kvs) % 2:
         raise LispError("arity", "assoc needs key/value pairs: (assoc m :a 1 :b 2)")
-    if type(m) is dict and not kvs:
-        budget.check_grow(len(m) + 1, 1, "assoc")
-        try:
-            return {**m, k: v}
-        except TypeError:
-            raise unhashable("assoc", k) from None
-    if type(m) is dict:
-        budget.check_grow(len(m) + 1 + len(kvs) // 2, 1 + len(kvs) // 2, "assoc")
+    n = 1 + len(kvs) // 2
+    if type(m) is dict:  # a host map becomes a program map: charged once, in full
+        budget.check_size(len(m) + n, "assoc")
+    elif type(m) is Map:
+        budget.check_grow(len(m) + n, n, "assoc")
     m = _assoc1("assoc", m, k, v)
     for i in range(0, len(kvs), 2):
         m = _assoc1("assoc", m, kvs[i], kvs[i + 1])
     return m
 
 
-def _path(fn: str, ks: Any) -> tuple[Any, ...]:
-    if type(ks) is not tuple or not ks:
+def _path(fn: str, ks: Any) -> Any:
+    if type(ks) is not Vector or not ks:
         raise type_error(fn, "a non-empty vector of keys as the path", ks)
     return ks
 
@@ -154,14 +145,11 @@ def update_in(m: Any, ks: Any, f: Any, *args: Any) -> Any:
 def dissoc(m: Any, *ks: Any) -> Any:
     if m is None:
         return None
-    if type(m) is not dict:
-        raise type_error("dissoc", "a map", m)
-    out = dict(m)
+    out = program_map("dissoc", m)
     for k in ks:
-        try:
-            out.pop(k, None)
-        except TypeError:
-            pass
+        key = mkey(k)
+        if key in out:
+            out = out.delete(key)
     return out
 
 
@@ -172,16 +160,18 @@ def dissoc(m: Any, *ks: Any) -> Any:
     needs_budget=True,
 )
 def merge(budget: Budget, *maps: Any) -> Any:
-    out: dict[Any, Any] | None = None
+    out: Map[Any, Any] | None = None
     for m in maps:
         if m is None:
             continue
-        if type(m) is not dict:
-            raise type_error("merge", "maps", m)
-        out = dict(m) if out is None else {**out, **m}
-    if out is not None:
-        largest = max(len(m) for m in maps if m is not None)
-        budget.check_grow(len(out), len(out) - largest, "merge")
+        part = program_map("merge", m)
+        if out is None:
+            out = part
+            if type(m) is dict:
+                budget.check_size(len(part), "merge")
+            continue
+        budget.check_grow(len(out) + len(part), len(part), "merge")
+        out = out.update(part)
     return out
 
 
@@ -193,86 +183,97 @@ def merge(budget: Budget, *maps: Any) -> Any:
 )
 def merge_with(budget: Budget, f: Any, *maps: Any) -> Any:
     fn = to_fn(f, "merge-with")
-    out: dict[Any, Any] | None = None
+    out: Map[Any, Any] | None = None
     for m in maps:
         if m is None:
             continue
-        if type(m) is not dict:
-            raise type_error("merge-with", "maps", m)
+        part = program_map("merge-with", m)
         if out is None:
-            out = dict(m)
+            out = part
             continue
-        for k, v in m.items():
-            out[k] = fn(out[k], v) if k in out else v
-    if out is not None:
-        largest = max(len(m) for m in maps if m is not None)
-        budget.check_grow(len(out), len(out) - largest, "merge-with")
+        budget.check_grow(len(out) + len(part), len(part), "merge-with")
+        for k, v in part.items():
+            old = out.get(k, MISSING)
+            out = out.set(k, v if old is MISSING else fn(old, v))
     return out
 
 
 @add("select-keys", "(select-keys m ks)", "A map with only the keys ks of m that are present.")
-def select_keys(m: Any, ks: Any) -> dict[Any, Any]:
+def select_keys(m: Any, ks: Any) -> Map[Any, Any]:
     src = check_map("select-keys", m)
     out = {}
     for k in iterate("select-keys", ks):
-        try:
-            if k in src:
-                out[k] = src[k]
-        except TypeError:
-            pass
-    return out
+        v = _get(src, k, MISSING)
+        if v is not MISSING:
+            out[mkey(k)] = v
+    return Map(out)
 
 
 @add("keys", "(keys m)", "The keys of m as a sequence; nil when m is empty.")
-def keys(m: Any) -> tuple[Any, ...] | None:
-    return tuple(check_map("keys", m)) or None
+def keys(m: Any) -> Any:
+    src = check_map("keys", m)
+    visit(len(src))
+    return vec(k for k, _ in ordered_items(src)) or None
 
 
-@add("vals", "(vals m)", "The values of m as a sequence; nil when m is empty.")
-def vals(m: Any) -> tuple[Any, ...] | None:
-    return tuple(check_map("vals", m).values()) or None
+@add("vals", "(vals m)", "The values of m as a sequence (in the order of keys); nil when empty.")
+def vals(m: Any) -> Any:
+    src = check_map("vals", m)
+    visit(len(src))
+    return vec(v for _, v in ordered_items(src)) or None
 
 
-@add("find", "(find m k)", "The entry [k v] of m, or nil when k is absent.")
-def find(m: Any, k: Any) -> tuple[Any, Any] | None:
-    src = check_map("find", m)
-    try:
-        if k in src:
-            return (k, src[k])
-    except TypeError:
-        pass
-    return None
+@add(
+    "find",
+    "(find m k) (find pred coll)",
+    "The entry [k v] of map m (or [i x] of a vector), or nil when k is absent; given a "
+    "predicate and a collection, the first element for which it is truthy.",
+)
+def find(m: Any, k: Any) -> Any:
+    t = type(m)
+    if t is Vector:
+        return vec((k, m[k])) if type(k) is int and 0 <= k < len(m) else None
+    if t is Map or t is dict or m is None:
+        v = _get(m, k, MISSING)
+        return None if v is MISSING else vec((k, v))
+    if callable(m) or t is frozenset:  # the reference's (find pred coll); Clojure would throw
+        pred = to_fn(m, "find")
+        for x in iterate("find", k):
+            r = pred(x)
+            if r is not None and r is not False:
+                return x
+        return None
+    raise type_error("find", "a map (find m k) or a predicate (find pred coll)", m)
 
 
 @add("key", "(key entry)", "The key of a map entry [k v].")
 def key(entry: Any) -> Any:
-    if type(entry) is tuple and len(entry) == 2:
+    if type(entry) is Vector and len(entry) == 2:
         return entry[0]
     raise type_error("key", "a map entry [k v]", entry)
 
 
 @add("val", "(val entry)", "The value of a map entry [k v].")
 def val(entry: Any) -> Any:
-    if type(entry) is tuple and len(entry) == 2:
+    if type(entry) is Vector and len(entry) == 2:
         return entry[1]
     raise type_error("val", "a map entry [k v]", entry)
 
 
 @add("update-vals", "(update-vals m f)", "m with every value v replaced by (f v).")
-def update_vals(m: Any, f: Any) -> dict[Any, Any]:
+def update_vals(m: Any, f: Any) -> Map[Any, Any]:
     fn = to_fn(f, "update-vals")
-    return {k: fn(v) for k, v in check_map("update-vals", m).items()}
+    src = check_map("update-vals", m)
+    visit(len(src))
+    return Map({mkey(k): fn(v) for k, v in map_items(src)})
 
 
 @add("update-keys", "(update-keys m f)", "m with every key k replaced by (f k).")
-def update_keys(m: Any, f: Any) -> dict[Any, Any]:
+def update_keys(m: Any, f: Any) -> Map[Any, Any]:
     fn = to_fn(f, "update-keys")
-    try:
-        return {fn(k): v for k, v in check_map("update-keys", m).items()}
-    except TypeError as e:
-        if "unhashable" not in str(e):
-            raise
-        raise unhashable("update-keys", m) from None
+    src = check_map("update-keys", m)
+    visit(len(src))
+    return Map({mkey(fn(k)): v for k, v in map_items(src)})
 
 
 @add(
@@ -284,13 +285,10 @@ def update_keys(m: Any, f: Any) -> dict[Any, Any]:
 def rename_keys(m: Any, kmap: Any) -> Any:
     if m is None:
         return None
-    src = check_map("rename-keys", m)
-    renames = check_map("rename-keys", kmap)
+    src = program_map("rename-keys", m)
+    renames = program_map("rename-keys", kmap)
     out = {k: v for k, v in src.items() if k not in renames}
-    for old, new in renames.items():
-        if old in src:
-            try:
-                out[new] = src[old]
-            except TypeError:
-                raise unhashable("rename-keys", new) from None
-    return out
+    for old, new in map_items(renames):
+        if mkey(old) in src:
+            out[mkey(new)] = src[mkey(old)]
+    return Map(out)

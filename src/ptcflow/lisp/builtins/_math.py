@@ -40,6 +40,8 @@ def plus(*xs: Any) -> Any:
             if ta is int and tb is int and not _MIN <= r <= _MAX:
                 raise _overflow("+")
             return r
+    if len(xs) == 1 and xs[0] is None:
+        return None  # Clojure 1.11: (+ x) is (cast Number x), and nil casts
     total: Any = 0
     for x in xs:
         total += num("+", x)
@@ -58,6 +60,8 @@ def minus(x: Any, *ys: Any) -> Any:
 
 @add("*", "(* & xs)", "Product of the numbers; (*) is 1.")
 def times(*xs: Any) -> Any:
+    if len(xs) == 1 and xs[0] is None:
+        return None  # as (+ nil)
     total: Any = 1
     for x in xs:
         total *= num("*", x)
@@ -100,7 +104,7 @@ def quot(n: Any, d: Any) -> Any:
     _two_ints("quot", n, d)
     if type(n) is int and type(d) is int:
         q = abs(n) // abs(d)
-        return q if (n >= 0) == (d >= 0) else -q
+        return _fit("quot", q if (n >= 0) == (d >= 0) else -q)
     q = n / d
     if not math.isfinite(q):
         raise LispError("arithmetic", f"quot of {n} and {d} is not a finite number")
@@ -111,7 +115,8 @@ def quot(n: Any, d: Any) -> Any:
 def rem(n: Any, d: Any) -> Any:
     _two_ints("rem", n, d)
     if type(n) is int and type(d) is int:
-        return n - d * quot(n, d)
+        r = abs(n) % abs(d)  # never overflows: (rem Long/MIN_VALUE -1) is 0
+        return r if n >= 0 else -r
     return math.fmod(n, d)
 
 
@@ -182,7 +187,7 @@ def _finite(fn: str, x: Any) -> int | float:
     aliases=("clojure.math/floor",),
 )
 def floor(x: Any) -> int:
-    return math.floor(_finite("floor", x))
+    return _fit("floor", math.floor(_finite("floor", x)))  # type: ignore[no-any-return]
 
 
 @add(
@@ -192,7 +197,7 @@ def floor(x: Any) -> int:
     aliases=("clojure.math/ceil",),
 )
 def ceil(x: Any) -> int:
-    return math.ceil(_finite("ceil", x))
+    return _fit("ceil", math.ceil(_finite("ceil", x)))  # type: ignore[no-any-return]
 
 
 @add(
@@ -204,7 +209,7 @@ def ceil(x: Any) -> int:
 def round_(x: Any, digits: Any = None) -> Any:
     _finite("round", x)
     if digits is None:
-        return math.floor(x + 0.5) if type(x) is float else x
+        return _fit("round", math.floor(x + 0.5)) if type(x) is float else x
     d = integer("round", digits, "an integer number of digits")
     if not -20 <= d <= 20:
         raise LispError("type", f"round: digits must be between -20 and 20, got {d}")

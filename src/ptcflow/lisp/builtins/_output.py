@@ -1,4 +1,9 @@
-"""Output: println, print, prn (captured in the run's budget, never printed), pr-str."""
+"""Output: println, print, prn (captured in the run's budget, never printed), pr-str.
+
+Captured output is capped at ``max_output_chars``: a value is printed only as far as the room
+left, so printing a huge value costs no more than the cap (the rest is dropped, with a
+marker). ``pr-str`` builds a string: past ``max_string_length`` it is a ``limit`` error.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,18 @@ from typing import Any
 
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.printer import pr_str, print_str
+from ptcflow.lisp.printer import render
 
 REGISTRY = Registry("output", "Output")
 add = REGISTRY.add
 
 
-def _text(x: Any) -> str:
-    return "nil" if x is None else print_str(x)
+def _capture(budget: Budget, xs: tuple[Any, ...], mode: str, end: str) -> None:
+    if budget.output_truncated:
+        return  # the output is full: printing more would only be dropped
+    room = budget.limits.max_output_chars - budget.output_chars
+    # One character past the room, so print_ sees the overflow and adds its marker.
+    budget.print_(render(xs, budget, what=None, mode=mode, sep=" ", limit=room + 1) + end)
 
 
 @add(
@@ -24,7 +33,7 @@ def _text(x: Any) -> str:
     needs_budget=True,
 )
 def println(budget: Budget, *xs: Any) -> None:
-    budget.print_(" ".join([_text(x) for x in xs]) + "\n")
+    _capture(budget, xs, "print", "\n")
 
 
 @add(
@@ -34,7 +43,7 @@ def println(budget: Budget, *xs: Any) -> None:
     needs_budget=True,
 )
 def print_(budget: Budget, *xs: Any) -> None:
-    budget.print_(" ".join([_text(x) for x in xs]))
+    _capture(budget, xs, "print", "")
 
 
 @add(
@@ -44,7 +53,7 @@ def print_(budget: Budget, *xs: Any) -> None:
     needs_budget=True,
 )
 def prn(budget: Budget, *xs: Any) -> None:
-    budget.print_(" ".join([pr_str(x) for x in xs]) + "\n")
+    _capture(budget, xs, "pr", "\n")
 
 
 @add(
@@ -54,6 +63,4 @@ def prn(budget: Budget, *xs: Any) -> None:
     needs_budget=True,
 )
 def pr_str_(budget: Budget, *xs: Any) -> str:
-    limit = budget.limits.max_string_length
-    text = " ".join([pr_str(x, limit=limit + 1) for x in xs])
-    return budget.check_string(text, "pr-str")
+    return render(xs, budget, what="pr-str", mode="pr", sep=" ")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from ptcflow.lisp.builtins._registry import Registry, integer, num, unhashable
+from ptcflow.lisp._colls import Map, Vector, host_get, mkey
+from ptcflow.lisp.builtins._registry import Registry, integer, num
 from ptcflow.lisp.errors import type_error
-from ptcflow.lisp.values import Keyword, LispFn, Regex, eq_key as _strict
+from ptcflow.lisp.values import Keyword, LispFn, Regex
 
 REGISTRY = Registry("predicates", "Predicates")
 add = REGISTRY.add
@@ -50,7 +52,8 @@ def is_keyword(x: Any) -> bool:
 
 @add("map?", "(map? x)", "True for maps.")
 def is_map(x: Any) -> bool:
-    return type(x) is dict
+    t = type(x)
+    return t is Map or t is dict
 
 
 @add(
@@ -60,7 +63,7 @@ def is_map(x: Any) -> bool:
     aliases=("seq?", "sequential?", "list?"),
 )
 def is_vector(x: Any) -> bool:
-    return type(x) is tuple
+    return type(x) is Vector
 
 
 @add("set?", "(set? x)", "True for sets.")
@@ -71,7 +74,7 @@ def is_set(x: Any) -> bool:
 @add("coll?", "(coll? x)", "True for vectors, maps and sets.")
 def is_coll(x: Any) -> bool:
     t = type(x)
-    return t is tuple or t is dict or t is frozenset
+    return t is Vector or t is dict or t is frozenset or t is Map
 
 
 @add("fn?", "(fn? x)", "True for functions (not for keywords or maps used as functions).")
@@ -99,7 +102,7 @@ def is_empty(coll: Any) -> bool:
     if coll is None:
         return True
     t = type(coll)
-    if t is tuple or t is str or t is dict or t is frozenset:
+    if t is Vector or t is str or t is dict or t is frozenset or t is Map:
         return not coll
     raise type_error("empty?", "a collection or string", coll)
 
@@ -151,40 +154,28 @@ def is_nat_int(x: Any) -> bool:
 )
 def contains(coll: Any, k: Any) -> bool:
     t = type(coll)
-    if t is dict or t is frozenset:
-        try:
-            if k not in coll:
-                return False
-        except TypeError:
-            return False
-        tk = type(k)
-        if tk is int and k not in (0, 1):
-            return True  # documented: an int also finds an equal float key (1 for 1.0)
-        return tk is str or tk is Keyword or _exact_member(coll, k)
+    if t is Map or t is frozenset:
+        return mkey(k) in coll
+    if t is dict:
+        return host_get(coll, k, _ABSENT) is not _ABSENT
     if coll is None:
         return False
-    if t is tuple or t is str:
+    if t is Vector or t is str:
         return type(k) is int and 0 <= k < len(coll)
     raise type_error("contains?", "a map, set, vector or string", coll)
 
 
-def _exact_member(coll: Any, k: Any) -> bool:
-    """``k in coll`` also matches Python-equal keys (1.0 for 1); check the exact type."""
-    sk = _strict(k)
-    return any(_strict(x) == sk for x in coll)
+_ABSENT = object()
 
 
 @add("distinct?", "(distinct? x & ys)", "True when no two arguments are equal.")
 def is_distinct(x: Any, *ys: Any) -> bool:
     seen = set()
     for v in (x, *ys):
-        try:
-            key = _strict(v)
-            if key in seen:
-                return False
-            seen.add(key)
-        except TypeError:
-            raise unhashable("distinct?", v) from None
+        key = mkey(v)
+        if key in seen:
+            return False
+        seen.add(key)
     return True
 
 
@@ -205,8 +196,9 @@ _TYPES = {
     float: Keyword("float"),
     str: Keyword("string"),
     Keyword: Keyword("keyword"),
-    tuple: Keyword("vector"),
+    Vector: Keyword("vector"),
     dict: Keyword("map"),
+    Map: Keyword("map"),
     frozenset: Keyword("set"),
     Regex: Keyword("regex"),
 }
@@ -225,3 +217,40 @@ def type_of(x: Any) -> Keyword:
     if callable(x) or isinstance(x, LispFn):
         return Keyword("fn")
     return Keyword(type(x).__name__)
+
+
+@add("char?", "(char? x)", "True for a one-character string (characters are strings here).")
+def is_char(x: Any) -> bool:
+    return type(x) is str and len(x) == 1
+
+
+@add("symbol?", "(symbol? x)", "Always false: programs have no symbol values (no quote).")
+def is_symbol(x: Any) -> bool:
+    return False
+
+
+@add("infinite?", "(infinite? x)", "True for ##Inf and ##-Inf.")
+def is_infinite(x: Any) -> bool:
+    return type(num("infinite?", x)) is float and x in (math.inf, -math.inf)
+
+
+@add("NaN?", "(NaN? x)", "True for ##NaN.")
+def is_nan(x: Any) -> bool:
+    return type(num("NaN?", x)) is float and x != x
+
+
+@add("counted?", "(counted? x)", "True for collections (their count is known at once).")
+def is_counted(x: Any) -> bool:
+    t = type(x)
+    return t is Vector or t is dict or t is Map or t is frozenset
+
+
+@add("indexed?", "(indexed? x)", "True for vectors.", aliases=("reversible?",))
+def is_indexed(x: Any) -> bool:
+    return type(x) is Vector
+
+
+@add("seqable?", "(seqable? x)", "True for nil, strings and collections.")
+def is_seqable(x: Any) -> bool:
+    t = type(x)
+    return x is None or t is str or t is Vector or t is dict or t is Map or t is frozenset

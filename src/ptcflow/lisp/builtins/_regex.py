@@ -1,157 +1,119 @@
-"""Regular expressions: re-pattern, re-find, re-matches, re-seq, and the safety rule.
+"""Regular expressions on RE2: re-pattern, re-find, re-matches, re-seq.
 
-Python's regex engine backtracks and cannot be interrupted, so a pattern is refused
-(a ``limit`` error) when it risks catastrophic backtracking. The rule, checked on the parsed
-pattern:
+Patterns run on RE2 (``google-re2``), which matches in time linear in the input by
+construction: no pattern can backtrack catastrophically, so no pattern needs to be judged
+unsafe. What RE2 cannot do is refused with a message naming an alternative: backreferences
+(``\\1``, ``\\k<name>``), lookahead and lookbehind (``(?=...)``, ``(?<!...)``), atomic groups
+and possessive quantifiers. Patterns use Java syntax where it differs from RE2's:
+``\\uXXXX`` escapes and ``\\Z`` work. As in Java, ``\\d``, ``\\w`` and ``\\s`` are ASCII
+classes (``\\p{L}`` matches any letter).
 
-1. no backreferences (``\\1``, ``(?P=name)``) and no conditional groups ``(?(1)...)``;
-2. no quantified group that contains an unbounded quantifier, such as ``(a+)+``, ``(a*)*``,
-   ``(\\w+\\s?)*`` or ``(.*a){3}``: write the repetition without nesting;
-3. no unbounded quantifier over an alternation that can match the same text in two ways:
-   branches that start with the same character, two empty branches, or an empty branch
-   next to one that starts like the next repetition, such as ``(a|a)*``, ``(ab|a.)+`` or
-   ``(a|aa)+``.
-
-Inputs longer than ``max_regex_input`` characters are refused as well, and so are inputs
-longer than the pattern's own cap: polynomial backtracking (``\\w+@``, ``\\d+\\d+x``)
-is still slow on long hostile input, see :mod:`._regex_cost`. Patterns use Java
-syntax where it differs from Python's: ``(?<name>...)`` named groups and ``\\z`` work.
+Inputs longer than ``max_regex_input`` characters are refused (a plain size bound), and so
+are patterns longer than :data:`MAX_PATTERN_LENGTH`. RE2's time is linear in the text times
+the pattern's program size: that product is bounded too (:data:`MAX_REGEX_WORK`).
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
-from ptcflow.lisp.builtins._regex_cost import max_input
+import re2
+
+from ptcflow.lisp._colls import vec
 from ptcflow.lisp.builtins._registry import Registry
 from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
-from ptcflow.lisp.limits import Budget
+from ptcflow.lisp.limits import Budget, active_budget
 from ptcflow.lisp.values import Regex
-
-C: ModuleType = importlib.import_module("re._constants")  # the parsed-pattern opcodes
-P: ModuleType = importlib.import_module("re._parser")  # the stdlib regex parser
 
 REGISTRY = Registry("regex", "Regular expressions")
 add = REGISTRY.add
 
-_CACHE: dict[str, Regex] = {}  # compiled-and-checked patterns; bounded below
-_CACHE_MAX = 512
-_ANY = "any"
+MAX_PATTERN_LENGTH: Final = 10_000
+"""The longest pattern accepted (compiling is linear in it, and bounded by RE2's memory cap)."""
+
+MAX_REGEX_WORK: Final = 2_000_000
+"""The most characters x program instructions one match may scan (about 20 ms at worst, 9 ns each)."""
+
+_WORK_PER_STEP: Final = 8192  # characters x instructions that count one step
+
+_COMPILE_STEPS: Final = 64  # steps one compilation counts (about its cost in calls)
+_MAX_MEM: Final = 2 << 20  # bytes one compiled pattern may use (RE2's default is 8 MiB)
+_CACHE: dict[str, Regex] = {}  # compiled patterns by source; bounded below
+_CACHE_MAX: Final = 128
 
 
-def _unsafe(pattern: str, why: str) -> LimitExceeded:
-    return LimitExceeded(
-        "regex_safety",
-        f'regex #"{pattern}" is refused: {why}. Patterns may not nest quantifiers like '
-        "(a+)+, repeat overlapping alternatives like (a|a)*, or use backreferences",
-    )
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # errors are reported to the program, not to stderr
+    options.max_mem = _MAX_MEM
+    return options
 
 
-def _first_set(items: list[Any]) -> set[Any] | str | None:
-    """The characters a parsed sequence can start with; ``_ANY`` when unknown; ``None`` when
-    the sequence can match the empty string."""
-    for op, av in items:
-        if op is C.LITERAL:
-            return {av}
-        if op is C.IN or op is C.ANY or op is C.NOT_LITERAL:
-            if op is C.IN and all(o is C.LITERAL for o, _ in av):
-                return {v for _, v in av}
-            return _ANY
-        if op is C.SUBPATTERN:
-            s = _first_set(av[-1])
-            if s is not None:
-                return s
-            continue
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            lo, _hi, body = av
-            s = _first_set(body)
-            if lo > 0 and s is not None:
-                return s
-            return _ANY  # optional prefix: be conservative
-        if op is C.AT or op is C.ASSERT or op is C.ASSERT_NOT:
-            continue
-        return _ANY
-    return None
+_OPTIONS: Final = _options()
+
+# The Java spellings RE2 does not read, rewritten (an escaped backslash is kept as it is).
+_JAVA_ESCAPE: Final = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 
 
-def _has_unbounded(items: list[Any]) -> bool:
-    for op, av in items:
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            if av[1] is C.MAXREPEAT or _has_unbounded(av[2]):
-                return True
-        elif op is C.SUBPATTERN:
-            if _has_unbounded(av[-1]):
-                return True
-        elif op is C.BRANCH:
-            if any(_has_unbounded(b) for b in av[1]):
-                return True
-        elif op in (C.ASSERT, C.ASSERT_NOT, C.ATOMIC_GROUP) and _has_unbounded(av[-1]):
-            return True
-    return False
+def _java_escape(m: re.Match[str]) -> str:
+    esc = m.group(1)
+    if esc[0] == "u" and len(esc) == 5:
+        return "\\x{" + esc[1:] + "}"
+    if esc == "Z":
+        return "\\z"
+    return m.group(0)
 
 
-def _overlaps(a: set[Any] | str | None, b: set[Any] | str | None) -> bool:
-    if a is None or b is None:
-        return False
-    if a == _ANY or b == _ANY:
-        return True
-    return bool(a & b)  # type: ignore[operator]
+_ALTERNATIVES: Final = (
+    (
+        ("invalid escape sequence: \\1", "invalid escape sequence: \\2",
+         "invalid escape sequence: \\3", "invalid escape sequence: \\4",
+         "invalid escape sequence: \\5", "invalid escape sequence: \\6",
+         "invalid escape sequence: \\7", "invalid escape sequence: \\8",
+         "invalid escape sequence: \\9", "invalid escape sequence: \\k",
+         "invalid perl operator: (?P="),
+        "backreferences (\\1, \\k<name>) are not supported; capture both parts and compare "
+        'them: (let [[_ a b] (re-find #"(\\w+) (\\w+)" s)] (= a b))',
+    ),
+    (
+        ("invalid perl operator: (?=", "invalid perl operator: (?!"),
+        "lookahead (?=...) (?!...) is not supported; match the following text too and take "
+        'a group: (second (re-find #"(\\d+)px" s)), or test it with a second regex',
+    ),
+    (
+        ("invalid perl operator: (?<=", "invalid perl operator: (?<!"),
+        "lookbehind (?<=...) (?<!...) is not supported; match the preceding text too and "
+        'take a group: (second (re-find #"\\$(\\d+)" s)), or test it with a second regex',
+    ),
+    (
+        ("invalid perl operator: (?>",),
+        "atomic groups (?>...) are not needed: matching never backtracks; write (?:...)",
+    ),
+    (
+        ("bad repetition operator: *+", "bad repetition operator: ++",
+         "bad repetition operator: ?+", "bad repetition operator: }+"),
+        "possessive quantifiers (*+ ++ ?+) are not needed: matching never backtracks; "
+        "write * + ? instead",
+    ),
+    (
+        ("invalid perl operator: (?x",),
+        "free-spacing mode (?x) is not supported; remove the spaces and comments",
+    ),
+)  # fmt: skip
 
 
-def _ambiguous(items: list[Any], follow: set[Any] | str | None) -> bool:
-    """Whether an alternation in ``items`` can match the same text in two ways: two branches
-    start alike, two are empty, or an empty branch competes with a branch that starts like
-    what follows it (``follow``: the next iteration of the enclosing repeat)."""
-    for i, (op, av) in enumerate(items):
-        if op is not C.SUBPATTERN and op is not C.BRANCH:
-            continue
-        rest = _first_set(items[i + 1 :])
-        after = follow if rest is None else rest
-        if op is C.SUBPATTERN:
-            if _ambiguous(av[-1], after):
-                return True
-            continue
-        firsts = [_first_set(branch) for branch in av[1]]
-        starts = [f for f in firsts if f is not None]
-        if len(firsts) - len(starts) > 1:
-            return True
-        if any(_overlaps(x, y) for j, x in enumerate(starts) for y in starts[j + 1 :]):
-            return True
-        if len(starts) < len(firsts) and any(_overlaps(x, after) for x in starts):
-            return True
-        if any(_ambiguous(list(branch), after) for branch in av[1]):
-            return True
-    return False
-
-
-def _check(pattern: str, items: list[Any]) -> None:
-    for op, av in items:
-        if op is C.GROUPREF or op is C.GROUPREF_EXISTS:
-            raise _unsafe(pattern, "backreferences and conditional groups are not allowed")
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            _lo, hi, body = av
-            if (hi is C.MAXREPEAT or hi > 1) and _has_unbounded(body):
-                raise _unsafe(pattern, "a repeated group contains an unbounded quantifier")
-            if hi is C.MAXREPEAT and _ambiguous(body, _first_set(body) or _ANY):
-                raise _unsafe(pattern, "a repeated alternation has overlapping branches")
-            _check(pattern, body)
-        elif op is C.SUBPATTERN:
-            _check(pattern, av[-1])
-        elif op is C.BRANCH:
-            for b in av[1]:
-                _check(pattern, b)
-        elif op in (C.ASSERT, C.ASSERT_NOT, C.ATOMIC_GROUP):
-            _check(pattern, av[-1])
-
-
-_JAVA_NAMED = re.compile(r"(?<!\\)\(\?<(?![=!])")
+def _refusal(source: str, message: str) -> LispError:
+    if message == "invalid perl operator: (?P" and "(?P=" in source:
+        message += "="  # RE2 names only the start of Python's named backreference
+    for prefixes, advice in _ALTERNATIVES:
+        if message.startswith(prefixes):
+            return LispError("type", f'regex #"{source}" is not supported: {advice}')
+    return LispError("type", f'invalid regex #"{source}": {message}')
 
 
 def compile_regex(source: str) -> Regex:
-    """Check ``source`` against the safety rule and compile it (Java syntax accepted).
+    """Compile ``source`` (Java syntax) on RE2.
 
     Args:
         source: the pattern text.
@@ -160,29 +122,42 @@ def compile_regex(source: str) -> Regex:
         The :class:`~ptcflow.lisp.values.Regex`.
 
     Raises:
-        LispError: the pattern is invalid (``type``) or unsafe (``limit``).
+        LispError: the pattern is invalid or uses what RE2 cannot do (category ``type``;
+            the message names an alternative), or is longer than :data:`MAX_PATTERN_LENGTH`
+            (``limit``).
+
+    Example:
+        >>> compile_regex(r"(?<year>\\d{4})").source
+        '(?<year>\\\\d{4})'
     """
     cached = _CACHE.get(source)
     if cached is not None:
         return cached
-    text = _JAVA_NAMED.sub("(?P<", source).replace("\\z", "\\Z")
+    budget = active_budget()
+    if budget is not None:  # compiling takes tens of µs: (map re-pattern strings) is work
+        budget.step(_COMPILE_STEPS + len(source) // 16)
+    if len(source) > MAX_PATTERN_LENGTH:
+        raise LimitExceeded(
+            "max_regex_pattern",
+            f"a regex of {len(source)} characters is over the limit of {MAX_PATTERN_LENGTH}; "
+            "write a shorter pattern (or test the parts with includes?)",
+        )
+    text = _JAVA_ESCAPE.sub(_java_escape, source) if "\\" in source else source
     try:
-        parsed = P.parse(text)
-    except re.error as e:
-        raise LispError("type", f'invalid regex #"{source}": {e}') from None
-    _check(source, list(parsed))
-    try:
-        rx = Regex(re.compile(text))
-    except (re.error, OverflowError, RecursionError) as e:
-        raise LispError("type", f'invalid regex #"{source}": {e}') from None
+        compiled = re2.compile(text, _OPTIONS)
+    except re2.error as e:
+        raw = e.args[0] if e.args else ""
+        message = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        raise _refusal(source, message) from None
+    rx = Regex(compiled, source)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[source] = rx
     return rx
 
 
-def as_regex(fn: str, x: Any) -> re.Pattern[str]:
-    """The compiled pattern of a regex value (or of a string, checked and compiled)."""
+def as_regex(fn: str, x: Any) -> Any:
+    """The compiled RE2 pattern of a regex value (or of a string, compiled)."""
     if type(x) is Regex:
         return x.pattern
     if type(x) is str:
@@ -190,38 +165,39 @@ def as_regex(fn: str, x: Any) -> re.Pattern[str]:
     raise type_error(fn, 'a regex such as #"\\d+"', x)
 
 
-def check_input(
-    budget: Budget, fn: str, p: re.Pattern[str], s: str, anchored: bool = False
-) -> None:
-    """Refuse inputs over ``max_regex_input``, or over what this pattern can search quickly
-    (see :mod:`._regex_cost`): polynomial backtracking cannot be interrupted once started.
+def regex_input(budget: Budget, fn: str, p: Any, s: Any) -> str:
+    """``s`` when it is a string the pattern ``p`` may scan, charged to the budget.
+
+    RE2 matches in time proportional to the text times the size of the pattern's program
+    (a search that must report groups over a long match runs RE2's NFA: about 10 ns per
+    character and instruction, in C, without a break). So besides ``max_regex_input``,
+    the product is bounded by :data:`MAX_REGEX_WORK`, and counts steps.
 
     Raises:
-        LimitExceeded: the input is too long for the limit or for the pattern.
+        LispError: ``s`` is not a string (``type``) or is too long for the pattern (``limit``).
     """
-    budget.check_regex_input(s, fn)
-    cap = max_input(p.pattern, p.flags, anchored)
-    if cap is not None and len(s) > cap:
-        raise LimitExceeded(
-            "max_regex_input",
-            f'{fn}: #"{p.pattern}" can take very long on a string of {len(s)} characters '
-            f"(this pattern is limited to {cap}, as it backtracks); split the text first, "
-            "e.g. (mapcat #(re-seq re %) (split-lines text)), or use a simpler pattern "
-            "(includes?, starts-with?, a pattern without two adjacent + or * parts)",
-        )
-
-
-def _input(budget: Budget, fn: str, p: re.Pattern[str], s: Any, anchored: bool = False) -> str:
     if type(s) is not str:
         raise type_error(fn, "a string to match", s)
-    check_input(budget, fn, p, s, anchored)
+    budget.check_regex_input(s, fn)
+    size = p.programsize
+    work = len(s) * size
+    if work > MAX_REGEX_WORK:
+        raise LimitExceeded(
+            "max_regex_input",
+            f'{fn}: #"{p.pattern}" on a string of {len(s)} characters is too much work (the '
+            f"time grows with the text times the pattern's size, {size} here: at most "
+            f"{MAX_REGEX_WORK // size} characters for it); match a shorter slice "
+            "(subs, split-lines) or a simpler pattern",
+        )
+    budget.step(1 + work // _WORK_PER_STEP)
     return s
 
 
-def _groups(m: re.Match[str]) -> Any:
+def groups_of(m: Any) -> Any:
+    """A match as ``re-find`` returns it: the string, or ``[whole group1 ...]``."""
     if m.re.groups == 0:
         return m.group(0)
-    return (m.group(0), *m.groups())
+    return vec((m.group(0), *m.groups()))
 
 
 @add("re-pattern", "(re-pattern s)", "A regex compiled from the string s.")
@@ -242,8 +218,8 @@ def re_pattern(s: Any) -> Regex:
 )
 def re_find(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-find", rx)
-    m = p.search(_input(budget, "re-find", p, s))
-    return None if m is None else _groups(m)
+    m = p.search(regex_input(budget, "re-find", p, s))
+    return None if m is None else groups_of(m)
 
 
 @add(
@@ -254,8 +230,8 @@ def re_find(budget: Budget, rx: Any, s: Any) -> Any:
 )
 def re_matches(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-matches", rx)
-    m = p.fullmatch(_input(budget, "re-matches", p, s, anchored=True))
-    return None if m is None else _groups(m)
+    m = p.fullmatch(regex_input(budget, "re-matches", p, s))
+    return None if m is None else groups_of(m)
 
 
 @add(
@@ -268,9 +244,9 @@ def re_seq(budget: Budget, rx: Any, s: Any) -> Any:
     p = as_regex("re-seq", rx)
     out = []
     limit = budget.limits.max_collection_size
-    for m in p.finditer(_input(budget, "re-seq", p, s)):
-        out.append(_groups(m))
+    for m in p.finditer(regex_input(budget, "re-seq", p, s)):
+        out.append(groups_of(m))
         if len(out) > limit:
             break
     budget.check_size(len(out), "re-seq")
-    return tuple(out) or None
+    return vec(out) or None

@@ -5,11 +5,14 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any, Final, TypeVar
 
-from ptcflow.lisp.errors import LispError, type_error
-from ptcflow.lisp.values import Builtin, Keyword, to_fn
+from ptcflow.lisp._colls import EMPTY_MAP, EMPTY_VEC, Map, Vector, vec
+from ptcflow.lisp.errors import type_error
+from ptcflow.lisp.limits import Budget, active_budget
+from ptcflow.lisp.values import Builtin, Keyword, iter_of, to_fn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,29 +129,72 @@ def count_arg(fn: str, n: object) -> int:
     raise type_error(fn, "a number for the count", n)
 
 
-def seq(fn: str, coll: object) -> tuple[Any, ...]:
-    """The elements of a collection as a tuple (maps give ``[k v]`` pairs, nil gives ``()``)."""
+_FREE: Final = 32  # elements a builtin may visit without a charge (bounded, tiny work)
+_CHUNKED: Final = 8192  # a longer iteration is charged (and may yield) as it goes, ...
+_CHUNK: Final = 2048  # ... every _CHUNK elements; a shorter one is charged at once
+
+
+def visit(n: int) -> None:
+    """Count ``n`` elements a builtin visits (or copies) as steps of the running program.
+
+    Builtins over collections are single steps of the evaluator, so without this a loop of
+    ``(frequencies v)`` over 100,000 elements would check the clock once a minute. Small
+    counts are free; outside a run nothing is charged.
+    """
+    if n > _FREE:
+        budget = active_budget()
+        if budget is not None:
+            budget.step(n)
+
+
+def charged(src: Iterable[Any], n: int) -> Iterable[Any]:
+    """``src`` (``n`` elements), counting them as steps: at once for up to
+    :data:`_CHUNKED` elements (a few milliseconds of work), else as they are consumed, so a
+    long iteration checks the clock and lets the event loop run every :data:`_CHUNK`
+    elements instead of visiting 100,000 elements in one go."""
+    if n <= _FREE:
+        return src
+    budget = active_budget()
+    if budget is None:
+        return src
+    if n <= _CHUNKED:
+        budget.step(n)
+        return src
+    return _chunks(iter(src), budget)
+
+
+def _chunks(it: Iterator[Any], budget: Budget) -> Iterator[Any]:
+    while chunk := list(islice(it, _CHUNK)):
+        budget.step(len(chunk))
+        yield from chunk
+
+
+def seq(fn: str, coll: object) -> Any:
+    """The elements of a collection as a vector (maps give ``[k v]`` entries, nil ``[]``).
+
+    A vector is returned as it is (the caller charges what it visits or slices); any other
+    collection is copied, and that counts its elements as steps (:func:`charged`).
+    """
     t = type(coll)
-    if t is tuple:
-        return coll  # type: ignore[return-value]
+    if t is Vector:
+        return coll
     if coll is None:
-        return ()
-    if t is dict:
-        return tuple(coll.items())  # type: ignore[attr-defined]
-    if t is frozenset or t is str:
-        return tuple(coll)  # type: ignore[arg-type]
+        return EMPTY_VEC
+    if t is dict or t is Map or t is frozenset or t is str:
+        return vec(charged(iter_of(coll), len(coll)))  # type: ignore[arg-type]
     raise type_error(fn, "a collection", coll)
 
 
 def iterate(fn: str, coll: object) -> Iterable[Any]:
-    """The elements of a collection, without copying when possible."""
+    """The elements of a collection, without copying when possible; the builtin is taken to
+    visit them all, so they count as steps as it does (:func:`charged`)."""
     t = type(coll)
-    if t is tuple or t is frozenset or t is str:
-        return coll  # type: ignore[return-value]
+    if t is Vector or t is str:
+        return charged(coll, len(coll))  # type: ignore[arg-type]
     if coll is None:
         return ()
-    if t is dict:
-        return coll.items()  # type: ignore[attr-defined, no-any-return]
+    if t is dict or t is Map or t is frozenset:
+        return charged(iter_of(coll), len(coll))  # type: ignore[arg-type]
     raise type_error(fn, "a collection", coll)
 
 
@@ -159,28 +205,27 @@ def string(fn: str, x: object) -> str:
     raise type_error(fn, "a string", x)
 
 
-def check_map(fn: str, m: object) -> dict[Any, Any]:
+def check_map(fn: str, m: object) -> Any:
     """Return ``m`` as a map: maps as they are, ``nil`` as ``{}``; else a type error."""
-    if type(m) is dict:
+    t = type(m)
+    if t is Map or t is dict:
         return m
     if m is None:
-        return {}
+        return EMPTY_MAP
     raise type_error(fn, "a map", m)
 
 
-def unhashable(fn: str, x: object) -> LispError:
-    """The error for a map used as a map key or set member (Python cannot hash dicts)."""
-    return LispError(
-        "type",
-        f"{fn}: a map cannot be a map key or a set member here ({_short(x)}); "
-        "use a vector or a keyword as the key instead",
-    )
-
-
-def _short(x: object) -> str:
-    from ptcflow.lisp.printer import pr_str
-
-    return pr_str(x, limit=60)
+def program_map(fn: str, m: Any) -> Map[Any, Any]:
+    """``m`` as a program map to extend: host maps are copied once (keys kept), ``nil`` is
+    ``{}``; else a type error."""
+    t = type(m)
+    if t is Map:
+        return m  # type: ignore[no-any-return]
+    if t is dict:
+        return Map(m)
+    if m is None:
+        return EMPTY_MAP
+    raise type_error(fn, "a map", m)
 
 
 def keyword_name(x: object) -> str | None:

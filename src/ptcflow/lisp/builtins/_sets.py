@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.lisp.builtins._registry import Registry, iterate, unhashable
+from ptcflow.lisp._colls import Map, Vector, make_set
+from ptcflow.lisp.builtins._registry import Registry, iterate
 from ptcflow.lisp.errors import type_error
 from ptcflow.lisp.limits import Budget
 
@@ -24,11 +25,8 @@ def _as_set(fn: str, s: Any) -> frozenset[Any]:
         return s  # type: ignore[no-any-return]
     if s is None:
         return frozenset()
-    if t is tuple or t is dict:
-        try:
-            return frozenset(iterate(fn, s))
-        except TypeError:
-            raise unhashable(fn, s) from None
+    if t is Vector or t is dict or t is Map:
+        return make_set(iterate(fn, s))
     raise type_error(fn, "sets", s)
 
 
@@ -102,7 +100,4 @@ def disj(s: Any, *xs: Any) -> Any:
         return None
     if type(s) is not frozenset:
         raise type_error("disj", "a set", s)
-    try:
-        return s - frozenset(xs)
-    except TypeError:
-        raise unhashable("disj", xs) from None
+    return s - make_set(xs)

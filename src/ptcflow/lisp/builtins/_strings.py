@@ -5,14 +5,16 @@ and ``str/`` where Clojure has them), plus name, keyword, parse-long and parse-d
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ptcflow.lisp.builtins._regex import as_regex, check_input
+from ptcflow.lisp._colls import EMPTY_VEC, Map, Vector, vec
+from ptcflow.lisp.builtins._regex import as_regex, groups_of, regex_input
 from ptcflow.lisp.builtins._registry import MISSING, Registry, integer, iterate, string
-from ptcflow.lisp.errors import LispError, type_error
+from ptcflow.lisp.errors import LimitExceeded, LispError, type_error
 from ptcflow.lisp.limits import Budget
-from ptcflow.lisp.printer import str_of
-from ptcflow.lisp.values import Keyword, Regex, to_fn
+from ptcflow.lisp.printer import render
+from ptcflow.lisp.values import Keyword, Regex, lookup, to_fn
 
 REGISTRY = Registry("strings", "Strings")
 add = REGISTRY.add
@@ -31,10 +33,15 @@ def _ns(name: str) -> tuple[str, str]:
 def str_(budget: Budget, *xs: Any) -> str:
     if len(xs) == 1 and type(xs[0]) is str:
         return xs[0]
-    s = "".join([x if type(x) is str else str_of(x) for x in xs])
-    if len(s) > budget.limits.max_string_length:
-        budget.check_string_length(len(s), "str")
-    return s
+    if len(xs) <= 8:  # (str first " " last): a few strings, joined at most 8 x the limit
+        try:
+            text = "".join(xs)
+        except TypeError:  # not all strings: printed under the budget
+            return render(xs, budget, what="str")
+        if len(text) > budget.limits.max_string_length:
+            budget.check_string_length(len(text), "str")
+        return text
+    return render(xs, budget, what="str")
 
 
 @add("subs", "(subs s start) (subs s start end)", "The substring from start to end.")
@@ -59,15 +66,13 @@ def subs(s: Any, start: Any, end: Any = None) -> str:
 )
 def join(budget: Budget, a: Any, b: Any = MISSING) -> str:
     sep, coll = ("", a) if b is MISSING else (a, b)
-    sep_text = str_of(sep)
-    parts = [x if type(x) is str else str_of(x) for x in iterate("join", coll)]
-    return budget.check_string(sep_text.join(parts), "join")
-
-
-def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
-    p = re.compile(re.escape(sep)) if type(sep) is str else as_regex(fn, sep)
-    check_input(budget, fn, p, s)
-    return p
+    sep_text = sep if type(sep) is str else render((sep,), budget, what="join")
+    items = iterate("join", coll)
+    if type(coll) is Vector and all(type(x) is str for x in coll):  # sized, then built once
+        n = sum(map(len, coll)) + len(sep_text) * max(len(coll) - 1, 0)
+        budget.check_string_length(n, "join")
+        return sep_text.join(coll)
+    return render(items, budget, what="join", sep=sep_text)
 
 
 @add(
@@ -78,37 +83,52 @@ def _split_regex(budget: Budget, fn: str, s: str, sep: Any) -> re.Pattern[str]:
     aliases=_ns("split"),
     needs_budget=True,
 )
-def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> tuple[str, ...]:
+def split(budget: Budget, s: Any, sep: Any, limit: Any = None) -> Any:
     text = string("split", s)
-    p = _split_regex(budget, "split", text, sep)
     n = 0 if limit is None else integer("split", limit, "an integer limit")
+    if type(sep) is str:
+        spans = _literal_spans(text, sep)
+    else:
+        p = as_regex("split", sep)
+        spans = ((m.start(), m.end()) for m in p.finditer(regex_input(budget, "split", p, text)))
     parts: list[str] = []
     pos = 0
-    for m in p.finditer(text):
+    for start, end in spans:
         if n > 0 and len(parts) == n - 1:
             break
-        if m.end() == 0:
+        if end == 0:
             continue  # Java drops a leading empty match
-        if m.start() == m.end() and m.start() >= len(text):
+        if start == end and start >= len(text):
             break
-        parts.append(text[pos : m.start()])
-        pos = m.end()
+        parts.append(text[pos:start])
+        pos = end
     parts.append(text[pos:])
     if n == 0:
         while len(parts) > 1 and parts[-1] == "":
             parts.pop()
     if parts == [""] and text:
-        return ()
+        return EMPTY_VEC
     budget.check_size(len(parts), "split")
-    return tuple(parts)
+    return vec(parts)
+
+
+def _literal_spans(text: str, sep: str) -> Iterator[tuple[int, int]]:
+    """Where the plain string ``sep`` occurs in ``text`` (every position when empty)."""
+    if not sep:
+        yield from ((i, i) for i in range(1, len(text) + 1))
+        return
+    i = text.find(sep)
+    while i >= 0:
+        yield i, i + len(sep)
+        i = text.find(sep, i + len(sep))
 
 
 @add("split-lines", "(split-lines s)", "The lines of s.", aliases=_ns("split-lines"))
-def split_lines(s: Any) -> tuple[str, ...]:
+def split_lines(s: Any) -> Any:
     parts = re.split(r"\r?\n", string("split-lines", s))
     while len(parts) > 1 and parts[-1] == "":
         parts.pop()
-    return tuple(parts)
+    return vec(parts)
 
 
 @add("trim", "(trim s)", "s without leading and trailing whitespace.", aliases=_ns("trim"))
@@ -220,39 +240,54 @@ def last_index_of(s: Any, value: Any, start: Any = None) -> int | None:
 _DOLLAR = re.compile(r"\\(.)|\$(\d+|\{(\w+)\})", re.S)
 
 
-def _template(fn: str, replacement: str) -> Any:
-    """A match -> text function for a Java-style replacement ($1, ${name}, \\$)."""
+def _template(fn: str, replacement: str) -> Callable[[Any], list[Any]]:
+    """A match -> pieces function for a Java-style replacement (``$1``, ``${name}``, ``\\$``):
+    each piece is literal text, or the number or name of a group (:func:`_fill` sizes and
+    joins them)."""
     pieces: list[str | tuple[int | str]] = []
     pos = 0
     for m in _DOLLAR.finditer(replacement):
         pieces.append(replacement[pos : m.start()])
         if m.group(1) is not None:
             pieces.append(m.group(1))
-        else:
-            pieces.append((int(m.group(2)),) if m.group(3) is None else (m.group(3),))
+        elif m.group(3) is not None:
+            pieces.append((m.group(3),))
+        else:  # a group number too long to exist is missing, like any other
+            digits = m.group(2)
+            pieces.append((int(digits) if len(digits) < 6 else -1,))
         pos = m.end()
     pieces.append(replacement[pos:])
-    if all(type(p) is str for p in pieces):
-        text = "".join(p for p in pieces if type(p) is str)
-        return lambda m: text
+    return lambda m: pieces
 
-    def render(m: re.Match[str]) -> str:
-        out = []
-        for p in pieces:
-            if type(p) is str:
-                out.append(p)
-            else:
-                try:
-                    out.append(m.group(p[0]) or "")
-                except (IndexError, re.error):
-                    raise LispError(
-                        "type",
-                        f"{fn}: the replacement refers to group {p[0]}, which the "
-                        "pattern does not have",
-                    ) from None
-        return "".join(out)
 
-    return render
+def _fill(fn: str, m: Any, pieces: list[Any], room: int, cap: int) -> str:
+    """The replacement text for match ``m``, refused before it is built when longer than
+    ``room`` characters (what is left of ``cap``, ``max_string_length``)."""
+    spans: list[str | tuple[int, int]] = []
+    size = 0
+    for p in pieces:
+        if type(p) is str:
+            spans.append(p)
+            size += len(p)
+            continue
+        try:
+            start, end = m.span(p[0] if type(p[0]) is int else m.re.groupindex[p[0]])
+        except (IndexError, KeyError):
+            raise LispError(
+                "type",
+                f"{fn}: the replacement refers to group {p[0]}, which the pattern does not have",
+            ) from None
+        if start >= 0:
+            spans.append((start, end))
+            size += end - start
+    if size > room:
+        raise LimitExceeded(
+            "max_string_length",
+            f"{fn} would build a string of more than {cap} characters, over the limit; build "
+            "a shorter string",
+        )
+    text = m.string
+    return "".join([p if type(p) is str else text[p[0] : p[1]] for p in spans])
 
 
 def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) -> str:
@@ -267,23 +302,30 @@ def _replace(budget: Budget, fn: str, s: Any, match: Any, rep: Any, count: int) 
         return text.replace(match, rep, -1 if count == 0 else 1)
     if type(match) is not Regex:
         raise type_error(fn, "a string or regex to match", match)
-    check_input(budget, fn, match.pattern, text)
+    regex_input(budget, fn, match.pattern, text)
     if type(rep) is str:
-        render = _template(fn, rep)
+        pieces_of = _template(fn, rep)
     elif callable(rep) or type(rep) is Keyword:
         f = to_fn(rep, fn)
 
-        def render(m: re.Match[str]) -> str:
-            return str_of(f(_groups(m)))
+        def pieces_of(m: Any) -> list[Any]:
+            limit = room + m.end() - m.start()
+            return [render((f(groups_of(m)),), budget, what=fn, limit=limit)]
 
     else:
         raise type_error(fn, "a string or function replacement", rep)
-    out = match.pattern.sub(render, text, count=count)
-    return budget.check_string(out, fn)
+    cap = budget.limits.max_string_length
+    room = cap - len(text)
 
+    def fill(m: Any) -> str:  # the text outside matches is kept: count only what grows
+        nonlocal room
+        piece = _fill(fn, m, pieces_of(m), room + m.end() - m.start(), cap)
+        room -= len(piece) - (m.end() - m.start())
+        return piece
 
-def _groups(m: re.Match[str]) -> Any:
-    return m.group(0) if m.re.groups == 0 else (m.group(0), *m.groups())
+    out: str = match.pattern.sub(fill, text, count=count)
+    budget.charge(len(out), fn)
+    return out
 
 
 @add(
@@ -297,9 +339,9 @@ def _groups(m: re.Match[str]) -> Any:
 def replace(budget: Budget, s: Any, match: Any, rep: Any = MISSING) -> Any:
     if rep is MISSING:  # core (replace smap coll)
         smap = s
-        if type(smap) is not dict:
+        if type(smap) is not dict and type(smap) is not Map:
             raise type_error("replace", "a string and a match and a replacement", smap)
-        return tuple(smap.get(x, x) for x in iterate("replace", match))
+        return vec([lookup(smap, x, x) for x in iterate("replace", match)])
     return _replace(budget, "replace", s, match, rep, 0)
 
 
