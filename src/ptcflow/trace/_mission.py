@@ -176,9 +176,7 @@ class Mission:
 
     # -- runs ------------------------------------------------------------------------------
 
-    def _run(
-        self, run_id: str, parent_run_id: str | None, t: float, changed: list[Node]
-    ) -> Node:
+    def _run(self, run_id: str, parent_run_id: str | None, t: float, changed: list[Node]) -> Node:
         node = self.nodes.get(run_id)
         if node is None:
             parent = self._parent_of_run(run_id, parent_run_id, t, changed)

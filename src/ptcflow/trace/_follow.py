@@ -1,0 +1,108 @@
+"""Follow a journal that a live run is writing: read its signals as lines are appended, and
+print each turn's box once the turn is over (``ptcflow trace show --follow``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO
+
+import anyio
+
+from ptcflow.signals import Signal, decode_signal
+from ptcflow.trace._mission import Mission
+from ptcflow.trace._node import Node
+from ptcflow.trace._summary import Prices
+from ptcflow.trace._text import _NEST, _footer, _header, _Paint, _turn
+
+__all__ = ("FollowPrinter", "follow_journal")
+
+
+async def follow_journal(path: str | Path, *, poll: float = 0.1) -> AsyncIterator[Signal]:
+    """Yield the signals of journal ``path`` as they are written, forever. Blocks.
+
+    Waits for the file to exist; a line is read once it is complete (ends with a newline),
+    so a half-written line is never decoded. Polls every ``poll`` seconds when there is
+    nothing new. Stop by leaving the ``async for`` (or by cancelling).
+
+    Raises:
+        JournalError: a complete line is not a valid signal.
+    """
+    path = Path(path)
+    while not path.exists():
+        await anyio.sleep(poll)
+    number = 0
+    pending = b""
+    with path.open("rb") as file:
+        while True:
+            chunk = file.read(1 << 20)
+            if not chunk:
+                await anyio.sleep(poll)
+                continue
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                number += 1
+                if line.strip():
+                    yield decode_signal(line, lineno=number)
+
+
+class FollowPrinter:
+    """Print a mission while it grows: each run's header when it starts, each turn's box
+    when the turn is over (the run moved on or ended), each run's summary when it ends.
+    Child runs are indented under their parents.
+
+    Args:
+        mission: the mission being folded (the printer reads it).
+        out: where to print.
+        color: ANSI colours.
+        prices: to show costs.
+    """
+
+    def __init__(
+        self, mission: Mission, out: IO[str], *, color: bool = False, prices: Prices | None = None
+    ) -> None:
+        self.mission = mission
+        self.out = out
+        self.paint = _Paint(color)
+        self.prices = prices
+        self._started: set[str] = set()
+        self._printed: set[str] = set()
+        self._ended: set[str] = set()
+
+    def feed(self, changed: list[Node]) -> None:
+        """Print what the nodes changed by one signal completed."""
+        for node in changed:
+            if node.kind == "run":
+                if node.id not in self._started:
+                    self._started.add(node.id)
+                    self._write(node, [_header(self.mission, node, self.paint)])
+                if node.end_ms is not None and node.id not in self._ended:
+                    self._ended.add(node.id)
+                    self._turns(node, final=True)
+                    self._write(node, [_footer(self.mission, node, self.paint, self.prices)])
+            elif node.kind == "turn":
+                run = self.mission.nodes[node.run_id]
+                self._turns(run, final=False)
+        self.out.flush()
+
+    def _turns(self, run: Node, *, final: bool) -> None:
+        turns = [self.mission.nodes[c] for c in run.children]
+        turns = [t for t in turns if t.kind == "turn"]
+        done = turns if final else turns[:-1]
+        for turn in done:
+            if turn.id not in self._printed:
+                self._printed.add(turn.id)
+                self._write(run, _turn(self.mission, turn, self.paint, self.prices, nest=False))
+
+    def _write(self, run: Node, lines: list[str]) -> None:
+        level = self._level(run)
+        self.out.write("".join(_NEST * level + line + "\n" for line in lines))
+
+    def _level(self, run: Node) -> int:
+        level, parent = 0, run.parent
+        while parent is not None:
+            node = self.mission.nodes[parent]
+            level += node.kind == "run"
+            parent = node.parent
+        return level
