@@ -28,14 +28,14 @@ async def follow_journal(path: str | Path, *, poll: float = 0.1) -> AsyncIterato
     Raises:
         JournalError: a complete line is not a valid signal.
     """
-    path = Path(path)
-    while not path.exists():
+    where = anyio.Path(path)
+    while not await where.exists():  # noqa: ASYNC110 - a file has no event to wait on
         await anyio.sleep(poll)
     number = 0
     pending = b""
-    with path.open("rb") as file:
+    async with await anyio.open_file(where, "rb") as file:
         while True:
-            chunk = file.read(1 << 20)
+            chunk = await file.read(1 << 20)
             if not chunk:
                 await anyio.sleep(poll)
                 continue
