@@ -36,12 +36,14 @@ from agent.program_kind import program_handler  # noqa: E402
 
 async def record(path: Path, *, latency: float = 0.03) -> None:
     """Run the mission and journal every signal of it to ``path`` (replaced)."""
-    path.unlink(missing_ok=True)
+    await anyio.Path(path).unlink(missing_ok=True)
     bus = SignalBus()
     handlers = {RunProgram: program_handler()}
-    async with open_mission_runtime(bus=bus, latency=latency, handlers=handlers) as rt:
-        async with record_journal(bus, path):
-            step = await run_mission(rt, QUESTION, run_id=RUN_ID)
+    async with (
+        open_mission_runtime(bus=bus, latency=latency, handlers=handlers) as rt,
+        record_journal(bus, path),
+    ):
+        step = await run_mission(rt, QUESTION, run_id=RUN_ID)
     assert step.ok, step.error
 
 

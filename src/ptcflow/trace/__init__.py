@@ -4,7 +4,11 @@ see docs/trace.md)."""
 
 from __future__ import annotations
 
-from ptcflow.trace._follow import FollowPrinter as FollowPrinter, follow_journal as follow_journal
+from ptcflow.trace._follow import (
+    FollowPrinter as FollowPrinter,
+    JournalFollower as JournalFollower,
+    follow_journal as follow_journal,
+)
 from ptcflow.trace._live import LiveMission as LiveMission, sse_event as sse_event
 from ptcflow.trace._mission import Mission as Mission
 from ptcflow.trace._node import KINDS as KINDS, STATUSES as STATUSES, Node as Node
@@ -33,6 +37,7 @@ __all__ = (
     "STATUSES",
     "AgentSummary",
     "FollowPrinter",
+    "JournalFollower",
     "LiveMission",
     "Mission",
     "Node",

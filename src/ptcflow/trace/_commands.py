@@ -104,10 +104,11 @@ def _show(args: argparse.Namespace, out: IO[str]) -> int:
 async def _follow(path: Path, out: IO[str], color: bool, prices: Prices | None) -> Mission:
     mission = Mission()
     printer = FollowPrinter(mission, out, color=color, prices=prices)
-    async for signal in follow_journal(path):
-        printer.feed(mission.add(signal))
-        if mission.ended:
-            break
+    async with follow_journal(path) as signals:
+        async for signal in signals:
+            printer.feed(mission.add(signal))
+            if mission.ended:
+                break
     return mission
 
 

@@ -3,7 +3,7 @@ print each turn's box once the turn is over (``ptcflow trace show --follow``).""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections import deque
 from pathlib import Path
 from typing import IO
 
@@ -15,36 +15,74 @@ from ptcflow.trace._node import Node
 from ptcflow.trace._summary import Prices
 from ptcflow.trace._text import _NEST, _footer, _header, _Paint, _turn
 
-__all__ = ("FollowPrinter", "follow_journal")
+__all__ = ("FollowPrinter", "JournalFollower", "follow_journal")
 
 
-async def follow_journal(path: str | Path, *, poll: float = 0.1) -> AsyncIterator[Signal]:
-    """Yield the signals of journal ``path`` as they are written, forever. Blocks.
+class JournalFollower:
+    """The signals of a journal file as they are written: an async iterator and an async
+    context manager (leaving it closes the file). Made by :func:`follow_journal`."""
 
-    Waits for the file to exist; a line is read once it is complete (ends with a newline),
-    so a half-written line is never decoded. Polls every ``poll`` seconds when there is
-    nothing new. Stop by leaving the ``async for`` (or by cancelling).
+    def __init__(self, path: str | Path, *, poll: float = 0.1) -> None:
+        self.path = anyio.Path(path)
+        self.poll = poll
+        self._file: anyio.AsyncFile[bytes] | None = None
+        self._pending = b""
+        self._lines: deque[bytes] = deque()
+        self._number = 0
+
+    async def __aenter__(self) -> JournalFollower:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the file (iterating again reopens it from the start)."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            await file.aclose()
+
+    def __aiter__(self) -> JournalFollower:
+        return self
+
+    async def __anext__(self) -> Signal:
+        while True:
+            while self._lines:
+                line = self._lines.popleft()
+                self._number += 1
+                if line.strip():
+                    return decode_signal(line, lineno=self._number)
+            if self._file is None:
+                while not await self.path.exists():  # noqa: ASYNC110 - files have no event
+                    await anyio.sleep(self.poll)
+                self._file = await anyio.open_file(self.path, "rb")
+            chunk = await self._file.read(1 << 20)
+            if not chunk:
+                await anyio.sleep(self.poll)
+                continue
+            lines = (self._pending + chunk).split(b"\n")
+            self._pending = lines.pop()
+            self._lines.extend(lines)
+
+
+def follow_journal(path: str | Path, *, poll: float = 0.1) -> JournalFollower:
+    """The signals of journal ``path`` as they are written, forever.
+
+    Waits for the file to exist; a line is decoded once it is complete (ends with a
+    newline), so a half-written line is never read. Polls every ``poll`` seconds when
+    there is nothing new. Use it as ``async with follow_journal(path) as signals: async
+    for signal in signals: ...`` and leave the loop when you have seen enough.
 
     Raises:
-        JournalError: a complete line is not a valid signal.
+        JournalError: (while iterating) a complete line is not a valid signal.
+
+    Example:
+        >>> async def first(path):  # doctest: +SKIP
+        ...     async with follow_journal(path) as signals:
+        ...         async for signal in signals:
+        ...             return signal
     """
-    where = anyio.Path(path)
-    while not await where.exists():  # noqa: ASYNC110 - a file has no event to wait on
-        await anyio.sleep(poll)
-    number = 0
-    pending = b""
-    async with await anyio.open_file(where, "rb") as file:
-        while True:
-            chunk = await file.read(1 << 20)
-            if not chunk:
-                await anyio.sleep(poll)
-                continue
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for line in lines:
-                number += 1
-                if line.strip():
-                    yield decode_signal(line, lineno=number)
+    return JournalFollower(path, poll=poll)
 
 
 class FollowPrinter:
