@@ -19,9 +19,10 @@ def _asset(name: str) -> str:
 
 
 def _html(title: str, data: dict[str, Any]) -> str:
-    # JSON inside <script>: "</" would end the element and "<!--" would open a comment.
+    # JSON inside <script>: "</" would end the element and "<!--" would open a comment;
+    # "\u003c" is the same character to JSON.parse and nothing to the HTML parser.
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    payload = payload.replace("</", "<\\/").replace("<!--", "<\\!--")
+    payload = payload.replace("<", "\\u003c")
     escaped = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     page = _asset("viewer.html")
     # The data goes in last: nothing inside it is ever taken for a placeholder.
