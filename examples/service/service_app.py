@@ -61,6 +61,7 @@ class Service:
         self.bus = SignalBus()
         self.runtime: Runtime | None = None
         self.runs: dict[str, str] = {}
+        self.ended: dict[str, anyio.Event] = {}  # set once a mission's Step is in
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -78,6 +79,7 @@ class Service:
         async with self.bus.subscribe("**", buffer=65_536) as signals:
             handle = self.runtime.start(planner(), question, run_id=run_id, name="planner")
             self.runs[run_id] = "running"
+            self.ended[run_id] = anyio.Event()
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
@@ -111,6 +113,7 @@ class Service:
                     self.runs[run_id] = (
                         "ok" if step.ok else "cancelled" if step.reason == "cancelled" else "error"
                     )
+                self.ended[run_id].set()
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
@@ -133,7 +136,7 @@ def create_app(
     async def runs(request: Request) -> Response:
         return JSONResponse(service.runs)
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/missions/stream", MissionStream(service)),
@@ -141,6 +144,8 @@ def create_app(
         ],
         lifespan=service.lifespan,
     )
+    app.state.service = service
+    return app
 
 
 app = create_app()
