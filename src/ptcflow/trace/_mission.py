@@ -45,19 +45,8 @@ __all__ = ("Mission",)
 
 _PROGRAM: Final = re.compile(r"/program/\d+$")
 _SUBCALL: Final = re.compile(r"^(.*/program/\d+)/tool/(\d+)$")
-_seconds: dict[str, float] = {}
-
-
-def _ms(time: str) -> float:
-    """Unix milliseconds of an RFC 3339 signal time (``2026-01-02T03:04:05.123Z``)."""
-    head = time[:19]
-    base = _seconds.get(head)
-    if base is None:
-        base = datetime.fromisoformat(head + "+00:00").timestamp() * 1000.0
-        if len(_seconds) < 100_000:
-            _seconds[head] = base
-    frac = time[20:-1] if len(time) > 20 and time[19] == "." else ""
-    return base + (float("0." + frac) * 1000.0 if frac else 0.0)
+_RANK: Final = {"ok": 0, "running": 1, "cancelled": 2, "error": 3}
+"""Which status of its calls a turn takes: an error wins, then a cancellation."""
 
 
 def _error_text(error: Any) -> str:
@@ -94,6 +83,7 @@ class Mission:
         self._redact = Redactor(secrets, content)
         self._last: dict[str, float] = {}  # run id -> time of its latest signal
         self._subcalls: set[str] = set()  # programs whose calls came as signals
+        self._seconds: dict[str, float] = {}  # "YYYY-MM-DDTHH:MM:SS" -> Unix ms
 
     # -- building ------------------------------------------------------------------------
 
@@ -120,7 +110,7 @@ class Mission:
     def add(self, signal: Signal) -> list[Node]:
         """Fold one signal in; return the nodes it created or changed (parents included)."""
         self.signals += 1
-        t = _ms(signal.time)
+        t = self._ms(signal.time)
         if self.first_ms is None or t < self.first_ms:
             self.first_ms = t
         if self.last_ms is None or t > self.last_ms:
@@ -151,6 +141,16 @@ class Mission:
             if node.kind != "turn" and node.parent is not None and "|turn/" in node.parent:
                 self._update_turn(self.nodes[node.parent], changed)
         return list({id(node): node for node in changed}.values())
+
+    def _ms(self, time: str) -> float:
+        """Unix milliseconds of an RFC 3339 signal time (``2026-01-02T03:04:05.123Z``)."""
+        head = time[:19]
+        base = self._seconds.get(head)
+        if base is None:
+            base = datetime.fromisoformat(head + "+00:00").timestamp() * 1000.0
+            self._seconds[head] = base
+        frac = time[20:-1] if len(time) > 20 and time[19] == "." else ""
+        return base + (float("0." + frac) * 1000.0 if frac else 0.0)
 
     # -- queries -------------------------------------------------------------------------
 
@@ -398,22 +398,28 @@ class Mission:
 
     def _update_turn(self, turn: Node, changed: list[Node]) -> None:
         """A turn spans its calls; it failed when one of them did."""
-        calls = [self.nodes[c] for c in turn.children]
-        turn.start_ms = min(c.start_ms for c in calls)
-        ends = [c.end_ms for c in calls]
-        turn.end_ms = None if None in ends else max(e for e in ends if e is not None)
-        statuses = {c.status for c in calls}
-        turn.status = (
-            "error"
-            if "error" in statuses
-            else "cancelled"
-            if "cancelled" in statuses
-            else "running"
-            if "running" in statuses
-            else "ok"
-        )
-        turn.input_tokens = sum(c.input_tokens for c in calls)
-        turn.output_tokens = sum(c.output_tokens for c in calls)
+        nodes = self.nodes
+        start = end = None
+        running = False
+        status: Any = "ok"
+        tokens_in = tokens_out = 0
+        for child_id in turn.children:
+            call = nodes[child_id]
+            if start is None or call.start_ms < start:
+                start = call.start_ms
+            if call.end_ms is None:
+                running = True
+            elif end is None or call.end_ms > end:
+                end = call.end_ms
+            rank = _RANK[call.status]
+            if rank > _RANK[status]:
+                status = call.status
+            tokens_in += call.input_tokens
+            tokens_out += call.output_tokens
+        turn.start_ms = turn.start_ms if start is None else start
+        turn.end_ms = None if running else end
+        turn.status = status
+        turn.input_tokens, turn.output_tokens = tokens_in, tokens_out
         changed.append(turn)
 
     # -- shared ----------------------------------------------------------------------------

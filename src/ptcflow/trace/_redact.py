@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
-from ptcflow.signals import Secrets, sanitize
+from ptcflow.signals import Secrets, is_secret_key, sanitize
 
 __all__ = ("HIDDEN", "Redactor")
 
@@ -27,18 +28,51 @@ class Redactor:
         {'query': 'cats', 'api_key': '[REDACTED]'}
     """
 
-    __slots__ = ("content", "secrets")
+    __slots__ = ("_keys", "content", "secrets")
 
     def __init__(self, secrets: Secrets | None = None, content: bool = True) -> None:
         self.secrets = secrets if secrets else None
         self.content = content
+        self._keys: dict[str, bool] = {}  # key -> names a secret (tool arguments repeat keys)
 
     def value(self, value: Any) -> Any:
         """``value`` as JSON-safe data, redacted and bounded."""
         if not self.content:
             return HIDDEN
-        clean = sanitize(value)
+        # Most values are small plain JSON without secret keys: those are returned as they
+        # are (values decoded from signals are never changed); the others are copied.
+        clean = value if self._plain(value, 0) else sanitize(value)
         return clean if self.secrets is None else self.secrets.scrub_value(clean)
+
+    def _plain(self, value: Any, depth: int) -> bool:
+        """True when ``sanitize`` would return ``value`` unchanged."""
+        kind = type(value)
+        if kind is str:
+            return len(value) <= 4_000
+        if value is None or kind is int or kind is bool:
+            return True
+        if kind is float:
+            return math.isfinite(value)
+        if depth >= 8:
+            return False
+        if kind is dict:
+            if len(value) > 200:
+                return False
+            keys = self._keys
+            for key, item in value.items():
+                if type(key) is not str:
+                    return False
+                secret = keys.get(key)
+                if secret is None:
+                    secret = is_secret_key(key)
+                    if len(keys) < 10_000:
+                        keys[key] = secret
+                if secret or not self._plain(item, depth + 1):
+                    return False
+            return True
+        if kind is list:
+            return len(value) <= 200 and all(self._plain(item, depth + 1) for item in value)
+        return False
 
     def text(self, text: str) -> str:
         """``text`` bounded to 16,000 characters, with known secrets scrubbed."""
