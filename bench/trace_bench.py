@@ -157,6 +157,7 @@ def main() -> None:
     parser.add_argument("--journal", type=Path, help="use (or make) this journal")
     parser.add_argument("--keep", action="store_true", help="keep the journal and page")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--make-only", action="store_true", help="only write --journal")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ptcflow-trace-bench-"))
     journal = args.journal or folder / "mission.jsonl"

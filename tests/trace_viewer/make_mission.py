@@ -26,7 +26,7 @@ JOURNAL = Path(__file__).parent / "data" / "mission.jsonl"
 RUN_ID = "mission_1"
 QUESTION = "Which regions grew last quarter?"
 
-sys.path.insert(0, str(ROOT / "examples" / "service"))
+sys.path.insert(0, str(ROOT / "examples" / "service"))  # also run as a script
 sys.path.insert(0, str(ROOT / "tests"))
 
 from service_mission import open_mission_runtime, run_mission  # noqa: E402

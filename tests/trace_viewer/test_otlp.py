@@ -40,7 +40,8 @@ def _validate(body: dict[str, Any]) -> ExportTraceServiceRequest:
             if key in span:
                 assert len(span[key]) == size and int(span[key], 16) >= 0
                 span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-    return json_format.ParseDict(copy, ExportTraceServiceRequest())
+    message: ExportTraceServiceRequest = json_format.ParseDict(copy, ExportTraceServiceRequest())
+    return message
 
 
 def test_the_file_is_otlp_json_with_genai_spans_nested_like_live_telemetry(

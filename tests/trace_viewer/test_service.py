@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2 as httpx
 import pytest
 import uvicorn
+from service_app import create_app
 
 from .support import RUNS
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "service"))
-
-from service_app import create_app  # noqa: E402
 
 pytestmark = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 
@@ -69,7 +63,7 @@ async def test_a_request_streams_its_mission_live(service: tuple[str, Any]) -> N
     first = seen[0][1]
     assert first["signal"]["type"] == "ai.request.started" and first["signal"]["run_id"] == run_id
     assert first["nodes"][0]["k"] == "run" and first["nodes"][0]["st"] == "running"
-    agents: dict[str, int] = {}
+    agents: dict[str, str] = {}
     for _, data in seen[:-1]:
         for node in data["nodes"]:
             if node["k"] == "run" and node["st"] == "running" and node.get("s"):

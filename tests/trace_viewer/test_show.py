@@ -7,13 +7,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from service_mission import open_mission_runtime, run_mission
 
+from agent.program_kind import program_handler
 from ptcflow.cli import main
 from ptcflow.directives import RunProgram
 from ptcflow.signals import SignalBus, record_journal
 from ptcflow.trace import FollowPrinter, Mission, follow_journal, format_mission
 
-from .make_mission import QUESTION, open_mission_runtime, program_handler, run_mission
+from .make_mission import QUESTION
 from .support import JOURNAL, KINDS, RUNS
 
 
