@@ -182,6 +182,10 @@ class Mission:
             parent = self._parent_of_run(run_id, parent_run_id, t, changed)
             node = Node(id=run_id, kind="run", name="agent", run_id=run_id, start_ms=t)
             self._attach(node, parent)
+        elif node.parent is None and parent_run_id:  # first seen as a parent, without its own
+            parent = self._parent_of_run(run_id, parent_run_id, t, changed)
+            if parent is not None:
+                self._move(node, parent)
         changed.append(node)
         return node
 
@@ -265,9 +269,7 @@ class Mission:
                 parent = self._turn(run, iteration, t, changed) if iteration else run
             self._attach(node, parent)
         elif iteration and node.parent == run_id:  # a placeholder learns its turn
-            run = self.nodes[run_id]
-            run.children.remove(node.id)
-            self._attach(node, self._turn(run, iteration, t, changed))
+            self._move(node, self._turn(self.nodes[run_id], iteration, t, changed))
         changed.append(node)
         return node
 
@@ -432,6 +434,17 @@ class Mission:
         node.parent = parent.id
         node.depth = parent.depth + 1
         parent.children.append(node.id)
+
+    def _move(self, node: Node, parent: Node) -> None:
+        """Put ``node`` (with everything in it) under ``parent``."""
+        if node.parent is None:
+            self.roots.remove(node.id)
+        else:
+            self.nodes[node.parent].children.remove(node.id)
+        self._attach(node, parent)
+        for inner in self.walk(node.id):
+            if inner.parent is not None:
+                inner.depth = self.nodes[inner.parent].depth + 1
 
     def _settle(self, node: Node, result: Ok[Any] | Err) -> None:
         if isinstance(result, Ok):
