@@ -95,6 +95,16 @@ class FollowPrinter:
         out: where to print.
         color: ANSI colours.
         prices: to show costs.
+
+    Example:
+        >>> import io
+        >>> from ptcflow.signals import RequestStartedData, Signal
+        >>> mission, out = Mission(), io.StringIO()
+        >>> printer = FollowPrinter(mission, out)
+        >>> started = RequestStartedData(input="hi", agent="bot")
+        >>> printer.feed(mission.add(Signal.create("ai.request.started", started, run_id="r1")))
+        >>> out.getvalue()
+        '══ bot (r1) ══\\n'
     """
 
     def __init__(
