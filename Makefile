@@ -24,8 +24,8 @@ test: $(STAMP) browser lint typecheck pytest
 # Idempotent; without it the browser tests skip, and pytest's -rs summary says why.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-	  { apt-get install -y -q chromium >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
+	  { apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; }; }; } || \
 	  echo "chromium could not be installed: the browser tests will skip"
 
 lint: $(STAMP)

@@ -167,6 +167,9 @@ def main() -> None:
         print(
             f"made {journal}: {runs} runs, {count} signals in {time.perf_counter() - start:.1f} s"
         )
+    if args.make_only:
+        folder.rmdir()
+        return
     floor = _best(lambda: read_journal(journal, all_runs=True))
     size = journal.stat().st_size / 1e6
     print(f"floor: read_journal                {floor * 1000:7.0f} ms  ({size:.1f} MB)")
