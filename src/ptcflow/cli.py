@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "variables that point the SDKs (and ptcflow's ModelRegistry) at it.",
     )
     server.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    add_trace_commands(sub)
+    add_trace_commands(sub.add_parser)
     serve = sub.add_parser(
         "serve",
         help="run the example agent service (examples/service/): missions watched live",

@@ -180,6 +180,21 @@ def test_a_mission_of_1000_runs_is_interactive_within_budget(
     assert first_paint + click_ms < 10_000 and show_ms < 10_000  # hangs, not budgets
 
 
+# The page asks the service how its missions ended, until one has the status (10 s at most).
+STATUS_WAIT = """async (status) => {
+  for (let i = 0; i < 100; i++) {
+    const runs = Object.values(await (await fetch('/runs')).json());
+    if (runs.includes(status)) {
+      const counts = {};
+      for (const r of runs) counts[r] = (counts[r] || 0) + 1;
+      return counts;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return null;
+}"""
+
+
 @pytest.fixture(scope="module")
 def service_url() -> Iterator[str]:
     with socket.socket() as probe:
@@ -220,3 +235,10 @@ def test_the_live_service_shows_bars_before_the_mission_ends(tab: Any, service_u
     final = tab.evaluate("ptcTrace.count()")
     assert early < final == sum(KINDS.values())
     assert tab.locator(".bar.st-running").count() == 0
+    # Stop: the page closes its stream, and the service cancels that mission
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 4")
+    tab.click("#stop")
+    assert tab.evaluate("document.body.dataset.live") == "stopped"
+    cancelled = tab.evaluate(STATUS_WAIT, "cancelled")
+    assert cancelled == {"ok": 1, "cancelled": 1}

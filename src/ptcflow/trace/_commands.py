@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -20,9 +21,10 @@ from ptcflow.trace._text import format_mission, format_summary
 __all__ = ("add_trace_commands", "run_trace_command")
 
 
-def add_trace_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``trace show|export|open`` to the ``ptcflow`` parser."""
-    trace = sub.add_parser(
+def add_trace_commands(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    """Add ``trace show|export|open`` to the ``ptcflow`` parser (``add_parser`` is its
+    subparsers' ``add_parser``)."""
+    trace = add_parser(
         "trace",
         help="see a recorded run: boxes, OpenTelemetry spans, an HTML page",
         description="See a run from its journal (JSON lines written by record_journal).",

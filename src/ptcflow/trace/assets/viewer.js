@@ -16,7 +16,11 @@
   function upsert(n) {
     const old = nodes.get(n.id);
     if (old === undefined) { nodes.set(n.id, n); structure = true; }
-    else { for (const k in old) if (!(k in n)) delete old[k]; Object.assign(old, n); }
+    else {
+      if (old.p !== n.p) structure = true;  // moved under another node
+      for (const k in old) if (k[0] !== "_" && !(k in n)) delete old[k];
+      Object.assign(old, n);
+    }
     if (n.s < t0) t0 = n.s;
     const end = n.e === undefined ? n.s : n.e;
     if (end > t1) t1 = end;
