@@ -97,6 +97,21 @@ def test_the_recorded_mission_shows_one_bar_per_node(
     assert tab.locator("#summary td").first.inner_text() == "planner"
     assert "$" in tab.locator("#summary tr:nth-child(2) td:last-child").inner_text()
     assert tab.locator(".bar.retried").count() == 1  # the rate-limited model call, in view
+    # "failures only": what failed and what holds it
+    failed = {n.id for n in mission.nodes.values() if n.status in ("error", "cancelled")}
+    keep = set()
+    for node_id in failed:
+        while node_id is not None and node_id not in keep:
+            keep.add(node_id)
+            node_id = mission.nodes[node_id].parent
+    tab.check("#failures")
+    assert tab.evaluate("document.getElementById('spacer').offsetHeight") == len(keep) * 22
+    shown = {
+        tab.locator(".row:not([hidden])").nth(i).get_attribute("data-id") for i in range(len(keep))
+    }
+    assert shown == keep
+    tab.uncheck("#failures")
+    assert tab.evaluate("document.getElementById('spacer').offsetHeight") == total * 22
 
 
 def test_a_click_on_a_tool_bar_shows_its_arguments(

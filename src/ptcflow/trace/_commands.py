@@ -94,7 +94,10 @@ def _show(args: argparse.Namespace, out: IO[str]) -> int:
     prices = _prices(args.prices)
     color = _color(args.color, out)
     if args.follow:
-        mission = anyio.run(_follow, args.journal, out, color, prices)
+        try:
+            mission = anyio.run(_follow, args.journal, out, color, prices)
+        except KeyboardInterrupt:
+            return 130
     else:
         mission = _load(args)
         out.write(format_mission(mission, color=color, prices=prices) + "\n")

@@ -38,12 +38,24 @@
     structure = false;
   }
 
+  function failing() {
+    // the nodes that failed, and every node that holds one of them
+    const keep = new Set();
+    for (const n of nodes.values()) {
+      if (n.st !== "error" && n.st !== "cancelled") continue;
+      for (let m = n; m && !keep.has(m.id); m = nodes.get(m.p)) keep.add(m.id);
+    }
+    return keep;
+  }
+
   function flatten() {
     if (structure) rebuild();
     rows = [];
+    const keep = $("failures").checked ? failing() : null;
     const stack = roots.slice().reverse().map((n) => [n, 0]);
     while (stack.length) {
       const [n, depth] = stack.pop();
+      if (keep && !keep.has(n.id)) continue;
       n._d = depth;
       rows.push(n);
       const list = kids.get(n.id);
@@ -299,6 +311,7 @@
     schedule();
   }, { passive: false });
   $("fit").addEventListener("click", () => { view = null; schedule(); });
+  $("failures").addEventListener("change", () => { flatten(); render(); });
 
   // -- live: a mission's signals streamed as server-sent events --------------------------
   let source_ = null;
