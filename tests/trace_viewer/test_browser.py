@@ -99,8 +99,9 @@ def test_the_recorded_mission_shows_one_bar_per_node(
     assert tab.locator(".bar.retried").count() == 1  # the rate-limited model call, in view
     # "failures only": what failed and what holds it
     failed = {n.id for n in mission.nodes.values() if n.status in ("error", "cancelled")}
-    keep = set()
-    for node_id in failed:
+    keep: set[str] = set()
+    for failed_id in failed:
+        node_id: str | None = failed_id
         while node_id is not None and node_id not in keep:
             keep.add(node_id)
             node_id = mission.nodes[node_id].parent

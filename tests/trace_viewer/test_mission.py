@@ -20,6 +20,8 @@ from ptcflow.signals import (
     SignalBus,
     ToolResultData,
     ToolStartedData,
+    Usage,
+    UsageData,
     read_journal,
 )
 from ptcflow.testing import SignalFactory, collect_signals
@@ -238,3 +240,16 @@ def test_from_journal_reads_one_run_of_several() -> None:
     assert mission.roots == ["mission_2"] and dict(agents(mission)) == RUNS
     both = Mission.from_journal(io.StringIO(text + other))
     assert both.roots == [RUN_ID, "mission_2"]
+
+
+def test_a_time_that_does_not_parse_takes_the_latest_time_seen() -> None:
+    import msgspec
+
+    sig = SignalFactory("r")
+    first = sig.request_started("hi")
+    usage = sig.make(
+        "ai.usage", UsageData(usage=Usage(input_tokens=3)), call="r/llm/1", iteration=1
+    )
+    odd = msgspec.structs.replace(usage, time="soon")
+    mission = Mission.from_signals([first, odd])
+    assert mission.nodes["r|r/llm/1"].start_ms == mission.nodes["r"].start_ms

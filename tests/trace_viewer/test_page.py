@@ -92,4 +92,7 @@ def test_no_content_keeps_times_and_errors_only(tmp_path: Path) -> None:
     nodes = _data(out.read_text())["nodes"]
     tools = [n for n in nodes if n["k"] == "tool"]
     assert all(n["d"].get("arguments") == "[content not kept]" for n in tools)
-    assert any("err" in n for n in tools)
+    (broken,) = (n for n in tools if "err" in n)
+    assert broken["err"] == "tool_error: (ConnectionError)"  # no tool data, as telemetry
+    programs = [n for n in nodes if n["k"] == "program" and "err" in n]
+    assert programs[0]["err"].startswith("type error at line 2, column 1")

@@ -135,7 +135,8 @@ class Mission:
             self._program(signal, run_id, data.result, data.attempts, data.duration_ms, t, changed)
         elif isinstance(data, RequestErrorData):
             run = self._run(run_id, signal.parent_run_id, t, changed)
-            run.detail.setdefault("request_errors", []).append(_error_text(data.error))
+            text = self._redact.error(_error_text(data.error))
+            run.detail.setdefault("request_errors", []).append(text)
         self._last[run_id] = t
         for node in list(changed):
             if node.kind != "turn" and node.parent is not None and "|turn/" in node.parent:
@@ -143,14 +144,18 @@ class Mission:
         return list({id(node): node for node in changed}.values())
 
     def _ms(self, time: str) -> float:
-        """Unix milliseconds of an RFC 3339 signal time (``2026-01-02T03:04:05.123Z``)."""
+        """Unix milliseconds of an RFC 3339 signal time (``2026-01-02T03:04:05.123Z``);
+        a time that does not parse is taken as the latest time seen."""
         head = time[:19]
         base = self._seconds.get(head)
-        if base is None:
-            base = datetime.fromisoformat(head + "+00:00").timestamp() * 1000.0
-            self._seconds[head] = base
-        frac = time[20:-1] if len(time) > 20 and time[19] == "." else ""
-        return base + (float("0." + frac) * 1000.0 if frac else 0.0)
+        try:
+            if base is None:
+                base = datetime.fromisoformat(head + "+00:00").timestamp() * 1000.0
+                self._seconds[head] = base
+            frac = time[20:-1] if len(time) > 20 and time[19] == "." else ""
+            return base + (float("0." + frac) * 1000.0 if frac else 0.0)
+        except ValueError:
+            return self.last_ms or 0.0
 
     # -- queries -------------------------------------------------------------------------
 
@@ -350,7 +355,7 @@ class Mission:
         detail = node.detail
         if output.error is not None:
             node.status = "error"
-            node.error = output.error.describe()
+            node.error = self._redact.error(output.error.describe())
             detail["error"] = msgspec.to_builtins(output.error)
         elif output.failed:
             node.status, node.error = "error", "fail"
@@ -452,10 +457,16 @@ class Mission:
             return
         error = result.error
         node.status = "cancelled" if error.type == "cancelled" else "error"
-        node.error = self._redact.text(_error_text(error))
+        message = self._redact.error(error.message)
+        if not self._redact.content and node.kind == "tool":
+            # a tool's failure is tool data: its type and exception class only, as
+            # telemetry describes it with content capture off
+            exception = error.details.get("exception")
+            message = f"({exception})" if exception else ""
+        node.error = f"{error.type}: {message}" if message else error.type
         node.detail["error"] = {
             "type": error.type,
-            "message": self._redact.text(error.message),
+            "message": message,
             "details": self._redact.value(error.details),
             "retryable": error.retryable,
         }

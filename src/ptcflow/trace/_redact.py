@@ -74,6 +74,13 @@ class Redactor:
             return len(value) <= 200 and all(self._plain(item, depth + 1) for item in value)
         return False
 
+    def error(self, text: str) -> str:
+        """An error message: kept with or without content, cut to 16,000 characters,
+        known secrets scrubbed."""
+        if len(text) > 16_000:
+            text = text[:16_000] + f"...<{len(text) - 16_000} more chars>"
+        return text if self.secrets is None else self.secrets.scrub(text)
+
     def text(self, text: str) -> str:
         """``text`` bounded to 16,000 characters, with known secrets scrubbed."""
         if not self.content:
