@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from ptcflow.errors import ConfigError
+from ptcflow.trace._commands import add_trace_commands, run_trace_command
 
 DESCRIPTION = "ptcflow: run LLM agents in async services. Each command has its own --help."
 
@@ -22,6 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo: one agent with a live view of its signals, then N agents concurrently.
     ``ptcflow model-server [--port N]`` serves the OpenAI and Anthropic wire protocols on
     127.0.0.1 until interrupted (see :func:`ptcflow.testing.open_model_server`).
+    ``ptcflow trace show|export|open JOURNAL`` shows a recorded run (docs/trace.md);
+    ``ptcflow serve --example`` runs the example agent service (examples/service/).
     """
     parser = argparse.ArgumentParser(prog="ptcflow", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -47,7 +50,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         "variables that point the SDKs (and ptcflow's ModelRegistry) at it.",
     )
     server.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    add_trace_commands(sub.add_parser)
+    serve = sub.add_parser(
+        "serve",
+        help="run the example agent service (examples/service/): missions watched live",
+        description="Serve the example agent service of examples/service/ (a checkout of the "
+        "repository): each request runs a mission of nested agents on one shared Runtime and "
+        "streams its signals to the live trace viewer. Needs the 'service' extra.",
+    )
+    serve.add_argument("--example", action="store_true", required=True, help="the example app")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--latency-ms", type=float, default=400.0, help="scripted model latency (default 400)"
+    )
     args = parser.parse_args(argv)
+    if args.command == "trace":
+        return run_trace_command(args)
+    if args.command == "serve":
+        from ptcflow.trace._serve import serve_example
+
+        return serve_example(host=args.host, port=args.port, latency_ms=args.latency_ms)
     if args.command == "model-server":
         try:
             anyio.run(_serve_models, args.port)

@@ -1,0 +1,46 @@
+"""``ptcflow serve --example``: run the example agent service of ``examples/service/``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+__all__ = ("find_example", "serve_example")
+
+
+def find_example() -> Path | None:
+    """The ``examples/service`` folder: under the current directory, or in the source
+    checkout ptcflow runs from (an editable install). ``None`` when neither has it."""
+    here = Path(__file__).resolve()
+    for root in (Path.cwd(), *here.parents):
+        folder = root / "examples" / "service"
+        if (folder / "service_app.py").is_file():
+            return folder
+    return None
+
+
+def serve_example(*, host: str = "127.0.0.1", port: int = 8000, latency_ms: float = 400.0) -> int:
+    """Serve the example app with uvicorn until interrupted; return an exit code. Blocks."""
+    folder = find_example()
+    if folder is None:
+        print(
+            "ptcflow serve: the example lives in the repository's examples/service/; run this "
+            "from a checkout of ptcflow (or from its root directory)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        import uvicorn
+    except ImportError:
+        print(
+            "ptcflow serve: needs the service extra: pip install 'ptcflow[service]'",
+            file=sys.stderr,
+        )
+        return 2
+    sys.path.insert(0, str(folder))
+    app_module = importlib.import_module("service_app")
+    app = app_module.create_app(latency=latency_ms / 1000.0)
+    print(f"ptcflow example service on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0

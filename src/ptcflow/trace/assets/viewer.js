@@ -1,0 +1,356 @@
+"use strict";
+// ptcflow trace viewer: a waterfall of the mission tree. Nodes come folded by ptcflow.trace
+// (embedded in the page, or streamed live as server-sent events); rows are virtualised:
+// only the rows in view exist in the DOM. No dependencies, no build step.
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const data = JSON.parse($("ptc-data").textContent);
+  const prices = data.prices || {};
+  const nodes = new Map();
+  const collapsed = new Set();
+  let rows = [], roots = [], kids = new Map(), structure = true;
+  let t0 = Infinity, t1 = -Infinity, view = null, selected = null, queued = false;
+  const ROW = 22, KIND = { run: "agent", turn: "turn", llm: "model", program: "program", tool: "tool" };
+  const timings = { firstPaint: null, click: null };
+
+  function upsert(n) {
+    const old = nodes.get(n.id);
+    if (old === undefined) { nodes.set(n.id, n); structure = true; }
+    else {
+      if (old.p !== n.p) structure = true;  // moved under another node
+      for (const k in old) if (k[0] !== "_" && !(k in n)) delete old[k];
+      Object.assign(old, n);
+    }
+    if (n.s < t0) t0 = n.s;
+    const end = n.e === undefined ? n.s : n.e;
+    if (end > t1) t1 = end;
+  }
+
+  function rebuild() {
+    kids = new Map(); roots = [];
+    for (const n of nodes.values()) {
+      if (n.p !== undefined && nodes.has(n.p)) {
+        let list = kids.get(n.p);
+        if (list === undefined) kids.set(n.p, list = []);
+        list.push(n);
+      } else roots.push(n);
+    }
+    structure = false;
+  }
+
+  function failing() {
+    // the nodes that failed, and every node that holds one of them
+    const keep = new Set();
+    for (const n of nodes.values()) {
+      if (n.st !== "error" && n.st !== "cancelled") continue;
+      for (let m = n; m && !keep.has(m.id); m = nodes.get(m.p)) keep.add(m.id);
+    }
+    return keep;
+  }
+
+  function flatten() {
+    if (structure) rebuild();
+    rows = [];
+    const keep = $("failures").checked ? failing() : null;
+    const stack = roots.slice().reverse().map((n) => [n, 0]);
+    while (stack.length) {
+      const [n, depth] = stack.pop();
+      if (keep && !keep.has(n.id)) continue;
+      n._d = depth;
+      rows.push(n);
+      const list = kids.get(n.id);
+      if (list && !collapsed.has(n.id))
+        for (let i = list.length - 1; i >= 0; i--) stack.push([list[i], depth + 1]);
+    }
+    $("waterfall").dataset.bars = String(nodes.size);
+  }
+
+  const win = () => view || [t0, Math.max(t1, t0 + 1)];
+  const endOf = (n) => (n.e === undefined ? t1 : n.e);
+
+  function fmt(ms) {
+    if (ms < 1) return ms.toFixed(2) + " ms";
+    if (ms < 1000) return ms.toFixed(0) + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(2) + " s";
+    return (ms / 60000).toFixed(1) + " min";
+  }
+
+  function axis() {
+    const box = $("axis"), [a, b] = win();
+    box.textContent = "";
+    for (let i = 0; i <= 8; i++) {
+      const s = document.createElement("span");
+      s.style.left = (i * 12.5) + "%";
+      s.textContent = fmt(a - t0 + (b - a) * i / 8);
+      if (i > 0 && i < 8) box.appendChild(s);
+    }
+  }
+
+  const pool = [];
+  function rowElement(i) {
+    let el = pool[i];
+    if (el === undefined) {
+      el = pool[i] = document.createElement("div");
+      el.className = "row";
+      el.innerHTML = '<div class="label"><span class="tw"></span><span class="k"></span><span class="n"></span><span class="x"></span></div><div class="track"><div class="bar"></div></div>';
+      $("rows").appendChild(el);
+    }
+    return el;
+  }
+
+  function render() {
+    queued = false;
+    if (structure || rows.length === 0) flatten();
+    const scroller = $("scroller"), [a, b] = win(), span = b - a;
+    $("spacer").style.height = rows.length * ROW + "px";
+    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW) - 5);
+    const count = Math.ceil(scroller.clientHeight / ROW) + 10;
+    $("rows").style.top = first * ROW + "px";
+    let i = 0;
+    for (; i < count && first + i < rows.length; i++) {
+      const n = rows[first + i], el = rowElement(i);
+      el.hidden = false;
+      el.dataset.id = n.id;
+      el.className = n.id === selected ? "row sel" : "row";
+      const label = el.firstChild.children;
+      label[0].textContent = kids.has(n.id) ? (collapsed.has(n.id) ? "▸" : "▾") : "";
+      el.firstChild.style.paddingLeft = n._d * 12 + "px";
+      label[1].textContent = KIND[n.k] || n.k;
+      label[2].textContent = n.n;
+      label[3].textContent = n.a > 1 ? "×" + n.a + " attempts" : "";
+      const bar = el.lastChild.firstChild;
+      bar.className = "bar k-" + n.k + " st-" + n.st + (n.a > 1 ? " retried" : "");
+      const left = (n.s - a) / span, right = (endOf(n) - a) / span;
+      bar.style.left = (left * 100) + "%";
+      bar.style.width = Math.max(0, (right - left) * 100) + "%";
+      bar.title = n.n + " · " + n.st + " · " + fmt(endOf(n) - n.s) + (n.err ? "\n" + n.err : "");
+    }
+    for (; i < pool.length; i++) pool[i].hidden = true;
+    axis();
+    stats();
+    if (timings.firstPaint === null && nodes.size) timings.firstPaint = performance.now();
+  }
+
+  function schedule() { if (!queued) { queued = true; requestAnimationFrame(render); } }
+
+  function stats() {
+    let runs = 0, running = 0, failed = 0;
+    for (const n of nodes.values()) if (n.k === "run") { runs++; if (n.st === "running") running++; else if (n.st !== "ok") failed++; }
+    $("stats").textContent = runs + " runs · " + nodes.size + " bars · " + fmt(Math.max(0, t1 - t0)) + (running ? " · " + running + " running" : "") + (failed ? " · " + failed + " failed" : "");
+    $("stats").dataset.running = String(running);
+  }
+
+  // -- the per-agent summary -----------------------------------------------------------
+  function price(model) {
+    return prices[model] || (model.includes(":") ? prices[model.split(":", 2)[1]] : undefined);
+  }
+  function summary() {
+    const by = new Map();
+    if (structure) rebuild();
+    for (const n of nodes.values()) {
+      if (n.k !== "run") continue;
+      const r = by.get(n.n) || { runs: 0, ok: 0, failed: 0, turns: 0, ti: 0, to: 0, ms: 0, cost: 0, priced: true };
+      by.set(n.n, r);
+      r.runs++; if (n.st === "ok") r.ok++; else if (n.st !== "running") r.failed++;
+      r.ms += endOf(n) - n.s;
+      for (const t of kids.get(n.id) || []) {
+        if (t.k !== "turn") continue;
+        r.turns++;
+        for (const c of kids.get(t.id) || []) {
+          if (c.k !== "llm") continue;
+          r.ti += c.ti || 0; r.to += c.to || 0;
+          const p = price(c.m || "");
+          if (p) r.cost += ((c.ti || 0) * p.input + (c.to || 0) * p.output) / 1e6; else r.priced = false;
+        }
+      }
+    }
+    const head = ["agent", "runs", "ok", "failed", "turns", "tokens in", "tokens out", "duration", "cost"];
+    const table = document.createElement("table");
+    const tr = table.insertRow();
+    for (const h of head) { const th = document.createElement("th"); th.textContent = h; tr.appendChild(th); }
+    for (const [name, r] of by) {
+      const row = table.insertRow();
+      const cost = Object.keys(prices).length && r.priced ? "$" + r.cost.toFixed(4) : "–";
+      for (const v of [name, r.runs, r.ok, r.failed, r.turns, r.ti, r.to, fmt(r.ms), cost]) row.insertCell().textContent = String(v);
+    }
+    $("summary").replaceChildren(table);
+  }
+
+  // -- the detail panel ----------------------------------------------------------------
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+  const json = (v) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+  function section(box, title, value) {
+    if (value === undefined) return;
+    box.append(el("h3", title), el("pre", json(value)));
+  }
+
+  function source(text, error) {
+    const box = el("div", undefined, "src");
+    const lines = text.split("\n");
+    lines.forEach((line, i) => {
+      const bad = error && error.line === i + 1;
+      const ln = el("span", undefined, bad ? "ln bad" : "ln");
+      ln.appendChild(el("i", String(i + 1)));
+      const col = bad && error.column ? error.column - 1 : -1;
+      if (col >= 0 && col < line.length) {
+        ln.append(line.slice(0, col), el("mark", line[col]), line.slice(col + 1));
+      } else ln.append(line);
+      box.appendChild(ln);
+      if (bad) box.appendChild(el("span", "    " + " ".repeat(Math.max(0, col)) + "^ " + error.category + " at line " + error.line + (error.column ? ", column " + error.column : ""), "caret"));
+    });
+    return box;
+  }
+
+  function conversation(n) {
+    // What the model had been told: the run's input, then each earlier turn's answer and
+    // results. The journal does not hold the system prompt or the exact feedback text.
+    const run = nodes.get(n.r), box = el("div");
+    if (run && run.d && run.d.input !== undefined) box.appendChild(msg("user", run.d.input));
+    for (const t of (run && kids.get(run.id)) || []) {
+      if (t.k !== "turn") continue;
+      const calls = kids.get(t.id) || [];
+      if (calls.some((c) => c.id === n.id)) break;
+      for (const c of calls) {
+        if (c.k === "llm" && c.d) box.appendChild(msg("assistant", c.d.text || (c.d.tool_calls || []).map((x) => x.name + " " + JSON.stringify(x.arguments)).join("\n")));
+        else if (c.k === "tool") box.appendChild(msg("tool " + c.n, c.err || (c.d ? c.d.result : "")));
+        else if (c.k === "program" && c.d) box.appendChild(msg("program result", c.err || c.d.value));
+      }
+    }
+    return box;
+  }
+  function msg(role, value) {
+    const m = el("div", undefined, "msg");
+    m.append(el("b", role), el("span", typeof value === "string" ? value : JSON.stringify(value)));
+    return m;
+  }
+
+  function detail(id) {
+    const n = nodes.get(id), box = $("detail");
+    box.textContent = "";
+    if (!n) return;
+    const d = n.d || {};
+    box.appendChild(el("h2", (KIND[n.k] || n.k) + ": " + n.n));
+    const meta = [n.st, fmt(endOf(n) - n.s), "at +" + fmt(n.s - t0)];
+    if (n.a > 1) meta.push(n.a + " attempts (retried)");
+    if (n.ti || n.to) meta.push(n.ti + " in / " + n.to + " out tokens");
+    if (n.m) { meta.push(n.m); const p = price(n.m); if (p) meta.push("$" + (((n.ti || 0) * p.input + (n.to || 0) * p.output) / 1e6).toFixed(5)); }
+    box.appendChild(el("div", meta.join(" · "), "meta"));
+    box.appendChild(el("div", n.k === "run" ? "run " + n.id : n.r + " · " + (n.id.split("|")[1] || ""), "meta"));
+    if (n.err) box.append(el("h3", "error"), el("div", n.err, "err"));
+    if (n.k === "run") {
+      section(box, "input", d.input); section(box, "result", d.result);
+      if (d.reason) section(box, "reason", d.reason);
+      if (d.tools && d.tools.length) section(box, "tools", d.tools.join(", "));
+    } else if (n.k === "llm") {
+      box.append(el("h3", "conversation before this call (from the journal)"), conversation(n));
+      section(box, "response", d.text);
+      section(box, "tool calls", d.tool_calls);
+    } else if (n.k === "program") {
+      if (d.source !== undefined) box.append(el("h3", "program"), source(d.source, d.error));
+      section(box, "value", d.value); section(box, "printed", d.prints); section(box, "fail", d.fail);
+      section(box, "tool calls", (kids.get(n.id) || []).map((c) => c.n).join(", ") || undefined);
+    } else if (n.k === "tool") {
+      section(box, "arguments", d.arguments); section(box, "result", d.result);
+      if (d.timing) box.appendChild(el("p", "Timing " + d.timing + ".", "meta"));
+    } else if (n.k === "turn") {
+      for (const c of kids.get(n.id) || []) box.appendChild(msg(KIND[c.k] || c.k, c.n + " · " + c.st + " · " + fmt(endOf(c) - c.s)));
+    }
+    if (d.error && typeof d.error === "object" && n.k !== "program") section(box, "error envelope", d.error);
+    else if (d.error && n.k === "program") section(box, "program error", d.error);
+  }
+
+  function select(id) {
+    const started = performance.now();
+    selected = id;
+    detail(id);
+    render();
+    timings.click = performance.now() - started;
+  }
+
+  function reveal(id) {
+    let n = nodes.get(id);
+    while (n && n.p !== undefined) { collapsed.delete(n.p); n = nodes.get(n.p); }
+    flatten();
+    const i = rows.findIndex((r) => r.id === id);
+    if (i >= 0) $("scroller").scrollTop = Math.max(0, i * ROW - $("scroller").clientHeight / 3);
+    render();
+    return i;
+  }
+
+  $("rows").addEventListener("click", (ev) => {
+    const row = ev.target.closest(".row");
+    if (!row) return;
+    const id = row.dataset.id;
+    if (ev.target.classList.contains("tw") && kids.has(id)) {
+      if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
+      flatten(); render(); return;
+    }
+    select(id);
+  });
+  $("scroller").addEventListener("scroll", schedule, { passive: true });
+  window.addEventListener("resize", schedule);
+  $("scroller").addEventListener("wheel", (ev) => {
+    if (!ev.ctrlKey && !ev.shiftKey) return;
+    ev.preventDefault();
+    const [a, b] = win(), track = $("scroller").getBoundingClientRect();
+    const label = parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--label")) || 300;
+    const x = Math.min(1, Math.max(0, (ev.clientX - track.left - label) / (track.width - label)));
+    const at = a + (b - a) * x, delta = ev.deltaY || ev.deltaX;
+    if (ev.ctrlKey) {
+      const k = delta > 0 ? 1.25 : 0.8, na = at - (at - a) * k, nb = at + (b - at) * k;
+      view = nb - na >= Math.max(t1 - t0, 1) ? null : [Math.max(t0, na), Math.min(Math.max(t1, t0 + 1), nb)];
+    } else {
+      const shift = (b - a) * (delta > 0 ? 0.1 : -0.1);
+      if (view) view = [view[0] + shift, view[1] + shift];
+    }
+    schedule();
+  }, { passive: false });
+  $("fit").addEventListener("click", () => { view = null; schedule(); });
+  $("failures").addEventListener("change", () => { flatten(); render(); });
+
+  // -- live: a mission's signals streamed as server-sent events --------------------------
+  let source_ = null;
+  function live(options) {
+    const form = $("start");
+    form.hidden = false;
+    $("question").value = options.question || "";
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (source_) source_.close();
+      nodes.clear(); collapsed.clear(); structure = true; rows = []; t0 = Infinity; t1 = -Infinity; view = null; selected = null;
+      $("stop").disabled = false; $("go").disabled = true;
+      document.body.dataset.live = "running";
+      source_ = new EventSource(options.stream + "?question=" + encodeURIComponent($("question").value));
+      source_.addEventListener("signal", (ev) => {
+        const msg = JSON.parse(ev.data);
+        for (const n of msg.nodes) upsert(n);
+        if (msg.signal && msg.signal.time) { const t = Date.parse(msg.signal.time); if (t > t1) t1 = t; }
+        schedule(); summarySoon();
+      });
+      source_.addEventListener("end", (ev) => { stop(JSON.parse(ev.data).status); });
+      source_.onerror = () => stop("disconnected");
+    });
+    $("stop").addEventListener("click", () => stop("stopped"));
+  }
+  function stop(status) {
+    if (source_) { source_.close(); source_ = null; }
+    $("stop").disabled = true; $("go").disabled = false;
+    document.body.dataset.live = status;
+    schedule(); summary();
+  }
+  let summaryTimer = null;
+  function summarySoon() { if (summaryTimer === null) summaryTimer = setTimeout(() => { summaryTimer = null; summary(); }, 250); }
+
+  for (const n of data.nodes) upsert(n);
+  flatten();
+  render();
+  summary();
+  if (data.live) live(data.live);
+  window.ptcTrace = { nodes, timings, select, reveal, render, count: (k) => { let c = 0; for (const n of nodes.values()) if (!k || n.k === k) c++; return c; } };
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,52 @@
+"""Record the 3-level mission journal the viewer's tests read (``data/mission.jsonl``).
+
+    .venv/bin/python tests/trace_viewer/make_mission.py     # regenerate it
+
+The mission is the agent service's (``examples/service/service_mission.py``): a planner
+(ReAct) whose ``RunChild`` children (analysts) start their own children: PTC SubAgents
+(programs run by the tests' stand-in handler, ``tests/agent/program_kind.py``, with tool
+calls and a program error at line 2) and JSON-mode SubAgents; one model call is rate
+limited and retried, one tool fails. Regenerate it once agents-as-tools (the mission tree)
+and the runtime's program kind land: the journal will then carry their real signals
+(``ai.program.result``, sub-call ``ai.tool.*`` signals) and the tests show what changed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+
+from ptcflow.directives import RunProgram
+from ptcflow.signals import SignalBus, record_journal
+
+ROOT = Path(__file__).resolve().parents[2]
+JOURNAL = Path(__file__).parent / "data" / "mission.jsonl"
+RUN_ID = "mission_1"
+QUESTION = "Which regions grew last quarter?"
+
+sys.path.insert(0, str(ROOT / "examples" / "service"))  # also run as a script
+sys.path.insert(0, str(ROOT / "tests"))
+
+from service_mission import open_mission_runtime, run_mission  # noqa: E402
+
+from agent.program_kind import program_handler  # noqa: E402
+
+
+async def record(path: Path, *, latency: float = 0.03) -> None:
+    """Run the mission and journal every signal of it to ``path`` (replaced)."""
+    await anyio.Path(path).unlink(missing_ok=True)
+    bus = SignalBus()
+    handlers = {RunProgram: program_handler()}
+    async with (
+        open_mission_runtime(bus=bus, latency=latency, handlers=handlers) as rt,
+        record_journal(bus, path),
+    ):
+        step = await run_mission(rt, QUESTION, run_id=RUN_ID)
+    assert step.ok, step.error
+
+
+if __name__ == "__main__":
+    anyio.run(record, JOURNAL)
+    print(f"wrote {JOURNAL}")

@@ -1,0 +1,260 @@
+"""The viewer in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+``make test`` installs Debian's ``chromium`` when it runs as root and the browser is missing;
+without it (or without Playwright) these tests skip, and pytest's ``-rs`` summary says why.
+``PTCFLOW_SCREENSHOTS=1`` also writes the screenshots shown in README.md and docs/trace.md.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptcflow.trace import Mission, Prices, write_page
+
+from .support import JOURNAL, KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOTS = ROOT / "docs" if os.environ.get("PTCFLOW_SCREENSHOTS") else None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright is not installed (the dev extra pins it): no browser tests")
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "no /usr/bin/chromium: `make test` installs Debian's chromium package when it runs "
+            "as root (apt-get install -y chromium); install it to run the browser tests"
+        )
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    page.close()
+    assert errors == []
+
+
+def _open(tab: Any, path: Path) -> None:
+    tab.goto(path.resolve().as_uri())
+    tab.wait_for_selector("body[data-ready='1']")
+
+
+def _click_bar(tab: Any, node_id: str) -> None:
+    tab.evaluate("id => ptcTrace.reveal(id)", node_id)
+    tab.locator(f'.row[data-id="{node_id}"] .bar').click()
+
+
+@pytest.fixture(scope="module")
+def mission_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Mission]:
+    mission = Mission.from_journal(JOURNAL)
+    prices = Prices({"scripted": {"input": 3.0, "output": 15.0}})
+    path = tmp_path_factory.mktemp("page") / "mission.html"
+    return write_page(mission, path, prices=prices, title=JOURNAL.name), mission
+
+
+def test_the_recorded_mission_shows_one_bar_per_node(
+    tab: Any, mission_page: tuple[Path, Mission]
+) -> None:
+    path, mission = mission_page
+    _open(tab, path)
+    total = sum(KINDS.values())
+    assert tab.get_attribute("#waterfall", "data-bars") == str(total) == str(len(mission.nodes))
+    for kind, count in KINDS.items():
+        assert tab.evaluate("k => ptcTrace.count(k)", kind) == count
+    assert tab.evaluate("document.getElementById('spacer').offsetHeight") == total * 22
+    visible = tab.locator(".row:not([hidden]) .bar").count()
+    assert 30 < visible < total  # only the rows in view exist (virtualised)
+    assert tab.locator("#summary td").first.inner_text() == "planner"
+    assert "$" in tab.locator("#summary tr:nth-child(2) td:last-child").inner_text()
+    assert tab.locator(".bar.retried").count() == 1  # the rate-limited model call, in view
+    # "failures only": what failed and what holds it
+    failed = {n.id for n in mission.nodes.values() if n.status in ("error", "cancelled")}
+    keep: set[str] = set()
+    for failed_id in failed:
+        node_id: str | None = failed_id
+        while node_id is not None and node_id not in keep:
+            keep.add(node_id)
+            node_id = mission.nodes[node_id].parent
+    tab.check("#failures")
+    assert tab.evaluate("document.getElementById('spacer').offsetHeight") == len(keep) * 22
+    shown = {
+        tab.locator(".row:not([hidden])").nth(i).get_attribute("data-id") for i in range(len(keep))
+    }
+    assert shown == keep
+    tab.uncheck("#failures")
+    assert tab.evaluate("document.getElementById('spacer').offsetHeight") == total * 22
+
+
+def test_a_click_on_a_tool_bar_shows_its_arguments(
+    tab: Any, mission_page: tuple[Path, Mission]
+) -> None:
+    path, mission = mission_page
+    _open(tab, path)
+    tool = next(
+        n for n in mission.nodes.values() if n.name == "fetch_sales" and n.status == "error"
+    )
+    _click_bar(tab, tool.id)
+    detail = tab.locator("#detail")
+    assert detail.locator("h2").inner_text() == "tool: fetch_sales"
+    arguments = detail.locator("h3:text('arguments') + pre").inner_text()
+    assert '"region": "apac"' in arguments
+    assert "sales warehouse for apac is unreachable" in detail.locator(".err").inner_text()
+    assert tab.locator(f'.row.sel[data-id="{tool.id}"]').count() == 1
+
+
+def test_a_failed_program_shows_where_it_failed(
+    tab: Any, mission_page: tuple[Path, Mission]
+) -> None:
+    path, mission = mission_page
+    _open(tab, path)
+    program = next(n for n in mission.nodes.values() if n.kind == "program" and n.status == "error")
+    _click_bar(tab, program.id)
+    source = tab.locator("#detail .src")
+    bad = source.locator(".ln.bad")
+    assert bad.count() == 1 and bad.locator("i").inner_text() == "2"
+    assert bad.inner_text().endswith('(+ "total: " (sum-by :amount rows))')
+    assert bad.locator("mark").inner_text() == "("  # line 2, column 1
+    assert "^ type at line 2, column 1" in source.locator(".caret").inner_text()
+    # the model call before it: the conversation so far and the response
+    assert program.call_id is not None
+    llm = mission.nodes[f"{program.run_id}|{program.call_id.replace('/program/', '/llm/')}"]
+    _click_bar(tab, llm.id)
+    assert "(def rows" in tab.locator("#detail h3:text('response') + pre").inner_text()
+    if SHOTS is not None:
+        _click_bar(tab, program.id)
+        tab.evaluate("document.getElementById('scroller').scrollTop = 0")
+        tab.screenshot(path=str(SHOTS / "trace-viewer.png"))
+
+
+def test_a_mission_of_1000_runs_is_interactive_within_budget(
+    tab: Any, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path_factory.mktemp("big")
+    journal = folder / "mission.jsonl"
+    bench = [sys.executable, str(ROOT / "bench" / "trace_bench.py"), "--make-only"]
+    made = subprocess.run([*bench, "--journal", str(journal)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr  # its own process: Playwright holds this loop
+    runs, signals = (int(w) for w in made.stdout.split(": ")[1].split()[0:3:2])
+    start = time.perf_counter()
+    shown = subprocess.run(
+        [sys.executable, "-m", "ptcflow.cli", "trace", "show", str(journal)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    show_ms = (time.perf_counter() - start) * 1000
+    assert shown.stdout.count("══ worker") == 990
+    mission = Mission.from_journal(journal)
+    page = write_page(mission, folder / "mission.html")
+    start = time.perf_counter()
+    _open(tab, page)
+    tab.wait_for_selector(".row .bar")
+    first_paint = tab.evaluate("ptcTrace.timings.firstPaint")
+    target = [n.id for n in mission.nodes.values() if n.kind == "tool"][5000]
+    tab.evaluate("id => ptcTrace.reveal(id)", target)
+    start = time.perf_counter()
+    tab.locator(f'.row[data-id="{target}"] .bar').click()
+    tab.wait_for_selector("#detail h3:text('arguments')")
+    click_ms = (time.perf_counter() - start) * 1000
+    assert tab.get_attribute("#waterfall", "data-bars") == str(len(mission.nodes))
+    with capsys.disabled():  # into the test log (make test's output)
+        print(
+            f"\n[trace viewer] {runs} runs, {signals} signals, {len(mission.nodes)} bars: "
+            f"`ptcflow trace show` {show_ms:.0f} ms; page first paint {first_paint:.0f} ms, "
+            f"click -> detail {click_ms:.0f} ms (budgets: 2 s each; machine shared)"
+        )
+    assert first_paint + click_ms < 10_000 and show_ms < 10_000  # hangs, not budgets
+
+
+# The page asks the service how its missions ended, until one has the status (10 s at most).
+STATUS_WAIT = """async (status) => {
+  for (let i = 0; i < 100; i++) {
+    const runs = Object.values(await (await fetch('/runs')).json());
+    if (runs.includes(status)) {
+      const counts = {};
+      for (const r of runs) counts[r] = (counts[r] || 0) + 1;
+      return counts;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return null;
+}"""
+
+
+@pytest.fixture(scope="module")
+def service_url() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cmd = [sys.executable, "-m", "ptcflow.cli", "serve", "--example", "--port", str(port)]
+    process = subprocess.Popen([*cmd, "--latency-ms", "150"], cwd=ROOT, stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        assert "example service on" in process.stdout.readline().decode()  # it is listening
+        for _ in range(100):  # uvicorn binds right after printing: connect once it has
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()  # type: ignore[union-attr]
+
+
+def test_the_live_service_shows_bars_before_the_mission_ends(tab: Any, service_url: str) -> None:
+    tab.goto(service_url + "/")
+    tab.wait_for_selector("body[data-ready='1']")
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 4")
+    early = tab.evaluate("ptcTrace.count()")
+    running = tab.evaluate(
+        "ptcTrace.count('run') - [...ptcTrace.nodes.values()].filter(n => n.k === 'run' && n.st !== 'running').length"
+    )
+    assert tab.evaluate("document.body.dataset.live") == "running" and running > 0
+    assert tab.locator(".bar.st-running").count() > 0
+    if SHOTS is not None:
+        tab.wait_for_function("ptcTrace.count('program') >= 1")
+        tab.screenshot(path=str(SHOTS / "trace-live.png"))
+    tab.wait_for_function("document.body.dataset.live === 'ok'", timeout=30_000)
+    final = tab.evaluate("ptcTrace.count()")
+    assert early < final == sum(KINDS.values())
+    assert tab.locator(".bar.st-running").count() == 0
+    # Stop: the page closes its stream, and the service cancels that mission
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 4")
+    tab.click("#stop")
+    assert tab.evaluate("document.body.dataset.live") == "stopped"
+    cancelled = tab.evaluate(STATUS_WAIT, "cancelled")
+    assert cancelled == {"ok": 1, "cancelled": 1}
