@@ -1,11 +1,26 @@
-"""Tools, models and strategies the Temporal tests run on workers (importable by path)."""
+"""Tools, models and strategies the Temporal tests run on workers (imported by path there:
+module-level, stateless, deterministic)."""
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import anyio
+import msgspec
+
+from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.runtime import LLMRequest
+from ptcflow.signals import Signal, ToolCall, ToolSpec
+from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
+from ptcflow.tools import ToolContext
+
+ANALYST = "You analyse one region."
+PLANNER = "You plan the mission."
 
 
 def add(x: int, y: int) -> int:
@@ -13,13 +28,156 @@ def add(x: int, y: int) -> int:
     return x + y
 
 
-def _answer(req: LLMRequest) -> Any:
+async def slow_add(x: int, y: int) -> int:
+    """Add two integers, slowly (half a second)."""
+    await anyio.sleep(0.5)
+    return x + y
+
+
+async def wait_for_ever() -> str:
+    """Never return."""
+    await anyio.sleep_forever()
+    return "never"
+
+
+def big(size: int) -> str:
+    """Return ``size`` characters that do not compress."""
+    return os.urandom(size // 2).hex()
+
+
+async def logged(ctx: ToolContext, x: int) -> int:
+    """Append to the file $PTCFLOW_TEST_LOG when a call starts and when it is done (its
+    side effect, counted by the tests), taking ``PTCFLOW_TEST_DELAY`` seconds."""
+    log = Path(os.environ["PTCFLOW_TEST_LOG"])
+    with log.open("a") as f:
+        f.write(f"start {ctx.call_id} {os.getpid()}\n")
+    await anyio.sleep(float(os.environ.get("PTCFLOW_TEST_DELAY", "0.5")))
+    with log.open("a") as f:
+        f.write(f"done {ctx.call_id} {os.getpid()}\n")
+    return x * 10
+
+
+def _script(req: LLMRequest) -> Any:
+    system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
+    tools = {t.name for t in req.tools}
+    if system == PLANNER:
+        if last.role == "tool":
+            results = [m.content for m in req.messages if m.role == "tool"]
+            return "mission report: " + " | ".join(results)
+        return [
+            ToolCall(id="call_a", name="analyst", input={"prompt": "emea"}),
+            ToolCall(id="call_b", name="analyst", input={"prompt": "amer"}),
+            ToolCall(id="call_c", name="add", input={"x": 1, "y": 2}),
+        ]
     if last.role == "tool":
-        return f"the answer is {last.content}"
-    return ScriptedLLM.tool_call("add", x=2, y=3)
+        return f"done: {last.content}"
+    prompt = next((m.content for m in req.messages if m.role == "user"), "")
+    if "logged" in tools:
+        n = sum(1 for m in req.messages if m.role == "tool")
+        if n < 3:
+            return ToolCall(id=f"call_{n}", name="logged", input={"x": n + len(str(prompt))})
+        return "logged thrice"
+    name = next(iter(sorted(tools - {"analyst"})), "add")
+    args: dict[str, Any] = {"x": len(str(prompt)), "y": 1}
+    if name == "wait_for_ever":
+        args = {}
+    elif name == "big":
+        args = {"size": 200_000}
+    return ToolCall(id=f"call_{prompt}", name=name, input=args)
 
 
 def model() -> ScriptedLLM:
-    """A stateless scripted model: it asks for add(2, 3), then answers."""
-    return ScriptedLLM(_answer)
+    """A stateless scripted model (each answer depends on the request only)."""
+    return ScriptedLLM(_script)
+
+
+class Delegate(msgspec.Struct, frozen=True, kw_only=True):
+    """ReAct whose tool calls of ``agents`` become child runs (``RunChild``)."""
+
+    inner: ReAct
+    agents: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        """The wrapped strategy's name."""
+        return self.inner.name
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Start ReAct with the agents among its tools."""
+        specs = tuple(
+            ToolSpec(
+                name=name,
+                description=text,
+                input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}},
+            )
+            for name, text in self.agents.items()
+        )
+        state, out = self.inner.init(msgspec.structs.replace(run, tools=run.tools + specs))
+        return state, self._children(out)
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Fold a signal into ReAct."""
+        state, out = self.inner.handle(state, signal)
+        return state, self._children(out)
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """ReAct's outcome."""
+        result: Outcome | None = self.inner.outcome(state)
+        return result
+
+    def snapshot(self, state: Any) -> Any:
+        """ReAct's snapshot."""
+        return self.inner.snapshot(state)
+
+    def _children(self, directives: Sequence[Directive]) -> Sequence[Directive]:
+        return [
+            RunChild(
+                id=d.id,
+                agent=d.tool_name,
+                input=d.arguments,
+                request_id=d.request_id,
+                iteration=d.iteration,
+            )
+            if isinstance(d, ToolExec) and d.tool_name in self.agents
+            else d
+            for d in directives
+        ]
+
+
+def planner() -> Delegate:
+    """The mission's top agent: two analysts (child runs) and a tool, in parallel."""
+    return Delegate(
+        inner=ReAct(system_prompt=PLANNER, name="planner"), agents={"analyst": "analyse a region"}
+    )
+
+
+def analyst() -> ReAct:
+    """A child agent: one tool call, then an answer."""
+    return ReAct(system_prompt=ANALYST, name="analyst")
+
+
+class Clocky(msgspec.Struct, frozen=True, kw_only=True):
+    """A strategy that is not deterministic: its directive ids read the clock."""
+
+    name: str = "clocky"
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Ask for one tool call whose id is the time."""
+        return "asked", [
+            ToolExec(id=f"add_{time.time_ns()}", tool_name="add", arguments={"x": 1, "y": 2})
+        ]
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Done at the tool's result."""
+        return ("done" if signal.type == "ai.tool.result" else state), []
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Done once the tool answered."""
+        from ptcflow.signals import Ok, Usage
+
+        return Outcome(result=Ok(payload=state), usage=Usage()) if state == "done" else None
+
+    def snapshot(self, state: Any) -> Any:
+        """Nothing to share."""
+        return None

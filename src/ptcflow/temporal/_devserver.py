@@ -19,7 +19,6 @@ from pathlib import Path
 from types import TracebackType
 
 import anyio
-from anyio.abc import Process
 
 from ptcflow.errors import ConfigError
 
@@ -76,20 +75,15 @@ class DevServer:
         self.port = port or _free_port()
         self.db_filename = None if db_filename is None else str(db_filename)
         self.dynamic_config = dict(dynamic_config or {})
-        self.process: Process | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def address(self) -> str:
         """``127.0.0.1:port``."""
         return f"127.0.0.1:{self.port}"
 
-    async def start(self, *, timeout: float = 30.0) -> None:  # noqa: ASYNC109
-        """Start the server and wait until it accepts connections. Blocks.
-
-        Raises:
-            ConfigError: the ``temporal`` command is missing.
-            TimeoutError: the server did not come up within ``timeout`` seconds.
-        """
+    def spawn(self) -> None:
+        """Start the server process (does not wait for it to accept connections)."""
         args = [
             temporal_executable(),
             "server",
@@ -106,13 +100,24 @@ class DevServer:
             args += ["--db-filename", self.db_filename]
         for key, value in self.dynamic_config.items():
             args += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
-        self.process = await anyio.open_process(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    async def start(self, *, timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        """Start the server and wait until it accepts connections. Blocks.
+
+        Raises:
+            ConfigError: the ``temporal`` command is missing, or the server exited.
+            TimeoutError: the server did not come up within ``timeout`` seconds.
+        """
+        self.spawn()
+        assert self.process is not None
         with anyio.fail_after(timeout):
-            while True:
-                if self.process.returncode is not None:
-                    raise ConfigError(f"the Temporal dev server exited at once ({args})")
+            while True:  # nothing to await but the port: poll it
+                if self.process.poll() is not None:
+                    raise ConfigError(
+                        f"the Temporal dev server exited at once (code {self.process.returncode}); "
+                        f"is port {self.port} free?"
+                    )
                 try:
                     stream = await anyio.connect_tcp("127.0.0.1", self.port)
                 except OSError:
@@ -127,13 +132,13 @@ class DevServer:
         if process is None:
             return
         self.process = None
-        if process.returncode is None:
+        if process.poll() is None:
             process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
             with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
+                await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+            if process.poll() is None:
                 process.kill()
-        await process.aclose()
+                await anyio.to_thread.run_sync(process.wait)
 
     async def __aenter__(self) -> DevServer:
         await self.start()
