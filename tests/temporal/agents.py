@@ -68,7 +68,7 @@ def _script(req: LLMRequest) -> Any:
         return [
             ToolCall(id="call_a", name="analyst", input={"prompt": "emea"}),
             ToolCall(id="call_b", name="analyst", input={"prompt": "amer"}),
-            ToolCall(id="call_c", name="add", input={"x": 1, "y": 2}),
+            _own_tool_call(tools, "call_c", "planner"),
         ]
     if last.role == "tool":
         return f"done: {last.content}"
@@ -78,13 +78,18 @@ def _script(req: LLMRequest) -> Any:
         if n < 3:
             return ToolCall(id=f"call_{n}", name="logged", input={"x": n + len(str(prompt))})
         return "logged thrice"
+    return _own_tool_call(tools, f"call_{prompt}", str(prompt))
+
+
+def _own_tool_call(tools: set[str], id: str, prompt: str) -> ToolCall:
+    """A call of the run's first tool that is not an agent."""
     name = next(iter(sorted(tools - {"analyst"})), "add")
-    args: dict[str, Any] = {"x": len(str(prompt)), "y": 1}
+    args: dict[str, Any] = {"x": len(prompt), "y": 1}
     if name == "wait_for_ever":
         args = {}
     elif name == "big":
         args = {"size": 200_000}
-    return ToolCall(id=f"call_{prompt}", name=name, input=args)
+    return ToolCall(id=id, name=name, input=args)
 
 
 def model() -> ScriptedLLM:

@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from ptcflow.directives import Directive, RunChild, ToolExec
@@ -326,6 +326,8 @@ class _Driver:
                 )
                 return outcome
             except ActivityError as exc:
+                if isinstance(exc.cause, CancelledError):
+                    raise asyncio.CancelledError from None
                 if is_lost_worker(exc) and lost < self.spec.options.lost_worker_retries:
                     lost += 1
                     continue
@@ -370,6 +372,8 @@ class _Driver:
                 parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
             )
         except ChildWorkflowError as exc:
+            if isinstance(exc.cause, CancelledError):  # we cancelled it: the reason is ours
+                raise asyncio.CancelledError from None
             return ActivityOutcome(error=failure_of(d, exc, 0).error)
         step = result.step
         if step.ok:
