@@ -22,14 +22,20 @@ from ptcflow.temporal._devserver import (
     temporal_executable as temporal_executable,
 )
 from ptcflow.temporal._options import TemporalOptions as TemporalOptions
+from ptcflow.temporal._replay import (
+    NondeterministicRun as NondeterministicRun,
+    check_determinism as check_determinism,
+)
 from ptcflow.temporal._worker import open_worker as open_worker, workflow_runner as workflow_runner
 
 __all__ = (
     "DevServer",
+    "NondeterministicRun",
     "TemporalOptions",
     "TemporalRunHandle",
     "TemporalRuntime",
     "TemporalUnavailable",
+    "check_determinism",
     "connect",
     "open_worker",
     "temporal_executable",

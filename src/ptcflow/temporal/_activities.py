@@ -192,7 +192,8 @@ class ActivityHost:
             signals=tuple(run.lines), traceparent=ctx.traceparent, attempt=attempt
         )
         result = ctx.result
-        limit = self.max_payload_bytes
+        limits = [n for n in (self.max_payload_bytes, call.max_payload_bytes) if n is not None]
+        limit = min(limits) if limits else None
         if limit is not None:
             size = payload_size(outcome, limit)
             if size > limit:

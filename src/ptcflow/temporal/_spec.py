@@ -109,7 +109,8 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     """The strategy's snapshot for a tool that takes a ``ToolContext``."""
     max_attempts: int = 1
     """Attempts the directive's retry policy allows (the last one returns its failure)."""
-    heartbeat_ms: int | None = None
+    max_payload_bytes: int | None = None
+    """The run's limit on the outcome's size (``TemporalOptions.max_payload_bytes``)."""
 
 
 class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):

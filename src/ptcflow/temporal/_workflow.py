@@ -285,6 +285,7 @@ class _Driver:
             tool=where.tool,
             snapshot=snapshot,
             max_attempts=where.max_attempts,
+            max_payload_bytes=self.spec.options.max_payload_bytes,
         )
         limit = self.spec.options.max_payload_bytes
         if limit is not None:
