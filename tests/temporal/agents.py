@@ -50,10 +50,10 @@ async def logged(ctx: ToolContext, x: int) -> int:
     side effect, counted by the tests), taking ``PTCFLOW_TEST_DELAY`` seconds."""
     log = Path(os.environ["PTCFLOW_TEST_LOG"])
     with log.open("a") as f:
-        f.write(f"start {ctx.call_id} {os.getpid()}\n")
+        f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
     await anyio.sleep(float(os.environ.get("PTCFLOW_TEST_DELAY", "0.5")))
     with log.open("a") as f:
-        f.write(f"done {ctx.call_id} {os.getpid()}\n")
+        f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
     return x * 10
 
 
@@ -70,14 +70,14 @@ def _script(req: LLMRequest) -> Any:
             ToolCall(id="call_b", name="analyst", input={"prompt": "amer"}),
             _own_tool_call(tools, "call_c", "planner"),
         ]
-    if last.role == "tool":
-        return f"done: {last.content}"
     prompt = next((m.content for m in req.messages if m.role == "user"), "")
     if "logged" in tools:
         n = sum(1 for m in req.messages if m.role == "tool")
         if n < 3:
             return ToolCall(id=f"call_{n}", name="logged", input={"x": n + len(str(prompt))})
         return "logged thrice"
+    if last.role == "tool":
+        return f"done: {last.content}"
     return _own_tool_call(tools, f"call_{prompt}", str(prompt))
 
 

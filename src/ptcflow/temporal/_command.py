@@ -43,6 +43,12 @@ def add_worker_command(add_parser: Callable[..., argparse.ArgumentParser]) -> No
         help="a module the workflow sandbox imports once (trusted deterministic strategies)",
     )
     p.add_argument("--max-concurrent-activities", type=int, default=None)
+    p.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=None,
+        help="seconds before runs cached on a lost worker move to another (default 10)",
+    )
 
 
 def _load(path: str | None, what: str) -> Any:
@@ -93,6 +99,7 @@ async def _serve(args: argparse.Namespace, llm: Any, tools: Any, handlers: Any) 
         activities=not args.no_activities,
         passthrough=tuple(args.passthrough),
         max_concurrent_activities=args.max_concurrent_activities,
+        sticky_timeout=args.sticky_timeout,
     ):
         print(
             f"ptcflow worker on {args.address} task queue {args.task_queue!r} (Ctrl-C stops it)",

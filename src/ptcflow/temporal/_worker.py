@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ptcflow.directives import Directive
@@ -71,6 +72,7 @@ async def open_worker(
     passthrough: Sequence[str] = (),
     max_concurrent_activities: int | None = None,
     max_payload_bytes: int | None = 2_000_000,
+    sticky_timeout: float | None = None,
 ) -> AsyncIterator[Worker]:
     """Run a worker on ``task_queue`` while the block is open. Blocks on exit until the
     worker has stopped (in-flight activities are cancelled; Temporal runs them again).
@@ -91,6 +93,8 @@ async def open_worker(
             :func:`workflow_runner`).
         max_concurrent_activities: activities performed at once (default: Temporal's).
         max_payload_bytes: the largest activity result sent into history.
+        sticky_timeout: seconds before a run cached on a lost worker moves to another
+            worker (Temporal's sticky schedule-to-start timeout; default 10 s).
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -117,6 +121,8 @@ async def open_worker(
         kwargs: dict[str, Any] = {}
         if max_concurrent_activities is not None:
             kwargs["max_concurrent_activities"] = max_concurrent_activities
+        if sticky_timeout is not None:
+            kwargs["sticky_queue_schedule_to_start_timeout"] = timedelta(seconds=sticky_timeout)
         worker = Worker(
             client,
             task_queue=task_queue,
