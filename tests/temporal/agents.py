@@ -186,3 +186,49 @@ class Clocky(msgspec.Struct, frozen=True, kw_only=True):
     def snapshot(self, state: Any) -> Any:
         """Nothing to share."""
         return None
+
+
+class LogAll(Directive, frozen=True, kw_only=True, tag="log_all"):
+    """A custom directive whose handler makes one sub-call of ``logged`` per value (the
+    shape of a program: sub-calls through ``ctx.call_tool``)."""
+
+    values: list[int]
+
+
+async def log_all(directive: LogAll, ctx: Any) -> list[Any]:
+    """Call ``logged`` once per value, in order."""
+    out = []
+    for n, x in enumerate(directive.values, 1):
+        result = await ctx.call_tool("logged", {"x": x}, index=n)
+        out.append(result.payload if result.ok else result.error.type)
+    return out
+
+
+TOOLS = [logged]
+HANDLERS = {LogAll: log_all}
+
+
+class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
+    """One LogAll directive; done at its own result."""
+
+    name: str = "log-once"
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Ask for the sub-calls."""
+        return None, [LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])]
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Keep the directive's own result."""
+        if signal.type == "ai.tool.result" and signal.call_id and signal.call_id.endswith("/all"):
+            return signal.data.result, []
+        return state, []
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Done with the directive's result."""
+        from ptcflow.signals import Usage
+
+        return None if state is None else Outcome(result=state, usage=Usage())
+
+    def snapshot(self, state: Any) -> Any:
+        """Nothing to share."""
+        return None

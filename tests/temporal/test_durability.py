@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from ptcflow.temporal import DevServer, TemporalOptions, TemporalRuntime, connect, open_worker
-from temporal.agents import logged, analyst, model
+from temporal.agents import LogOnce, analyst, logged, model
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ def _calls(log: Path) -> tuple[Counter[str], Counter[str], dict[str, set[str]]]:
 class WorkerProcess:
     """``ptcflow worker`` in a process of its own."""
 
-    def __init__(self, address: str, queue: str, log: Path) -> None:
+    def __init__(self, address: str, queue: str, log: Path, *extra: str) -> None:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
@@ -46,7 +46,15 @@ class WorkerProcess:
             "PTCFLOW_TEST_DELAY": "1.0",
         }
         command = [sys.executable, "-m", "ptcflow.cli", "worker", "--address", address]
-        command += ["--task-queue", queue, "--llm", "temporal.agents:model", "--sticky-timeout", "1"]
+        command += [
+            "--task-queue",
+            queue,
+            "--llm",
+            "temporal.agents:model",
+            "--sticky-timeout",
+            "1",
+        ]
+        command += extra
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()  # printed once it polls
@@ -76,7 +84,8 @@ class WorkerProcess:
 def workers(dev_server: DevServer, queue: str, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
     log = tmp_path / "calls.log"
     log.touch()
-    started = [WorkerProcess(dev_server.address, queue, log) for _ in range(2)]
+    extra = ("--tools", "temporal.agents:TOOLS", "--handlers", "temporal.agents:HANDLERS")
+    started = [WorkerProcess(dev_server.address, queue, log, *extra) for _ in range(2)]
     try:
         yield started
     finally:
@@ -139,3 +148,43 @@ async def test_runs_complete_after_the_server_is_killed_and_restarted_on_its_sql
     assert all(s.ok and s.value == "logged thrice" for s in steps), [s.error for s in steps]
     _, dones, _ = _calls(log)
     assert len(dones) == 9
+
+
+async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called_again(
+    dev_server: DevServer, workers: list[WorkerProcess], queue: str, tmp_path: Path
+) -> None:
+    """The activity layer a program runs in: each completed sub-call is heartbeated, and
+    the attempt that runs again answers it from that record."""
+    log = tmp_path / "calls.log"
+    client = await connect(dev_server.address)
+    options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
+    async with TemporalRuntime(client=client, options=options) as trt:
+        handle = await trt.start(LogOnce(), "go", record=True)
+        desc_handle = client.get_workflow_handle(handle.run_id)
+
+        def recorded() -> int:
+            return log.read_text().count("done")
+
+        await _wait_for(lambda: recorded() >= 1)
+        with anyio.fail_after(30):  # until the record of the completed call reached the server
+            while True:
+                raw = (await desc_handle.describe()).raw_description
+                details = [
+                    p.data for a in raw.pending_activities for p in a.heartbeat_details.payloads
+                ]
+                if any(b'"index":1' in d for d in details):
+                    break
+                await anyio.sleep(0.05)
+        starts, dones, where = _calls(log)
+        busy = next(pid for c, pids in where.items() for pid in pids if dones[c] == 0)
+        victim = next(w for w in workers if w.pid == busy)
+        victim.kill()
+        step = await handle.wait()
+    assert step.ok and step.value == [10, 20, 30], step.error
+    starts, dones, _ = _calls(log)
+    assert len(dones) == 3 and set(dones.values()) == {1}
+    assert starts[f"{handle.run_id}/{handle.run_id}/all/tool/1"] == 1  # answered from the record
+    results = [s.call_id for s in step.signals if s.type == "ai.tool.result"]
+    assert results == [f"{handle.run_id}/all/tool/{n}" for n in (1, 2, 3)] + [
+        f"{handle.run_id}/all"
+    ]

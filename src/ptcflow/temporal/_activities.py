@@ -153,6 +153,8 @@ class ActivityHost:
             return ActivityOutcome(signals=(), error=tools, attempt=info.attempt)
         directive = call.directive.value()
         record = decode_record(info.heartbeat_details)
+        if not record and call.record is not None:  # run again after its worker was lost
+            record = decode_record([call.record])
         beat = not info.is_local and info.heartbeat_timeout is not None
 
         def heartbeat(done: dict[int, Recorded]) -> None:

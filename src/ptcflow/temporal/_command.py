@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -89,20 +90,23 @@ async def _serve(args: argparse.Namespace, llm: Any, tools: Any, handlers: Any) 
     from ptcflow.temporal._worker import open_worker
 
     client = await connect(args.address, namespace=args.namespace)
-    async with open_worker(
-        client,
-        task_queue=args.task_queue,
-        llm=llm,
-        tools=tools,
-        handlers=handlers,
-        workflows=not args.no_workflows,
-        activities=not args.no_activities,
-        passthrough=tuple(args.passthrough),
-        max_concurrent_activities=args.max_concurrent_activities,
-        sticky_timeout=args.sticky_timeout,
-    ):
-        print(
-            f"ptcflow worker on {args.address} task queue {args.task_queue!r} (Ctrl-C stops it)",
-            flush=True,
-        )
-        await anyio.sleep_forever()
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as stops:
+        async with open_worker(
+            client,
+            task_queue=args.task_queue,
+            llm=llm,
+            tools=tools,
+            handlers=handlers,
+            workflows=not args.no_workflows,
+            activities=not args.no_activities,
+            passthrough=tuple(args.passthrough),
+            max_concurrent_activities=args.max_concurrent_activities,
+            sticky_timeout=args.sticky_timeout,
+        ):
+            print(
+                f"ptcflow worker on {args.address} task queue {args.task_queue!r} "
+                "(Ctrl-C stops it)",
+                flush=True,
+            )
+            async for _ in stops:  # SIGINT or SIGTERM: stop polling, let activities end
+                break

@@ -21,7 +21,7 @@ from ptcflow.signals import INTERNAL, TIMEOUT, TRANSIENT, Err, ErrorEnvelope
 from ptcflow.temporal._refs import ToolRef
 from ptcflow.temporal._spec import RunSpec
 
-__all__ = ("Placement", "failure_of", "is_lost_worker", "place")
+__all__ = ("Placement", "failure_of", "is_lost_worker", "last_heartbeat", "place")
 
 _ATTEMPT_GRACE_S = 5.0
 """Start-to-close beyond a tool's own attempt timeout, so its own clean ``timeout`` wins."""
@@ -118,6 +118,13 @@ def is_lost_worker(exc: BaseException) -> bool:
     """True when an activity failed because its worker stopped heartbeating."""
     cause = exc.cause if isinstance(exc, ActivityError) else None
     return isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.HEARTBEAT
+
+
+def last_heartbeat(exc: BaseException) -> bytes | None:
+    """The last heartbeat details of an activity whose worker was lost (its record)."""
+    cause = exc.cause if isinstance(exc, ActivityError) else None
+    details = cause.last_heartbeat_details if isinstance(cause, TemporalTimeout) else ()
+    return details[0] if details and isinstance(details[0], bytes) else None
 
 
 def failure_of(d: Directive, exc: Exception, lost: int) -> Err:

@@ -111,6 +111,9 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     """Attempts the directive's retry policy allows (the last one returns its failure)."""
     max_payload_bytes: int | None = None
     """The run's limit on the outcome's size (``TemporalOptions.max_payload_bytes``)."""
+    record: bytes | None = None
+    """The sub-calls an earlier activity of this directive completed before its worker was
+    lost (its last heartbeat details): they are answered from it, not called again."""
 
 
 class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):

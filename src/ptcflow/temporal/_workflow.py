@@ -50,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
         json_safe,
     )
     from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE, PERFORM
-    from ptcflow.temporal._placement import failure_of, is_lost_worker, place
+    from ptcflow.temporal._placement import failure_of, is_lost_worker, last_heartbeat, place
     from ptcflow.temporal._refs import ToolRef
     from ptcflow.temporal._spec import (
         ActivityCall,
@@ -331,6 +331,9 @@ class _Driver:
                     raise asyncio.CancelledError from None
                 if is_lost_worker(exc) and lost < self.spec.options.lost_worker_retries:
                     lost += 1
+                    details = last_heartbeat(exc)
+                    if details is not None:  # the sub-calls it completed: not again
+                        call = msgspec.structs.replace(call, record=details)
                     continue
                 return ActivityOutcome(error=failure_of(d, exc, lost + 1).error)
 
