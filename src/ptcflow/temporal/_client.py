@@ -189,7 +189,7 @@ class TemporalRuntime:
             input=json_safe(input),
             run_id=rid,
             request_id=request_id or rid,
-            name=name,
+            name=name or str(getattr(strategy, "name", "") or "") or None,
             tools=tuple(tool_ref(t) for t in toolbox.tools.values()),
             tool_specs=toolbox.specs,
             agents={n: agent_ref(s) for n, s in everyone.items()},
