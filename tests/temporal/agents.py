@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -48,12 +47,12 @@ def big(size: int) -> str:
 async def logged(ctx: ToolContext, x: int) -> int:
     """Append to the file $PTCFLOW_TEST_LOG when a call starts and when it is done (its
     side effect, counted by the tests), taking ``PTCFLOW_TEST_DELAY`` seconds."""
-    log = Path(os.environ["PTCFLOW_TEST_LOG"])
-    with log.open("a") as f:
-        f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+    log = anyio.Path(os.environ["PTCFLOW_TEST_LOG"])
+    async with await log.open("a") as f:
+        await f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
     await anyio.sleep(float(os.environ.get("PTCFLOW_TEST_DELAY", "0.5")))
-    with log.open("a") as f:
-        f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+    async with await log.open("a") as f:
+        await f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
     return x * 10
 
 

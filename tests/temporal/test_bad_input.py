@@ -81,7 +81,7 @@ async def test_an_input_too_large_for_history_is_refused_before_the_run_starts(
     small = msgspec.structs.replace(options, max_payload_bytes=50_000)
     async with TemporalRuntime(client=client, options=small) as trt:
         with pytest.raises(UsageError, match="more than the 50000 bytes"):
-            trt.run(analyst(), big(200_000))
+            trt.run(analyst(), big(200_000)).close()
 
 
 async def test_a_tool_defined_in_a_function_is_refused_with_the_fix(
@@ -93,4 +93,4 @@ async def test_a_tool_defined_in_a_function_is_refused_with_the_fix(
 
     async with TemporalRuntime(client=client, tools=[inner], options=options) as trt:
         with pytest.raises(UsageError, match="define it at module level"):
-            trt.run(analyst(), "emea")
+            trt.run(analyst(), "emea").close()

@@ -64,9 +64,11 @@ async def test_a_tool_routed_to_its_own_queue_runs_on_that_queues_workers(
         """Add, in the pool."""
         return 1000 + x + y
 
-    async with open_worker(client, task_queue=pool, tools={"add": pooled}, workflows=False):
-        async with TemporalRuntime(client=client, tools=[add], options=routed) as trt:
-            step = await trt.run(analyst(), "emea")
+    async with (
+        open_worker(client, task_queue=pool, tools={"add": pooled}, workflows=False),
+        TemporalRuntime(client=client, tools=[add], options=routed) as trt,
+    ):
+        step = await trt.run(analyst(), "emea")
     assert step.ok and "1005" in str(step.value), step
 
 

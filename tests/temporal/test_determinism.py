@@ -52,11 +52,13 @@ async def test_a_strategy_that_reads_the_clock_is_caught_by_replaying_its_histor
 ) -> None:
     client = await connect(dev_server.address)
     # its module let through the sandbox, the run itself goes through
-    async with open_worker(
-        client, task_queue=options.task_queue, llm=model(), passthrough=("temporal.agents",)
+    async with (
+        open_worker(
+            client, task_queue=options.task_queue, llm=model(), passthrough=("temporal.agents",)
+        ),
+        TemporalRuntime(client=client, tools=[add], options=options) as trt,
     ):
-        async with TemporalRuntime(client=client, tools=[add], options=options) as trt:
-            step = await trt.run(Clocky(), "go", run_id=f"clocky-{options.task_queue}")
+        step = await trt.run(Clocky(), "go", run_id=f"clocky-{options.task_queue}")
     assert step.ok, step.error
     history = await client.get_workflow_handle(step.run_id).fetch_history()
     with pytest.raises(NondeterministicRun) as caught:

@@ -96,7 +96,7 @@ def workers(dev_server: DevServer, queue: str, tmp_path: Path) -> Iterator[list[
 async def _wait_for(condition: Any, seconds: float = 30.0) -> None:
     """Poll ``condition()`` (a file another process writes) until it holds."""
     with anyio.fail_after(seconds):
-        while not condition():
+        while not condition():  # noqa: ASYNC110 - another process writes it: nothing to await
             await anyio.sleep(0.02)
 
 
@@ -136,13 +136,15 @@ async def test_runs_complete_after_the_server_is_killed_and_restarted_on_its_sql
     try:
         client = await connect(server.address)
         options = TemporalOptions(task_queue="restart", heartbeat_timeout_ms=2_000)
-        async with open_worker(client, task_queue="restart", llm=model()):
-            async with TemporalRuntime(client=client, tools=[logged], options=options) as trt:
-                handles = [await trt.start(analyst(), f"region {n}") for n in range(3)]
-                await _wait_for(lambda: log.read_text().count("done") >= 2)
-                await server.stop(kill=True)
-                await server.start()
-                steps = [await h.wait() for h in handles]
+        async with (
+            open_worker(client, task_queue="restart", llm=model()),
+            TemporalRuntime(client=client, tools=[logged], options=options) as trt,
+        ):
+            handles = [await trt.start(analyst(), f"region {n}") for n in range(3)]
+            await _wait_for(lambda: log.read_text().count("done") >= 2)
+            await server.stop(kill=True)
+            await server.start()
+            steps = [await h.wait() for h in handles]
     finally:
         await server.stop()
     assert all(s.ok and s.value == "logged thrice" for s in steps), [s.error for s in steps]

@@ -80,9 +80,11 @@ async def test_a_temporal_run_journals_and_replays(
 ) -> None:
     bus, out = SignalBus(), io.StringIO()
     run_id = f"journal-{options.task_queue}"
-    async with TemporalRuntime(client=client, tools=[add], options=options, bus=bus) as trt:
-        async with record_journal(bus, out, run_id=run_id):
-            step = await trt.run(analyst(), "emea", run_id=run_id)
+    async with (
+        TemporalRuntime(client=client, tools=[add], options=options, bus=bus) as trt,
+        record_journal(bus, out, run_id=run_id),
+    ):
+        step = await trt.run(analyst(), "emea", run_id=run_id)
     assert step.ok, step.error
     signals = read_journal(io.StringIO(out.getvalue()))
     state = replay(analyst(), signals)

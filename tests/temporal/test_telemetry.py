@@ -4,8 +4,6 @@ Temporal's workflow and activity spans (its tracing interceptor), and ptcflow's 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -27,9 +25,11 @@ async def test_one_trace_from_the_client_through_temporal_to_the_tool(
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     telemetry = Telemetry(tracer_provider=provider)
     client = await connect(dev_server.address, tracer_provider=provider)
-    async with open_worker(client, task_queue=options.task_queue, llm=model(), telemetry=telemetry):
-        async with TemporalRuntime(client=client, tools=[add], options=options, telemetry=telemetry) as trt:
-            step = await trt.run(analyst(), "emea", record=True)
+    async with (
+        open_worker(client, task_queue=options.task_queue, llm=model(), telemetry=telemetry),
+        TemporalRuntime(client=client, tools=[add], options=options, telemetry=telemetry) as trt,
+    ):
+        step = await trt.run(analyst(), "emea", record=True)
     assert step.ok, step.error
     spans = exporter.get_finished_spans()
     by_name = {s.name: s for s in spans}
@@ -39,6 +39,7 @@ async def test_one_trace_from_the_client_through_temporal_to_the_tool(
     trace_ids = {s.context.trace_id for s in spans}
     assert len(trace_ids) == 1  # one trace, joined
     tool = by_name["execute_tool add"]
+    assert tool.parent is not None and tool.context is not None
     parent = next(s for s in spans if s.context.span_id == tool.parent.span_id)
     assert parent.name.startswith("RunActivity:ptcflow.perform")
     (result,) = [s for s in step.signals if s.type == TOOL_RESULT]

@@ -87,7 +87,7 @@ async def check_determinism(
         started = history.events[0].workflow_execution_started_event_attributes
         try:
             (spec,) = await converter.decode(started.input.payloads, [RunSpec])
-        except Exception:  # noqa: S110 - the message below works without it
+        except Exception:
             pass
         path, name = "?", "?"
         if isinstance(spec, RunSpec):
