@@ -94,3 +94,26 @@ async def test_a_tool_defined_in_a_function_is_refused_with_the_fix(
     async with TemporalRuntime(client=client, tools=[inner], options=options) as trt:
         with pytest.raises(UsageError, match="define it at module level"):
             trt.run(analyst(), "emea").close()
+
+
+async def test_large_payloads_kept_in_external_storage_stay_out_of_history(
+    dev_server: Any, options: TemporalOptions, tmp_path: Path
+) -> None:
+    from ptcflow.temporal import connect, file_storage, open_worker
+    from temporal.agents import model
+
+    storage = file_storage(tmp_path / "payloads", threshold=10_000)
+    client = await connect(dev_server.address, storage=storage)
+    unlimited = msgspec.structs.replace(options, max_payload_bytes=None)
+    run_id = f"stored-{options.task_queue}"
+    async with (
+        open_worker(client, task_queue=options.task_queue, llm=model(), max_payload_bytes=None),
+        TemporalRuntime(client=client, tools=[big], options=unlimited) as trt,
+    ):
+        step = await trt.run(analyst(), "emea", run_id=run_id, record=True)
+    assert step.ok, step.error
+    (result,) = [s.data.result for s in step.signals if s.type == TOOL_RESULT]
+    assert len(result.payload) == 200_000  # the whole result, read back from storage
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    assert history.events and sum(e.ByteSize() for e in history.events) < 100_000
+    assert any((tmp_path / "payloads").iterdir())

@@ -16,6 +16,7 @@ from ptcflow.temporal._client import (
 from ptcflow.temporal._connect import (
     TemporalUnavailable as TemporalUnavailable,
     connect as connect,
+    file_storage as file_storage,
 )
 from ptcflow.temporal._devserver import (
     DevServer as DevServer,
@@ -37,6 +38,7 @@ __all__ = (
     "TemporalUnavailable",
     "check_determinism",
     "connect",
+    "file_storage",
     "open_worker",
     "temporal_executable",
     "workflow_runner",

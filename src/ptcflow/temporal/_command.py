@@ -43,6 +43,11 @@ def add_worker_command(add_parser: Callable[..., argparse.ArgumentParser]) -> No
         default=[],
         help="a module the workflow sandbox imports once (trusted deterministic strategies)",
     )
+    p.add_argument(
+        "--storage",
+        help="a directory shared by every worker and client: large payloads are kept there, "
+        "out of history (see docs/temporal.md, Limits)",
+    )
     p.add_argument("--max-concurrent-activities", type=int, default=None)
     p.add_argument(
         "--sticky-timeout",
@@ -86,10 +91,11 @@ def run_worker_command(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, llm: Any, tools: Any, handlers: Any) -> None:
-    from ptcflow.temporal._connect import connect
+    from ptcflow.temporal._connect import connect, file_storage
     from ptcflow.temporal._worker import open_worker
 
-    client = await connect(args.address, namespace=args.namespace)
+    storage = None if args.storage is None else file_storage(args.storage)
+    client = await connect(args.address, namespace=args.namespace, storage=storage)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as stops:
         async with open_worker(
             client,
@@ -102,6 +108,7 @@ async def _serve(args: argparse.Namespace, llm: Any, tools: Any, handlers: Any) 
             passthrough=tuple(args.passthrough),
             max_concurrent_activities=args.max_concurrent_activities,
             sticky_timeout=args.sticky_timeout,
+            max_payload_bytes=None if storage is not None else 2_000_000,
         ):
             print(
                 f"ptcflow worker on {args.address} task queue {args.task_queue!r} "

