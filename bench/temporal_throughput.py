@@ -39,7 +39,7 @@ from ptcflow.temporal import DevServer, TemporalOptions, TemporalRuntime, connec
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from _temporal_agents import add, model  # noqa: E402
+from _temporal_agents import PlainWorkflow, add, model, plain_activity  # noqa: E402
 
 DIRECTIVES = 3  # per run: LLM, tool, LLM
 
@@ -156,6 +156,29 @@ async def _on_workers(
     return Figures(rate, statistics.median(times) / DIRECTIVES, cpu)
 
 
+async def _plain(server: DevServer, alone: int) -> float:
+    """Seconds per activity of a plain Temporal workflow of three activities (the
+    engine's own latency, in-process worker), median of ``alone`` runs."""
+    from temporalio.client import Client
+    from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+    client = await Client.connect(server.address)
+    times = []
+    async with Worker(
+        client,
+        task_queue="plain",
+        workflows=[PlainWorkflow],
+        activities=[plain_activity],
+        workflow_runner=UnsandboxedWorkflowRunner(),  # a lower bound: ptcflow's is sandboxed
+    ):
+        for n in range(alone + 3):
+            t = time.perf_counter()
+            await client.execute_workflow(PlainWorkflow.run, 1, id=f"plain-{n}", task_queue="plain")
+            if n >= 3:  # after a warm-up
+                times.append(time.perf_counter() - t)
+    return statistics.median(times) / DIRECTIVES
+
+
 async def main(args: argparse.Namespace) -> dict[str, Figures]:
     print(
         f"workload: {DIRECTIVES} directives per run; {args.runs} runs at once, {args.alone} alone"
@@ -167,6 +190,10 @@ async def main(args: argparse.Namespace) -> dict[str, Figures]:
         print(one.line("Temporal, 1 worker"))
         two = await _temporal(server, 2, args.runs, args.alone)
         print(two.line("Temporal, 2 workers"))
+        plain = await _plain(server, args.alone)
+        print(
+            f"plain Temporal workflow, 3 activities:  {plain * 1e3:8.3f} ms/activity alone (no ptcflow)"
+        )
     added = (one.alone - local.alone) * 1e3
     print(
         f"Temporal adds {added:.2f} ms per directive to a run alone ({one.alone / local.alone:.0f}x)"

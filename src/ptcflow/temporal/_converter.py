@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -142,7 +143,7 @@ class FileStorageDriver(StorageDriver):
         'ptcflow-files'
     """
 
-    def __init__(self, directory: str | Path, *, name: str = "ptcflow-files") -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, name: str = "ptcflow-files") -> None:
         self.directory = Path(directory)
         self._name = name
 
