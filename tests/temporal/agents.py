@@ -231,3 +231,19 @@ class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
     def snapshot(self, state: Any) -> Any:
         """Nothing to share."""
         return None
+
+
+class Loose(msgspec.Struct, frozen=True, kw_only=True):
+    """A strategy wrapper whose field is typed ``Any``: it would not come back equal."""
+
+    inner: Any = None
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Delegate."""
+        result: tuple[Any, Sequence[Directive]] = self.inner.init(run)
+        return result
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Delegate."""
+        result: tuple[Any, Sequence[Directive]] = self.inner.handle(state, signal)
+        return result

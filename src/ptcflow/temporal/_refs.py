@@ -137,11 +137,15 @@ def agent_ref(strategy: Any) -> AgentRef:
     if hasattr(cls, "__struct_fields__") or hasattr(cls, "__dataclass_fields__"):
         config = _ENCODER.encode(strategy)
         try:
-            msgspec.json.decode(config, type=cls)
+            back = msgspec.json.decode(config, type=cls)
         except (msgspec.ValidationError, TypeError) as exc:
+            back = exc
+        if back != strategy:
             raise UsageError(
-                f"strategy {cls.__name__} does not survive being sent to a worker as JSON: {exc}"
-            ) from None
+                f"strategy {cls.__name__} does not come back equal from JSON, so a Temporal "
+                f"worker would run another one ({back!r:.200}): type its fields precisely "
+                "(a field typed Any holding a struct comes back as a dict)"
+            )
         return AgentRef(path=path, config=msgspec.Raw(config))
     if getattr(strategy, "__dict__", None):
         raise UsageError(
