@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from ptcflow.directives import Directive, RunChild, ToolExec
+from ptcflow.directives import Directive, RunChild, RunProgram, ToolExec, perform_program
 from ptcflow.runtime import LLMRequest
-from ptcflow.signals import Signal, ToolCall, ToolSpec
+from ptcflow.signals import Err, ErrorEnvelope, Signal, ToolCall, ToolSpec
 from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
 from ptcflow.tools import ToolContext
@@ -203,18 +203,46 @@ async def log_all(directive: LogAll, ctx: Any) -> list[Any]:
     return out
 
 
+class LispProgram(Directive, frozen=True, kw_only=True, tag="lisp_program"):
+    """A PTC-Lisp program run by a handler (``run_lisp``) whose tool calls are sub-calls
+    through ``ctx.call_tool``, as the runtime's own program kind runs them."""
+
+    source: str
+    tool_names: tuple[str, ...] = ()
+
+
+async def run_lisp(directive: LispProgram, ctx: Any) -> Any:
+    """Run the program, each of its calls ``ctx.call_tool(name, args, index=i + 1)``."""
+
+    async def call(name: str, arguments: dict[str, Any], index: int) -> Any:
+        return await ctx.call_tool(name, arguments, index=index + 1)
+
+    program = RunProgram(id=directive.id, source=directive.source, tool_names=directive.tool_names)
+    output = await perform_program(program, call)
+    if output.error is not None:
+        return Err(error=ErrorEnvelope.make("program_error", output.error.message))
+    return output.value
+
+
+LOG_PROGRAM = '(return [(call "logged" {:x 1}) (call "logged" {:x 2}) (call "logged" {:x 3})])'
+"""A program of three sequential calls of ``logged``."""
+
 TOOLS = [logged]
-HANDLERS = {LogAll: log_all}
+HANDLERS = {LogAll: log_all, LispProgram: run_lisp}
 
 
 class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
-    """One LogAll directive; done at its own result."""
+    """One LogAll directive (or, with ``program``, one LispProgram); done at its own result."""
 
     name: str = "log-once"
+    program: str | None = None
 
     def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
         """Ask for the sub-calls."""
-        return None, [LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])]
+        d: Directive = LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])
+        if self.program is not None:
+            d = LispProgram(id=f"{run.run_id}/all", source=self.program, tool_names=("logged",))
+        return None, [d]
 
     def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
         """Keep the directive's own result."""

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from ptcflow.temporal import DevServer, TemporalOptions, TemporalRuntime, connect, open_worker
-from temporal.agents import LogOnce, analyst, logged, model
+from temporal.agents import LOG_PROGRAM, LogOnce, analyst, logged, model
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -152,16 +152,22 @@ async def test_runs_complete_after_the_server_is_killed_and_restarted_on_its_sql
     assert len(dones) == 9
 
 
+@pytest.mark.parametrize("program", [None, LOG_PROGRAM], ids=["handler", "lisp-program"])
 async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called_again(
-    dev_server: DevServer, workers: list[WorkerProcess], queue: str, tmp_path: Path
+    dev_server: DevServer,
+    workers: list[WorkerProcess],
+    queue: str,
+    tmp_path: Path,
+    program: str | None,
 ) -> None:
-    """The activity layer a program runs in: each completed sub-call is heartbeated, and
-    the attempt that runs again answers it from that record."""
+    """A handler's sub-calls (``ctx.call_tool``), and a PTC-Lisp program's tool calls made
+    so: each completed call is heartbeated, and the attempt that runs again on the other
+    worker answers it from that record (the program runs again from its start)."""
     log = tmp_path / "calls.log"
     client = await connect(dev_server.address)
     options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
     async with TemporalRuntime(client=client, options=options) as trt:
-        handle = await trt.start(LogOnce(), "go", record=True)
+        handle = await trt.start(LogOnce(program=program), "go", record=True)
         desc_handle = client.get_workflow_handle(handle.run_id)
 
         def recorded() -> int:

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from ptcflow.directives import Directive, ToolExec
+from ptcflow.errors import UsageError
 from ptcflow.runtime import Step
 from ptcflow.runtime._context import DirectiveContext, LocalRun, Performer
 from ptcflow.runtime._executor import Executor
@@ -203,6 +204,8 @@ class ResumingPerformer:
         self.record = record
         self.on_record = on_record
         self.replayed = 0
+        self.indexes: set[int] = set()
+        """The indexes the handler gave ``call_tool`` in this attempt."""
 
     def spawn(self, ctx: DirectiveContext) -> None:
         """Perform ``ctx`` in a task of the worker's task group."""
@@ -220,9 +223,22 @@ class ResumingPerformer:
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
     ) -> Ok[Any] | Err:
-        """Answer from the record when it holds this call, else call and record it."""
+        """Answer from the record when it holds this call, else call and record it.
+
+        Raises:
+            UsageError: ``index`` was given already in this attempt.
+        """
+        given: Any = index  # from a handler: a bad one is the inner performer's to report
+        number = given if isinstance(given, int) else None
+        if number in self.indexes:
+            raise UsageError(
+                f"call_tool(index={index}) was used already by {parent.directive.id!r}; "
+                "number the calls in the order they are issued, each number once"
+            )
         arguments_json = json_safe(arguments)
         done = self.record.get(index)
+        if number is not None:
+            self.indexes.add(number)
         if done is not None and done.name == name and done.arguments == arguments_json:
             return self._replay(parent, done)
         result: Ok[Any] | Err = await self.inner.call_tool(parent, name, arguments, index)
@@ -242,10 +258,6 @@ class ResumingPerformer:
     def _replay(self, parent: DirectiveContext, done: Recorded) -> Ok[Any] | Err:
         """Publish a recorded call's signals again, without calling the tool."""
         self.replayed += 1
-        used = parent.used_indexes
-        if used is None:
-            used = parent.used_indexes = set()
-        used.add(done.index)
         d = parent.directive
         data = decode_signal(bytes(done.result)).data
         assert isinstance(data, ToolResultData)
