@@ -108,3 +108,22 @@ async def test_a_long_run_continues_as_new_and_ends_the_same(
     assert [s.seq for s in remote.signals] == list(range(1, len(local.signals) + 1))
     desc = await client.get_workflow_handle(run_id).describe()
     assert desc.run_id != desc.raw_description.workflow_execution_info.first_run_id
+
+
+async def test_a_tool_error_needs_no_activity(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    """The model calls a tool the run does not have: ReAct answers with ``EmitToolError``,
+    which the run core answers in the workflow; only the two model calls are activities."""
+    async with TemporalRuntime(client=client, options=options) as trt:
+        step = await trt.run(analyst(), "emea", record=True)
+    assert step.ok and "unknown_tool" in str(step.value), step.value
+    results = [s for s in step.signals if s.type == TOOL_RESULT]
+    assert [r.data.result.error.type for r in results] == ["unknown_tool"]
+    history = await client.get_workflow_handle(step.run_id).fetch_history()
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_id
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert len(scheduled) == 2 and results[0].call_id not in scheduled, scheduled

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -143,3 +146,32 @@ def test_payload_size_compresses_only_past_the_limit() -> None:
     text = "a" * 10_000
     assert payload_size(text, 20_000) == 10_002
     assert payload_size(text, 1_000) < 1_000
+
+
+def test_workflow_code_uses_temporal_and_asyncio_only() -> None:
+    """anyio does not run in Temporal's workflow sandbox: the modules the workflow executes
+    (its own and the run core's) do not import it."""
+    workflow_side = (
+        "ptcflow.temporal._workflow",
+        "ptcflow.temporal._drive",
+        "ptcflow.temporal._report",
+        "ptcflow.runtime._core",
+        "ptcflow.runtime._flight",
+        "ptcflow.runtime._step",
+        "ptcflow.runtime._terminals",
+    )
+    for name in workflow_side:
+        module = importlib.import_module(name)
+        assert module.__file__ is not None
+        tree = ast.parse(Path(module.__file__).read_text())
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+        }
+        assert "anyio" not in imported and "trio" not in imported, name
