@@ -11,9 +11,16 @@ from typing import Any
 import anyio
 import msgspec
 
-from ptcflow.directives import Directive, RunChild, RunProgram, ToolExec, perform_program
+from ptcflow.directives import (
+    Directive,
+    LLMEmbed,
+    RunChild,
+    RunProgram,
+    ToolExec,
+    perform_program,
+)
 from ptcflow.runtime import LLMRequest
-from ptcflow.signals import Err, ErrorEnvelope, Signal, ToolCall, ToolSpec
+from ptcflow.signals import TERMINAL_TYPES, Err, ErrorEnvelope, Signal, ToolCall, ToolSpec
 from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
 from ptcflow.tools import ToolContext
@@ -227,8 +234,19 @@ async def run_lisp(directive: LispProgram, ctx: Any) -> Any:
 LOG_PROGRAM = '(return [(call "logged" {:x 1}) (call "logged" {:x 2}) (call "logged" {:x 3})])'
 """A program of three sequential calls of ``logged``."""
 
+
+class Measure(LLMEmbed, frozen=True, kw_only=True, tag="measure"):
+    """An ``LLMEmbed`` performed by a handler of the workers' own (``measure``): it ends
+    with ``ai.tool.result``, as any directive with a handler of its own."""
+
+
+async def measure(directive: Measure, ctx: Any) -> list[int]:
+    """The length of each input."""
+    return [len(text) for text in directive.inputs]
+
+
 TOOLS = [logged]
-HANDLERS = {LogAll: log_all, LispProgram: run_lisp}
+HANDLERS: dict[type[Directive], Any] = {LogAll: log_all, LispProgram: run_lisp, Measure: measure}
 
 
 class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
@@ -236,17 +254,21 @@ class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
 
     name: str = "log-once"
     program: str | None = None
+    measure: tuple[str, ...] = ()
 
     def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
-        """Ask for the sub-calls."""
+        """Ask for the sub-calls (or for the program, or for ``measure``)."""
         d: Directive = LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])
         if self.program is not None:
             d = LispProgram(id=f"{run.run_id}/all", source=self.program, tool_names=("logged",))
+        elif self.measure:
+            d = Measure(id=f"{run.run_id}/all", inputs=self.measure)
         return None, [d]
 
     def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
-        """Keep the directive's own result."""
-        if signal.type == "ai.tool.result" and signal.call_id and signal.call_id.endswith("/all"):
+        """Keep the directive's own result (whatever its terminal signal)."""
+        own = signal.call_id is not None and signal.call_id.endswith("/all")
+        if own and signal.type in TERMINAL_TYPES:
             return signal.data.result, []
         return state, []
 

@@ -7,14 +7,15 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 
 from ptcflow.runtime import Runtime, Step
 from ptcflow.signals import Signal, SignalBus, read_journal, record_journal
 from ptcflow.strategies import replay
-from ptcflow.temporal import TemporalOptions, TemporalRuntime
-from temporal.agents import add, analyst, model, planner
+from ptcflow.temporal import TemporalOptions, TemporalRuntime, open_worker
+from temporal.agents import HANDLERS, LogOnce, add, analyst, model, planner
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +90,22 @@ async def test_a_temporal_run_journals_and_replays(
     signals = read_journal(io.StringIO(out.getvalue()))
     state = replay(analyst(), signals)
     assert state.status == "completed" and state.text == step.value
+
+
+async def test_a_kind_with_a_handler_of_the_workers_own_ends_as_it_does_locally(
+    client: Any, options: TemporalOptions
+) -> None:
+    """A handler for an ``LLMEmbed`` subclass: ``ai.tool.result`` locally (the handler's
+    kind) and on Temporal, though the workflow does not know the workers' handlers."""
+    strategy = LogOnce(measure=("ab", "cde"))
+    async with Runtime(handlers=HANDLERS, telemetry=None) as rt:
+        local = await rt.run(strategy, "go", record=True, run_id="measure")
+    async with (
+        open_worker(client, task_queue=options.task_queue, handlers=HANDLERS),
+        TemporalRuntime(client=client, options=options) as trt,
+    ):
+        with anyio.fail_after(20):  # without its terminal table updated it never ends
+            remote = await trt.run(strategy, "go", record=True, run_id="measure")
+    assert remote.ok and remote.value == local.value == [2, 3], (remote.error, local.error)
+    assert [s.type for s in remote.signals] == [s.type for s in local.signals]
+    assert "ai.tool.result" in [s.type for s in remote.signals]

@@ -104,6 +104,7 @@ class Driver:
         self.spec = spec
         self.tools: dict[str, ToolRef] = {t.name: t for t in spec.tools}
         self.deadline = math.inf if spec.deadline is None else spec.deadline
+        self.terminals = TerminalTable()  # with the workers' own kinds as they answer
         self.core: RunCore[Flight] = RunCore(
             strategy,
             spec.input,
@@ -116,7 +117,7 @@ class Driver:
             publish=owner.observe if spec.observe else None,
             record=spec.record,
             stamp=_stamp,
-            terminals=TerminalTable(),
+            terminals=self.terminals,
             traceparent=spec.traceparent,
         )
         self.tasks: dict[asyncio.Task[Any], Flight] = {}
@@ -344,7 +345,7 @@ class Driver:
         if outcome.error is not None:
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
-        report(core, flight, outcome, now)
+        report(core, self.terminals, flight, outcome, now)
 
     # -- continue-as-new ---------------------------------------------------------------------
 
