@@ -15,7 +15,9 @@ from ptcflow.runtime import LLMRequest
 from ptcflow.signals import Message
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], ["model-server", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["demo", "--help"], ["model-server", "--help"], ["worker", "--help"]]
+)
 def test_help_has_no_markup(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(argv)

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from ptcflow.errors import ConfigError
+from ptcflow.temporal._command import add_worker_command, run_worker_command
 from ptcflow.trace._commands import add_trace_commands, run_trace_command
 
 DESCRIPTION = "ptcflow: run LLM agents in async services. Each command has its own --help."
@@ -25,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     127.0.0.1 until interrupted (see :func:`ptcflow.testing.open_model_server`).
     ``ptcflow trace show|export|open JOURNAL`` shows a recorded run (docs/trace.md);
     ``ptcflow serve --example`` runs the example agent service (examples/service/).
+    ``ptcflow worker --task-queue Q`` runs a Temporal worker (docs/temporal.md).
     """
     parser = argparse.ArgumentParser(prog="ptcflow", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,7 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--latency-ms", type=float, default=400.0, help="scripted model latency (default 400)"
     )
+    add_worker_command(sub.add_parser)
     args = parser.parse_args(argv)
+    if args.command == "worker":
+        return run_worker_command(args)
     if args.command == "trace":
         return run_trace_command(args)
     if args.command == "serve":

@@ -15,6 +15,7 @@ in seconds, the same clock as ``deadline``)::
 
     core = RunCore(strategy, input, run_id="run_1", deadline=now + 60)
     core.start(now)                             # ai.request.started, strategy.init
+    core.resume(now, state=..., directives=...) # ... or continue a checkpointed run
     core.emit(flight, "ai.llm.delta", data)     # an intermediate signal of a directive
     core.finish(flight, result, now)            # a directive ended: its terminal signal(s)
     core.finish(flight, None, now)              # ... it was cancelled (no result of its own)
@@ -255,6 +256,36 @@ class RunCore(Generic[F]):
                 self._crash(exc, "initialising the run (init)")
             else:
                 self._accept(directives, outcome)
+        finally:
+            self._folding = False
+        self._drain()
+
+    def resume(
+        self,
+        now: float,
+        *,
+        state: Any,
+        directives: Iterable[Directive],
+        seq: int,
+        usage: Usage,
+        turns: int,
+        tool_calls: int,
+        started_at: float,
+    ) -> None:
+        """Continue a run from a checkpoint instead of :meth:`start` (a durable driver that
+        continues as new): the strategy's state, the directives it had asked for that had
+        not started (accepted again, in order), and the counters. Publishes nothing.
+        """
+        self.started_at = started_at
+        self._now = now
+        self.state = state
+        self.seq = seq
+        self.usage = usage
+        self.turns = turns
+        self.tool_calls = tool_calls
+        self._folding = True
+        try:
+            self._accept(directives, None)
         finally:
             self._folding = False
         self._drain()

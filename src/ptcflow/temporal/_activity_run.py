@@ -1,0 +1,285 @@
+"""One directive performed inside an activity, by the local executor's own code.
+
+An activity runs the directive as a tiny run of the local driver (:class:`ActivityRun`, a
+``LocalRun``): its strategy asks for the one directive and ends when its terminal signal is
+out. So the directive's kind, its attempt timeout, the concurrency limits, sync tools in
+worker threads, its span and its sub-calls are exactly what a local Runtime does; only the
+retries are Temporal's (one attempt per activity execution). Every signal the directive
+publishes is collected as a journal line for the workflow, which publishes them again with
+the run's own numbering.
+
+Sub-calls (tool calls a handler makes with ``ctx.call_tool``, a program's calls) are
+recorded as they complete and heartbeated: an attempt that runs again after its worker was
+lost answers the calls its record holds (same index, same tool, same arguments) from the
+record, calling no completed tool again (:class:`ResumingPerformer`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from ptcflow.directives import Directive, ToolExec
+from ptcflow.errors import UsageError
+from ptcflow.runtime import Step
+from ptcflow.runtime._context import DirectiveContext, LocalRun, Performer
+from ptcflow.runtime._executor import Executor
+from ptcflow.runtime._terminals import TerminalTable
+from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.signals import (
+    TOOL_RESULT,
+    TOOL_STARTED,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    Signal,
+    ToolResultData,
+    ToolStartedData,
+    Usage,
+    decode_signal,
+    encode_signal,
+    json_safe,
+)
+from ptcflow.strategies import Outcome, RunInfo
+
+__all__ = ("ActivityRun", "Recorded", "ResumingPerformer", "last_terminal_type")
+
+_DONE = Outcome(result=Ok(payload=None), usage=Usage())
+
+
+class Recorded(msgspec.Struct, frozen=True, kw_only=True):
+    """A completed sub-call: its index, tool, arguments and ``ai.tool.result`` line."""
+
+    index: int
+    name: str
+    arguments: Any
+    result: msgspec.Raw
+
+
+_RECORD_ENCODER = msgspec.json.Encoder()
+_RECORD_DECODER = msgspec.json.Decoder(tuple[Recorded, ...])
+
+
+def encode_record(record: Mapping[int, Recorded]) -> bytes:
+    """The heartbeat details of a record."""
+    return _RECORD_ENCODER.encode(tuple(record.values()))
+
+
+def decode_record(details: Any) -> dict[int, Recorded]:
+    """A record from heartbeat details (empty when there are none)."""
+    if not details or not isinstance(details[0], bytes):
+        return {}
+    return {r.index: r for r in _RECORD_DECODER.decode(details[0])}
+
+
+def last_terminal_type(terminals: TerminalTable, d: Directive) -> str:
+    """The type of the last terminal signal of ``d``'s class."""
+    probe = Err(error=ErrorEnvelope.make("internal", "probe"))
+    return str(terminals[type(d)](d, probe, 1, 0.0)[-1][0])
+
+
+class _Single:
+    """The strategy of an activity's run: the one directive, done at its terminal."""
+
+    name = "activity"
+
+    def __init__(self, directive: Directive, last: str) -> None:
+        self.directive = directive
+        self.last = last
+
+    def init(self, run: RunInfo) -> tuple[bool, list[Directive]]:
+        return False, [self.directive]
+
+    def handle(self, state: bool, signal: Signal) -> tuple[bool, list[Directive]]:
+        if signal.type == self.last and signal.call_id == self.directive.id:
+            return True, []
+        return state, []
+
+    def outcome(self, state: bool) -> Outcome | None:
+        return _DONE if state else None
+
+    def snapshot(self, state: bool) -> Any:
+        return None
+
+
+class ActivityRun(LocalRun):
+    """The local driver's run of one directive inside an activity (see the module doc)."""
+
+    __slots__ = ("given_snapshot", "lines", "performed", "results", "skip_started", "top_id")
+
+    def __init__(
+        self,
+        directive: Directive,
+        *,
+        executor: Executor,
+        performer: Performer,
+        tools: Toolbox,
+        llm: Any,
+        llm_is_resolver: bool,
+        llm_model: str,
+        run_id: str,
+        parent_run_id: str | None,
+        snapshot: Any,
+        terminals: TerminalTable,
+    ) -> None:
+        super().__init__(
+            _Single(directive, last_terminal_type(terminals, directive)),
+            None,
+            executor=executor,
+            performer=performer,
+            tools=tools,
+            llm=llm,
+            llm_is_resolver=llm_is_resolver,
+            llm_model=llm_model,
+            agents={},
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            deadline=math.inf,
+            publish=self._collect,
+            terminals=terminals,
+        )
+        self.given_snapshot = snapshot
+        self.lines: list[msgspec.Raw] = []
+        self.results: dict[str, msgspec.Raw] = {}
+        """The ``ai.tool.result`` line of each call (the sub-calls' records)."""
+        self.performed: DirectiveContext | None = None
+        self.top_id = directive.id
+        self.skip_started = isinstance(directive, ToolExec)
+
+    def _collect(self, signal: Signal) -> None:
+        if signal.call_id is None:  # the activity run's own start and end
+            return
+        if self.skip_started and signal.type == TOOL_STARTED and signal.call_id == self.top_id:
+            return  # the workflow published it when it scheduled the activity
+        line = msgspec.Raw(encode_signal(signal))
+        self.lines.append(line)
+        if signal.type == TOOL_RESULT:
+            self.results[signal.call_id] = line
+
+    def snapshot(self, flight: Any) -> Any:
+        """The strategy's snapshot, taken by the workflow when it emitted the directive."""
+        return self.given_snapshot
+
+    def new_flight(self, directive: Directive, parent: DirectiveContext | None) -> DirectiveContext:
+        """The directive gets one attempt per activity execution (Temporal retries it);
+        its sub-calls keep their own retries."""
+        ctx = super().new_flight(directive, parent)
+        if parent is None:
+            ctx.no_retry = True
+        return ctx
+
+    def on_answered(self, ctx: DirectiveContext) -> None:
+        """Keep the answered directive's context (its attempt, its ``retry_after``)."""
+        self.performed = ctx
+        super().on_answered(ctx)
+
+    def on_end(self, step: Step) -> None:
+        """Wake the driver (the activity's run is not counted as a run of the worker)."""
+        if self.done is not None:
+            self.done.set()
+        if self.wake is not None:
+            self.wake.set()
+
+
+class ResumingPerformer:
+    """A performer whose sub-calls are recorded, and answered from the record of an
+    earlier attempt when it holds them (see the module docstring).
+
+    Args:
+        inner: the worker's performer.
+        record: the completed sub-calls of earlier attempts, by index.
+        on_record: called after each new completed sub-call (heartbeats the record).
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        record: dict[int, Recorded],
+        on_record: Callable[[dict[int, Recorded]], None],
+    ) -> None:
+        self.inner = inner
+        self.record = record
+        self.on_record = on_record
+        self.replayed = 0
+        self.indexes: set[int] = set()
+        """The indexes the handler gave ``call_tool`` in this attempt."""
+
+    def spawn(self, ctx: DirectiveContext) -> None:
+        """Perform ``ctx`` in a task of the worker's task group."""
+        self.inner.spawn(ctx)
+
+    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | None:
+        """Perform ``ctx`` in the current task."""
+        result: Ok[Any] | Err | None = await self.inner.perform(ctx)
+        return result
+
+    async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
+        """Child runs are child workflows, never performed in an activity."""
+        raise AssertionError("RunChild is a child workflow, not an activity")
+
+    async def call_tool(
+        self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
+    ) -> Ok[Any] | Err:
+        """Answer from the record when it holds this call, else call and record it.
+
+        Raises:
+            UsageError: ``index`` was given already in this attempt.
+        """
+        given: Any = index  # from a handler: a bad one is the inner performer's to report
+        number = given if isinstance(given, int) else None
+        if number in self.indexes:
+            raise UsageError(
+                f"call_tool(index={index}) was used already by {parent.directive.id!r}; "
+                "number the calls in the order they are issued, each number once"
+            )
+        arguments_json = json_safe(arguments)
+        done = self.record.get(index)
+        if number is not None:
+            self.indexes.add(number)
+        if done is not None and done.name == name and done.arguments == arguments_json:
+            return self._replay(parent, done)
+        result: Ok[Any] | Err = await self.inner.call_tool(parent, name, arguments, index)
+        run = parent.run
+        line = (
+            run.results.get(f"{parent.directive.id}/tool/{index}")
+            if isinstance(run, ActivityRun)
+            else None
+        )
+        if line is not None and not parent.done:
+            self.record[index] = Recorded(
+                index=index, name=name, arguments=arguments_json, result=line
+            )
+            self.on_record(self.record)
+        return result
+
+    def _replay(self, parent: DirectiveContext, done: Recorded) -> Ok[Any] | Err:
+        """Publish a recorded call's signals again, without calling the tool."""
+        self.replayed += 1
+        d = parent.directive
+        data = decode_signal(bytes(done.result)).data
+        assert isinstance(data, ToolResultData)
+        arguments = done.arguments if isinstance(done.arguments, dict) else {}
+        sub = ToolExec(
+            id=f"{d.id}/tool/{done.index}",
+            tool_name=done.name,
+            arguments=arguments,
+            request_id=d.request_id,
+            iteration=d.iteration,
+        )
+        run = parent.run
+        ctx = run.open_subcall(parent, sub)
+        if not ctx.done:
+            ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=done.name, arguments=arguments))
+            run.finish(
+                ctx,
+                data.result,
+                run.executor.clock(),
+                attempts=data.attempts,
+                duration_ms=data.duration_ms,
+            )
+        final = ctx.result
+        assert final is not None
+        return final

@@ -1,0 +1,312 @@
+"""The client side: :class:`TemporalRuntime` starts runs as workflows and returns Steps."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Coroutine, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime import UNSET, RetryPolicy, Step, Telemetry, Unset
+from ptcflow.runtime._telemetry import attach, current_context, detach
+from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
+from ptcflow.temporal._connect import TemporalUnavailable, connect
+from ptcflow.temporal._follow import follow_signals
+from ptcflow.temporal._options import TemporalOptions
+from ptcflow.temporal._refs import agent_ref, tool_ref
+from ptcflow.temporal._spec import RunResult, RunSpec, payload_size
+
+if TYPE_CHECKING:
+    from temporalio.client import Client, WorkflowHandle
+
+__all__ = ("TemporalRunHandle", "TemporalRuntime")
+
+
+class TemporalRunHandle:
+    """A run on Temporal: wait for its Step, or cancel it. Made by :meth:`TemporalRuntime.start`
+    (or :meth:`TemporalRuntime.handle` to reattach to a run by id)."""
+
+    def __init__(self, rt: TemporalRuntime, run_id: str, span: Any = None) -> None:
+        self._rt = rt
+        self.run_id = run_id
+        self._span = span
+
+    def __repr__(self) -> str:
+        return f"<TemporalRunHandle {self.run_id!r}>"
+
+    def _workflow(self) -> WorkflowHandle[Any, RunResult]:
+        return self._rt.client.get_workflow_handle(self.run_id, result_type=RunResult)
+
+    async def wait(self) -> Step:
+        """Block until the run has ended; return its Step (its signals go to the bus).
+
+        Raises:
+            TemporalUnavailable: the server stopped answering; the run goes on there
+                (reattach with ``rt.handle(run_id).wait()``).
+        """
+        from temporalio.client import WorkflowFailureError
+        from temporalio.service import RPCError
+
+        rt = self._rt
+        got: list[Step] = []
+        try:
+            async with anyio.create_task_group() as tg:
+                if rt.bus is not None:
+                    tg.start_soon(self._follow, got)
+                try:
+                    result = await self._workflow().result()
+                    got.append(result.to_step())
+                except WorkflowFailureError as exc:
+                    got.append(_ended_without_step(self.run_id, exc))
+        except RPCError as exc:
+            raise TemporalUnavailable(
+                f"lost the Temporal server while waiting for run {self.run_id}: {exc}. The run "
+                f"goes on on the server; wait for it again with rt.handle({self.run_id!r}).wait()"
+            ) from None
+        step = got[0]
+        rt.end_span(self._span, step)
+        return step
+
+    async def _follow(self, got: list[Step]) -> None:
+        rt = self._rt
+        assert rt.bus is not None
+        await follow_signals(rt.client, self.run_id, rt.bus.publish, finished=lambda: bool(got))
+
+    async def cancel(self) -> None:
+        """Ask Temporal to cancel the run (it ends with a ``cancelled`` Step). Blocks until
+        the request is accepted."""
+        await self._workflow().cancel()
+
+
+class TemporalRuntime:
+    """Runs agent strategies as Temporal workflows: ``run`` returns the same :class:`Step`
+    a local :class:`~ptcflow.runtime.Runtime` does.
+
+    The strategy, its tools and its agents are sent by reference (import path and
+    configuration): workers load them (``ptcflow worker``). Model calls use the workers'
+    model.
+
+    Args:
+        address: the Temporal frontend, ``host:port``.
+        namespace: the Temporal namespace.
+        client: a connected client instead (see :func:`ptcflow.temporal.connect`).
+        tools: the default tools of every run (anything ``for_agent`` accepts, made of
+            module-level functions a worker can import).
+        agents: agents ``RunChild`` directives may start, ``{name: strategy}`` (child
+            workflows).
+        options: routing and limits (:class:`TemporalOptions`).
+        retry: the retry policy (backoff) of every directive.
+        bus: a ``SignalBus`` (or anything with ``publish``) that receives every signal of
+            the runs this client waits for, child runs included.
+        telemetry: the ``invoke_agent`` span of each run, from the client (default: the
+            global OpenTelemetry providers).
+
+    Example:
+        >>> async def main():  # doctest: +SKIP
+        ...     async with TemporalRuntime(tools=[add]) as rt:
+        ...         step = await rt.run(ReAct(), "What is 2 + 3?")
+    """
+
+    def __init__(
+        self,
+        *,
+        address: str = "127.0.0.1:7233",
+        namespace: str = "default",
+        client: Client | None = None,
+        tools: Any = None,
+        agents: Mapping[str, Any] | None = None,
+        options: TemporalOptions | None = None,
+        retry: RetryPolicy | None = None,
+        bus: Any = None,
+        telemetry: Telemetry | Unset | None = UNSET,
+    ) -> None:
+        self.address = address
+        self.namespace = namespace
+        self._client = client
+        self.tools = Toolbox.build(tools)
+        self.agents = dict(agents or {})
+        self.options = options or TemporalOptions()
+        self.retry = retry or RetryPolicy()
+        self.bus = bus
+        tel = Telemetry() if isinstance(telemetry, Unset) else telemetry
+        self._tel = tel if tel is not None and tel.tracing else None
+
+    def __repr__(self) -> str:
+        return f"<TemporalRuntime {self.address} queue={self.options.task_queue!r}>"
+
+    async def __aenter__(self) -> TemporalRuntime:
+        if self._client is None:
+            self._client = await connect(self.address, namespace=self.namespace)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client."""
+        if self._client is None:
+            raise UsageError("use TemporalRuntime inside `async with TemporalRuntime(...) as rt:`")
+        return self._client
+
+    def spec(
+        self,
+        strategy: Any,
+        input: Any = None,
+        *,
+        tools: Any = None,
+        run_id: str | None = None,
+        request_id: str | None = None,
+        timeout: float | None = None,
+        agents: Mapping[str, Any] | None = None,
+        record: bool = False,
+        name: str | None = None,
+    ) -> RunSpec:
+        """The workflow input of a run (checked: a bad argument raises ``UsageError``)."""
+        if not callable(getattr(strategy, "init", None)) or not callable(
+            getattr(strategy, "handle", None)
+        ):
+            raise UsageError(
+                f"run() needs a strategy (init/handle/outcome/snapshot), got {strategy!r}"
+            )
+        if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
+            raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        toolbox = self.tools if tools is None else Toolbox.build(tools)
+        everyone = {**self.agents, **(agents or {})}
+        rid = run_id or new_id("run_")
+        spec = RunSpec(
+            agent=agent_ref(strategy),
+            input=json_safe(input),
+            run_id=rid,
+            request_id=request_id or rid,
+            name=name or str(getattr(strategy, "name", "") or "") or None,
+            tools=tuple(tool_ref(t) for t in toolbox.tools.values()),
+            tool_specs=toolbox.specs,
+            agents={n: agent_ref(s) for n, s in everyone.items()},
+            deadline=None if timeout is None else time.time() + timeout,
+            options=self.options,
+            retry=self.retry,
+            observe=self.bus is not None,
+            record=record,
+        )
+        limit = self.options.max_payload_bytes
+        if limit is not None and payload_size(spec, limit) > limit:
+            raise UsageError(
+                f"the input of run {rid} takes more than the {limit} bytes a Temporal history "
+                "event may hold: pass a reference to the data (a path, a key) instead"
+            )
+        return spec
+
+    def run(self, strategy: Any, input: Any = None, **options: Any) -> Coroutine[Any, Any, Step]:
+        """Run ``strategy`` on ``input`` as a workflow and return its :class:`Step`. Blocks.
+
+        Takes the arguments of ``Runtime.run`` (``tools``, ``run_id``, ``request_id``,
+        ``timeout``, ``agents``, ``record``, ``name``). Cancelling the caller cancels the
+        run, as locally; use :meth:`start` for a run that outlives its caller.
+
+        Raises:
+            UsageError: a bad argument (raised by the call itself).
+            TemporalUnavailable: the server cannot be reached.
+        """
+        spec = self.spec(strategy, input, **options)
+        return self._run(spec)
+
+    async def _run(self, spec: RunSpec) -> Step:
+        handle = await self._start(spec)
+        try:
+            return await handle.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await handle.cancel()
+            raise
+
+    async def start(self, strategy: Any, input: Any = None, **options: Any) -> TemporalRunHandle:
+        """Start a run and return its handle at once (the run is durable: it goes on
+        whatever happens to this process). Same arguments as :meth:`run`."""
+        return await self._start(self.spec(strategy, input, **options))
+
+    def handle(self, run_id: str) -> TemporalRunHandle:
+        """A handle on an existing run (to wait for it again, or cancel it)."""
+        return TemporalRunHandle(self, run_id)
+
+    async def _start(self, spec: RunSpec) -> TemporalRunHandle:
+        from temporalio.exceptions import WorkflowAlreadyStartedError
+        from temporalio.service import RPCError
+
+        from ptcflow.temporal._workflow import RUN_WORKFLOW
+
+        span = token = None
+        if self._tel is not None:
+            label = spec.name or spec.agent.path.rsplit(":", 1)[-1]
+            span = self._tel.start_span(
+                f"invoke_agent {label}",
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": label,
+                    "gen_ai.conversation.id": spec.run_id,
+                },
+                current_context(),
+            )
+            spec = msgspec.structs.replace(spec, traceparent=self._tel.traceparent(span))
+            token = attach(self._tel.context_of(span, current_context()))
+        try:
+            await self.client.start_workflow(
+                RUN_WORKFLOW,
+                spec,
+                id=spec.run_id,
+                task_queue=self.options.task_queue,
+                result_type=RunResult,
+            )
+        except WorkflowAlreadyStartedError:
+            raise UsageError(
+                f"a run with id {spec.run_id!r} is already running on Temporal: pick another "
+                f"run_id, or wait for that one with rt.handle({spec.run_id!r}).wait()"
+            ) from None
+        except RPCError as exc:
+            raise TemporalUnavailable(
+                f"could not start run {spec.run_id} on Temporal at {self.address}: {exc}"
+            ) from None
+        finally:
+            detach(token)
+        return TemporalRunHandle(self, spec.run_id, span)
+
+    def end_span(self, span: Any, step: Step) -> None:
+        """End a run's ``invoke_agent`` span with its Step."""
+        if span is None or self._tel is None:
+            return
+        result: Ok[Any] | Err = Ok(payload=None) if step.error is None else Err(error=step.error)
+        self._tel.end_span(
+            span,
+            result,
+            {
+                "gen_ai.usage.input_tokens": step.usage.input_tokens,
+                "gen_ai.usage.output_tokens": step.usage.output_tokens,
+            },
+        )
+
+
+def _ended_without_step(run_id: str, exc: BaseException) -> Step:
+    """The Step of a workflow that ended without one (terminated, cancelled before it
+    could answer, or failed)."""
+    cause = getattr(exc, "cause", None) or exc
+    kind = (
+        CANCELLED
+        if "cancel" in type(cause).__name__.lower() or "terminat" in str(cause).lower()
+        else INTERNAL
+    )
+    error = ErrorEnvelope.make(
+        kind,
+        f"the workflow of run {run_id} ended without a Step: {type(cause).__name__}: {cause}",
+        retryable=False,
+    )
+    return Step(run_id=run_id, ok=False, error=error, reason=kind)

@@ -1,0 +1,178 @@
+"""Where and how one directive runs on Temporal: its activity options, and what a failure
+Temporal reports means for the directive (pure functions, used by the workflow)."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from temporalio.common import RetryPolicy as TemporalRetry
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TimeoutError as TemporalTimeout,
+    TimeoutType,
+)
+
+from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, ToolExec
+from ptcflow.signals import INTERNAL, TIMEOUT, TRANSIENT, Err, ErrorEnvelope
+from ptcflow.temporal._refs import ToolRef
+from ptcflow.temporal._spec import RunSpec
+
+__all__ = ("Placement", "failure_of", "is_lost_worker", "last_heartbeat", "place")
+
+_ATTEMPT_GRACE_S = 5.0
+"""Start-to-close beyond a tool's own attempt timeout, so its own clean ``timeout`` wins."""
+
+
+class Placement:
+    """The activity options of one directive (see :func:`place`)."""
+
+    __slots__ = (
+        "heartbeat",
+        "local",
+        "max_attempts",
+        "retry",
+        "schedule_to_close",
+        "start_to_close",
+        "task_queue",
+        "tool",
+    )
+
+    def __init__(
+        self,
+        *,
+        task_queue: str,
+        local: bool,
+        tool: ToolRef | None,
+        max_attempts: int,
+        retry: TemporalRetry,
+        schedule_to_close: timedelta | None,
+        start_to_close: timedelta,
+        heartbeat: timedelta | None,
+    ) -> None:
+        self.task_queue = task_queue
+        self.local = local
+        self.tool = tool
+        self.max_attempts = max_attempts
+        self.retry = retry
+        self.schedule_to_close = schedule_to_close
+        self.start_to_close = start_to_close
+        self.heartbeat = heartbeat
+
+
+def place(
+    spec: RunSpec, tools: dict[str, ToolRef], d: Directive, now: float, deadline: float
+) -> Placement:
+    """The activity options of ``d``: its queue (routing), its retry policy (the directive's
+    retries and backoff, the tool's own ``max_retries``), its schedule-to-close (its own
+    deadline within the run's), its start-to-close (one attempt) and its heartbeat."""
+    options = spec.options
+    policy = spec.retry
+    tool = tools.get(d.tool_name) if isinstance(d, ToolExec) else None
+    local = tool is not None and tool.name in options.local_tools
+    if isinstance(d, ToolExec):
+        queue = options.queue_of_tool(d.tool_name)
+    elif isinstance(d, LLMGenerate | LLMEmbed):
+        queue = options.model_queue
+    else:
+        queue = options.task_queue
+    retries = d.max_retries
+    if tool is not None and tool.max_retries is not None:
+        retries = tool.max_retries
+    retries = max(0, min(retries, policy.max_retries_cap))
+    budget = math.inf if d.timeout_ms is None else d.timeout_ms / 1000.0
+    budget = min(budget, deadline - now)
+    schedule_to_close = None if budget == math.inf else timedelta(seconds=max(budget, 0.001))
+    attempt_ms = (
+        tool.timeout_ms if tool is not None and tool.timeout_ms else policy.attempt_timeout_ms
+    )
+    attempt_s = (
+        attempt_ms / 1000.0 + _ATTEMPT_GRACE_S
+        if attempt_ms
+        else options.attempt_timeout_ms / 1000.0
+    )
+    attempt_s = min(attempt_s, budget)
+    return Placement(
+        task_queue=queue,
+        local=local,
+        tool=tool,
+        max_attempts=retries + 1,
+        retry=TemporalRetry(
+            initial_interval=timedelta(milliseconds=max(d.retry_backoff_ms, 1)),
+            backoff_coefficient=policy.multiplier,
+            maximum_interval=timedelta(
+                milliseconds=max(policy.max_backoff_ms, d.retry_backoff_ms, 1)
+            ),
+            maximum_attempts=retries + 1,
+        ),
+        schedule_to_close=schedule_to_close,
+        start_to_close=timedelta(seconds=max(attempt_s, 0.001)),
+        heartbeat=None if local else timedelta(milliseconds=options.heartbeat_timeout_ms),
+    )
+
+
+def is_lost_worker(exc: BaseException) -> bool:
+    """True when an activity failed because its worker stopped heartbeating."""
+    cause = exc.cause if isinstance(exc, ActivityError) else None
+    return isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.HEARTBEAT
+
+
+def last_heartbeat(exc: BaseException) -> bytes | None:
+    """The last heartbeat details of an activity whose worker was lost (its record)."""
+    cause = exc.cause if isinstance(exc, ActivityError) else None
+    details = cause.last_heartbeat_details if isinstance(cause, TemporalTimeout) else ()
+    return details[0] if details and isinstance(details[0], bytes) else None
+
+
+def failure_of(d: Directive, exc: Exception, lost: int) -> Err:
+    """The terminal error of ``d`` for what Temporal reported (an activity or child
+    workflow that failed, timed out, or whose worker was lost ``lost`` times)."""
+    what = f"{type(d).__name__} {d.id!r}"
+    cause = exc.cause if isinstance(exc, ActivityError | ChildWorkflowError) else exc
+    if isinstance(cause, TemporalTimeout):
+        if cause.type == TimeoutType.HEARTBEAT:
+            return Err(
+                error=ErrorEnvelope.make(
+                    TRANSIENT,
+                    f"{what}: its worker was lost {lost} time(s) (no heartbeat); the directive "
+                    "was not completed",
+                    {"scope": "worker", "lost": lost},
+                    retryable=False,
+                )
+            )
+        if cause.type == TimeoutType.SCHEDULE_TO_CLOSE:
+            return Err(
+                error=ErrorEnvelope.make(
+                    TIMEOUT,
+                    f"{what} exceeded its deadline ({d.timeout_ms} ms or the run's remaining "
+                    "time) on Temporal",
+                    {"timeout_ms": d.timeout_ms, "scope": "directive"},
+                    retryable=False,
+                )
+            )
+        return Err(
+            error=ErrorEnvelope.make(
+                TIMEOUT,
+                f"an attempt of {what} exceeded its start-to-close timeout on Temporal",
+                {"scope": "attempt"},
+            )
+        )
+    if isinstance(cause, ApplicationError) and cause.type:
+        kind = cause.type if cause.type.islower() else INTERNAL
+        details: dict[str, Any] = {"temporal_type": cause.type}
+        return Err(
+            error=ErrorEnvelope.make(
+                kind, f"{what} failed on Temporal: {cause}", details, retryable=False
+            )
+        )
+    return Err(
+        error=ErrorEnvelope.make(
+            INTERNAL,
+            f"{what} failed on Temporal: {type(cause).__name__}: {cause}",
+            {"exception": type(cause).__name__},
+            retryable=False,
+        )
+    )

@@ -1,0 +1,172 @@
+"""References by import path: how a client names a strategy or a tool a worker must load.
+
+Workflows and activities run in other processes (other machines); what they run is named
+by import path (``"myapp.tools:search"``) and loaded there. A strategy travels as its class's
+path plus its fields (strategies are frozen msgspec structs: their fields are their
+configuration); a tool as its function's path plus the options that matter to the
+executor. Everything here is plain data, checked on the client before a run starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import msgspec
+
+from ptcflow.errors import UsageError
+from ptcflow.tools import Tool
+
+__all__ = ("AgentRef", "ToolRef", "agent_ref", "load", "path_of", "tool_ref")
+
+
+class AgentRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A strategy by reference: its class's import path and its fields as JSON."""
+
+    path: str
+    config: msgspec.Raw = msgspec.Raw(b"null")
+    """The fields, or ``null`` for a class built without arguments."""
+
+    def build(self) -> Any:
+        """Import the class and rebuild the strategy (raises what the import raises)."""
+        cls = load(self.path)
+        if bytes(self.config) == b"null":
+            return cls()
+        return msgspec.json.decode(self.config, type=cls)
+
+
+class ToolRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool by reference: its name, its function's import path and executor options."""
+
+    name: str
+    path: str
+    description: str = ""
+    timeout_ms: int | None = None
+    max_retries: int | None = None
+    blocking: bool = True
+    pass_input: bool = False
+
+    def build(self) -> Tool:
+        """Import the function and make the tool again (raises what the import raises)."""
+        fn = load(self.path)
+        if isinstance(fn, Tool):
+            fn = fn.fn
+        return Tool.from_function(
+            fn,
+            name=self.name,
+            description=self.description or None,
+            timeout_ms=self.timeout_ms,
+            max_retries=self.max_retries,
+            blocking=self.blocking,
+            pass_input=self.pass_input,
+        )
+
+
+def load(path: str) -> Any:
+    """Return the object named by ``"package.module:attribute.path"``.
+
+    Raises:
+        ImportError: the module cannot be imported.
+        AttributeError: the module has no such attribute.
+        ValueError: ``path`` has no ``:``.
+
+    Example:
+        >>> load("ptcflow.strategies:ReAct").__name__
+        'ReAct'
+    """
+    module, sep, attr = path.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{path!r} is not an import path; write 'package.module:name'")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def path_of(obj: Any, what: str) -> str:
+    """The import path of ``obj`` (a module-level class or function), checked.
+
+    Raises:
+        UsageError: ``obj`` cannot be imported by name in another process (defined
+            inside a function, or in a ``__main__`` script run by path).
+    """
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if module == "__main__":
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        module = spec.name if spec is not None else None
+        if module is None:
+            raise UsageError(
+                f"{what} {qualname!r} is defined in a script run by its path (__main__), "
+                "which a Temporal worker cannot import: move it into a module, or run the "
+                "script as a module (python -m package.script)"
+            )
+    if not module or not qualname or "<locals>" in qualname:
+        raise UsageError(
+            f"{what} {qualname or obj!r} cannot be imported by name (defined inside a "
+            "function?): a Temporal worker loads it by import path; define it at module level"
+        )
+    path = f"{module}:{qualname}"
+    try:
+        found = load(path)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise UsageError(
+            f"{what} {qualname!r} cannot be loaded back from {path!r}: {exc}"
+        ) from None
+    if found is not obj and getattr(found, "fn", None) is not obj:
+        raise UsageError(
+            f"{what} {qualname!r}: {path!r} names another object; define it at module level "
+            "under its own name"
+        )
+    return path
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def agent_ref(strategy: Any) -> AgentRef:
+    """A reference to ``strategy`` that a worker can rebuild.
+
+    Raises:
+        UsageError: the strategy is not a module-level class whose instance is data (a
+            msgspec struct or a dataclass), nor one built without arguments.
+    """
+    cls = type(strategy)
+    path = path_of(cls, "strategy class")
+    if hasattr(cls, "__struct_fields__") or hasattr(cls, "__dataclass_fields__"):
+        config = _ENCODER.encode(strategy)
+        try:
+            back = msgspec.json.decode(config, type=cls)
+        except (msgspec.ValidationError, TypeError) as exc:
+            back = exc
+        if back != strategy:
+            raise UsageError(
+                f"strategy {cls.__name__} does not come back equal from JSON, so a Temporal "
+                f"worker would run another one ({back!r:.200}): type its fields precisely "
+                "(a field typed Any holding a struct comes back as a dict)"
+            )
+        return AgentRef(path=path, config=msgspec.Raw(config))
+    if getattr(strategy, "__dict__", None):
+        raise UsageError(
+            f"strategy {cls.__name__} holds attributes a Temporal worker cannot rebuild: make "
+            "it a frozen msgspec Struct (its fields are its configuration), as ReAct is"
+        )
+    return AgentRef(path=path)
+
+
+def tool_ref(tool: Tool) -> ToolRef:
+    """A reference to ``tool`` that a worker can rebuild (see :class:`ToolRef`).
+
+    Raises:
+        UsageError: its function cannot be imported by name.
+    """
+    return ToolRef(
+        name=tool.name,
+        path=path_of(tool.fn, f"the function of tool {tool.name!r}"),
+        description=tool.description,
+        timeout_ms=tool.timeout_ms,
+        max_retries=tool.max_retries,
+        blocking=tool.blocking,
+        pass_input=tool.pass_input,
+    )

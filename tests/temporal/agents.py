@@ -1,0 +1,299 @@
+"""Tools, models and strategies the Temporal tests run on workers (imported by path there:
+module-level, stateless, deterministic)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import msgspec
+
+from ptcflow.directives import (
+    Directive,
+    LLMEmbed,
+    RunChild,
+    RunProgram,
+    ToolExec,
+    perform_program,
+)
+from ptcflow.runtime import LLMRequest
+from ptcflow.signals import TERMINAL_TYPES, Err, ErrorEnvelope, Signal, ToolCall, ToolSpec
+from ptcflow.strategies import Outcome, ReAct, RunInfo
+from ptcflow.testing import ScriptedLLM
+from ptcflow.tools import ToolContext
+
+ANALYST = "You analyse one region."
+PLANNER = "You plan the mission."
+
+
+def add(x: int, y: int) -> int:
+    """Add two integers."""
+    return x + y
+
+
+async def slow_add(x: int, y: int) -> int:
+    """Add two integers, slowly (half a second)."""
+    await anyio.sleep(0.5)
+    return x + y
+
+
+async def wait_for_ever() -> str:
+    """Never return."""
+    await anyio.sleep_forever()
+    return "never"
+
+
+def big(size: int) -> str:
+    """Return ``size`` characters that do not compress."""
+    return os.urandom(size // 2).hex()
+
+
+async def logged(ctx: ToolContext, x: int) -> int:
+    """Append to the file $PTCFLOW_TEST_LOG when a call starts and when it is done (its
+    side effect, counted by the tests), taking ``PTCFLOW_TEST_DELAY`` seconds."""
+    log = anyio.Path(os.environ["PTCFLOW_TEST_LOG"])
+    async with await log.open("a") as f:
+        await f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+    await anyio.sleep(float(os.environ.get("PTCFLOW_TEST_DELAY", "0.5")))
+    async with await log.open("a") as f:
+        await f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+    return x * 10
+
+
+def _script(req: LLMRequest) -> Any:
+    system = req.messages[0].content if req.messages[0].role == "system" else ""
+    last = req.messages[-1]
+    tools = {t.name for t in req.tools}
+    if system == PLANNER:
+        if last.role == "tool":
+            results = [m.content for m in req.messages if m.role == "tool"]
+            return "mission report: " + " | ".join(results)
+        return [
+            ToolCall(id="call_a", name="analyst", input={"prompt": "emea"}),
+            ToolCall(id="call_b", name="analyst", input={"prompt": "amer"}),
+            _own_tool_call(tools, "call_c", "planner"),
+        ]
+    prompt = next((m.content for m in req.messages if m.role == "user"), "")
+    if "logged" in tools:
+        n = sum(1 for m in req.messages if m.role == "tool")
+        if n < 3:
+            return ToolCall(id=f"call_{n}", name="logged", input={"x": n + len(str(prompt))})
+        return "logged thrice"
+    if last.role == "tool":
+        return f"done: {last.content}"
+    return _own_tool_call(tools, f"call_{prompt}", str(prompt))
+
+
+def _own_tool_call(tools: set[str], id: str, prompt: str) -> ToolCall:
+    """A call of the run's first tool that is not an agent."""
+    name = next(iter(sorted(tools - {"analyst"})), "add")
+    args: dict[str, Any] = {"x": len(prompt), "y": 1}
+    if name == "wait_for_ever":
+        args = {}
+    elif name == "big":
+        args = {"size": 200_000}
+    return ToolCall(id=id, name=name, input=args)
+
+
+def model() -> ScriptedLLM:
+    """A stateless scripted model (each answer depends on the request only)."""
+    return ScriptedLLM(_script)
+
+
+class Delegate(msgspec.Struct, frozen=True, kw_only=True):
+    """ReAct whose tool calls of ``agents`` become child runs (``RunChild``)."""
+
+    inner: ReAct
+    agents: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        """The wrapped strategy's name."""
+        return self.inner.name
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Start ReAct with the agents among its tools."""
+        specs = tuple(
+            ToolSpec(
+                name=name,
+                description=text,
+                input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}},
+            )
+            for name, text in self.agents.items()
+        )
+        state, out = self.inner.init(msgspec.structs.replace(run, tools=run.tools + specs))
+        return state, self._children(out)
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Fold a signal into ReAct."""
+        state, out = self.inner.handle(state, signal)
+        return state, self._children(out)
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """ReAct's outcome."""
+        result: Outcome | None = self.inner.outcome(state)
+        return result
+
+    def snapshot(self, state: Any) -> Any:
+        """ReAct's snapshot."""
+        return self.inner.snapshot(state)
+
+    def _children(self, directives: Sequence[Directive]) -> Sequence[Directive]:
+        return [
+            RunChild(
+                id=d.id,
+                agent=d.tool_name,
+                input=d.arguments,
+                request_id=d.request_id,
+                iteration=d.iteration,
+            )
+            if isinstance(d, ToolExec) and d.tool_name in self.agents
+            else d
+            for d in directives
+        ]
+
+
+def planner() -> Delegate:
+    """The mission's top agent: two analysts (child runs) and a tool, in parallel."""
+    return Delegate(
+        inner=ReAct(system_prompt=PLANNER, name="planner"), agents={"analyst": "analyse a region"}
+    )
+
+
+def analyst() -> ReAct:
+    """A child agent: one tool call, then an answer."""
+    return ReAct(system_prompt=ANALYST, name="analyst")
+
+
+class Clocky(msgspec.Struct, frozen=True, kw_only=True):
+    """A strategy that is not deterministic: its directive ids read the clock."""
+
+    name: str = "clocky"
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Ask for one tool call whose id is the time."""
+        return "asked", [
+            ToolExec(id=f"add_{time.time_ns()}", tool_name="add", arguments={"x": 1, "y": 2})
+        ]
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Done at the tool's result."""
+        return ("done" if signal.type == "ai.tool.result" else state), []
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Done once the tool answered."""
+        from ptcflow.signals import Ok, Usage
+
+        return Outcome(result=Ok(payload=state), usage=Usage()) if state == "done" else None
+
+    def snapshot(self, state: Any) -> Any:
+        """Nothing to share."""
+        return None
+
+
+class LogAll(Directive, frozen=True, kw_only=True, tag="log_all"):
+    """A custom directive whose handler makes one sub-call of ``logged`` per value (the
+    shape of a program: sub-calls through ``ctx.call_tool``)."""
+
+    values: list[int]
+
+
+async def log_all(directive: LogAll, ctx: Any) -> list[Any]:
+    """Call ``logged`` once per value, in order."""
+    out = []
+    for n, x in enumerate(directive.values, 1):
+        result = await ctx.call_tool("logged", {"x": x}, index=n)
+        out.append(result.payload if result.ok else result.error.type)
+    return out
+
+
+class LispProgram(Directive, frozen=True, kw_only=True, tag="lisp_program"):
+    """A PTC-Lisp program run by a handler (``run_lisp``) whose tool calls are sub-calls
+    through ``ctx.call_tool``, as the runtime's own program kind runs them."""
+
+    source: str
+    tool_names: tuple[str, ...] = ()
+
+
+async def run_lisp(directive: LispProgram, ctx: Any) -> Any:
+    """Run the program, each of its calls ``ctx.call_tool(name, args, index=i + 1)``."""
+
+    async def call(name: str, arguments: dict[str, Any], index: int) -> Any:
+        return await ctx.call_tool(name, arguments, index=index + 1)
+
+    program = RunProgram(id=directive.id, source=directive.source, tool_names=directive.tool_names)
+    output = await perform_program(program, call)
+    if output.error is not None:
+        return Err(error=ErrorEnvelope.make("program_error", output.error.message))
+    return output.value
+
+
+LOG_PROGRAM = '(return [(call "logged" {:x 1}) (call "logged" {:x 2}) (call "logged" {:x 3})])'
+"""A program of three sequential calls of ``logged``."""
+
+
+class Measure(LLMEmbed, frozen=True, kw_only=True, tag="measure"):
+    """An ``LLMEmbed`` performed by a handler of the workers' own (``measure``): it ends
+    with ``ai.tool.result``, as any directive with a handler of its own."""
+
+
+async def measure(directive: Measure, ctx: Any) -> list[int]:
+    """The length of each input."""
+    return [len(text) for text in directive.inputs]
+
+
+TOOLS = [logged]
+HANDLERS: dict[type[Directive], Any] = {LogAll: log_all, LispProgram: run_lisp, Measure: measure}
+
+
+class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
+    """One LogAll directive (or, with ``program``, one LispProgram); done at its own result."""
+
+    name: str = "log-once"
+    program: str | None = None
+    measure: tuple[str, ...] = ()
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Ask for the sub-calls (or for the program, or for ``measure``)."""
+        d: Directive = LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])
+        if self.program is not None:
+            d = LispProgram(id=f"{run.run_id}/all", source=self.program, tool_names=("logged",))
+        elif self.measure:
+            d = Measure(id=f"{run.run_id}/all", inputs=self.measure)
+        return None, [d]
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Keep the directive's own result (whatever its terminal signal)."""
+        own = signal.call_id is not None and signal.call_id.endswith("/all")
+        if own and signal.type in TERMINAL_TYPES:
+            return signal.data.result, []
+        return state, []
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Done with the directive's result."""
+        from ptcflow.signals import Usage
+
+        return None if state is None else Outcome(result=state, usage=Usage())
+
+    def snapshot(self, state: Any) -> Any:
+        """Nothing to share."""
+        return None
+
+
+class Loose(msgspec.Struct, frozen=True, kw_only=True):
+    """A strategy wrapper whose field is typed ``Any``: it would not come back equal."""
+
+    inner: Any = None
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Delegate."""
+        result: tuple[Any, Sequence[Directive]] = self.inner.init(run)
+        return result
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Delegate."""
+        result: tuple[Any, Sequence[Directive]] = self.inner.handle(state, signal)
+        return result
