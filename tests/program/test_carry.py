@@ -16,6 +16,7 @@ from ptcflow.lisp import (
     run_sync,
 )
 from ptcflow.lisp._carry import form_text
+from ptcflow.lisp._colls import Map, make_set, mkey, vec
 from ptcflow.lisp._reader import read
 from ptcflow.lisp.values import lisp_eq
 
@@ -31,9 +32,13 @@ scalars = (
 lisp_values: st.SearchStrategy[Any] = st.recursive(
     scalars,
     lambda children: (
-        st.lists(children, max_size=4).map(tuple)
-        | st.dictionaries(scalars.filter(lambda x: x is not None), children, max_size=4)
-        | st.frozensets(st.integers(0, 9) | names.map(Keyword), max_size=4)
+        st.lists(children, max_size=4).map(vec)
+        # a program's map (keys encoded: 1, 1.0 and true stay apart) or a host map
+        | st.lists(st.tuples(children, children), max_size=4).map(
+            lambda kv: Map({mkey(k): v for k, v in kv})
+        )
+        | st.dictionaries(names.map(Keyword), children, max_size=3)
+        | st.lists(children, max_size=4).map(make_set)
     ),
     max_leaves=12,
 )
@@ -125,3 +130,18 @@ def test_form_text_reads_back_to_the_same_text(source: str) -> None:
     text = form_text(read(source)[0])
     assert form_text(read(text)[0]) == text
     assert run_sync(text).error is None
+
+
+def test_a_runs_own_collections_are_kept_and_read_back() -> None:
+    src = (
+        "(def v [1 [2 3]]) (def m {[1 2] :x, true 3, 1.0 :f, 1 :i, false nil}) "
+        '(def s #{1 true [1]}) (def g (group-by :a [{:a 1} {:a 2 :b "x"}]))'
+    )
+    r = run_sync(src)
+    values, dropped = memory_to_data(r.memory)
+    assert dropped == {} and set(values) == {"v", "m", "s", "g"}
+    back = memory_from_data(values)
+    for name in values:
+        assert lisp_eq(back[name], r.memory[name]), (name, values[name])
+    again = run_sync("[(count m) (get m [1 2]) (get m 1.0) (contains? s true) v]", memory=back)
+    assert again.value == [5, Keyword("x"), Keyword("f"), True, [1, [2, 3]]]

@@ -234,9 +234,12 @@ def _key(key: Any) -> str:
     name = getattr(key, "name", None)
     if type(key).__name__ == "Keyword" and isinstance(name, str):
         return name
-    from ptcflow.lisp import pr_str
+    from ptcflow.lisp import from_python, pr_str
 
-    return pr_str(key)
+    try:  # a tuple key (an exported vector) prints as a vector: [1 2]
+        return pr_str(from_python(key, keywordize_keys=False), limit=1000)
+    except TypeError:
+        return str(key)
 
 
 def _error(result: LispResult) -> ProgramError | None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ptcflow.errors import UsageError
+from ptcflow.lisp._colls import Map, Vector, map_items, set_items
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm
 from ptcflow.lisp._reader import read, read_data
 from ptcflow.lisp.errors import LispError
@@ -62,7 +63,7 @@ def memory_to_data(memory: Mapping[str, Any]) -> tuple[dict[str, str], dict[str,
     values: dict[str, str] = {}
     dropped: dict[str, str] = {}
     for name, value in memory.items():
-        if callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset):
+        if _is_function(value):
             continue
         problem = _unwritable(value, 0)
         if problem is None:
@@ -87,7 +88,7 @@ def memory_from_data(values: Mapping[str, str]) -> dict[str, Any]:
 
     Example:
         >>> memory_from_data({"n": "[1 :a]"})
-        {'n': (1, Keyword('a'))}
+        {'n': pvector([1, Keyword('a')])}
     """
     out: dict[str, Any] = {}
     for name, text in values.items():
@@ -221,7 +222,7 @@ def _defines_function(form: Form) -> bool:
 
 
 def _is_function(value: Any) -> bool:
-    return callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset)
+    return callable(value) and not isinstance(value, Keyword | dict | Map | Vector | frozenset)
 
 
 def _unwritable(value: Any, depth: int) -> str | None:
@@ -240,14 +241,14 @@ def _unwritable(value: Any, depth: int) -> str | None:
             return f"holds the keyword {value.name!r}, which has no PTC-Lisp text"
     if t is Regex:
         return None
-    if t is tuple or t is frozenset:
-        for item in value:
+    if t is Vector or t is frozenset:
+        for item in value if t is Vector else set_items(value):
             problem = _unwritable(item, depth + 1)
             if problem is not None:
                 return problem
         return None
-    if t is dict:
-        for k, v in value.items():
+    if t is dict or t is Map:  # a host map or a program map (keys decoded)
+        for k, v in map_items(value):
             problem = _unwritable(k, depth + 1) or _unwritable(v, depth + 1)
             if problem is not None:
                 return problem
