@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 
 from ptcflow import SubAgent
-from ptcflow.directives import RunProgram
 from ptcflow.runtime import Runtime
 from ptcflow.signals import Ok, SignalBus, read_journal, record_journal
 from ptcflow.strategies import PTC, JsonAgent, replay
 from ptcflow.testing import Recording, ScriptedLLM
 
-from .program_kind import program_handler
 from .ptc_support import block
 
 pytestmark = pytest.mark.anyio
@@ -60,7 +58,7 @@ async def test_the_journal_replays_to_the_same_state_and_step(tmp_path: Path) ->
     CALLS.clear()
     async with (
         record_journal(bus, path),
-        Runtime(llm=llm, bus=bus, handlers={RunProgram: program_handler()}) as rt,
+        Runtime(llm=llm, bus=bus) as rt,
     ):
         step = await rt.run(recording, {"query": "x"}, tools=dict(AGENT.tools), name="totaller")
     assert step.ok and step.value == {"total": 15.0, "_ids": [1, 2]}
@@ -83,7 +81,7 @@ async def test_a_failed_run_replays_with_its_fail_and_trace(tmp_path: Path) -> N
     llm = ScriptedLLM([block('(fail {:reason :empty :message "nothing found" :details {:q "x"}})')])
     async with (
         record_journal(bus, path),
-        Runtime(llm=llm, bus=bus, handlers={RunProgram: program_handler()}) as rt,
+        Runtime(llm=llm, bus=bus) as rt,
     ):
         step = await AGENT.run(context={"query": "x"}, runtime=rt)
     assert not step.ok and step.fail is not None and step.fail.details == {"q": "x"}

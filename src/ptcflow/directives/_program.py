@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -100,10 +100,14 @@ async def perform_program(
     call: ProgramRouter | None = None,
     *,
     replay: Sequence[ProgramToolCall] | None = None,
+    on_call: Callable[[ProgramToolCall], None] | None = None,
+    converted: dict[str, tuple[Any, Any]] | None = None,
 ) -> ProgramOutput:
     """Run ``directive``'s program and describe what it did. Blocks while tools run.
 
     Program errors never raise: they are in the output's ``error`` (with line and column).
+    It needs no runtime: any async code can call it (on asyncio or trio), a durable
+    worker's activity included.
 
     Args:
         directive: the program and what it depends on.
@@ -113,6 +117,11 @@ async def perform_program(
             answered from it, by index, and ``call`` performs only the calls it lacks (a
             durable worker resuming the program). Without ``call`` nothing runs, and a
             call the record lacks raises.
+        on_call: called with each call ``call`` performed, as soon as it has its result
+            (a durable worker heartbeats them; a retry passes them back as ``replay``).
+        converted: ctx conversions shared by the programs of one run (see
+            :func:`ptcflow.lisp.run`): pass the same dict to each turn's program so a
+            large ``ctx`` value is converted once per run, not once per turn.
 
     Returns:
         The :class:`~ptcflow.signals.ProgramOutput`.
@@ -152,6 +161,10 @@ async def perform_program(
             if isinstance(result, Ok):
                 result = Ok(payload=plain_value(result.payload), effects=result.effects)
             envelopes[index] = result
+            if on_call is not None:
+                on_call(
+                    ProgramToolCall(index=index, name=name, args=plain_value(args), result=result)
+                )
             return result
 
         router = route
@@ -170,6 +183,7 @@ async def perform_program(
         replay=records,
         resume=records is not None and router is not None,
         functions=tuple(directive.functions.values()),
+        converted=converted,
     )
     duration = (time.perf_counter() - start) * 1000
     if result.error is None and not result.failed:

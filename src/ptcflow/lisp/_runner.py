@@ -186,6 +186,7 @@ async def run(
     replay: Sequence[ToolCallRecord] | None = None,
     resume: bool = False,
     functions: Sequence[str] = (),
+    converted: dict[str, tuple[Any, Any]] | None = None,
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -208,6 +209,11 @@ async def run(
         functions: source texts of definitions kept from earlier runs (``(defn f ...)``,
             see :func:`ptcflow.lisp.kept_functions`), evaluated before the program in the
             same memory.
+        converted: ctx conversions shared by several runs over the same data (the turns
+            of an agent): ``{key: (ctx value, converted value)}``. A value the program reads
+            is used from here when ``ctx[key]`` is the very object recorded (identity, so
+            a changed value is converted again), and each value this run converts is
+            added. Pass the same dict (initially empty) to every run.
 
     Returns:
         A :class:`LispResult`.
@@ -254,7 +260,7 @@ async def run(
     except LispError as err:
         _check_ctx(ctx_in, ())
         return finish(error=err)
-    state = RunState(budget, ctx_in, working, names)
+    state = RunState(budget, ctx_in, working, names, converted)
     budget.maybe_yield = state.yield_now
     analyzed: list[Program] = []
 
@@ -287,9 +293,9 @@ async def run(
         if isinstance(raw, LispFn | Builtin):
             from ptcflow.lisp.printer import pr_str
 
-            converted = pr_str(raw, limit=200)
+            plain = pr_str(raw, limit=200)
         else:
-            converted = export(
+            plain = export(
                 raw,
                 limits.max_collection_size,
                 keep_keywords=True,
@@ -297,8 +303,8 @@ async def run(
                 progress=progress,
             )
         if outcome.get("failed"):
-            outcome["fail_value"] = converted
-        return outcome, converted
+            outcome["fail_value"] = plain
+        return outcome, plain
 
     await anyio.lowlevel.checkpoint()  # every run lets the loop turn, even a short one
     g = greenlet(main)
@@ -328,8 +334,8 @@ async def run(
                 "included); do less per turn",
             )
         )
-    outcome, converted = done
-    return finish(value=converted, **outcome)
+    outcome, plain = done
+    return finish(value=plain, **outcome)
 
 
 def _read_functions(functions: Sequence[str]) -> tuple[Form, ...]:

@@ -148,6 +148,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
+    turn_spans: ClassVar[bool] = True
+    """Its directives' ``iteration`` is the turn: with tracing on, the runtime nests each
+    turn's directives under a ``turn {n}`` span."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -373,7 +376,7 @@ _ON: Final[dict[str, _On]] = {
     TOOL_RESULT: program_result,
     REQUEST_FAILED: PTC._on_request_failed,
 }
-"""The signal types PTC folds. ``ai.tool.result`` counts only for the program directive's
-own id: a runtime without the program kind answers it so (an error naming the missing
-handler), as does a handler registered with ``Runtime(handlers={RunProgram: ...})``
-(returning the ProgramOutput); the program's sub-calls (``{id}/tool/{n}``) are ignored."""
+"""The signal types PTC folds. The program's end is its ``ai.program.result`` (the runtime's
+program kind); an ``ai.tool.result`` for the program directive's own id counts too (a handler
+registered with ``Runtime(handlers={RunProgram: ...})`` ends so); the program's sub-calls
+(``{id}/tool/{n}``) are ignored: their results are in the ProgramOutput."""
