@@ -18,6 +18,7 @@ from ptcflow.signals import (
     Ok,
     ProgramOutput,
     ProgramResultData,
+    ProgramToolCall,
     Signal,
     decode_signal,
     encode_signal,
@@ -206,3 +207,29 @@ def test_plain_value_is_json_safe_and_stable() -> None:
     assert plain == {"k": "done", "1": [1.5, "##-Inf", "##NaN"], "[1 2]": ["a"]}
     assert msgspec.json.decode(msgspec.json.encode(plain)) == plain
     assert isinstance(ProgramOutput(value=plain).value, dict)
+
+
+async def test_on_call_reports_each_completed_call_as_it_completes() -> None:
+    seen: list[ProgramToolCall] = []
+    out = await perform_program(directive(), tools(), on_call=seen.append)
+    assert seen == [msgspec.structs.replace(c, duration_ms=0.0) for c in out.tool_calls]
+
+
+async def test_converted_ctx_values_are_shared_by_the_turns_of_a_run() -> None:
+    rows = [{"amount": float(i)} for i in range(1000)]
+    ctx = {"rows": rows, "n": 3}
+    shared: dict[str, tuple[Any, Any]] = {}
+    first = await perform_program(
+        RunProgram(id="p/1", source="(sum-by :amount ctx/rows)", ctx=ctx), None, converted=shared
+    )
+    assert first.value == 499500.0 and shared["rows"][0] is rows
+    converted = shared["rows"][1]
+    second = await perform_program(
+        RunProgram(id="p/2", source="(count ctx/rows)", ctx={**ctx, "n": 4}), None, converted=shared
+    )
+    assert second.value == 1000 and shared["rows"][1] is converted  # not converted again
+    other = [{"amount": 1.0}]
+    third = await perform_program(
+        RunProgram(id="p/3", source="(count ctx/rows)", ctx={"rows": other}), None, converted=shared
+    )
+    assert third.value == 1 and shared["rows"][0] is other  # a changed value converts again
