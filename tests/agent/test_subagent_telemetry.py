@@ -37,7 +37,8 @@ def _parent(span: ReadableSpan) -> int | None:
 
 def _id(span: ReadableSpan) -> int:
     assert span.context is not None
-    return span.context.span_id
+    span_id: int = span.context.span_id
+    return span_id
 
 
 async def test_each_turn_is_a_span_holding_its_model_call_and_program() -> None:

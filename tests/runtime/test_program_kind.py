@@ -52,9 +52,14 @@ def rate(customer: str) -> float:
     return {"ann": 0.5, "bob": 1.0}[customer]
 
 
+HANGING: list[anyio.Event] = []
+
+
 async def hang() -> int:
     """Never returns (until cancelled)."""
     CALLS.append("hang")
+    for event in HANGING:
+        event.set()
     await anyio.sleep_forever()
     return 0  # pragma: no cover
 
@@ -175,10 +180,12 @@ async def test_pmap_calls_run_concurrently() -> None:
 async def test_cancelling_the_run_mid_program_unwinds_it_and_its_calls() -> None:
     d = program('(call "orders" {:status "open"})\n(call "hang" {})\n(call "rate" {:customer "x"})')
     CALLS.clear()
+    hanging = anyio.Event()
+    HANGING[:] = [hanging]
     async with Runtime(tools=TOOLS) as rt:
         handle = rt.start(Probe([d]), "go", run_id="r", record=True)
-        while "hang" not in CALLS:
-            await anyio.sleep(0.001)
+        with anyio.fail_after(5):
+            await hanging.wait()
         handle.cancel()
         step = await handle.wait()
         assert rt.statistics().in_flight == 0
@@ -238,7 +245,7 @@ async def test_a_retry_never_repeats_a_completed_call() -> None:
     assert terminals(step.signals, "r/program/1")[0].data.attempts == 2
     ids = [s.call_id for s in step.signals if s.type == TOOL_RESULT]
     assert ids == ["r/program/1/tool/0", "r/program/1/tool/1", "r/program/1/tool/1/attempt/2"]
-    first, second = (terminals(step.signals, i)[0].data.result for i in ids[1:])
+    first, second = (terminals(step.signals, str(i))[0].data.result for i in ids[1:])
     assert isinstance(first, Err) and first.error.type == "cancelled" and isinstance(second, Ok)
 
 
