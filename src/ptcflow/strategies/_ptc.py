@@ -26,6 +26,8 @@ States and transitions (a signal that does not apply returns the very same state
       └──error / bad return / bad fail / plain value──▶ awaiting_llm (feedback, turn n+1)
                                                         or failed (max_turns_exceeded)
     any state before the end ──ai.request.failed (cancel, mission timeout)──▶ failed
+    any state before the end ──ai.request.started (a second request)──▶ the same, plus an
+                                EmitRequestError ``busy`` ({run_id}/reject/n)
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from ptcflow.directives import Directive, LLMGenerate, RunProgram
+from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse
 from ptcflow.signals import (
+    BUSY,
     CANCELLED,
     LLM_RESPONSE,
     PROGRAM_RESULT,
     REQUEST_FAILED,
+    REQUEST_STARTED,
     TOOL_RESULT,
     USAGE,
     VALIDATION,
@@ -348,6 +352,26 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         )
         return state, (program,)
 
+    def _on_request_started(
+        self, state: PtcState, signal: Signal
+    ) -> tuple[PtcState, Sequence[Directive]]:
+        """A second request reaching the run while it works: rejected as ``busy``."""
+        n = state.rejected + 1
+        error = ErrorEnvelope.make(
+            BUSY,
+            f"run {state.run_id} is busy ({state.status}); a SubAgent run serves one "
+            "request: start another run for another task",
+            {"status": state.status, "request_id": signal.request_id},
+        )
+        reject = EmitRequestError(
+            id=f"{state.run_id}/reject/{n}",
+            request_id=signal.request_id,
+            iteration=state.turn,
+            error=error,
+            reason="busy",
+        )
+        return _replace(state, rejected=n), (reject,)
+
     def _on_request_failed(
         self, state: PtcState, signal: Signal
     ) -> tuple[PtcState, Sequence[Directive]]:
@@ -375,6 +399,7 @@ _ON: Final[dict[str, _On]] = {
     PROGRAM_RESULT: program_result,
     TOOL_RESULT: program_result,
     REQUEST_FAILED: PTC._on_request_failed,
+    REQUEST_STARTED: PTC._on_request_started,
 }
 """The signal types PTC folds. The program's end is its ``ai.program.result`` (the runtime's
 program kind); an ``ai.tool.result`` for the program directive's own id counts too (a handler
