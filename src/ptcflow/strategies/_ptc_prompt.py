@@ -37,7 +37,7 @@ KEY_BUILTINS: Final = (
 """The builtins the prompt lists (the ones models reach for in data work)."""
 
 _JAVA: Final = tuple(
-    sorted(n for n in BUILTINS if n.startswith(".") or n.startswith(("Math/", "Integer/")))
+    sorted(n for n in BUILTINS if n.startswith((".", "Math/", "Integer/")))
 )
 """The Java methods and statics that work (a whitelist bound to builtins), as listed."""
 
