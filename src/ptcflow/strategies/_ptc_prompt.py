@@ -36,9 +36,7 @@ KEY_BUILTINS: Final = (
 )  # fmt: skip
 """The builtins the prompt lists (the ones models reach for in data work)."""
 
-_JAVA: Final = tuple(
-    sorted(n for n in BUILTINS if n.startswith((".", "Math/", "Integer/")))
-)
+_JAVA: Final = tuple(sorted(n for n in BUILTINS if n.startswith((".", "Math/", "Integer/"))))
 """The Java methods and statics that work (a whitelist bound to builtins), as listed."""
 
 _RULES = """\
