@@ -36,7 +36,7 @@ from ptcflow.signals import (
 if TYPE_CHECKING:
     from ptcflow.lisp import LispResult, ToolCallRecord
 
-__all__ = ("ProgramRouter", "RunProgram", "perform_program", "plain_value")
+__all__ = ("ProgramCache", "ProgramRouter", "RunProgram", "perform_program", "plain_value")
 
 
 class ProgramRouter(Protocol):
@@ -95,13 +95,44 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         return out
 
 
+class ProgramCache:
+    """What the programs of one run share, so that each turn does not redo the last one's work.
+
+    A runtime keeps one per run and passes it to :func:`perform_program` for every program
+    of the run (program values are immutable, so sharing them is safe):
+
+    * ``converted``: the ``ctx`` values programs converted into PTC-Lisp data,
+      ``{key: (ctx value, converted)}``; a later program reading the very same object uses
+      the conversion (a 10,000-row context is converted once per run, not once per turn);
+    * ``memory``: each memory value with its text, ``{name: (text, value)}``: a text the
+      last program wrote is not read again, and a value the program left unchanged is not
+      printed again.
+
+    Everything is still correct without it (or with an empty one): it only saves work.
+
+    Example:
+        >>> cache = ProgramCache()
+        >>> cache.converted, cache.memory
+        ({}, {})
+    """
+
+    __slots__ = ("converted", "memory")
+
+    def __init__(self) -> None:
+        self.converted: dict[str, tuple[Any, Any]] = {}
+        self.memory: dict[str, tuple[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"<ProgramCache ctx={len(self.converted)} memory={len(self.memory)}>"
+
+
 async def perform_program(
     directive: RunProgram,
     call: ProgramRouter | None = None,
     *,
     replay: Sequence[ProgramToolCall] | None = None,
     on_call: Callable[[ProgramToolCall], None] | None = None,
-    converted: dict[str, tuple[Any, Any]] | None = None,
+    cache: ProgramCache | None = None,
 ) -> ProgramOutput:
     """Run ``directive``'s program and describe what it did. Blocks while tools run.
 
@@ -119,9 +150,8 @@ async def perform_program(
             call the record lacks raises.
         on_call: called with each call ``call`` performed, as soon as it has its result
             (a durable worker heartbeats them; a retry passes them back as ``replay``).
-        converted: ctx conversions shared by the programs of one run (see
-            :func:`ptcflow.lisp.run`): pass the same dict to each turn's program so a
-            large ``ctx`` value is converted once per run, not once per turn.
+        cache: what the programs of one run share (:class:`ProgramCache`): pass the same
+            one to each turn's program.
 
     Returns:
         The :class:`~ptcflow.signals.ProgramOutput`.
@@ -141,15 +171,9 @@ async def perform_program(
         >>> out.value, out.returned, out.tool_calls[0].result
         (3, True, Ok(payload=3, effects=()))
     """
-    from ptcflow.lisp import (
-        Limits,
-        ToolCallRecord,
-        kept_functions,
-        memory_from_data,
-        memory_to_data,
-        run,
-    )
+    from ptcflow.lisp import Limits, ToolCallRecord, kept_functions, run
 
+    cache = ProgramCache() if cache is None else cache  # one run's, at least
     envelopes: dict[int, Ok[Any] | Err] = {}
     router = None
     if call is not None:
@@ -177,17 +201,17 @@ async def perform_program(
         directive.source,
         ctx=directive.ctx,
         tool_names=directive.tool_names,
-        memory=memory_from_data(directive.memory),
+        memory=_memory_in(directive.memory, cache),
         limits=Limits(**directive.limits),
         call=router,
         replay=records,
         resume=records is not None and router is not None,
         functions=tuple(directive.functions.values()),
-        converted=converted,
+        converted=None if cache is None else cache.converted,
     )
     duration = (time.perf_counter() - start) * 1000
     if result.error is None and not result.failed:
-        memory, dropped = memory_to_data(result.memory)
+        memory, dropped = _memory_out(result.memory, cache)
         functions, dropped_fns = kept_functions(
             directive.source, result.memory, directive.functions
         )
@@ -210,6 +234,51 @@ async def perform_program(
         memory_bytes=size,
         duration_ms=round(duration, 3),
     )
+
+
+def _memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
+    """The directive's memory as PTC-Lisp values (texts the cache holds are not read)."""
+    from ptcflow.lisp import memory_from_data
+
+    known = cache.memory
+    values: dict[str, Any] = {}
+    unread: dict[str, str] = {}
+    for name, text in texts.items():
+        hit = known.get(name)
+        if hit is not None and hit[0] == text:
+            values[name] = hit[1]
+        else:
+            unread[name] = text
+    if unread:
+        read = memory_from_data(unread)
+        for name, value in read.items():
+            known[name] = (unread[name], value)
+        values = {name: values[name] if name in values else read[name] for name in texts}
+    return values
+
+
+def _memory_out(
+    memory: Mapping[str, Any], cache: ProgramCache
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The memory after a run as texts: a value the program did not change keeps the text
+    it came in with (so a text never changes from turn to turn, cache or not), the others
+    are printed."""
+    from ptcflow.lisp import memory_to_data
+
+    known = cache.memory
+    texts: dict[str, str] = {}
+    unprinted: dict[str, Any] = {}
+    for name, value in memory.items():
+        hit = known.get(name)
+        if hit is not None and hit[1] is value:
+            texts[name] = hit[0]
+        else:
+            unprinted[name] = value
+    printed, dropped = memory_to_data(unprinted) if unprinted else ({}, {})
+    for name, text in printed.items():
+        known[name] = (text, unprinted[name])
+    order = {**texts, **printed}
+    return {name: order[name] for name in memory if name in order}, dropped
 
 
 def plain_value(value: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, ProgramCache
 from ptcflow.runtime._core import RunCore
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._flight import Flight
@@ -72,7 +72,6 @@ class LocalRun(RunCore["DirectiveContext"]):
 
     __slots__ = (
         "agents",
-        "converted",
         "done",
         "driver_idle",
         "executor",
@@ -82,6 +81,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         "otel_context",
         "own_deadline",
         "performer",
+        "programs",
         "ready",
         "scope",
         "span",
@@ -144,9 +144,8 @@ class LocalRun(RunCore["DirectiveContext"]):
         """True while the driver may take the next directive; else directives spawn."""
         self.wake: anyio.Event | None = None
         self.done: anyio.Event | None = None
-        self.converted: dict[str, tuple[Any, Any]] | None = None
-        """The ctx values the run's programs converted, shared by its turns (the program
-        kind's)."""
+        self.programs: ProgramCache | None = None
+        """What the run's programs share from turn to turn (the program kind's)."""
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""

@@ -12,9 +12,9 @@ limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
 Calls that completed are kept on the directive's context as they complete, so a later
 attempt (after a retryable failure such as an attempt timeout) answers them from that record
 (``replay=``, with the missing calls performed: ``resume``) and no completed tool call is
-ever repeated. The ctx values a program converts are kept for the whole run
-(``LocalRun.converted``): the next turn's program, reading the same objects, uses them as
-they are.
+ever repeated. What the programs of a run share is kept for the whole run
+(``LocalRun.programs``, a :class:`~ptcflow.directives.ProgramCache`): the next turn's
+program uses the ctx values already converted and the memory already read and printed.
 
 The span is ``execute_program {agent}`` with ``gen_ai.operation.name = "execute_program"``.
 None of the GenAI operations fits: the program is not a tool the model called by name (the
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.directives import perform_program
+from ptcflow.directives import ProgramCache, perform_program
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Kind
 from ptcflow.runtime._telemetry import Telemetry
@@ -55,14 +55,14 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput:
         done[record.index] = record
 
     run = ctx.run
-    if run.converted is None:
-        run.converted = {}
+    if run.programs is None:
+        run.programs = ProgramCache()
     return await perform_program(
         d,
         call,
         replay=tuple(done.values()) if done else None,
         on_call=completed,
-        converted=run.converted,
+        cache=run.programs,
     )
 
 

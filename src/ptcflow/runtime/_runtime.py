@@ -242,11 +242,13 @@ class Runtime:
     ) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
-        if options or getattr(type(strategy), "plan_run", None) is not None:
+        cls = type(strategy)
+        # A strategy class seen before is known to be no agent (checked once per class).
+        if options or (cls not in self._strategy_types and hasattr(cls, "plan_run")):
             strategy, input, tools, llm, timeout, name = plan_of(
                 self, strategy, input, tools, llm, timeout, name, options
             )
-        cls = type(strategy)
+            cls = type(strategy)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -266,7 +268,8 @@ class Runtime:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
             deadline = min(deadline, self._executor.clock() + timeout)
         run_llm = self.llm if llm is None else llm
-        check_model(strategy, run_llm)
+        if getattr(run_llm, "model", None) == "":  # a provider that names no model itself
+            check_model(strategy, run_llm)
         rid = run_id or new_id("run_")
         assert self._executor is not None and self._performer is not None
         run = LocalRun(
