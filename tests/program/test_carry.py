@@ -145,3 +145,11 @@ def test_a_runs_own_collections_are_kept_and_read_back() -> None:
         assert lisp_eq(back[name], r.memory[name]), (name, values[name])
     again = run_sync("[(count m) (get m [1 2]) (get m 1.0) (contains? s true) v]", memory=back)
     assert again.value == [5, Keyword("x"), Keyword("f"), True, [1, [2, 3]]]
+
+
+@given(lisp_values)
+def test_the_memory_text_is_pr_str(value: Any) -> None:
+    from ptcflow.lisp import pr_str
+
+    values, dropped = memory_to_data({"v": value})
+    assert dropped == {} and values["v"] == pr_str(value)

@@ -133,6 +133,7 @@ async def perform_program(
     replay: Sequence[ProgramToolCall] | None = None,
     on_call: Callable[[ProgramToolCall], None] | None = None,
     cache: ProgramCache | None = None,
+    plain_results: bool = False,
 ) -> ProgramOutput:
     """Run ``directive``'s program and describe what it did. Blocks while tools run.
 
@@ -152,6 +153,9 @@ async def perform_program(
             (a durable worker heartbeats them; a retry passes them back as ``replay``).
         cache: what the programs of one run share (:class:`ProgramCache`): pass the same
             one to each turn's program.
+        plain_results: ``call`` returns ``Ok`` payloads that are plain JSON data already
+            (as the runtime's ``ai.tool.result`` carries them): they are recorded as they
+            are instead of being copied by :func:`plain_value`.
 
     Returns:
         The :class:`~ptcflow.signals.ProgramOutput`.
@@ -182,7 +186,7 @@ async def perform_program(
         async def route(name: str, args: dict[str, Any], index: int) -> Ok[Any] | Err:
             got: Any = await perform(name, args, index)
             result = got if isinstance(got, Ok | Err) else normalize_result(got)
-            if isinstance(result, Ok):
+            if isinstance(result, Ok) and not plain_results:
                 result = Ok(payload=plain_value(result.payload), effects=result.effects)
             envelopes[index] = result
             if on_call is not None:
@@ -213,7 +217,7 @@ async def perform_program(
     if result.error is None and not result.failed:
         memory, dropped = _memory_out(result.memory, cache)
         functions, dropped_fns = kept_functions(
-            directive.source, result.memory, directive.functions
+            directive.source, result.memory, directive.functions, forms=result.forms or None
         )
         dropped.update(dropped_fns)
     else:  # memory is transactional: a failed run keeps what it was given

@@ -19,15 +19,16 @@ stored with ``memory/put`` or inside a collection.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ptcflow.errors import UsageError
-from ptcflow.lisp._colls import Map, Vector, map_items, set_items
+from ptcflow.lisp._colls import Map, Vector
+from ptcflow.lisp._convert import ordered_items
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm
 from ptcflow.lisp._reader import read, read_data
 from ptcflow.lisp.errors import LispError
-from ptcflow.lisp.printer import pr_str
+from ptcflow.lisp.printer import float_text, ordered, pr_str, quote
 from ptcflow.lisp.values import Keyword, Regex
 
 __all__ = ("form_text", "kept_functions", "memory_from_data", "memory_to_data")
@@ -65,11 +66,13 @@ def memory_to_data(memory: Mapping[str, Any]) -> tuple[dict[str, str], dict[str,
     for name, value in memory.items():
         if _is_function(value):
             continue
-        problem = _unwritable(value, 0)
-        if problem is None:
-            values[name] = pr_str(value)
+        parts: list[str] = []
+        try:
+            _write(value, parts, 0)
+        except _NoText as why:
+            dropped[name] = f"{name} is not kept for the next turn: it {why}"
         else:
-            dropped[name] = f"{name} is not kept for the next turn: it {problem}"
+            values[name] = "".join(parts)
     return values, dropped
 
 
@@ -106,6 +109,8 @@ def kept_functions(
     source: str,
     memory: Mapping[str, Any],
     previous: Mapping[str, str] | None = None,
+    *,
+    forms: Sequence[Form] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Return the functions to keep after a run of ``source``, and those that cannot be.
 
@@ -119,6 +124,8 @@ def kept_functions(
         source: the program's text.
         memory: the memory after the run.
         previous: ``{name: source}`` of the functions kept before the run.
+        forms: the program's forms as the run read them (``LispResult.forms``), so the
+            source is not read again.
 
     Returns:
         ``({name: source text}, {name: why it is not kept})``, in definition order.
@@ -132,7 +139,7 @@ def kept_functions(
     """
     functions = dict(previous or {})
     dropped: dict[str, str] = {}
-    forms = read(source)
+    forms = read(source) if forms is None else forms
     top: dict[str, str] = {}
     for form in _top_level(forms):
         name = _defined_name(form)
@@ -225,34 +232,64 @@ def _is_function(value: Any) -> bool:
     return callable(value) and not isinstance(value, Keyword | dict | Map | Vector | frozenset)
 
 
-def _unwritable(value: Any, depth: int) -> str | None:
-    """Why ``value`` has no readable text, or ``None`` when ``pr-str`` reads back exactly."""
-    if depth > 200:
-        return "is nested too deeply to be kept"
-    t = type(value)
-    if value is None or t is str or t is int or t is float or t is bool:
-        return None
-    if t is Keyword:
-        if _PLAIN_KEYWORD.fullmatch(value.name):
-            return None
-        try:
-            return None if read_data(":" + value.name) is value else "holds an odd keyword"
-        except LispError:
-            return f"holds the keyword {value.name!r}, which has no PTC-Lisp text"
-    if t is Regex:
-        return None
-    if t is Vector or t is frozenset:
-        for item in value if t is Vector else set_items(value):
-            problem = _unwritable(item, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    if t is dict or t is Map:  # a host map or a program map (keys decoded)
-        for k, v in map_items(value):
-            problem = _unwritable(k, depth + 1) or _unwritable(v, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    if callable(value):
-        return "holds a function inside a collection; keep data only, and functions with defn"
-    return f"holds a {t.__name__}, which has no PTC-Lisp text"
+class _NoText(Exception):
+    """A value has no text that reads back exactly (the message says why)."""
+
+
+def _write(x: Any, out: list[str], depth: int) -> None:
+    """Append the ``pr-str`` text of ``x`` to ``out`` in one walk, or raise :class:`_NoText`.
+
+    The same text as :func:`ptcflow.lisp.pr_str` (a test holds them equal), without its
+    budget and size accounting: memory is written outside any run, and a value that has
+    no text that reads back (a function inside a collection, an odd keyword) is found on
+    the way instead of by a second walk.
+    """
+    t = type(x)
+    if t is str:
+        out.append(quote(x))
+    elif t is Keyword:
+        if not _PLAIN_KEYWORD.fullmatch(x.name) and _odd_keyword(x) is not None:
+            raise _NoText(_odd_keyword(x))
+        out.append(":" + x.name)
+    elif t is int:
+        out.append(str(x))
+    elif t is float:
+        out.append(float_text(x))
+    elif x is None:
+        out.append("nil")
+    elif t is bool:
+        out.append("true" if x else "false")
+    elif depth > 200:
+        raise _NoText("is nested too deeply to be kept")
+    elif t is Vector or t is frozenset:
+        out.append("[" if t is Vector else "#{")
+        for i, item in enumerate(x if t is Vector else ordered(x)):
+            if i:
+                out.append(" ")
+            _write(item, out, depth + 1)
+        out.append("]" if t is Vector else "}")
+    elif t is dict or t is Map:  # a host map (its order) or a program map (sorted)
+        out.append("{")
+        for i, (k, v) in enumerate(ordered_items(x)):
+            if i:
+                out.append(", ")
+            _write(k, out, depth + 1)
+            out.append(" ")
+            _write(v, out, depth + 1)
+        out.append("}")
+    elif t is Regex:
+        out.append(pr_str(x))
+    elif callable(x):
+        raise _NoText(
+            "holds a function inside a collection; keep data only, and functions with defn"
+        )
+    else:
+        raise _NoText(f"holds a {t.__name__}, which has no PTC-Lisp text")
+
+
+def _odd_keyword(kw: Keyword) -> str | None:
+    """Why keyword ``kw`` (not a plain name) cannot be kept, or ``None`` when it reads back."""
+    try:
+        return None if read_data(":" + kw.name) is kw else "holds an odd keyword"
+    except LispError:
+        return f"holds the keyword {kw.name!r}, which has no PTC-Lisp text"

@@ -78,6 +78,8 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
         memory: the memory after the run (unchanged when the run failed or raised).
         tool_calls: every tool call made, in issue order (by ``index``).
         error: ``None``, or the :class:`~ptcflow.lisp.LispError` that ended the run.
+        forms: the program's top-level forms as read (``()`` when it did not read): pass
+            them to :func:`~ptcflow.lisp.kept_functions` instead of reading it again.
     """
 
     value: Any = None
@@ -88,6 +90,7 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
     memory: dict[str, Any] = msgspec.field(default_factory=dict)
     tool_calls: list[ToolCallRecord] = msgspec.field(default_factory=list)
     error: LispError | None = None
+    forms: tuple[Any, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -244,6 +247,7 @@ async def run(
     working = dict(mem_in)
     records: list[ToolCallRecord] = []
     prelude = _read_functions(functions)
+    forms: list[tuple[Form, ...]] = []  # the source's, once read
 
     def finish(**kw: Any) -> LispResult:
         committed = kw.pop("commit", False)
@@ -252,6 +256,7 @@ async def run(
             prints=list(budget.prints),
             memory=working if committed else dict(mem_in),
             tool_calls=records,
+            forms=forms[0] if forms else (),
             **kw,
         )
 
@@ -267,7 +272,8 @@ async def run(
     def front_end() -> tuple[Callable[[list[Any]], Any], int]:
         # Read, analyze and compile in the program's greenlet: charged to its steps and
         # deadline, and yielding to the event loop on a long program.
-        text: str | tuple[Form, ...] = (prelude + read(source, budget)) if prelude else source
+        forms.append(read(source, budget))
+        text = prelude + forms[0]
         program = _analyze(text, names, ctx_in, mem_in, None, budget)
         analyzed.append(program)
         _check_ctx(ctx_in, program.ctx_used)

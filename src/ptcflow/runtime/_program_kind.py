@@ -63,6 +63,7 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput:
         replay=tuple(done.values()) if done else None,
         on_call=completed,
         cache=run.programs,
+        plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
     )
 
 
