@@ -267,3 +267,14 @@ async def test_bad_tool_arguments_and_raising_tools_are_fed_back() -> None:
     assert "tool_error" in second and 'id: expected int, got string "seven"' in second
     assert "-> error tool_error" in third and "no record 0" in third
     assert "Traceback" not in second + third
+
+
+async def test_memory_that_shares_structure_ends_the_run_at_the_memory_limit() -> None:
+    # [v v] doubled 60 times: a small object graph whose text has 2**60 elements; writing
+    # it stops at the agent's memory limit instead of running for ever
+    llm = ScriptedLLM([block("(def x (reduce (fn [v _] [v v]) [] (range 60)))\n(count x)")])
+    agent = SubAgent(prompt="Count", signature="() -> :int", max_turns=2, memory_limit=10_000)
+    with anyio.fail_after(30):
+        step = await agent.run(llm=llm)
+    assert step.reason == "memory_limit" and step.fail is not None
+    assert "over its limit of 10000" in step.fail.message

@@ -74,6 +74,7 @@ async def test_an_agent_without_a_model_on_a_runtime_without_one() -> None:
     async with Runtime() as rt:
         with pytest.raises(UsageError, match="has no LLM"):
             await rt.run(AGENT, context={"user": "a"})
+        assert rt.statistics().runs_started == 0  # refused before the run (and any request)
 
 
 async def test_the_agents_model_or_the_runs_wins_over_the_runtimes() -> None:

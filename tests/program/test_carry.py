@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 from ptcflow.errors import UsageError
 from ptcflow.lisp import (
     Keyword,
+    LimitExceeded,
     kept_functions,
     memory_from_data,
     memory_to_data,
@@ -153,3 +154,22 @@ def test_the_memory_text_is_pr_str(value: Any) -> None:
 
     values, dropped = memory_to_data({"v": value})
     assert dropped == {} and values["v"] == pr_str(value)
+
+
+def test_a_value_too_large_to_write_is_dropped_in_bounded_time() -> None:
+    import time
+
+    # [v v] doubled 60 times: a small object graph whose text has 2**60 elements
+    r = run_sync("(def x (reduce (fn [v _] [v v]) [] (range 60))) (def y [1 2]) nil")
+    assert r.error is None
+    start = time.process_time()
+    values, dropped = memory_to_data(r.memory)
+    assert time.process_time() - start < 5
+    assert values == {"y": "[1 2]"} and "too large to be kept" in dropped["x"]
+    v = run_sync('(def v {:a [1 "x"] :b #{3}}) nil').memory["v"]
+    text = '{:a [1 "x"], :b #{3}}'
+    assert memory_to_data({"v": v}, max_chars=len(text)) == ({"v": text}, {})  # exactly
+    small, refused = memory_to_data({"v": v}, max_chars=len(text) - 1)
+    assert small == {} and f"passes {len(text) - 1} characters" in refused["v"]
+    with pytest.raises(LimitExceeded, match="memory value x is too large"):
+        memory_to_data(r.memory, max_chars=1000, too_large="raise")

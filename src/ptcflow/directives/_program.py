@@ -71,6 +71,10 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         limits: overrides of :class:`ptcflow.lisp.Limits` fields, for example
             ``{"timeout_ms": 2000, "max_tool_calls": 10}``. Reaching one is a program
             error (``Ok`` with ``error``), not a failure of the directive.
+        memory_limit_bytes: the most memory the output may keep (its ``memory_bytes``);
+            a value whose text alone passes it is not written out: the output keeps the
+            memory it was given and reports ``memory_bytes`` over the limit. ``None``: a
+            value whose text passes 1,000,000 characters is dropped with the reason.
     """
 
     source: str
@@ -79,12 +83,15 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
     functions: dict[str, str] = msgspec.field(default_factory=dict)
     tool_names: tuple[str, ...] = ()
     limits: dict[str, Any] = msgspec.field(default_factory=dict)
+    memory_limit_bytes: int | None = None
 
     def problems(self) -> list[str]:
         """Also checks the source and the limit names."""
         out = super().problems()
         if not self.source.strip():
             out.append("source must be a non-empty program")
+        if self.memory_limit_bytes is not None and self.memory_limit_bytes < 1:
+            out.append(f"memory_limit_bytes must be >= 1 or None, got {self.memory_limit_bytes}")
         if self.limits:
             from ptcflow.lisp import Limits
 
@@ -175,7 +182,7 @@ async def perform_program(
         >>> out.value, out.returned, out.tool_calls[0].result
         (3, True, Ok(payload=3, effects=()))
     """
-    from ptcflow.lisp import Limits, ToolCallRecord, kept_functions, run
+    from ptcflow.lisp import LimitExceeded, Limits, ToolCallRecord, kept_functions, run
 
     cache = ProgramCache() if cache is None else cache  # one run's, at least
     envelopes: dict[int, Ok[Any] | Err] = {}
@@ -214,16 +221,24 @@ async def perform_program(
         converted=None if cache is None else cache.converted,
     )
     duration = (time.perf_counter() - start) * 1000
+    too_large = False
     if result.error is None and not result.failed:
-        memory, dropped = _memory_out(result.memory, cache)
-        functions, dropped_fns = kept_functions(
-            directive.source, result.memory, directive.functions, forms=result.forms or None
-        )
-        dropped.update(dropped_fns)
-    else:  # memory is transactional: a failed run keeps what it was given
+        try:
+            memory, dropped = _memory_out(result.memory, cache, directive.memory_limit_bytes)
+        except LimitExceeded:
+            too_large = True
+        else:
+            functions, dropped_fns = kept_functions(
+                directive.source, result.memory, directive.functions, forms=result.forms or None
+            )
+            dropped.update(dropped_fns)
+    if result.error is not None or result.failed or too_large:
+        # memory is transactional: a failed run keeps what it was given
         memory, functions, dropped = dict(directive.memory), dict(directive.functions), {}
     size = sum(len(k) + len(v.encode()) for k, v in memory.items())
     size += sum(len(k) + len(v.encode()) for k, v in functions.items())
+    if too_large and directive.memory_limit_bytes is not None:
+        size = max(size, directive.memory_limit_bytes + 1)  # one value's text passes it
     return ProgramOutput(
         value=plain_value(result.value),
         returned=result.returned,
@@ -262,11 +277,12 @@ def _memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
 
 
 def _memory_out(
-    memory: Mapping[str, Any], cache: ProgramCache
+    memory: Mapping[str, Any], cache: ProgramCache, limit: int | None
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The memory after a run as texts: a value the program did not change keeps the text
     it came in with (so a text never changes from turn to turn, cache or not), the others
-    are printed."""
+    are printed. With a ``limit``, a value whose text alone passes it raises
+    ``LimitExceeded`` (without a limit, such a value is dropped with the reason)."""
     from ptcflow.lisp import memory_to_data
 
     known = cache.memory
@@ -278,7 +294,12 @@ def _memory_out(
             texts[name] = hit[0]
         else:
             unprinted[name] = value
-    printed, dropped = memory_to_data(unprinted) if unprinted else ({}, {})
+    printed: dict[str, str] = {}
+    dropped: dict[str, str] = {}
+    if unprinted and limit is None:
+        printed, dropped = memory_to_data(unprinted)
+    elif unprinted and limit is not None:
+        printed, dropped = memory_to_data(unprinted, max_chars=limit, too_large="raise")
     for name, text in printed.items():
         known[name] = (text, unprinted[name])
     order = {**texts, **printed}

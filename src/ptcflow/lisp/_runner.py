@@ -17,7 +17,6 @@ same on every run and every backend. A caller can route each call through its ow
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 import time
@@ -230,6 +229,7 @@ async def run(
     Example:
         >>> async def add(args):
         ...     return args["a"] + args["b"]
+        >>> import functools
         >>> r = anyio.run(functools.partial(run, '(return (call "add" {:a 1 :b 2}))',
         ...                                 tools={"add": add}))
         >>> r.value, r.returned
@@ -407,4 +407,13 @@ def run_sync(source: str, **kwargs: Any) -> LispResult:
         >>> run_sync("(+ 1 2)").value
         3
     """
-    return anyio.run(functools.partial(run, source, **kwargs))
+    results: list[LispResult] = []
+
+    async def main() -> None:
+        # The result is not the main task's own: on asyncio, anyio.run ends by printing
+        # the task (Python 3.11's runner, through signal.getsignal), and a value that
+        # shares structure ([v v] doubled 60 times) has a repr that never ends.
+        results.append(await run(source, **kwargs))
+
+    anyio.run(main)
+    return results[0]

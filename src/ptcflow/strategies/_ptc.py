@@ -341,6 +341,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             functions=state.functions,
             tool_names=state.tool_names,
             limits=self.program_limits,
+            memory_limit_bytes=self.memory_limit_bytes,
             timeout_ms=self.program_timeout_ms,
         )
         state = _replace(
