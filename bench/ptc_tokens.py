@@ -86,7 +86,11 @@ class Shop:
         rows = [o for o in self.orders if o["status"] == status]
         start = (page - 1) * PAGE
         more = start + PAGE < len(rows)
-        return {"orders": rows[start : start + PAGE], "page": page, "next_page": page + 1 if more else None}
+        return {
+            "orders": rows[start : start + PAGE],
+            "page": page,
+            "next_page": page + 1 if more else None,
+        }
 
     def exchange_rates(self) -> dict[str, float]:
         """Units of each currency per euro."""
@@ -94,7 +98,10 @@ class Shop:
 
     def tools(self) -> list[Tool]:
         """The tools, named as the model calls them."""
-        return [tool(self.list_orders, name="list_orders"), tool(self.exchange_rates, name="exchange_rates")]
+        return [
+            tool(self.list_orders, name="list_orders"),
+            tool(self.exchange_rates, name="exchange_rates"),
+        ]
 
 
 def expected(orders: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -110,7 +117,8 @@ def react_script(orders: list[dict[str, Any]]) -> list[Any]:
     """ReAct's answers: each page, the rates, then the totals (as a model would write them)."""
     pages = max(1, math.ceil(sum(o["status"] == "delivered" for o in orders) / PAGE))
     calls: list[Any] = [
-        ScriptedLLM.tool_call("list_orders", status="delivered", page=p) for p in range(1, pages + 1)
+        ScriptedLLM.tool_call("list_orders", status="delivered", page=p)
+        for p in range(1, pages + 1)
     ]
     calls.append(ScriptedLLM.tool_call("exchange_rates"))
     calls.append(json.dumps(expected(orders)))
@@ -184,7 +192,7 @@ async def measure(n_orders: int) -> dict[str, Result]:
         react = await rt.run(
             ReAct(system_prompt="You answer questions about the shop's orders with its tools."),
             QUESTION.replace("{{status}}", "delivered")
-            + ". Answer with JSON: {\"totals\": {customer: eur}, \"orders\": count}.",
+            + '. Answer with JSON: {"totals": {customer: eur}, "orders": count}.',
             llm=react_llm,
             tools=shop.tools(),
         )
