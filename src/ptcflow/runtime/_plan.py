@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._llm_kinds import is_resolver
-
-if TYPE_CHECKING:
-    from ptcflow.runtime._runtime import Runtime
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 
@@ -59,9 +56,12 @@ class Plannable(Protocol):
         True
     """
 
-    def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
+    def plan_run(self, runtime: Any, input: Any, options: Mapping[str, Any]) -> RunPlan:
         """The run to perform on ``runtime`` for ``input`` and the caller's ``options``
         (those ``rt.run`` does not take itself, and ``llm`` / ``tools`` when given).
+
+        ``runtime`` is the :class:`~ptcflow.runtime.Runtime` (typed ``Any`` here: this
+        module is imported by the Runtime's, and the runtime's modules form a DAG).
 
         Raises:
             UsageError: an option is unknown or wrong.
@@ -107,7 +107,7 @@ def check_model(strategy: Any, llm: Any) -> None:
 
 
 def plan_of(
-    runtime: Runtime,
+    runtime: Any,
     target: Any,
     input: Any,
     tools: Any,
