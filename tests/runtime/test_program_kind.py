@@ -199,7 +199,8 @@ async def test_cancelling_the_run_mid_program_unwinds_it_and_its_calls() -> None
 
 
 async def test_the_directive_deadline_is_an_err_and_the_programs_own_limit_is_an_output() -> None:
-    step = await run_one(program('(call "hang" {})', timeout_ms=50))
+    # long enough for the call to start on a loaded machine (the tool hangs: no test waits it)
+    step = await run_one(program('(call "hang" {})', timeout_ms=1000))
     result = program_result(step)
     assert isinstance(result, Err) and result.error.type == "timeout"
     assert result.error.details["scope"] == "directive"
