@@ -17,6 +17,7 @@ from ptcflow.demo import (
     question_for,
     render_signal,
     run_demo,
+    run_mission,
     search_orders,
     total,
 )
@@ -38,6 +39,9 @@ def test_demo_prints_live_signals_answer_and_throughput(capsys: pytest.CaptureFi
     assert main(["demo", "--agents", "30", "--latency-ms", "0"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
+    assert lines[0].startswith("ptcflow demo, part 1: a SubAgent")
+    assert "┌─ Turn 3 " in out and "│ Error: tool_error" in out  # the mistake, then the fix
+    assert "Answer: Paris (21 delivered orders;" in out
     kinds = [line.split()[1] for line in lines if line.startswith("  #")]
     assert kinds[0] == "ai.request.started" and kinds[-1] == "ai.request.completed"
     assert kinds.index("ai.tool.started") < kinds.index("ai.tool.result")
@@ -63,10 +67,37 @@ async def test_every_customer_gets_the_right_total(customer: str) -> None:
 
 
 @pytest.mark.anyio
+async def test_the_mission_recovers_from_its_mistake_and_answers_right() -> None:
+    rates = {"EUR": 1.0, "USD": 1.08, "GBP": 0.85, "JPY": 162.0}
+    expected: dict[str, float] = {}
+    for o in load_orders():
+        if o["status"] == "delivered":
+            eur = (
+                o["amount"]
+                if o["currency"] == "EUR"
+                else round(o["amount"] / rates[o["currency"]], 2)
+            )
+            expected[o["city"]] = expected.get(o["city"], 0.0) + eur
+    lines: list[str] = []
+    step = await run_mission(out=lines.append)
+    assert step.ok and step.turns == 3 and step.trace is not None
+    assert step.value["revenue"] == {c: round(v, 2) for c, v in expected.items()}
+    assert step.value["top_city"] == max(expected, key=lambda c: expected[c])
+    second = step.trace.turns[1].execution
+    assert (
+        second.error is not None and "from_currency: missing required field" in second.error.message
+    )
+    third = step.trace.turns[2].execution.tool_calls
+    assert len(third) == sum(
+        1 for o in load_orders() if o["status"] == "delivered" and o["currency"] != "EUR"
+    )
+
+
+@pytest.mark.anyio
 async def test_run_demo_reports_counts_without_the_concurrent_part() -> None:
     lines: list[str] = []
     report = await run_demo(agents=0, latency_ms=0, customer="Chen", out=lines.append)
-    assert report.agents == 0 and "Chen spent" in report.answer
+    assert report.agents == 0 and "Chen spent" in report.answer and report.mission_ok
     assert any("ai.request.completed" in line for line in lines)
 
 

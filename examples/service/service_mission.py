@@ -11,14 +11,11 @@ Everything runs offline on one :class:`~ptcflow.testing.ScriptedLLM` with a real
 latency per answer, so the run takes a few seconds and can be watched live; one analyst's
 first model call is rate limited (a retry).
 
-Two stand-ins live here until the runtime has them (then this module shrinks):
-
-* :class:`Delegate`: agents used as tools (the mission tree) are not built yet; it turns
-  the wrapped strategy's tool calls of an agent name into ``RunChild`` directives, which
-  the runtime runs as nested child runs (``parent_run_id`` set, cancelled with the parent).
-* :func:`program_handler`: the runtime does not perform ``RunProgram`` yet; this handler
-  runs the program with :func:`ptcflow.directives.perform_program`, each call through
-  :func:`ptcflow.tools.call_tool`.
+One stand-in lives here until the runtime has it (then this module shrinks):
+:class:`Delegate`: agents used as tools (the mission tree) are not built yet; it turns
+the wrapped strategy's tool calls of an agent name into ``RunChild`` directives, which
+the runtime runs as nested child runs (``parent_run_id`` set, cancelled with the parent).
+The SubAgents' programs are performed by the runtime itself (its ``RunProgram`` kind).
 
 ``tests/trace_viewer/make_mission.py`` records this mission into the journal the viewer's
 tests use.
@@ -33,12 +30,12 @@ import anyio
 import msgspec
 
 from ptcflow import SubAgent
-from ptcflow.directives import Directive, RunChild, RunProgram, ToolExec, perform_program
-from ptcflow.runtime import DirectiveContext, LLMRequest, Runtime
-from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramOutput, Signal, SignalBus, ToolSpec
+from ptcflow.directives import Directive, RunChild, ToolExec
+from ptcflow.runtime import LLMRequest, Runtime
+from ptcflow.signals import Signal, SignalBus, ToolSpec
 from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM, ScriptItem, Turn
-from ptcflow.tools import call_tool, for_agent
+from ptcflow.tools import for_agent
 
 __all__ = (
     "REGIONS",
@@ -47,7 +44,6 @@ __all__ = (
     "mission_model",
     "open_mission_runtime",
     "planner",
-    "program_handler",
     "run_mission",
 )
 
@@ -247,26 +243,6 @@ def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
     return ScriptedLLM(answer, latency=latency, record=False)
 
 
-# -- the program stand-in -------------------------------------------------------------------
-
-
-def program_handler() -> Callable[[RunProgram, DirectiveContext], Awaitable[ProgramOutput]]:
-    """A ``RunProgram`` handler running programs on the run's tools (see the module doc)."""
-
-    async def handle(directive: RunProgram, ctx: DirectiveContext) -> ProgramOutput:
-        tools = ctx.run.tools.tools
-
-        async def call(name: str, args: dict[str, Any], index: int) -> Ok[Any] | Err:
-            tool = tools.get(name)
-            if tool is None:
-                return Err(error=ErrorEnvelope.make("unknown_tool", f"no tool {name!r}"))
-            return await call_tool(tool, f"{directive.id}/tool/{index}", args)
-
-        return await perform_program(directive, call)
-
-    return handle
-
-
 def open_mission_runtime(
     *,
     bus: SignalBus | None = None,
@@ -274,17 +250,17 @@ def open_mission_runtime(
     retry: bool = True,
     handlers: Mapping[type[Any], Any] | None = None,
 ) -> Runtime:
-    """A Runtime for missions: the scripted model, the tools, the agents, the stand-in.
+    """A Runtime for missions: the scripted model, the tools, the agents.
 
-    Use it as ``async with open_mission_runtime(bus=bus) as rt``; ``handlers`` replaces
-    the program stand-in (tests pass their own).
+    Use it as ``async with open_mission_runtime(bus=bus) as rt``; ``handlers`` adds
+    directive kinds of your own.
     """
     return Runtime(
         llm=mission_model(latency, retry=retry),
         tools=for_agent(_tools(latency)),
         agents=mission_agents(),
         bus=bus,
-        handlers=dict(handlers) if handlers is not None else {RunProgram: program_handler()},
+        handlers=handlers,
     )
 
 

@@ -21,7 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ptcflow`` command line and return its exit code.
 
     ``ptcflow demo [--agents N] [--latency-ms MS] [--customer NAME]`` runs the offline
-    demo: one agent with a live view of its signals, then N agents concurrently.
+    demo: a SubAgent mission with its trace, one agent with a live view of its signals,
+    then N agents concurrently.
     ``ptcflow model-server [--port N]`` serves the OpenAI and Anthropic wire protocols on
     127.0.0.1 until interrupted (see :func:`ptcflow.testing.open_model_server`).
     ``ptcflow trace show|export|open JOURNAL`` shows a recorded run (docs/trace.md);
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as exc:
             print(f"ptcflow demo: {exc}", file=sys.stderr)
             return 2
-        return 0 if report.ok == report.agents else 1
+        return 0 if report.ok == report.agents and report.mission_ok else 1
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

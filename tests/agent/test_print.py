@@ -11,7 +11,6 @@ from ptcflow import SubAgent, print_chain, print_trace
 from ptcflow.runtime import Step
 from ptcflow.testing import ScriptedLLM
 
-from .program_kind import patched_runtime
 from .ptc_support import block
 
 EMAILS = [{"id": 1, "subject": "Urgent"}, {"id": 2, "subject": "Hello"}]
@@ -34,8 +33,7 @@ PROGRAM = (
 
 
 @pytest.fixture
-def step(monkeypatch: pytest.MonkeyPatch) -> Step:
-    monkeypatch.setattr("ptcflow.agent._execute.Runtime", patched_runtime())
+def step() -> Step:
     llm = ScriptedLLM([block("(+ 1 nil)"), block(PROGRAM)])
     return FINDER.run_sync(llm=llm, context={"user": "alice@example.com"})
 

@@ -300,7 +300,7 @@ def test_llm_and_program_infrastructure_errors_fail_the_run() -> None:
     assert (d.status, d.state.reason) == ("failed", "cancelled")
 
 
-def test_a_runtime_without_the_program_kind_fails_the_run_with_its_message() -> None:
+def test_a_program_answered_by_a_tool_result_error_fails_the_run_with_its_message() -> None:
     d = finder()
     llm = d.pending.pop(0)
     for s in d.sig.llm_reply(llm, block("1")):

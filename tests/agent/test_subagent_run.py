@@ -1,8 +1,7 @@
-"""Running SubAgents end to end on a Runtime (PTC mode with the stand-in program kind)."""
+"""Running SubAgents end to end on a Runtime (PTC mode: the runtime performs the programs)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -13,10 +12,10 @@ from ptcflow import Step, SubAgent, SubAgentError
 from ptcflow.agent import run as run_agent, run_or_raise, then
 from ptcflow.directives import RunProgram
 from ptcflow.errors import UsageError
-from ptcflow.runtime import Runtime
+from ptcflow.runtime import DirectiveContext, Runtime
+from ptcflow.signals import ProgramOutput
 from ptcflow.testing import ScriptedLLM
 
-from .program_kind import patched_runtime, program_handler
 from .ptc_support import block
 
 pytestmark = pytest.mark.anyio
@@ -51,16 +50,9 @@ FIND = [
 ]
 
 
-@pytest.fixture
-def programs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every Runtime a SubAgent creates performs RunProgram with the stand-in."""
-    monkeypatch.setattr("ptcflow.agent._execute.Runtime", patched_runtime())
-    yield
-
-
 async def test_a_multi_turn_run_on_a_runtime(anyio_backend: str) -> None:
     llm = ScriptedLLM(FIND)
-    async with Runtime(llm=llm, handlers={RunProgram: program_handler()}) as rt:
+    async with Runtime(llm=llm) as rt:
         step = await FINDER.run(context={"user": "alice"}, runtime=rt)
     assert isinstance(step, ptcflow.Step) and step.ok
     assert step.value == {"count": 2, "_ids": [1, 3]}
@@ -73,7 +65,7 @@ async def test_a_multi_turn_run_on_a_runtime(anyio_backend: str) -> None:
     assert "did you mean count" in llm.requests[2].messages[-1].content
 
 
-async def test_a_failed_run_does_not_raise_and_run_or_raise_does(programs: None) -> None:
+async def test_a_failed_run_does_not_raise_and_run_or_raise_does() -> None:
     llm = ScriptedLLM([block('(fail {:reason :not_found :message "no such user"})')] * 2)
     step = await FINDER.run(llm=llm, context={"user": "zed"})
     assert not step.ok and step.fail is not None
@@ -88,7 +80,7 @@ async def test_a_failed_run_does_not_raise_and_run_or_raise_does(programs: None)
     assert caught.value.step.fail == step.fail
 
 
-async def test_then_chains_a_step_as_context_with_its_types(programs: None) -> None:
+async def test_then_chains_a_step_as_context_with_its_types() -> None:
     llm = ScriptedLLM([*FIND, block('(return {:subject (str ctx/count " urgent")})')])
     first = await run_or_raise(FINDER, llm=llm, context={"user": "alice"})
     second = await then(first, DRAFTER, llm=llm)
@@ -120,7 +112,7 @@ async def test_an_agent_needs_an_llm() -> None:
         await DRAFTER.run(context={"count": 1})
 
 
-async def test_the_string_shorthand_in_judgment_mode(programs: None) -> None:
+async def test_the_string_shorthand_in_judgment_mode() -> None:
     llm = ScriptedLLM([block("(+ ctx/x ctx/y)")])
     step = await run_agent("{{x}} + {{y}}", context={"x": 10, "y": 5}, llm=llm, max_turns=1)
     assert (step.value, step.reason, step.turns) == (15, "answered", 1)
@@ -128,8 +120,7 @@ async def test_the_string_shorthand_in_judgment_mode(programs: None) -> None:
         await run_agent(DRAFTER, max_turns=2, llm=llm)
 
 
-def test_run_sync_from_plain_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ptcflow.agent._execute.Runtime", patched_runtime())
+def test_run_sync_from_plain_code() -> None:
     step = FINDER.run_sync(llm=ScriptedLLM(FIND), context={"user": "alice"})
     assert step.value == {"count": 2, "_ids": [1, 3]}
     step = FINDER.run_sync(llm=ScriptedLLM(FIND), context={"user": "alice"}, backend="trio")
@@ -141,7 +132,7 @@ async def test_run_sync_inside_a_loop_is_refused() -> None:
         FINDER.run_sync(llm=ScriptedLLM(FIND), context={"user": "alice"})
 
 
-async def test_a_plain_function_is_an_llm_and_gets_the_spec_input(programs: None) -> None:
+async def test_a_plain_function_is_an_llm_and_gets_the_spec_input() -> None:
     seen: list[dict[str, Any]] = []
 
     def llm(data: dict[str, Any]) -> str:
@@ -159,7 +150,7 @@ async def test_a_plain_function_is_an_llm_and_gets_the_spec_input(programs: None
     assert "## Tools you can call" in first["system"]
 
 
-async def test_an_async_function_llm_with_token_counts(programs: None) -> None:
+async def test_an_async_function_llm_with_token_counts() -> None:
     async def llm(data: dict[str, Any]) -> dict[str, Any]:
         await anyio.lowlevel.checkpoint()
         return {
@@ -174,7 +165,7 @@ async def test_an_async_function_llm_with_token_counts(programs: None) -> None:
 
 async def test_a_model_name_goes_to_the_runtimes_resolver() -> None:
     llm = ScriptedLLM([block("(return {:count 0 :_ids []})"), block("1")])
-    async with Runtime(llm=llm, handlers={RunProgram: program_handler()}) as rt:
+    async with Runtime(llm=llm) as rt:
         step = await FINDER.run(llm="haiku", context={"user": "a"}, runtime=rt)
         assert step.ok and llm.requests[0].model == "haiku"
         pinned = SubAgent(prompt="Go", max_turns=1, llm="openai:gpt-4.1-mini")
@@ -183,7 +174,7 @@ async def test_a_model_name_goes_to_the_runtimes_resolver() -> None:
     assert step.ok and llm.requests[-1].model == "openai:gpt-4.1-mini" and not llm_pinned.requests
 
 
-async def test_llm_failures_consume_retries_not_turns(programs: None) -> None:
+async def test_llm_failures_consume_retries_not_turns() -> None:
     agent = SubAgent(prompt="Go", max_turns=1, llm_retry={"max_attempts": 3, "base_ms": 1})
     llm = ScriptedLLM(
         [ScriptedLLM.rate_limited(retry_after=0.001), ScriptedLLM.server_error(), block("7")]
@@ -193,7 +184,7 @@ async def test_llm_failures_consume_retries_not_turns(programs: None) -> None:
     assert len(llm.requests) == 3
 
 
-async def test_retryable_errors_limit_what_is_retried(programs: None) -> None:
+async def test_retryable_errors_limit_what_is_retried() -> None:
     agent = SubAgent(prompt="Go", max_turns=1, llm_retry={"retryable_errors": ["timeout"]})
     llm = ScriptedLLM([ScriptedLLM.rate_limited(retry_after=0.001), block("7")])
     step = await agent.run(llm=llm)
@@ -201,7 +192,7 @@ async def test_retryable_errors_limit_what_is_retried(programs: None) -> None:
     assert step.error is not None and step.error.type == "rate_limited"
 
 
-async def test_the_mission_timeout_bounds_the_whole_run(programs: None) -> None:
+async def test_the_mission_timeout_bounds_the_whole_run() -> None:
     agent = SubAgent(prompt="Go", max_turns=3, mission_timeout=200)
     step = await agent.run(llm=ScriptedLLM([ScriptedLLM.timeout(hang=True)]))
     assert not step.ok and step.error is not None and step.error.type == "timeout"
@@ -215,7 +206,7 @@ async def test_many_agents_share_one_runtime_concurrently() -> None:
 
     llm = ScriptedLLM(model, record=False)
     steps: dict[str, Step] = {}
-    async with Runtime(llm=llm, handlers={RunProgram: program_handler()}) as rt:
+    async with Runtime(llm=llm) as rt:
 
         async def one(user: str) -> None:
             steps[user] = await FINDER.run(context={"user": user}, runtime=rt, trace=False)
@@ -229,7 +220,7 @@ async def test_many_agents_share_one_runtime_concurrently() -> None:
     assert llm.calls == 60
 
 
-async def test_pmap_tool_calls_in_a_program(programs: None) -> None:
+async def test_pmap_tool_calls_in_a_program() -> None:
     async def rate(currency: str) -> float:
         """Exchange rate to EUR."""
         await anyio.lowlevel.checkpoint()
@@ -243,13 +234,19 @@ async def test_pmap_tool_calls_in_a_program(programs: None) -> None:
     assert [c.index for c in step.trace.turns[0].execution.tool_calls] == [0, 1, 2]
 
 
-async def test_without_the_program_kind_a_ptc_run_fails_saying_so() -> None:
-    step = await FINDER.run(llm=ScriptedLLM([block("1")]), context={"user": "a"})
-    assert not step.ok and step.fail is not None
-    assert "no handler is registered for directive kind RunProgram" in step.fail.message
+async def test_a_handler_of_your_own_replaces_the_program_kind() -> None:
+    async def canned(directive: RunProgram, ctx: DirectiveContext) -> ProgramOutput:
+        return ProgramOutput(value={"count": 9, "_ids": []}, returned=True)
+
+    llm = ScriptedLLM([block("(this is never run)")])
+    async with Runtime(llm=llm, handlers={RunProgram: canned}) as rt:
+        step = await FINDER.run(context={"user": "a"}, runtime=rt, record=True)
+    assert step.ok and step.value == {"count": 9, "_ids": []}
+    ends = [s.type for s in step.signals if s.call_id == f"{step.run_id}/program/1"]
+    assert ends == ["ai.tool.result"]  # a custom kind ends as custom kinds do
 
 
-async def test_bad_tool_arguments_and_raising_tools_are_fed_back(programs: None) -> None:
+async def test_bad_tool_arguments_and_raising_tools_are_fed_back() -> None:
     def lookup(id: int) -> dict[str, Any]:
         """Look a record up."""
         if id == 0:
@@ -270,3 +267,14 @@ async def test_bad_tool_arguments_and_raising_tools_are_fed_back(programs: None)
     assert "tool_error" in second and 'id: expected int, got string "seven"' in second
     assert "-> error tool_error" in third and "no record 0" in third
     assert "Traceback" not in second + third
+
+
+async def test_memory_that_shares_structure_ends_the_run_at_the_memory_limit() -> None:
+    # [v v] doubled 60 times: a small object graph whose text has 2**60 elements; writing
+    # it stops at the agent's memory limit instead of running for ever
+    llm = ScriptedLLM([block("(def x (reduce (fn [v _] [v v]) [] (range 60)))\n(count x)")])
+    agent = SubAgent(prompt="Count", signature="() -> :int", max_turns=2, memory_limit=10_000)
+    with anyio.fail_after(30):
+        step = await agent.run(llm=llm)
+    assert step.reason == "memory_limit" and step.fail is not None
+    assert "over its limit of 10000" in step.fail.message

@@ -2,18 +2,23 @@
 
 Adding a strategy to the suite is one line: append its :class:`Case` to :data:`CASES`.
 A case says how to build the strategy with the common options and how a model turn that
-calls tools (or answers) looks for it.
+calls tools (or answers) looks for it. Two cases: ReAct (native tool calls, one ``ToolExec``
+per call) and the PTC SubAgent (one program per turn, its calls ``ai.tool.*`` sub-calls of
+the ``RunProgram`` directive, which ends with ``ai.program.result``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, RunProgram, ToolExec
+from ptcflow.errors import UsageError
+from ptcflow.lisp import memory_from_data
+from ptcflow.lisp._convert import to_python
 from ptcflow.runtime import LLMRequest, Step
 from ptcflow.signals import (
     LLM_DELTA,
@@ -24,12 +29,13 @@ from ptcflow.signals import (
     TOOL_RESULT,
     TOOL_STARTED,
     USAGE,
+    ProgramOutput,
     Signal,
     decode_signal,
     encode_signal,
 )
-from ptcflow.strategies import ReAct, replay
-from ptcflow.testing import Recording, ScriptedLLM, ScriptItem
+from ptcflow.strategies import PTC, PromptLimit, ReAct, replay
+from ptcflow.testing import Recording, ScriptedLLM, ScriptItem, SignalFactory
 
 ToolRequest = tuple[str, dict[str, Any]]
 
@@ -46,6 +52,11 @@ class Case:
         calls: a model turn that asks for these tool calls, in this order.
         answer: a model turn that gives this final answer.
         results_seen: the tool results (payloads) a model request shows, in order.
+        input: the run's input.
+        work: the directive class that carries a turn's tool calls.
+        work_done: the terminal signal of one such directive, successful (for the tests
+            that drive the strategy as a plain function).
+        skip: tests or scenarios that do not apply to the strategy, with why.
     """
 
     name: str
@@ -53,6 +64,14 @@ class Case:
     calls: Callable[[Sequence[ToolRequest]], ScriptItem]
     answer: Callable[[str], ScriptItem]
     results_seen: Callable[[LLMRequest], list[Any]]
+    input: Any = "go"
+    work: type[Directive] = ToolExec
+    work_done: Callable[[SignalFactory, Directive], Signal] = lambda sig, d: sig.tool_result(d, 1)
+    skip: Mapping[str, str] = field(default_factory=dict)
+
+    def skipped(self, name: str) -> str | None:
+        """Why test or scenario ``name`` does not apply (``None``: it does)."""
+        return self.skip.get(name)
 
 
 def _react_calls(requests: Sequence[ToolRequest]) -> ScriptItem:
@@ -72,8 +91,104 @@ REACT = Case(
     results_seen=_tool_messages,
 )
 
-CASES: list[Case] = [REACT]
-"""Every strategy the contract suite runs against (add the PTC SubAgent case here)."""
+
+# -- the PTC SubAgent ----------------------------------------------------------------------
+
+
+def _ptc(
+    *,
+    llm_max_retries: int = 2,
+    llm_timeout_ms: int | None = None,
+    tool_timeout_ms: int | None = None,
+    tool_max_retries: int = 0,
+    stream: bool = False,
+    max_iterations: int = 10,
+) -> PTC:
+    """The PTC strategy from the common options (tools' own timeouts and retries, and
+    streaming, are not options of a SubAgent: their scenarios are skipped or replaced)."""
+    return PTC(
+        prompt="Work on: {{task}}",
+        max_turns=max_iterations,
+        llm_max_retries=llm_max_retries,
+        llm_timeout_ms=llm_timeout_ms,
+        prompt_limit=PromptLimit(value_chars=100_000, tool_result_chars=100_000),
+        name="ptc",
+    )
+
+
+def lisp_string(text: str) -> str:
+    """``text`` as a PTC-Lisp string literal that survives code extraction exactly."""
+    out = ['"']
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~" or ord(ch) > 0xFFFF:
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _lisp_value(value: Any) -> str:
+    if isinstance(value, str):
+        return lisp_string(value)
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "nil"}[value]
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + " ".join(f"{lisp_string(k)} {_lisp_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no PTC-Lisp literal for {value!r}")
+
+
+def _ptc_calls(requests: Sequence[ToolRequest]) -> ScriptItem:
+    """One program making the calls (concurrently, results in order); its value, the
+    vector of results, is shown to the model."""
+    calls = [f"#(call {lisp_string(name)} {_lisp_value(args)})" for name, args in requests]
+    return "(pcalls " + " ".join(calls) + ")"
+
+
+def _ptc_results(request: LLMRequest) -> list[Any]:
+    """The value of the last program, as the model read it (its results, in order)."""
+    text = request.messages[-1].content
+    marker = "Value of your program:\n"
+    if marker not in text:
+        return []
+    shown = text.split(marker, 1)[1].split("\n\nThe task is not finished", 1)[0]
+    try:
+        value = to_python(memory_from_data({"v": shown})["v"])
+    except UsageError:  # cut short, or not readable back (a huge integer): the text
+        return [shown]
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _program_done(sig: SignalFactory, d: Directive) -> Signal:
+    return sig.program_result(d, ProgramOutput(value=1))
+
+
+PTC_CASE = Case(
+    name="ptc",
+    make=_ptc,
+    calls=_ptc_calls,
+    answer=lambda text: f"(return {lisp_string(text)})",
+    results_seen=_ptc_results,
+    input={"task": "go"},
+    work=RunProgram,
+    work_done=_program_done,
+    skip={
+        "stream_retried_after_5xx": "a SubAgent does not stream its model calls",
+        "streamed": "a SubAgent does not stream its model calls",
+        "unknown_tool": "a program naming an unknown tool is refused before it runs "
+        "(no call is made): test_contract_programs checks it",
+        "tool_deadline": "a tool's own timeout is the tool's option (tool(fn, timeout_ms=...)), "
+        "not the strategy's: test_contract_programs checks it",
+        "nothing_to_do_stalls": "a PTC run always asks the model first: it cannot stall",
+    },
+)
+
+CASES: list[Case] = [REACT, PTC_CASE]
+"""Every strategy the contract suite runs against."""
 
 
 class Recorder(Recording[Any]):
@@ -118,7 +233,16 @@ def check_contract(step: Step, recorder: Recorder) -> None:
             "the run's end signal (ai.request.completed/failed must come after all of them)"
         )
     directive_ids = {d.id for d in recorder.directives}
-    assert set(terminals) <= directive_ids, "a terminal signal without a directive"
+    for call_id, got in terminals.items():
+        if call_id in directive_ids:
+            continue
+        # a sub-call (a program's tool call): one terminal, correlated to its directive,
+        # before the directive's own terminal
+        (sub,) = got
+        parent = sub.causation_id
+        assert parent in directive_ids and call_id.startswith(f"{parent}/tool/"), call_id
+        (parent_end,) = terminals[parent]
+        assert position[id(sub)] < position[id(parent_end)], f"{call_id} after its directive"
 
     for call_id, (terminal,) in terminals.items():
         mine = [s for s in signals if s.call_id == call_id]

@@ -6,6 +6,9 @@ turns the task's outcome into the directive's terminal (``core.finish``), cancel
 the core interrupts, and tells the core when the deadline passes, reading time only from
 the loop. Retries and timeouts are its own (a workflow gives them to the activity's retry
 policy); the results it reports must satisfy the same contract as the Runtime's.
+Programs (``RunProgram``) run with :func:`ptcflow.directives.perform_program` in the
+directive's task, their tool calls opened as sub-calls of the directive
+(``core.open_subcall``) and performed like a ``ToolExec``: what a workflow's activity does.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.directives import Directive, LLMGenerate, LLMStream, ToolExec
+from ptcflow.directives import (
+    Directive,
+    LLMGenerate,
+    LLMStream,
+    RunProgram,
+    ToolExec,
+    perform_program,
+)
 from ptcflow.runtime import LLMRequest, ProviderError, Step
 from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.signals import (
@@ -102,6 +112,8 @@ async def _perform(
 ) -> tuple[Ok[Any] | Err, int]:
     """One directive, with its retries and its own deadline: (result, attempts)."""
     d = flight.directive
+    if isinstance(d, RunProgram):
+        return await _program(core, flight, d, llm, tools)
     if isinstance(d, ToolExec):
         core.emit(
             flight, TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=d.arguments)
@@ -134,6 +146,39 @@ async def _perform(
                 await asyncio.sleep(retry_after or 0.0)
     except TimeoutError:
         return _timeout("directive"), attempt
+
+
+async def _program(
+    core: RunCore[Flight], flight: Flight, d: RunProgram, llm: Any, tools: Mapping[str, Tool]
+) -> tuple[Ok[Any] | Err, int]:
+    """Run the program; each of its calls is a sub-call performed like a ToolExec."""
+    loop = asyncio.get_running_loop()
+
+    async def call(name: str, arguments: dict[str, Any], index: int) -> Ok[Any] | Err:
+        sub = core.open_subcall(
+            flight,
+            ToolExec(
+                id=f"{d.id}/tool/{index}",
+                tool_name=name,
+                arguments=arguments,
+                request_id=d.request_id,
+                iteration=d.iteration,
+            ),
+        )
+        result: Ok[Any] | Err | None = None
+        try:
+            if not sub.done:
+                result, _ = await _perform(core, sub, llm, tools)
+        finally:
+            core.finish(sub, result, loop.time())  # None: cancelled with the program
+        assert sub.result is not None
+        return sub.result
+
+    try:
+        async with asyncio.timeout(None if d.timeout_ms is None else d.timeout_ms / 1000):
+            return Ok(payload=await perform_program(d, call)), 1
+    except TimeoutError:
+        return _timeout("directive"), 1
 
 
 async def _attempt(

@@ -56,7 +56,7 @@ async def test_second_request_while_busy_is_rejected(case: Case) -> None:
         async with Runtime(
             llm=llm, tools={"wait_for_knock": wait_for_knock}, handlers={Knock: knock}
         ) as rt:
-            step = await rt.run(recorder, "go", record=True)
+            step = await rt.run(recorder, case.input, record=True)
     assert step.ok, step.error
     check_contract(step, recorder)
     (rejected,) = [s for s in of_run(step) if s.type == REQUEST_ERROR]

@@ -21,10 +21,14 @@ from ptcflow.testing import ScriptedLLM
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_contract_holds_on_the_core(case: Case, scenario: Scenario) -> None:
+    if why := case.skipped(scenario.name):
+        pytest.skip(why)
     llm = ScriptedLLM(scenario.script(case))
     recorder = Recorder(case.make(**scenario.options), crash_on=scenario.crash_on)
     with anyio.fail_after(10):
-        step = await run_on_core(recorder, "go", llm=llm, tools=TOOLS, timeout=scenario.timeout)
+        step = await run_on_core(
+            recorder, case.input, llm=llm, tools=TOOLS, timeout=scenario.timeout
+        )
     assert step.ok is scenario.ok, step.error
     if scenario.error is not None:
         assert step.error is not None and step.error.type == scenario.error, step.error
@@ -39,6 +43,8 @@ async def test_contract_holds_on_the_core(case: Case, scenario: Scenario) -> Non
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_a_run_with_nothing_to_do_ends_on_the_core(case: Case) -> None:
+    if why := case.skipped("nothing_to_do_stalls"):
+        pytest.skip(why)
     recorder = Recorder(case.make())
     with anyio.fail_after(2):
         step = await run_on_core(recorder, None, llm=ScriptedLLM([]), tools=[])

@@ -229,11 +229,13 @@ SCENARIOS = [
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_contract_holds(case: Case, scenario: Scenario) -> None:
+    if why := case.skipped(scenario.name):
+        pytest.skip(why)
     llm = ScriptedLLM(scenario.script(case))
     recorder = Recorder(case.make(**scenario.options), crash_on=scenario.crash_on)
     with anyio.fail_after(10):  # a hang is a failure, not a stuck suite
         async with Runtime(llm=llm, tools=TOOLS) as rt:
-            step = await rt.run(recorder, "go", record=True, timeout=scenario.timeout)
+            step = await rt.run(recorder, case.input, record=True, timeout=scenario.timeout)
             assert rt.statistics().in_flight == 0
     assert step.ok is scenario.ok, step.error
     if scenario.error is not None:

@@ -31,7 +31,10 @@ values = st.recursive(
     ),
     max_leaves=12,
 )
-arguments = st.dictionaries(st.text(min_size=1, max_size=8), st.integers() | st.text(max_size=8))
+# 64-bit integers: a PTC program cannot write a larger literal
+arguments = st.dictionaries(
+    st.text(min_size=1, max_size=8), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8)
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,7 +50,7 @@ def test_any_tool_output_and_model_text_give_json_signals(
         llm = ScriptedLLM([case.calls([("echo", args)]), case.answer(text)])
         recorder = Recorder(case.make())
         async with Runtime(llm=llm, tools={"echo": echo}) as rt:
-            return await rt.run(recorder, "go", record=True), recorder, llm
+            return await rt.run(recorder, case.input, record=True), recorder, llm
 
     step, recorder, llm = anyio.run(main)
     assert step.ok, step.error

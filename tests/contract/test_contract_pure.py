@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from contract_kit import CASES, Case
 
-from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, ToolExec
+from ptcflow.directives import Directive, EmitRequestError, LLMGenerate
 from ptcflow.runtime import LLMRequest
 from ptcflow.signals import LLMResponse, Message, Signal, ToolSpec
 from ptcflow.strategies import RunInfo, Strategy
@@ -29,14 +29,15 @@ async def at_tools(case: Case) -> tuple[Any, Any, list[Directive], SignalFactory
     """Bring a fresh run to the point where it waits for two tool calls."""
     strategy = case.make()
     sig = SignalFactory("r1", request_id="q")
-    state, first = strategy.init(RunInfo(run_id="r1", input="go", request_id="q", tools=TOOLS))
+    info = RunInfo(run_id="r1", input=case.input, request_id="q", tools=TOOLS)
+    state, first = strategy.init(info)
     (llm,) = first
     assert isinstance(llm, LLMGenerate)
     response = await respond(case.calls([("add", {"x": 1}), ("mul", {"x": 2})]))
     state, out = strategy.handle(state, sig.llm_response(llm, response))
-    execs: list[Directive] = [d for d in out if isinstance(d, ToolExec)]
-    assert len(execs) == 2
-    return strategy, state, execs, sig
+    work: list[Directive] = [d for d in out if isinstance(d, case.work)]
+    assert work and len(work) == len(out)
+    return strategy, state, work, sig
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -70,7 +71,7 @@ async def test_stale_and_unknown_ids_are_ignored(case: Case) -> None:
         assert new == state and list(out) == [], s.type
     # the real results still work afterwards
     for d in execs:
-        state, out = strategy.handle(state, sig.tool_result(d, 1))
+        state, out = strategy.handle(state, case.work_done(sig, d))
     assert any(isinstance(d, LLMGenerate) for d in out)
 
 

@@ -10,12 +10,14 @@ from hypothesis import given, strategies as st
 from ptcflow.errors import UsageError
 from ptcflow.lisp import (
     Keyword,
+    LimitExceeded,
     kept_functions,
     memory_from_data,
     memory_to_data,
     run_sync,
 )
 from ptcflow.lisp._carry import form_text
+from ptcflow.lisp._colls import Map, make_set, mkey, vec
 from ptcflow.lisp._reader import read
 from ptcflow.lisp.values import lisp_eq
 
@@ -31,9 +33,13 @@ scalars = (
 lisp_values: st.SearchStrategy[Any] = st.recursive(
     scalars,
     lambda children: (
-        st.lists(children, max_size=4).map(tuple)
-        | st.dictionaries(scalars.filter(lambda x: x is not None), children, max_size=4)
-        | st.frozensets(st.integers(0, 9) | names.map(Keyword), max_size=4)
+        st.lists(children, max_size=4).map(vec)
+        # a program's map (keys encoded: 1, 1.0 and true stay apart) or a host map
+        | st.lists(st.tuples(children, children), max_size=4).map(
+            lambda kv: Map({mkey(k): v for k, v in kv})
+        )
+        | st.dictionaries(names.map(Keyword), children, max_size=3)
+        | st.lists(children, max_size=4).map(make_set)
     ),
     max_leaves=12,
 )
@@ -125,3 +131,45 @@ def test_form_text_reads_back_to_the_same_text(source: str) -> None:
     text = form_text(read(source)[0])
     assert form_text(read(text)[0]) == text
     assert run_sync(text).error is None
+
+
+def test_a_runs_own_collections_are_kept_and_read_back() -> None:
+    src = (
+        "(def v [1 [2 3]]) (def m {[1 2] :x, true 3, 1.0 :f, 1 :i, false nil}) "
+        '(def s #{1 true [1]}) (def g (group-by :a [{:a 1} {:a 2 :b "x"}]))'
+    )
+    r = run_sync(src)
+    values, dropped = memory_to_data(r.memory)
+    assert dropped == {} and set(values) == {"v", "m", "s", "g"}
+    back = memory_from_data(values)
+    for name in values:
+        assert lisp_eq(back[name], r.memory[name]), (name, values[name])
+    again = run_sync("[(count m) (get m [1 2]) (get m 1.0) (contains? s true) v]", memory=back)
+    assert again.value == [5, Keyword("x"), Keyword("f"), True, [1, [2, 3]]]
+
+
+@given(lisp_values)
+def test_the_memory_text_is_pr_str(value: Any) -> None:
+    from ptcflow.lisp import pr_str
+
+    values, dropped = memory_to_data({"v": value})
+    assert dropped == {} and values["v"] == pr_str(value)
+
+
+def test_a_value_too_large_to_write_is_dropped_in_bounded_time() -> None:
+    import time
+
+    # [v v] doubled 60 times: a small object graph whose text has 2**60 elements
+    r = run_sync("(def x (reduce (fn [v _] [v v]) [] (range 60))) (def y [1 2]) nil")
+    assert r.error is None
+    start = time.process_time()
+    values, dropped = memory_to_data(r.memory)
+    assert time.process_time() - start < 5
+    assert values == {"y": "[1 2]"} and "too large to be kept" in dropped["x"]
+    v = run_sync('(def v {:a [1 "x"] :b #{3}}) nil').memory["v"]
+    text = '{:a [1 "x"], :b #{3}}'
+    assert memory_to_data({"v": v}, max_chars=len(text)) == ({"v": text}, {})  # exactly
+    small, refused = memory_to_data({"v": v}, max_chars=len(text) - 1)
+    assert small == {} and f"passes {len(text) - 1} characters" in refused["v"]
+    with pytest.raises(LimitExceeded, match="memory value x is too large"):
+        memory_to_data(r.memory, max_chars=1000, too_large="raise")

@@ -8,7 +8,7 @@ import anyio
 import msgspec
 import pytest
 
-from ptcflow.directives import RunProgram, perform_program, plain_value
+from ptcflow.directives import ProgramCache, RunProgram, perform_program, plain_value
 from ptcflow.lisp import Keyword, ReplayMismatch
 from ptcflow.signals import (
     PROGRAM_RESULT,
@@ -18,6 +18,7 @@ from ptcflow.signals import (
     Ok,
     ProgramOutput,
     ProgramResultData,
+    ProgramToolCall,
     Signal,
     decode_signal,
     encode_signal,
@@ -206,3 +207,58 @@ def test_plain_value_is_json_safe_and_stable() -> None:
     assert plain == {"k": "done", "1": [1.5, "##-Inf", "##NaN"], "[1 2]": ["a"]}
     assert msgspec.json.decode(msgspec.json.encode(plain)) == plain
     assert isinstance(ProgramOutput(value=plain).value, dict)
+
+
+async def test_on_call_reports_each_completed_call_as_it_completes() -> None:
+    seen: list[ProgramToolCall] = []
+    out = await perform_program(directive(), tools(), on_call=seen.append)
+    assert seen == [msgspec.structs.replace(c, duration_ms=0.0) for c in out.tool_calls]
+
+
+async def test_converted_ctx_values_are_shared_by_the_turns_of_a_run() -> None:
+    rows = [{"amount": float(i)} for i in range(1000)]
+    ctx = {"rows": rows, "n": 3}
+    cache = ProgramCache()
+    shared = cache.converted
+    first = await perform_program(
+        RunProgram(id="p/1", source="(sum-by :amount ctx/rows)", ctx=ctx), None, cache=cache
+    )
+    assert first.value == 499500.0 and shared["rows"][0] is rows
+    converted = shared["rows"][1]
+    second = await perform_program(
+        RunProgram(id="p/2", source="(count ctx/rows)", ctx={**ctx, "n": 4}), None, cache=cache
+    )
+    assert second.value == 1000 and shared["rows"][1] is converted  # not converted again
+    other = [{"amount": 1.0}]
+    third = await perform_program(
+        RunProgram(id="p/3", source="(count ctx/rows)", ctx={"rows": other}), None, cache=cache
+    )
+    assert third.value == 1 and shared["rows"][0] is other  # a changed value converts again
+
+
+async def test_the_cache_reads_and_prints_each_memory_value_once() -> None:
+    cache = ProgramCache()
+    first = await perform_program(directive(), tools(), cache=cache)
+    texts = dict(first.memory)
+    values = {name: cache.memory[name][1] for name in texts}
+    second = await perform_program(
+        directive(
+            id="run1/program/2",
+            source='(def n (count by-customer)) [n (delivered? {:status "delivered"})]',
+            memory=first.memory,
+            functions=first.functions,
+        ),
+        tools(),
+        cache=cache,
+    )
+    assert second.value == [1, True]
+    assert {k: v for k, v in second.memory.items() if k != "n"} == texts
+    # the values of the first program were neither read back nor printed again
+    assert all(cache.memory[name][1] is values[name] for name in texts)
+    uncached = await perform_program(
+        directive(id="run1/program/2", source="(def n (count by-customer)) 1", memory=first.memory),
+        tools(),
+    )
+    # the same texts without a cache: a value the program did not change keeps its text
+    # (printed again, a host map read back as a program map would print its keys sorted)
+    assert uncached.memory == second.memory

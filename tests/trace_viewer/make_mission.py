@@ -4,11 +4,10 @@
 
 The mission is the agent service's (``examples/service/service_mission.py``): a planner
 (ReAct) whose ``RunChild`` children (analysts) start their own children: PTC SubAgents
-(programs run by the tests' stand-in handler, ``tests/agent/program_kind.py``, with tool
-calls and a program error at line 2) and JSON-mode SubAgents; one model call is rate
-limited and retried, one tool fails. Regenerate it once agents-as-tools (the mission tree)
-and the runtime's program kind land: the journal will then carry their real signals
-(``ai.program.result``, sub-call ``ai.tool.*`` signals) and the tests show what changed.
+(programs run by the runtime's program kind: ``ai.program.result`` and sub-call
+``ai.tool.*`` signals, with a program error at line 2) and JSON-mode SubAgents; one model
+call is rate limited and retried, one tool fails. Regenerate it once agents-as-tools (the
+mission tree) land.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import anyio
 
-from ptcflow.directives import RunProgram
 from ptcflow.signals import SignalBus, record_journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,16 +29,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from service_mission import open_mission_runtime, run_mission  # noqa: E402
 
-from agent.program_kind import program_handler  # noqa: E402
-
 
 async def record(path: Path, *, latency: float = 0.03) -> None:
     """Run the mission and journal every signal of it to ``path`` (replaced)."""
     await anyio.Path(path).unlink(missing_ok=True)
     bus = SignalBus()
-    handlers = {RunProgram: program_handler()}
     async with (
-        open_mission_runtime(bus=bus, latency=latency, handlers=handlers) as rt,
+        open_mission_runtime(bus=bus, latency=latency) as rt,
         record_journal(bus, path),
     ):
         step = await run_mission(rt, QUESTION, run_id=RUN_ID)

@@ -8,7 +8,6 @@ import anyio
 import pytest
 from service_mission import open_mission_runtime, run_mission
 
-from agent.program_kind import program_handler
 from ptcflow.directives import RunProgram, perform_program
 from ptcflow.signals import (
     Err,
@@ -114,9 +113,7 @@ async def test_a_live_bus_folds_to_the_same_tree_as_the_journal() -> None:
     live = Mission()
     changed_kinds: set[str] = set()
     with collect_signals(bus) as log:
-        async with open_mission_runtime(
-            bus=bus, latency=0.0, handlers={RunProgram: program_handler()}
-        ) as rt:
+        async with open_mission_runtime(bus=bus, latency=0.0) as rt:
             step = await run_mission(rt, QUESTION, run_id=RUN_ID)
     assert step.ok
     for signal in log.signals:

@@ -9,9 +9,7 @@ import anyio
 import pytest
 from service_mission import open_mission_runtime, run_mission
 
-from agent.program_kind import program_handler
 from ptcflow.cli import main
-from ptcflow.directives import RunProgram
 from ptcflow.signals import SignalBus, record_journal
 from ptcflow.trace import FollowPrinter, Mission, follow_journal, format_mission
 
@@ -83,13 +81,12 @@ async def test_follow_prints_turns_while_a_live_run_writes_its_journal(tmp_path:
                     return
 
     bus = SignalBus()
-    handlers = {RunProgram: program_handler()}
     # line-buffered: each signal reaches the file as it is journaled
     with path.open("w", buffering=1) as file:
         async with anyio.create_task_group() as tg:
             tg.start_soon(follow)
             async with (
-                open_mission_runtime(bus=bus, latency=0.03, handlers=handlers) as rt,
+                open_mission_runtime(bus=bus, latency=0.03) as rt,
                 record_journal(bus, file),
             ):
                 step = await run_mission(rt, QUESTION, run_id="mission_1")

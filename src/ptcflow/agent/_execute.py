@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from ptcflow.agent._llm import CallbackLLM, LLMRetry, RetryFilter
 from ptcflow.errors import RunError, UsageError
-from ptcflow.runtime import UNSET, LLMProvider, ModelResolver, RetryPolicy, Runtime, Step
+from ptcflow.runtime import (
+    UNSET,
+    LLMProvider,
+    ModelResolver,
+    RetryPolicy,
+    RunPlan,
+    Runtime,
+    Step,
+)
 from ptcflow.signature import Fields, Template, parse, render_type
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
 
-__all__ = ("SubAgentError", "execute", "resolve_context")
+__all__ = ("SubAgentError", "execute", "plan", "resolve_context")
 
 
 class SubAgentError(RunError):
@@ -94,84 +102,124 @@ def _as_params(signature: str) -> str | None:
     return f"({params}) -> :any"
 
 
-async def execute(
-    agent: SubAgent,
-    *,
-    llm: Any = None,
-    context: Any = None,
-    llm_opts: Mapping[str, Any] | None = None,
-    context_signature: str | None = None,
-    debug: bool = False,
-    trace: bool | str = True,
-    signature_validation: str = "enabled",
-    runtime: Runtime | None = None,
-    run_id: str | None = None,
-    record: bool = False,
-) -> Step:
-    """Run ``agent`` once and return its Step (failures are on the Step, not raised)."""
-    ctx, ctx_sig = resolve_context(context, context_signature)
+_OPTIONS: Final = frozenset(
+    ("llm", "context", "llm_opts", "context_signature", "debug", "trace", "signature_validation")
+)
+"""The options of a SubAgent run that ``rt.run(agent, ...)`` passes to the agent."""
+
+
+def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
+    """The run of ``agent`` on ``runtime`` (:meth:`SubAgent.plan_run`).
+
+    Raises:
+        UsageError: an unknown option, ``tools`` (they belong to the definition), a context
+            given twice or not plain data, no LLM anywhere, or ``"strict"`` validation with
+            tools that have no signature.
+    """
+    if "tools" in options:
+        raise UsageError(
+            f"SubAgent({agent.name!r}): tools belong to the agent's definition; pass them to "
+            "SubAgent(tools=...), not to the run"
+        )
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) got unknown run options {unknown}; "
+            f"its options are {sorted(_OPTIONS)} (and rt.run's own: run_id, record, ...)"
+        )
+    context = options.get("context")
+    if input is not None:
+        if context is not None:
+            raise UsageError(
+                "the context was given twice (as the input and as context=); pass it once"
+            )
+        context = input
+    ctx, ctx_sig = resolve_context(context, options.get("context_signature"))
+    llm = options.get("llm")
     chosen = agent.llm if agent.llm is not None else llm
-    model = chosen if isinstance(chosen, str) else None
+    llm_opts = options.get("llm_opts")
     strategy = agent.strategy(
         context_signature=ctx_sig,
         llm_opts=llm_opts,
-        signature_validation=signature_validation,
-        trace=trace,
-        debug=debug,
-        model=model,
+        signature_validation=options.get("signature_validation", "enabled"),
+        trace=options.get("trace", True),
+        debug=options.get("debug", False),
+        model=chosen if isinstance(chosen, str) else None,
     )
+    provider = _provider(agent, chosen, ctx, llm_opts, runtime)
     retry: LLMRetry = agent.llm_retry
-    timeout = UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0
-    options: dict[str, Any] = {
-        "tools": dict(agent.tools),
-        "timeout": timeout,
-        "name": agent.name,
-        "run_id": run_id,
-        "record": record,
-    }
-    async with _provider(agent, chosen, ctx, llm_opts, runtime) as provider:
-        if retry.retryable_errors is not None:
-            base = provider if provider is not None else (runtime.llm if runtime else None)
-            if base is not None:
-                provider = RetryFilter(base, retry.retryable_errors)
-        if runtime is not None:
-            return await runtime.run(strategy, ctx, llm=provider, **options)
-        policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
-        async with Runtime(llm=provider, retry=policy) as rt:
-            return await rt.run(strategy, ctx, **options)
+    if retry.retryable_errors is not None:
+        base = provider if provider is not None else runtime.llm
+        if base is not None:
+            provider = RetryFilter(base, retry.retryable_errors)
+    return RunPlan(
+        strategy=strategy,
+        input=ctx,
+        tools=dict(agent.tools),
+        llm=provider,
+        timeout=UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0,
+        name=agent.name,
+    )
+
+
+async def execute(
+    agent: SubAgent,
+    *,
+    runtime: Runtime | None = None,
+    run_id: str | None = None,
+    record: bool = False,
+    **options: Any,
+) -> Step:
+    """Run ``agent`` once and return its Step (failures are on the Step, not raised):
+    on ``runtime``, or in a Runtime of its own (with the model registry of
+    ``ptcflow.toml`` when the model is a name)."""
+    if runtime is not None:
+        return await runtime.run(agent, run_id=run_id, record=record, **options)
+    chosen = agent.llm if agent.llm is not None else options.get("llm")
+    if chosen is None:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
+            "or alias, or a function) or set SubAgent(llm=...)"
+        )
+    retry: LLMRetry = agent.llm_retry
+    policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
+    async with _registry(chosen) as registry, Runtime(llm=registry, retry=policy) as rt:
+        return await rt.run(agent, run_id=run_id, record=record, **options)
 
 
 @contextlib.asynccontextmanager
-async def _provider(
+async def _registry(chosen: Any) -> AsyncIterator[Any]:
+    """The model registry of ``ptcflow.toml`` for a model name (closed after the run)."""
+    if not isinstance(chosen, str):
+        yield None
+        return
+    from ptcflow.providers import ModelRegistry
+
+    registry = ModelRegistry.from_config()
+    try:
+        yield registry
+    finally:
+        await registry.aclose()
+
+
+def _provider(
     agent: SubAgent,
     chosen: Any,
     ctx: Mapping[str, Any],
     llm_opts: Mapping[str, Any] | None,
-    runtime: Runtime | None,
-) -> AsyncIterator[Any]:
-    """The provider for the run (``None``: the Runtime's), closing what it built."""
+    runtime: Runtime,
+) -> Any:
+    """The provider of the run (``None``: the Runtime's, which resolves a model name)."""
     if chosen is None:
-        if runtime is None:
+        if runtime.llm is None:
             raise UsageError(
                 f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
-                "or alias, or a function) or set SubAgent(llm=...)"
+                "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
             )
-        yield None
-        return
+        return None
     if isinstance(chosen, str):
-        if runtime is not None:
-            yield None  # the Runtime's llm (a model registry) resolves the name
-            return
-        from ptcflow.providers import ModelRegistry
-
-        registry = ModelRegistry.from_config()
-        try:
-            yield registry
-        finally:
-            await registry.aclose()
-        return
+        return None  # the Runtime's llm (a model registry) resolves the name
     if isinstance(chosen, LLMProvider | ModelResolver):
-        yield chosen
-        return
+        return chosen
     prompt = Template(agent.prompt).render(ctx, missing="empty")
-    yield CallbackLLM(chosen, prompt=prompt, tool_names=list(agent.tools), llm_opts=llm_opts)
+    return CallbackLLM(chosen, prompt=prompt, tool_names=list(agent.tools), llm_opts=llm_opts)

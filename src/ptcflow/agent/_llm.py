@@ -217,7 +217,7 @@ class RetryFilter:
         self.inner = inner
         self.allowed = frozenset(allowed)
         self.name = getattr(inner, "name", "llm")
-        self.model = getattr(inner, "model", "")
+        self.model = getattr(inner, "model", None)
 
     def __repr__(self) -> str:
         return f"RetryFilter({self.inner!r}, {sorted(self.allowed)})"

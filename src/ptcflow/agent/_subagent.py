@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from ptcflow.agent._execute import SubAgentError, execute
+from ptcflow.agent._execute import SubAgentError, execute, plan
 from ptcflow.agent._llm import LLMRetry
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import LLMProvider, ModelResolver
@@ -27,7 +27,7 @@ from ptcflow.strategies._ptc_prompt import example_call, static_prompt
 from ptcflow.tools import Tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
-    from ptcflow.runtime import Runtime, Step
+    from ptcflow.runtime import RunPlan, Runtime, Step
 
 __all__ = ("SubAgent",)
 
@@ -226,6 +226,30 @@ class SubAgent:
             run_id=run_id,
             record=record,
         )
+
+    def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
+        """The run ``rt.run(agent, ...)`` performs: this agent's strategy, context, tools,
+        model and deadline (the :class:`~ptcflow.runtime.Plannable` hook; you rarely call
+        it yourself).
+
+        Args:
+            runtime: the open Runtime the run goes on (its model is the default).
+            input: the context, when given positionally (``rt.run(agent, {...})``).
+            options: :meth:`run`'s options (``llm``, ``context``, ``llm_opts``,
+                ``context_signature``, ``debug``, ``trace``, ``signature_validation``).
+
+        Returns:
+            A :class:`~ptcflow.runtime.RunPlan`.
+
+        Raises:
+            UsageError: an unknown option, tools given to the run, the context given
+                twice or not plain data, no LLM anywhere.
+
+        Example:
+            >>> # async with Runtime(llm=llm) as rt:
+            >>> #     step = await rt.run(agent, context={"user": "alice"}, trace=False)
+        """
+        return plan(self, runtime, input, options)
 
     def run_sync(self, *, backend: str = "asyncio", **options: Any) -> Step:
         """:meth:`run` from synchronous code (starts an event loop; takes the same options).

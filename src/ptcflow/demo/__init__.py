@@ -1,11 +1,19 @@
-"""The offline demo (``ptcflow demo``): a ReAct agent over order data, on a scripted model.
+"""The offline demo (``ptcflow demo``): a SubAgent mission, then a ReAct agent, over order
+data, on scripted models.
 
 Its pieces are reusable in examples and tests: the tools (plain functions over
-``ptcflow/data/orders.json``), the scripted analyst model, the agent and the signal view.
+``ptcflow/data/orders.json``), the SubAgent and its scripted model, the scripted ReAct
+analyst, the agent and the signal view.
 """
 
 from __future__ import annotations
 
+from ptcflow.demo._mission import (
+    MISSION_TASK as MISSION_TASK,
+    mission_model as mission_model,
+    revenue_agent as revenue_agent,
+    run_mission as run_mission,
+)
 from ptcflow.demo._model import (
     analyst as analyst,
     demo_model as demo_model,
@@ -29,6 +37,7 @@ from ptcflow.demo._view import render_signal as render_signal
 
 __all__ = (
     "CUSTOMERS",
+    "MISSION_TASK",
     "DemoReport",
     "analyst",
     "convert_currency",
@@ -37,9 +46,12 @@ __all__ = (
     "demo_tools",
     "load_orders",
     "load_rates",
+    "mission_model",
     "question_for",
     "render_signal",
+    "revenue_agent",
     "run_demo",
+    "run_mission",
     "search_orders",
     "total",
 )

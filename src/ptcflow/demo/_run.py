@@ -1,4 +1,5 @@
-"""The offline demo: one agent with a live view of its signals, then many agents at once."""
+"""The offline demo: a SubAgent mission with its trace, one ReAct agent with a live view of
+its signals, then many agents at once."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from ptcflow.demo._mission import run_mission
 from ptcflow.demo._model import demo_model, question_for
 from ptcflow.demo._tools import convert_currency, search_orders, total
 from ptcflow.demo._view import render_signal
@@ -31,6 +33,8 @@ class DemoReport(msgspec.Struct, frozen=True, kw_only=True):
     """What the demo measured.
 
     Attributes:
+        mission_ok: whether the SubAgent mission completed.
+        mission: the mission's answer (its value as text, or why it failed).
         answer: the single agent's final answer.
         agents: how many agents ran concurrently.
         ok: how many of them completed.
@@ -38,6 +42,8 @@ class DemoReport(msgspec.Struct, frozen=True, kw_only=True):
         runs_per_second: ``agents / seconds``.
     """
 
+    mission_ok: bool
+    mission: str
     answer: str
     agents: int
     ok: int
@@ -65,9 +71,11 @@ async def run_demo(
 ) -> DemoReport:
     """Run the demo and print it through ``out``. Blocks until done; offline.
 
-    First one agent answers a question about ``customer`` while every ``ai.**`` signal is
-    printed as it is published; then ``agents`` agents run concurrently on one Runtime
-    (the scripted model waits ``latency_ms`` per call, like a fast real model).
+    First a SubAgent solves a revenue question over the order data in three PTC-Lisp
+    programs (one a mistake it recovers from) and its trace is printed; then a ReAct agent
+    answers a question about ``customer`` while every ``ai.**`` signal is printed as it is
+    published; then ``agents`` agents run concurrently on one Runtime (the scripted model
+    waits ``latency_ms`` per call, like a fast real model).
 
     Args:
         agents: how many agents to run concurrently (0 skips that part).
@@ -80,15 +88,14 @@ async def run_demo(
     Returns:
         A :class:`DemoReport`.
     """
+    mission = await run_mission(out=out, llm=llm)
+    mission_answer = str(mission.value) if mission.ok else f"(failed: {mission.fail})"
     agent = demo_agent()
     question = question_for(customer)
     scripted = llm is None
-    if scripted:
-        out("ptcflow demo: a ReAct agent on a scripted model, with real Python tools over")
-        out("ptcflow/data/orders.json (offline: no network, no API key).")
-    else:
-        out("ptcflow demo: a ReAct agent on a real model, with real Python tools over")
-        out("ptcflow/data/orders.json.")
+    out("")
+    who = "a scripted model (offline: no network, no API key)" if scripted else "a real model"
+    out(f"Part 2: a ReAct agent (one native tool call per model turn) on {who}.")
     out("")
     out(f"Question: {question}")
     out("Signals (bus subscription 'ai.**'):")
@@ -109,10 +116,18 @@ async def run_demo(
         f"{step.duration_ms:.1f} ms"
     )
     if agents <= 0:
-        return DemoReport(answer=answer, agents=0, ok=0, seconds=0.0, runs_per_second=0.0)
+        return DemoReport(
+            mission_ok=mission.ok,
+            mission=mission_answer,
+            answer=answer,
+            agents=0,
+            ok=0,
+            seconds=0.0,
+            runs_per_second=0.0,
+        )
     out("")
     out(
-        f"Now {agents:,} agents at once on one Runtime "
+        f"Part 3: {agents:,} agents at once on one Runtime "
         f"({latency_ms:g} ms simulated model latency per call)..."
     )
     steps, seconds = await _many(agent, agents, model)
@@ -126,7 +141,15 @@ async def run_demo(
     sequential = calls * latency_ms / 1000
     if sequential > 0:
         out(f"  (one after another, the model latency alone would take {sequential:,.1f} s)")
-    return DemoReport(answer=answer, agents=agents, ok=ok, seconds=seconds, runs_per_second=rate)
+    return DemoReport(
+        mission_ok=mission.ok,
+        mission=mission_answer,
+        answer=answer,
+        agents=agents,
+        ok=ok,
+        seconds=seconds,
+        runs_per_second=rate,
+    )
 
 
 async def _print_signals(sub: Subscription, out: Callable[[str], None]) -> None:

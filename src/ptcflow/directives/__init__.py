@@ -14,6 +14,7 @@ from ptcflow.directives._base import (
     ToolExec as ToolExec,
 )
 from ptcflow.directives._program import (
+    ProgramCache as ProgramCache,
     ProgramRouter as ProgramRouter,
     RunProgram as RunProgram,
     perform_program as perform_program,
@@ -28,6 +29,7 @@ __all__ = (
     "LLMEmbed",
     "LLMGenerate",
     "LLMStream",
+    "ProgramCache",
     "ProgramRouter",
     "RunChild",
     "RunProgram",

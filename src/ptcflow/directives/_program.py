@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -36,7 +36,7 @@ from ptcflow.signals import (
 if TYPE_CHECKING:
     from ptcflow.lisp import LispResult, ToolCallRecord
 
-__all__ = ("ProgramRouter", "RunProgram", "perform_program", "plain_value")
+__all__ = ("ProgramCache", "ProgramRouter", "RunProgram", "perform_program", "plain_value")
 
 
 class ProgramRouter(Protocol):
@@ -71,6 +71,10 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         limits: overrides of :class:`ptcflow.lisp.Limits` fields, for example
             ``{"timeout_ms": 2000, "max_tool_calls": 10}``. Reaching one is a program
             error (``Ok`` with ``error``), not a failure of the directive.
+        memory_limit_bytes: the most memory the output may keep (its ``memory_bytes``);
+            a value whose text alone passes it is not written out: the output keeps the
+            memory it was given and reports ``memory_bytes`` over the limit. ``None``: a
+            value whose text passes 1,000,000 characters is dropped with the reason.
     """
 
     source: str
@@ -79,12 +83,15 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
     functions: dict[str, str] = msgspec.field(default_factory=dict)
     tool_names: tuple[str, ...] = ()
     limits: dict[str, Any] = msgspec.field(default_factory=dict)
+    memory_limit_bytes: int | None = None
 
     def problems(self) -> list[str]:
         """Also checks the source and the limit names."""
         out = super().problems()
         if not self.source.strip():
             out.append("source must be a non-empty program")
+        if self.memory_limit_bytes is not None and self.memory_limit_bytes < 1:
+            out.append(f"memory_limit_bytes must be >= 1 or None, got {self.memory_limit_bytes}")
         if self.limits:
             from ptcflow.lisp import Limits
 
@@ -95,15 +102,51 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         return out
 
 
+class ProgramCache:
+    """What the programs of one run share, so that each turn does not redo the last one's work.
+
+    A runtime keeps one per run and passes it to :func:`perform_program` for every program
+    of the run (program values are immutable, so sharing them is safe):
+
+    * ``converted``: the ``ctx`` values programs converted into PTC-Lisp data,
+      ``{key: (ctx value, converted)}``; a later program reading the very same object uses
+      the conversion (a 10,000-row context is converted once per run, not once per turn);
+    * ``memory``: each memory value with its text, ``{name: (text, value)}``: a text the
+      last program wrote is not read again, and a value the program left unchanged is not
+      printed again.
+
+    Everything is still correct without it (or with an empty one): it only saves work.
+
+    Example:
+        >>> cache = ProgramCache()
+        >>> cache.converted, cache.memory
+        ({}, {})
+    """
+
+    __slots__ = ("converted", "memory")
+
+    def __init__(self) -> None:
+        self.converted: dict[str, tuple[Any, Any]] = {}
+        self.memory: dict[str, tuple[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"<ProgramCache ctx={len(self.converted)} memory={len(self.memory)}>"
+
+
 async def perform_program(
     directive: RunProgram,
     call: ProgramRouter | None = None,
     *,
     replay: Sequence[ProgramToolCall] | None = None,
+    on_call: Callable[[ProgramToolCall], None] | None = None,
+    cache: ProgramCache | None = None,
+    plain_results: bool = False,
 ) -> ProgramOutput:
     """Run ``directive``'s program and describe what it did. Blocks while tools run.
 
     Program errors never raise: they are in the output's ``error`` (with line and column).
+    It needs no runtime: any async code can call it (on asyncio or trio), a durable
+    worker's activity included.
 
     Args:
         directive: the program and what it depends on.
@@ -113,6 +156,13 @@ async def perform_program(
             answered from it, by index, and ``call`` performs only the calls it lacks (a
             durable worker resuming the program). Without ``call`` nothing runs, and a
             call the record lacks raises.
+        on_call: called with each call ``call`` performed, as soon as it has its result
+            (a durable worker heartbeats them; a retry passes them back as ``replay``).
+        cache: what the programs of one run share (:class:`ProgramCache`): pass the same
+            one to each turn's program.
+        plain_results: ``call`` returns ``Ok`` payloads that are plain JSON data already
+            (as the runtime's ``ai.tool.result`` carries them): they are recorded as they
+            are instead of being copied by :func:`plain_value`.
 
     Returns:
         The :class:`~ptcflow.signals.ProgramOutput`.
@@ -132,15 +182,9 @@ async def perform_program(
         >>> out.value, out.returned, out.tool_calls[0].result
         (3, True, Ok(payload=3, effects=()))
     """
-    from ptcflow.lisp import (
-        Limits,
-        ToolCallRecord,
-        kept_functions,
-        memory_from_data,
-        memory_to_data,
-        run,
-    )
+    from ptcflow.lisp import LimitExceeded, Limits, ToolCallRecord, kept_functions, run
 
+    cache = ProgramCache() if cache is None else cache  # one run's, at least
     envelopes: dict[int, Ok[Any] | Err] = {}
     router = None
     if call is not None:
@@ -149,9 +193,13 @@ async def perform_program(
         async def route(name: str, args: dict[str, Any], index: int) -> Ok[Any] | Err:
             got: Any = await perform(name, args, index)
             result = got if isinstance(got, Ok | Err) else normalize_result(got)
-            if isinstance(result, Ok):
+            if isinstance(result, Ok) and not plain_results:
                 result = Ok(payload=plain_value(result.payload), effects=result.effects)
             envelopes[index] = result
+            if on_call is not None:
+                on_call(
+                    ProgramToolCall(index=index, name=name, args=plain_value(args), result=result)
+                )
             return result
 
         router = route
@@ -164,24 +212,33 @@ async def perform_program(
         directive.source,
         ctx=directive.ctx,
         tool_names=directive.tool_names,
-        memory=memory_from_data(directive.memory),
+        memory=_memory_in(directive.memory, cache),
         limits=Limits(**directive.limits),
         call=router,
         replay=records,
         resume=records is not None and router is not None,
         functions=tuple(directive.functions.values()),
+        converted=None if cache is None else cache.converted,
     )
     duration = (time.perf_counter() - start) * 1000
+    too_large = False
     if result.error is None and not result.failed:
-        memory, dropped = memory_to_data(result.memory)
-        functions, dropped_fns = kept_functions(
-            directive.source, result.memory, directive.functions
-        )
-        dropped.update(dropped_fns)
-    else:  # memory is transactional: a failed run keeps what it was given
+        try:
+            memory, dropped = _memory_out(result.memory, cache, directive.memory_limit_bytes)
+        except LimitExceeded:
+            too_large = True
+        else:
+            functions, dropped_fns = kept_functions(
+                directive.source, result.memory, directive.functions, forms=result.forms or None
+            )
+            dropped.update(dropped_fns)
+    if result.error is not None or result.failed or too_large:
+        # memory is transactional: a failed run keeps what it was given
         memory, functions, dropped = dict(directive.memory), dict(directive.functions), {}
     size = sum(len(k) + len(v.encode()) for k, v in memory.items())
     size += sum(len(k) + len(v.encode()) for k, v in functions.items())
+    if too_large and directive.memory_limit_bytes is not None:
+        size = max(size, directive.memory_limit_bytes + 1)  # one value's text passes it
     return ProgramOutput(
         value=plain_value(result.value),
         returned=result.returned,
@@ -196,6 +253,57 @@ async def perform_program(
         memory_bytes=size,
         duration_ms=round(duration, 3),
     )
+
+
+def _memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
+    """The directive's memory as PTC-Lisp values (texts the cache holds are not read)."""
+    from ptcflow.lisp import memory_from_data
+
+    known = cache.memory
+    values: dict[str, Any] = {}
+    unread: dict[str, str] = {}
+    for name, text in texts.items():
+        hit = known.get(name)
+        if hit is not None and hit[0] == text:
+            values[name] = hit[1]
+        else:
+            unread[name] = text
+    if unread:
+        read = memory_from_data(unread)
+        for name, value in read.items():
+            known[name] = (unread[name], value)
+        values = {name: values[name] if name in values else read[name] for name in texts}
+    return values
+
+
+def _memory_out(
+    memory: Mapping[str, Any], cache: ProgramCache, limit: int | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The memory after a run as texts: a value the program did not change keeps the text
+    it came in with (so a text never changes from turn to turn, cache or not), the others
+    are printed. With a ``limit``, a value whose text alone passes it raises
+    ``LimitExceeded`` (without a limit, such a value is dropped with the reason)."""
+    from ptcflow.lisp import memory_to_data
+
+    known = cache.memory
+    texts: dict[str, str] = {}
+    unprinted: dict[str, Any] = {}
+    for name, value in memory.items():
+        hit = known.get(name)
+        if hit is not None and hit[1] is value:
+            texts[name] = hit[0]
+        else:
+            unprinted[name] = value
+    printed: dict[str, str] = {}
+    dropped: dict[str, str] = {}
+    if unprinted and limit is None:
+        printed, dropped = memory_to_data(unprinted)
+    elif unprinted and limit is not None:
+        printed, dropped = memory_to_data(unprinted, max_chars=limit, too_large="raise")
+    for name, text in printed.items():
+        known[name] = (text, unprinted[name])
+    order = {**texts, **printed}
+    return {name: order[name] for name in memory if name in order}, dropped
 
 
 def plain_value(value: Any) -> Any:
@@ -234,9 +342,12 @@ def _key(key: Any) -> str:
     name = getattr(key, "name", None)
     if type(key).__name__ == "Keyword" and isinstance(name, str):
         return name
-    from ptcflow.lisp import pr_str
+    from ptcflow.lisp import from_python, pr_str
 
-    return pr_str(key)
+    try:  # a tuple key (an exported vector) prints as a vector: [1 2]
+        return pr_str(from_python(key, keywordize_keys=False), limit=1000)
+    except TypeError:
+        return str(key)
 
 
 def _error(result: LispResult) -> ProgramError | None:

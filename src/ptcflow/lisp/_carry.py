@@ -18,19 +18,24 @@ stored with ``memory/put`` or inside a collection.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
 
 from ptcflow.errors import UsageError
+from ptcflow.lisp._colls import Map, Vector, unkey
+from ptcflow.lisp._convert import ordered_items
 from ptcflow.lisp._forms import Form, ListForm, Lit, MapForm, SetForm, Sym, VecForm
 from ptcflow.lisp._reader import read, read_data
-from ptcflow.lisp.errors import LispError
-from ptcflow.lisp.printer import pr_str
+from ptcflow.lisp.errors import LimitExceeded, LispError
+from ptcflow.lisp.printer import float_text, ordered, pr_str, quote
 from ptcflow.lisp.values import Keyword, Regex
 
 __all__ = ("form_text", "kept_functions", "memory_from_data", "memory_to_data")
 
+MAX_MEMORY_TEXT: Final = 1_000_000
+"""The longest text of one memory value, by default (the SubAgent's default memory limit)."""
 _PLAIN_KEYWORD: Final = re.compile(r"[A-Za-z_*+!?<>=.$&%-][\w*+!?<>=.$&%'/-]*")
 _DEFINERS: Final = frozenset({"defn", "defn-"})
 _FN: Final = frozenset({"fn", "fn*"})
@@ -41,18 +46,32 @@ _NOT_TOP_LEVEL: Final = (
 )
 
 
-def memory_to_data(memory: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+def memory_to_data(
+    memory: Mapping[str, Any],
+    *,
+    max_chars: int = MAX_MEMORY_TEXT,
+    too_large: Literal["drop", "raise"] = "drop",
+) -> tuple[dict[str, str], dict[str, str]]:
     """Return the memory's values as PTC-Lisp text, and what could not be kept.
 
     Functions are skipped here (see :func:`kept_functions`). A value that holds a function
     inside a collection, or anything else that has no readable text, is reported in the
-    second mapping with the reason.
+    second mapping with the reason. So is a value whose text would pass ``max_chars``
+    characters (or it raises, with ``too_large="raise"``): the work is bounded by
+    ``max_chars`` per value, whatever structure the value shares.
 
     Args:
         memory: ``LispResult.memory`` of a run.
+        max_chars: the longest text of one value.
+        too_large: ``"drop"`` a value whose text is too long (with the reason) or
+            ``"raise"``.
 
     Returns:
         ``(values, dropped)``: ``{name: text}`` and ``{name: why it was not kept}``.
+
+    Raises:
+        LimitExceeded: with ``too_large="raise"``, a value's text passes ``max_chars``
+            (``limit`` is ``"max_chars"``).
 
     Example:
         >>> from ptcflow.lisp import run_sync
@@ -62,13 +81,14 @@ def memory_to_data(memory: Mapping[str, Any]) -> tuple[dict[str, str], dict[str,
     values: dict[str, str] = {}
     dropped: dict[str, str] = {}
     for name, value in memory.items():
-        if callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset):
+        if _is_function(value):
             continue
-        problem = _unwritable(value, 0)
-        if problem is None:
-            values[name] = pr_str(value)
-        else:
-            dropped[name] = f"{name} is not kept for the next turn: it {problem}"
+        try:
+            values[name] = _Writer(max_chars).text(value, 0)
+        except _NoText as why:
+            if too_large == "raise" and isinstance(why, _TooLarge):
+                raise LimitExceeded("max_chars", f"memory value {name} {why}") from None
+            dropped[name] = f"{name} is not kept for the next turn: it {why}"
     return values, dropped
 
 
@@ -87,7 +107,7 @@ def memory_from_data(values: Mapping[str, str]) -> dict[str, Any]:
 
     Example:
         >>> memory_from_data({"n": "[1 :a]"})
-        {'n': (1, Keyword('a'))}
+        {'n': pvector([1, Keyword('a')])}
     """
     out: dict[str, Any] = {}
     for name, text in values.items():
@@ -105,6 +125,8 @@ def kept_functions(
     source: str,
     memory: Mapping[str, Any],
     previous: Mapping[str, str] | None = None,
+    *,
+    forms: Sequence[Form] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Return the functions to keep after a run of ``source``, and those that cannot be.
 
@@ -118,6 +140,8 @@ def kept_functions(
         source: the program's text.
         memory: the memory after the run.
         previous: ``{name: source}`` of the functions kept before the run.
+        forms: the program's forms as the run read them (``LispResult.forms``), so the
+            source is not read again.
 
     Returns:
         ``({name: source text}, {name: why it is not kept})``, in definition order.
@@ -131,7 +155,7 @@ def kept_functions(
     """
     functions = dict(previous or {})
     dropped: dict[str, str] = {}
-    forms = read(source)
+    forms = read(source) if forms is None else forms
     top: dict[str, str] = {}
     for form in _top_level(forms):
         name = _defined_name(form)
@@ -221,37 +245,101 @@ def _defines_function(form: Form) -> bool:
 
 
 def _is_function(value: Any) -> bool:
-    return callable(value) and not isinstance(value, Keyword | dict | tuple | frozenset)
+    return callable(value) and not isinstance(value, Keyword | dict | Map | Vector | frozenset)
 
 
-def _unwritable(value: Any, depth: int) -> str | None:
-    """Why ``value`` has no readable text, or ``None`` when ``pr-str`` reads back exactly."""
-    if depth > 200:
-        return "is nested too deeply to be kept"
-    t = type(value)
-    if value is None or t is str or t is int or t is float or t is bool:
-        return None
-    if t is Keyword:
-        if _PLAIN_KEYWORD.fullmatch(value.name):
-            return None
-        try:
-            return None if read_data(":" + value.name) is value else "holds an odd keyword"
-        except LispError:
-            return f"holds the keyword {value.name!r}, which has no PTC-Lisp text"
-    if t is Regex:
-        return None
-    if t is tuple or t is frozenset:
-        for item in value:
-            problem = _unwritable(item, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    if t is dict:
-        for k, v in value.items():
-            problem = _unwritable(k, depth + 1) or _unwritable(v, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    if callable(value):
-        return "holds a function inside a collection; keep data only, and functions with defn"
-    return f"holds a {t.__name__}, which has no PTC-Lisp text"
+class _NoText(Exception):
+    """A value has no text that reads back exactly (the message says why)."""
+
+
+class _TooLarge(_NoText):
+    """A value's text would pass the writer's cap."""
+
+
+class _Writer:
+    """Writes one value's ``pr-str`` text in one walk, or raises :class:`_NoText`.
+
+    The same text as :func:`ptcflow.lisp.pr_str` (a test holds them equal), without its
+    budget accounting: memory is written outside any run. What has no text that reads back
+    (a function inside a collection, an odd keyword) is found on the way, and the text is
+    bounded: a value that shares structure (``[v v]`` doubled 60 times) would print for
+    ever, so every character is counted before it is written (a collection's brackets and
+    separators before its elements are sorted or visited) and the value is refused once
+    the count passes ``cap``. Each element counts at least one character, so the walk
+    visits at most ``cap`` elements. Scalars, most of any data, are written through one
+    table lookup each.
+    """
+
+    __slots__ = ("cap", "left")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.left = cap
+
+    def text(self, x: Any, depth: int) -> str:
+        scalar = _SCALAR_TEXT.get(type(x))
+        if scalar is not None:
+            text: str = scalar(x)
+            self.count(len(text))
+            return text
+        if depth > 200:
+            raise _NoText("is nested too deeply to be kept")
+        t = type(x)
+        d = depth + 1
+        write = self.text
+        if t is Vector or t is frozenset:
+            # brackets ("[]" or "#{}") and one space between two elements
+            self.count((2 if t is Vector else 3) + max(len(x) - 1, 0))
+            items = " ".join([write(v, d) for v in (x if t is Vector else ordered(x))])
+            return f"[{items}]" if t is Vector else f"#{{{items}}}"
+        if t is dict or t is Map:  # a host map (its order) or a program map (sorted)
+            # "{}", ", " between two entries and " " between a key and its value
+            self.count(2 + 2 * max(len(x) - 1, 0) + len(x))
+            pairs = x.items() if t is dict else ordered_items(x)
+            return "{" + ", ".join([f"{write(unkey(k), d)} {write(v, d)}" for k, v in pairs]) + "}"
+        if t is Regex:
+            text = pr_str(x)
+            self.count(len(text))
+            return text
+        if callable(x):
+            raise _NoText(
+                "holds a function inside a collection; keep data only, and functions with defn"
+            )
+        raise _NoText(f"holds a {t.__name__}, which has no PTC-Lisp text")
+
+    def count(self, n: int) -> None:
+        """Count ``n`` more characters of the text; :class:`_TooLarge` past the cap."""
+        self.left -= n
+        if self.left < 0:
+            raise _TooLarge(
+                f"is too large to be kept (its text passes {self.cap:,} characters); keep a "
+                "smaller summary, or fetch the data again when you need it"
+            )
+
+
+@functools.lru_cache(maxsize=4096)
+def _keyword_text(kw: Keyword) -> str:
+    """``:name``, or :class:`_NoText` for a keyword that does not read back."""
+    if not _PLAIN_KEYWORD.fullmatch(kw.name):
+        problem = _odd_keyword(kw)
+        if problem is not None:
+            raise _NoText(problem)
+    return ":" + kw.name
+
+
+_SCALAR_TEXT: Final[dict[type, Callable[[Any], str]]] = {
+    str: quote,
+    int: str,
+    float: float_text,
+    bool: lambda b: "true" if b else "false",
+    type(None): lambda _: "nil",
+    Keyword: _keyword_text,
+}
+
+
+def _odd_keyword(kw: Keyword) -> str | None:
+    """Why keyword ``kw`` (not a plain name) cannot be kept, or ``None`` when it reads back."""
+    try:
+        return None if read_data(":" + kw.name) is kw else "holds an odd keyword"
+    except LispError:
+        return f"holds the keyword {kw.name!r}, which has no PTC-Lisp text"

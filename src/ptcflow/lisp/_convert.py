@@ -164,7 +164,7 @@ def check_plain(x: object) -> None:
     if t is list or t is tuple or t is set or t is frozenset or t is Vector or t is Map:
         for v in x:  # type: ignore[attr-defined]
             if type(v) not in _SCALARS:
-                check_plain(v)
+                check_plain(unkey(v))  # a program set's members and map's keys are encoded
         return
     if t is Regex or isinstance(x, LispFn | Builtin):
         return
@@ -242,7 +242,8 @@ class _Importer:
         if t is set or t is frozenset:
             if self.meter is not None:
                 self.meter.container(len(x))
-            return frozenset([mkey(self.value(v)) for v in x])
+            # members of a program set are encoded already (memory of an earlier turn)
+            return frozenset([mkey(self.value(unkey(v))) for v in x])
         if t is Vector or t is Map or t is Regex or isinstance(x, LispFn | Builtin):
             return x  # already a program value (memory from an earlier turn)
         # Subclasses of the plain types (IntEnum, str enums, dict subclasses) convert as their base.

@@ -17,7 +17,6 @@ same on every run and every backend. A caller can route each call through its ow
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 import time
@@ -78,6 +77,8 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
         memory: the memory after the run (unchanged when the run failed or raised).
         tool_calls: every tool call made, in issue order (by ``index``).
         error: ``None``, or the :class:`~ptcflow.lisp.LispError` that ended the run.
+        forms: the program's top-level forms as read (``()`` when it did not read): pass
+            them to :func:`~ptcflow.lisp.kept_functions` instead of reading it again.
     """
 
     value: Any = None
@@ -88,6 +89,7 @@ class LispResult(msgspec.Struct, frozen=True, kw_only=True):
     memory: dict[str, Any] = msgspec.field(default_factory=dict)
     tool_calls: list[ToolCallRecord] = msgspec.field(default_factory=list)
     error: LispError | None = None
+    forms: tuple[Any, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -186,6 +188,7 @@ async def run(
     replay: Sequence[ToolCallRecord] | None = None,
     resume: bool = False,
     functions: Sequence[str] = (),
+    converted: dict[str, tuple[Any, Any]] | None = None,
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -208,6 +211,11 @@ async def run(
         functions: source texts of definitions kept from earlier runs (``(defn f ...)``,
             see :func:`ptcflow.lisp.kept_functions`), evaluated before the program in the
             same memory.
+        converted: ctx conversions shared by several runs over the same data (the turns
+            of an agent): ``{key: (ctx value, converted value)}``. A value the program reads
+            is used from here when ``ctx[key]`` is the very object recorded (identity, so
+            a changed value is converted again), and each value this run converts is
+            added. Pass the same dict (initially empty) to every run.
 
     Returns:
         A :class:`LispResult`.
@@ -221,6 +229,7 @@ async def run(
     Example:
         >>> async def add(args):
         ...     return args["a"] + args["b"]
+        >>> import functools
         >>> r = anyio.run(functools.partial(run, '(return (call "add" {:a 1 :b 2}))',
         ...                                 tools={"add": add}))
         >>> r.value, r.returned
@@ -238,6 +247,7 @@ async def run(
     working = dict(mem_in)
     records: list[ToolCallRecord] = []
     prelude = _read_functions(functions)
+    forms: list[tuple[Form, ...]] = []  # the source's, once read
 
     def finish(**kw: Any) -> LispResult:
         committed = kw.pop("commit", False)
@@ -246,6 +256,7 @@ async def run(
             prints=list(budget.prints),
             memory=working if committed else dict(mem_in),
             tool_calls=records,
+            forms=forms[0] if forms else (),
             **kw,
         )
 
@@ -254,14 +265,15 @@ async def run(
     except LispError as err:
         _check_ctx(ctx_in, ())
         return finish(error=err)
-    state = RunState(budget, ctx_in, working, names)
+    state = RunState(budget, ctx_in, working, names, converted)
     budget.maybe_yield = state.yield_now
     analyzed: list[Program] = []
 
     def front_end() -> tuple[Callable[[list[Any]], Any], int]:
         # Read, analyze and compile in the program's greenlet: charged to its steps and
         # deadline, and yielding to the event loop on a long program.
-        text: str | tuple[Form, ...] = (prelude + read(source, budget)) if prelude else source
+        forms.append(read(source, budget))
+        text = prelude + forms[0]
         program = _analyze(text, names, ctx_in, mem_in, None, budget)
         analyzed.append(program)
         _check_ctx(ctx_in, program.ctx_used)
@@ -287,9 +299,9 @@ async def run(
         if isinstance(raw, LispFn | Builtin):
             from ptcflow.lisp.printer import pr_str
 
-            converted = pr_str(raw, limit=200)
+            plain = pr_str(raw, limit=200)
         else:
-            converted = export(
+            plain = export(
                 raw,
                 limits.max_collection_size,
                 keep_keywords=True,
@@ -297,8 +309,8 @@ async def run(
                 progress=progress,
             )
         if outcome.get("failed"):
-            outcome["fail_value"] = converted
-        return outcome, converted
+            outcome["fail_value"] = plain
+        return outcome, plain
 
     await anyio.lowlevel.checkpoint()  # every run lets the loop turn, even a short one
     g = greenlet(main)
@@ -328,8 +340,8 @@ async def run(
                 "included); do less per turn",
             )
         )
-    outcome, converted = done
-    return finish(value=converted, **outcome)
+    outcome, plain = done
+    return finish(value=plain, **outcome)
 
 
 def _read_functions(functions: Sequence[str]) -> tuple[Form, ...]:
@@ -395,4 +407,13 @@ def run_sync(source: str, **kwargs: Any) -> LispResult:
         >>> run_sync("(+ 1 2)").value
         3
     """
-    return anyio.run(functools.partial(run, source, **kwargs))
+    results: list[LispResult] = []
+
+    async def main() -> None:
+        # The result is not the main task's own: on asyncio, anyio.run ends by printing
+        # the task (Python 3.11's runner, through signal.getsignal), and a value that
+        # shares structure ([v v] doubled 60 times) has a repr that never ends.
+        results.append(await run(source, **kwargs))
+
+    anyio.run(main)
+    return results[0]

@@ -108,7 +108,7 @@ def suspend(request: Any) -> Any:
 class RunState:
     """Everything one run's compiled code needs: budget, ctx, memory, tools, depth."""
 
-    __slots__ = ("budget", "ctx", "ctx_values", "depth", "memory", "tool_names")
+    __slots__ = ("budget", "converted", "ctx", "ctx_values", "depth", "memory", "tool_names")
 
     def __init__(
         self,
@@ -116,10 +116,13 @@ class RunState:
         ctx: Mapping[str, Any],
         memory: dict[str, Any],
         tool_names: frozenset[str] | None,
+        converted: dict[str, tuple[Any, Any]] | None = None,
     ) -> None:
         self.budget = budget
         self.ctx = ctx  # the host's data, converted on first read (ctx_value)
         self.ctx_values: dict[str, Any] = {}
+        self.converted = converted
+        """Conversions shared with other runs: ``{key: (host value, converted)}``."""
         self.memory = memory
         self.tool_names = tool_names
         self.depth = 0
@@ -129,10 +132,18 @@ class RunState:
         yielding to the event loop on large data), then shared by every later read."""
         value = self.ctx_values.get(key, _START)
         if value is _START:
-            try:
-                value = import_value(self.ctx[key], self.budget, f"ctx/{key}")
-            except TypeError as exc:
-                raise UsageError(f"run(ctx=...) must be plain data: ctx/{key}: {exc}") from None
+            raw = self.ctx[key]
+            shared = self.converted
+            known = shared.get(key) if shared is not None else None
+            if known is not None and known[0] is raw:  # converted by an earlier run
+                value = known[1]
+            else:
+                try:
+                    value = import_value(raw, self.budget, f"ctx/{key}")
+                except TypeError as exc:
+                    raise UsageError(f"run(ctx=...) must be plain data: ctx/{key}: {exc}") from None
+                if shared is not None:
+                    shared[key] = (raw, value)
             self.ctx_values[key] = value
         return value
 

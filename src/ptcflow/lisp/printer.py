@@ -17,7 +17,17 @@ from ptcflow.lisp.errors import LimitExceeded
 from ptcflow.lisp.limits import Budget
 from ptcflow.lisp.values import Builtin, Keyword, LispFn, Regex
 
-__all__ = ("ordered", "pr_str", "print_str", "render", "sort_values", "str_of", "type_name")
+__all__ = (
+    "float_text",
+    "ordered",
+    "pr_str",
+    "print_str",
+    "quote",
+    "render",
+    "sort_values",
+    "str_of",
+    "type_name",
+)
 
 _ESCAPES: Final = {
     '"': '\\"',
@@ -40,13 +50,25 @@ _CHUNK: Final = 256  # elements printed between two charges to the budget
 _CHUNK_MASK: Final = _CHUNK - 1
 
 
-def _quote(s: str) -> str:
+def quote(s: str) -> str:
+    """A string as a PTC-Lisp string literal (``"a\\nb"``).
+
+    Example:
+        >>> quote('say "hi"')
+        '"say \\\\"hi\\\\""'
+    """
     if _NEEDS_ESCAPE.isdisjoint(s):
         return '"' + s + '"'
     return '"' + "".join(_ESCAPES.get(c, c) for c in s) + '"'
 
 
-def _float(x: float) -> str:
+def float_text(x: float) -> str:
+    """A float as PTC-Lisp reads it back (``1.5``, ``##Inf``, ``##-Inf``, ``##NaN``).
+
+    Example:
+        >>> float_text(float("inf"))
+        '##Inf'
+    """
     if math.isnan(x):
         return "##NaN"
     if math.isinf(x):
@@ -85,7 +107,7 @@ class _Writer:
     def value(self, x: object) -> None:
         t = type(x)
         if t is str:
-            self.add(_quote(x) if self.readably else x)  # type: ignore[arg-type]
+            self.add(quote(x) if self.readably else x)  # type: ignore[arg-type]
         elif t is Keyword:
             self.add(":" + x.name)  # type: ignore[attr-defined]
         elif t is int:
@@ -95,7 +117,7 @@ class _Writer:
         elif t is bool:
             self.add("true" if x else "false")
         elif t is float:
-            self.add(_float(x))  # type: ignore[arg-type]
+            self.add(float_text(x))  # type: ignore[arg-type]
         elif t is Vector:
             self.seq("[", x, "]")
         elif t is dict or t is Map:

@@ -20,6 +20,7 @@ from ptcflow.runtime._executor import (
     ExecutorStatistics as ExecutorStatistics,
 )
 from ptcflow.runtime._kind import Handler as Handler
+from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._provider import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
@@ -42,9 +43,11 @@ __all__ = (
     "LLMRequest",
     "Limits",
     "ModelResolver",
+    "Plannable",
     "ProviderError",
     "RetryPolicy",
     "RunHandle",
+    "RunPlan",
     "Runtime",
     "Step",
     "Telemetry",

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, ProgramCache
 from ptcflow.runtime._core import RunCore
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._flight import Flight
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
 
 if TYPE_CHECKING:
@@ -80,10 +81,12 @@ class LocalRun(RunCore["DirectiveContext"]):
         "otel_context",
         "own_deadline",
         "performer",
+        "programs",
         "ready",
         "scope",
         "span",
         "tools",
+        "turn_spans",
         "wake",
     )
 
@@ -141,6 +144,11 @@ class LocalRun(RunCore["DirectiveContext"]):
         """True while the driver may take the next directive; else directives spawn."""
         self.wake: anyio.Event | None = None
         self.done: anyio.Event | None = None
+        self.programs: ProgramCache | None = None
+        """What the run's programs share from turn to turn (the program kind's)."""
+        self.turn_spans: dict[int, list[Any]] | None = None
+        """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
+        ``{iteration: [span, otel context, directives not answered yet]}``."""
 
     def __repr__(self) -> str:
         return f"<LocalRun {super().__repr__()[1:-1]}>"
@@ -165,6 +173,8 @@ class LocalRun(RunCore["DirectiveContext"]):
             )
             self.otel_context = tel.context_of(self.span, otel_parent)
             self.traceparent = tel.traceparent(self.span)
+            if getattr(self.strategy, "turn_spans", False) is True:
+                self.turn_spans = {}
         if ex.log_events:
             ex.log.debug(
                 "run.started",
@@ -190,6 +200,7 @@ class LocalRun(RunCore["DirectiveContext"]):
     def new_flight(self, directive: Directive, parent: DirectiveContext | None) -> DirectiveContext:
         """A directive's context (a sub-call's inherits its parent's deadline and span)."""
         if parent is None:
+            turns = self.turn_spans
             return DirectiveContext(
                 directive,
                 self.state,
@@ -197,7 +208,9 @@ class LocalRun(RunCore["DirectiveContext"]):
                 max_retries=directive.max_retries,
                 attempt_ms=self.executor.retry.attempt_timeout_ms,
                 deadline=self.deadline,
-                otel_parent=self.otel_context,
+                otel_parent=self.otel_context
+                if turns is None or directive.iteration < 1
+                else turn_context(self, turns, directive.iteration),
             )
         return DirectiveContext(
             directive,
@@ -231,7 +244,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         ctx.interrupt()
 
     def on_answered(self, ctx: DirectiveContext) -> None:
-        """Count the answered directive and end its span."""
+        """Count the answered directive and end its span (and its turn's, when done)."""
         counters = self.executor.counters
         if ctx.handed:
             counters.in_flight -= 1
@@ -239,6 +252,8 @@ class LocalRun(RunCore["DirectiveContext"]):
                 ctx.close()
         else:
             counters.started += 1  # answered without being performed
+        if self.turn_spans is not None and ctx.directive.iteration >= 1:
+            turn_answered(self.turn_spans, ctx.directive.iteration)
         result = ctx.result
         if isinstance(result, Ok):
             counters.succeeded += 1
@@ -256,6 +271,8 @@ class LocalRun(RunCore["DirectiveContext"]):
         ex.counters.runs_active -= 1
         ex.counters.late_results += self.late_results
         tel = ex.telemetry
+        if self.turn_spans:
+            end_turns(self.turn_spans)
         if tel is not None and self.span is not None:
             usage = step.usage
             tel.end_span(
@@ -329,7 +346,8 @@ class DirectiveContext(Flight):
     data: Any = None
     started_at: float = 0.0
     scope: anyio.CancelScope | None = None
-    used_indexes: set[int] | None = None
+    used_indexes: set[tuple[int, int]] | None = None
+    """The ``(attempt, index)`` pairs its handler gave ``call_tool``."""
 
     @property
     def run_id(self) -> str:
@@ -364,22 +382,24 @@ class DirectiveContext(Flight):
         and the run's retry policy, the tool concurrency limits and the sync-tool thread
         pool, an ``execute_tool`` span nested under this directive's span, and exactly one
         ``ai.tool.started`` then one ``ai.tool.result`` signal, with ``call_id =
-        f"{directive.id}/tool/{index}"`` and ``causation_id = directive.id``. Its
+        f"{directive.id}/tool/{index}"`` (``.../tool/{index}/attempt/{n}`` from the second
+        attempt of the directive on) and ``causation_id = directive.id``. Its
         ``ai.tool.result`` is not this directive's terminal signal. Several calls may run at
         once (start them in a task group).
 
         Args:
             name: the tool's name (an unknown name gives ``unknown_tool``).
             arguments: the named arguments, a JSON object.
-            index: the call's number within this directive: 1, 2, ... in the order the
-                calls were issued (each number once).
+            index: the call's number within this attempt of the directive, an int >= 0:
+                0, 1, ... (a program's call indexes) or 1, 2, ..., in the order the calls
+                were issued, each number once per attempt.
 
         Returns:
             ``Ok(payload)`` or ``Err(error)``, as ``ai.tool.result`` carries them (a timeout
             is an ``Err`` of type ``timeout``).
 
         Raises:
-            UsageError: ``index`` is not a positive int, or was used already.
+            UsageError: ``index`` is not an int >= 0, or was used already in this attempt.
             Cancellation: when this directive is cancelled (the run ended, was cancelled
                 or timed out) the call's ``ai.tool.result`` says ``cancelled`` and the
                 cancellation propagates; let it.

@@ -1,5 +1,5 @@
 """The tool-like directive kinds (``ToolExec``, ``RunChild``), user-registered kinds, and
-the table of built-in kinds. (``EmitToolError`` and ``EmitRequestError`` perform nothing:
+the table of built-in kinds (``RunProgram``'s is in ``_program_kind``). (``EmitToolError`` and ``EmitRequestError`` perform nothing:
 the run core answers them itself.)"""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, ToolExec
+from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Handler, Kind, tool_close, tool_span, validation
 from ptcflow.runtime._llm_kinds import llm_kinds
+from ptcflow.runtime._program_kind import PROGRAM_KIND
 from ptcflow.runtime._terminals import journal_safe
 from ptcflow.signals import (
     INTERNAL,
@@ -158,6 +159,7 @@ def builtin_kinds() -> dict[type[Any], Kind]:
     return {
         **llm_kinds(),
         ToolExec: TOOL_KIND,
+        RunProgram: PROGRAM_KIND,
         RunChild: Kind(
             "RunChild",
             call=_child_call,

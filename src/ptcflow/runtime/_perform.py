@@ -282,24 +282,30 @@ class Performer:
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
     ) -> Ok[Any] | Err:
         """Perform tool ``name`` as a sub-call of ``parent`` (``DirectiveContext.call_tool``)."""
-        if isinstance(index, bool) or not isinstance(index, int) or index < 1:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise UsageError(
-                f"call_tool(index=...) takes a positive int (1, 2, ...), got {index!r}"
+                f"call_tool(index=...) takes an int >= 0 (0, 1, ... or 1, 2, ...), got {index!r}"
             )
         used = parent.used_indexes
         if used is None:
             used = parent.used_indexes = set()
-        if index in used:
+        key = (parent.attempt, index)
+        if key in used:
             raise UsageError(
-                f"call_tool(index={index}) was used already by {parent.directive.id!r}; "
-                "number the calls 1, 2, ... in the order they are issued"
+                f"call_tool(index={index}) was used already by {parent.directive.id!r} in this "
+                "attempt; number the calls 0, 1, ... (or 1, 2, ...) in the order they are issued"
             )
-        used.add(index)
+        used.add(key)
         d = parent.directive
+        # A later attempt's calls get ids of their own: the first attempt's calls were
+        # answered already (each id has exactly one ai.tool.result).
+        call_id = f"{d.id}/tool/{index}"
+        if parent.attempt > 1:
+            call_id += f"/attempt/{parent.attempt}"
         raw: Any = arguments  # from a program a model wrote: anything
         tool: Any = name
         sub = ToolExec(
-            id=f"{d.id}/tool/{index}",
+            id=call_id,
             tool_name=tool if isinstance(tool, str) else str(tool),
             arguments=dict(raw) if isinstance(raw, Mapping) else raw,
             request_id=d.request_id,

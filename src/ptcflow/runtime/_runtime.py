@@ -19,6 +19,7 @@ from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._llm_kinds import is_resolver, model_of
 from ptcflow.runtime._perform import Performer
+from ptcflow.runtime._plan import check_model, plan_of
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._terminals import TerminalTable
@@ -237,10 +238,17 @@ class Runtime:
         agents: Mapping[str, Any] | None,
         record: bool,
         name: str | None,
+        options: Mapping[str, Any],
     ) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
         cls = type(strategy)
+        # A strategy class seen before is known to be no agent (checked once per class).
+        if options or (cls not in self._strategy_types and hasattr(cls, "plan_run")):
+            strategy, input, tools, llm, timeout, name = plan_of(
+                self, strategy, input, tools, llm, timeout, name, options
+            )
+            cls = type(strategy)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -259,6 +267,9 @@ class Runtime:
             if timeout <= 0:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
             deadline = min(deadline, self._executor.clock() + timeout)
+        run_llm = self.llm if llm is None else llm
+        if getattr(run_llm, "model", None) == "":  # a provider that names no model itself
+            check_model(strategy, run_llm)
         rid = run_id or new_id("run_")
         assert self._executor is not None and self._performer is not None
         run = LocalRun(
@@ -267,7 +278,7 @@ class Runtime:
             executor=self._executor,
             performer=self._performer,
             tools=self._toolbox if tools is None else Toolbox.build(tools),
-            llm=self.llm if llm is None else llm,
+            llm=run_llm,
             llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
             llm_model=self._llm_model if llm is None else model_of(llm),
             agents=self.agents if agents is None else {**self.agents, **agents},
@@ -296,14 +307,19 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        **options: Any,
     ) -> Coroutine[Any, Any, Step]:
         """Run ``strategy`` on ``input`` to the end and return its :class:`Step`. Blocks.
 
         Args:
-            strategy: a :class:`~ptcflow.strategies.Strategy`.
-            input: the run's input (the strategy reads it from ``RunInfo.input``).
+            strategy: a :class:`~ptcflow.strategies.Strategy`, or an agent (a
+                :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`):
+                ``rt.run(agent, context={...})``.
+            input: the run's input (the strategy reads it from ``RunInfo.input``; an
+                agent's context).
             tools: tools for this run instead of the Runtime's.
-            llm: a provider or model resolver for this run instead of the Runtime's.
+            llm: a provider or model resolver for this run instead of the Runtime's (an
+                agent's ``llm``: also a model name or a function).
             run_id: the run's id (default: a fresh ``run_<uuid7>``).
             request_id: the request id on the run's signals (default: the run id).
             timeout: the mission deadline in seconds (``None``: none; default:
@@ -311,14 +327,18 @@ class Runtime:
             agents: extra agents this run's ``RunChild`` directives may start.
             record: keep the run's signals on ``Step.signals``.
             name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+            options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
+                ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
 
         Returns:
             The Step. Failures inside the run (a tool raised, the model timed out, the
             strategy raised) are on ``step.error``, not raised.
 
         Raises:
-            UsageError: the Runtime is not open or the arguments are invalid (raised by
-                the call itself; the run starts when the returned coroutine is awaited).
+            UsageError: the Runtime is not open, the arguments are invalid, or no model
+                is set anywhere (a provider built without one and a strategy naming
+                none): raised by the call itself; the run starts when the returned
+                coroutine is awaited.
         """
         run = self._open(
             strategy,
@@ -331,6 +351,7 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            options=options,
         )
         otel_parent = current_context() if self._tracing else None
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
@@ -348,10 +369,11 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        **options: Any,
     ) -> RunHandle:
         """Start a run in the Runtime's task group and return its :class:`RunHandle`.
 
-        Does not block. Same arguments as :meth:`run`. Leaving the Runtime's ``async
+        Does not block. Same arguments as :meth:`run` (agents included). Leaving the Runtime's ``async
         with`` block waits for started runs (and cancels them if the block raised).
         """
         run = self._open(
@@ -365,6 +387,7 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            options=options,
         )
         self._runs[run] = None
         run.own_deadline = run.deadline  # driven in another task: enforce it all

@@ -9,6 +9,7 @@ table is decided per directive class, by its base classes, once:
 ``LLMStream``       the same (a subclass of ``LLMGenerate``)
 ``LLMEmbed``        ``ai.embed.result``
 ``EmitRequestError`` ``ai.request.error``
+``RunProgram``      ``ai.program.result``
 anything else       ``ai.tool.result`` (tools, child runs, custom kinds)
 ==================  ================================================
 """
@@ -20,10 +21,11 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.directives import Directive, EmitRequestError, LLMEmbed, LLMGenerate
+from ptcflow.directives import Directive, EmitRequestError, LLMEmbed, LLMGenerate, RunProgram
 from ptcflow.signals import (
     EMBED_RESULT,
     LLM_RESPONSE,
+    PROGRAM_RESULT,
     REQUEST_ERROR,
     TOOL_RESULT,
     USAGE,
@@ -32,6 +34,7 @@ from ptcflow.signals import (
     ErrorEnvelope,
     LLMResponseData,
     Ok,
+    ProgramResultData,
     RequestErrorData,
     ToolResultData,
     UsageData,
@@ -75,6 +78,14 @@ def tool_terminal(
     return ((TOOL_RESULT, data),)
 
 
+def program_terminal(
+    d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
+) -> tuple[tuple[str, Any], ...]:
+    """``ai.program.result`` (``Ok(ProgramOutput)`` or the infrastructure's ``Err``)."""
+    data = ProgramResultData(result=result, attempts=attempts, duration_ms=round(duration_ms, 3))
+    return ((PROGRAM_RESULT, data),)
+
+
 def request_error_terminal(
     d: Directive, result: Ok[Any] | Err, attempts: int, duration_ms: float
 ) -> tuple[tuple[str, Any], ...]:
@@ -91,6 +102,7 @@ _BUILTIN: dict[type[Any], Terminal] = {
     LLMGenerate: llm_terminal,
     LLMEmbed: embed_terminal,
     EmitRequestError: request_error_terminal,
+    RunProgram: program_terminal,
 }
 
 

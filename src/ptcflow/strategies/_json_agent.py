@@ -151,6 +151,9 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
+    turn_spans: ClassVar[bool] = True
+    """Its directives' ``iteration`` is the turn: with tracing on, the runtime nests each
+    turn's directives under a ``turn {n}`` span."""
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:

@@ -45,7 +45,9 @@ class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     signature, so a Step can be the next agent's context). The runtime copies them into
     the Step of a strategy whose ``describes_step`` attribute is true, asking
     ``outcome()`` once more after the run's end signal was folded in (so a cancelled or
-    timed-out run keeps its trace).
+    timed-out run keeps its trace). A strategy whose ``turn_spans`` class attribute is true
+    numbers its turns with the directives' ``iteration``; the runtime then opens a span per
+    turn (data the runtime reads: the strategy itself never calls telemetry).
     """
 
     result: Ok[Any] | Err

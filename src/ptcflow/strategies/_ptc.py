@@ -26,6 +26,8 @@ States and transitions (a signal that does not apply returns the very same state
       └──error / bad return / bad fail / plain value──▶ awaiting_llm (feedback, turn n+1)
                                                         or failed (max_turns_exceeded)
     any state before the end ──ai.request.failed (cancel, mission timeout)──▶ failed
+    any state before the end ──ai.request.started (a second request)──▶ the same, plus an
+                                EmitRequestError ``busy`` ({run_id}/reject/n)
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from ptcflow.directives import Directive, LLMGenerate, RunProgram
+from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse
 from ptcflow.signals import (
+    BUSY,
     CANCELLED,
     LLM_RESPONSE,
     PROGRAM_RESULT,
     REQUEST_FAILED,
+    REQUEST_STARTED,
     TOOL_RESULT,
     USAGE,
     VALIDATION,
@@ -148,6 +152,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
+    turn_spans: ClassVar[bool] = True
+    """Its directives' ``iteration`` is the turn: with tracing on, the runtime nests each
+    turn's directives under a ``turn {n}`` span."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -334,6 +341,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             functions=state.functions,
             tool_names=state.tool_names,
             limits=self.program_limits,
+            memory_limit_bytes=self.memory_limit_bytes,
             timeout_ms=self.program_timeout_ms,
         )
         state = _replace(
@@ -344,6 +352,26 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             turns=(*state.turns[:-1], _replace(turn, source=source)),
         )
         return state, (program,)
+
+    def _on_request_started(
+        self, state: PtcState, signal: Signal
+    ) -> tuple[PtcState, Sequence[Directive]]:
+        """A second request reaching the run while it works: rejected as ``busy``."""
+        n = state.rejected + 1
+        error = ErrorEnvelope.make(
+            BUSY,
+            f"run {state.run_id} is busy ({state.status}); a SubAgent run serves one "
+            "request: start another run for another task",
+            {"status": state.status, "request_id": signal.request_id},
+        )
+        reject = EmitRequestError(
+            id=f"{state.run_id}/reject/{n}",
+            request_id=signal.request_id,
+            iteration=state.turn,
+            error=error,
+            reason="busy",
+        )
+        return _replace(state, rejected=n), (reject,)
 
     def _on_request_failed(
         self, state: PtcState, signal: Signal
@@ -372,8 +400,9 @@ _ON: Final[dict[str, _On]] = {
     PROGRAM_RESULT: program_result,
     TOOL_RESULT: program_result,
     REQUEST_FAILED: PTC._on_request_failed,
+    REQUEST_STARTED: PTC._on_request_started,
 }
-"""The signal types PTC folds. ``ai.tool.result`` counts only for the program directive's
-own id: a runtime without the program kind answers it so (an error naming the missing
-handler), as does a handler registered with ``Runtime(handlers={RunProgram: ...})``
-(returning the ProgramOutput); the program's sub-calls (``{id}/tool/{n}``) are ignored."""
+"""The signal types PTC folds. The program's end is its ``ai.program.result`` (the runtime's
+program kind); an ``ai.tool.result`` for the program directive's own id counts too (a handler
+registered with ``Runtime(handlers={RunProgram: ...})`` ends so); the program's sub-calls
+(``{id}/tool/{n}``) are ignored: their results are in the ProgramOutput."""

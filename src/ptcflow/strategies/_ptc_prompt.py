@@ -28,12 +28,16 @@ __all__ = (
 )
 
 KEY_BUILTINS: Final = (
-    "map", "filter", "reduce", "mapcat", "first", "count", "take", "sort-by", "group-by",
-    "frequencies", "distinct", "into", "conj", "get", "get-in", "assoc", "update",
-    "select-keys", "keys", "merge", "some", "every?", "range", "str", "format", "println",
-    "sum-by", "avg", "max-by", "pluck", "str/join", "str/split", "str/includes?",
+    "map", "filter", "remove", "reduce", "first", "last", "count", "take", "sort-by",
+    "group-by", "frequencies", "distinct", "into", "conj", "get", "get-in", "assoc", "update",
+    "select-keys", "keys", "vals", "merge", "some", "every?", "range", "str", "format",
+    "println", "where", "sum-by", "avg-by", "max-by", "min-by", "pluck", "round", "parse-int",
+    "extract", "str/join", "str/split", "str/includes?", "str/lower-case",
 )  # fmt: skip
 """The builtins the prompt lists (the ones models reach for in data work)."""
+
+_JAVA: Final = tuple(sorted(n for n in BUILTINS if n.startswith((".", "Math/", "Integer/"))))
+"""The Java methods and statics that work (a whitelist bound to builtins), as listed."""
 
 _RULES = """\
 You solve the task by writing PTC-Lisp programs, a small Clojure subset that runs in a \
@@ -54,7 +58,11 @@ available as ctx/fail in the next program: fix the program and try again.
 ## PTC-Lisp
 Forms: def defn fn #(...) let if when cond case do loop/recur for doseq -> ->> some-> \
 and or not. Keywords and maps are functions: (:id m), (map :id rows). Strings use double \
-quotes. No Java interop, no quote, no atoms, no try/catch.
+quotes.
+Maps from ctx/ and from tools have keyword keys, found however you spell them: \
+(:user_id r), (:user-id r) and (get r "user_id") all read user_id.
+Java: only {java}, e.g. (.indexOf s "42") or (Math/sqrt 16). \
+No other interop, no quote, no atoms, no try/catch.
 Functions (one per line: usage -- meaning):
 {builtins}
 (pmap f coll) runs f on the items concurrently (use it for many independent tool calls)."""
@@ -117,6 +125,7 @@ def static_prompt(
         turns=turns,
         finish=_JUDGMENT_FINISH if judgment else _AGENT_FINISH,
         builtins=_builtin_lines(),
+        java=" ".join(_JAVA),
     )
     output = signature.output if signature is not None else Prim(name="any")
     parts = [_tools_section(tools, output, judgment)]

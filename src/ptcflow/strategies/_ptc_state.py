@@ -81,6 +81,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             ``max_turns_exceeded``, ``memory_limit``, ``llm_error``, ...).
         first_time: the time of the first signal folded in.
         last_time: the time of the last signal folded in.
+        rejected: requests rejected as busy (ids ``{run_id}/reject/{n}``).
     """
 
     describes_step: ClassVar[bool] = True
@@ -108,6 +109,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     reason: str = ""
     first_time: str = ""
     last_time: str = ""
+    rejected: int = 0
 
     @property
     def turn(self) -> int:

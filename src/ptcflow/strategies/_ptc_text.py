@@ -12,8 +12,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ptcflow.signature import redact_firewalled
-
 __all__ = ("clj", "infer_type", "preview")
 
 _NAME: Final = re.compile(r"[A-Za-z_*+!?<>=-][\w*+!?<>=./-]*")
@@ -49,26 +47,39 @@ def clj(value: Any, limit: int = 1_000_000) -> tuple[str, bool]:
         >>> clj({"id": 1, "tags": ["a"], "ok": None})
         ('{:id 1, :tags ["a"], :ok nil}', False)
     """
+    return _bounded(value, limit, False)
+
+
+def preview(value: Any, limit: int) -> tuple[str, bool]:
+    """Like :func:`clj`, with firewalled (``_``) fields shown as ``<Firewalled>``.
+
+    Only what fits in ``limit`` is visited: a preview of a large tool result costs what it
+    shows (the fields are redacted as they are written, not by copying the data first).
+
+    Example:
+        >>> preview({"n": 2, "_ids": [1, 2]}, 100)
+        ('{:n 2, :_ids <Firewalled>}', False)
+    """
+    return _bounded(value, limit, True)
+
+
+def _bounded(value: Any, limit: int, redact: bool) -> tuple[str, bool]:
     out = _Out(limit)
     try:
-        _write(value, out, 0)
+        _write(value, out, 0, redact)
     except _Full:
         text = "".join(out.parts)[: max(0, limit - 3)]
         return text + "...", True
     return "".join(out.parts), False
 
 
-def preview(value: Any, limit: int) -> tuple[str, bool]:
-    """Like :func:`clj`, with firewalled (``_``) fields shown as ``<Firewalled>``.
-
-    Example:
-        >>> preview({"n": 2, "_ids": [1, 2]}, 100)
-        ('{:n 2, :_ids <Firewalled>}', False)
-    """
-    return clj(redact_firewalled(value), limit)
+def _firewalled(key: Any) -> bool:
+    """Whether a map key names a firewalled field (``"_ids"``, ``":_ids"``, ``:_ids``)."""
+    name = key if isinstance(key, str) else getattr(key, "name", None)
+    return isinstance(name, str) and name.lstrip(":").startswith("_")
 
 
-def _write(x: Any, out: _Out, depth: int) -> None:
+def _write(x: Any, out: _Out, depth: int, redact: bool) -> None:
     if depth > 50:
         out.add("...")
         return
@@ -91,14 +102,17 @@ def _write(x: Any, out: _Out, depth: int) -> None:
                 out.add(", ")
             out.add(_key(k))
             out.add(" ")
-            _write(v, out, depth + 1)
+            if redact and _firewalled(k):
+                out.add(_FIREWALLED)
+            else:
+                _write(v, out, depth + 1, redact)
         out.add("}")
     elif isinstance(x, list | tuple | set | frozenset):
         out.add("[")
         for i, v in enumerate(x):
             if i:
                 out.add(" ")
-            _write(v, out, depth + 1)
+            _write(v, out, depth + 1, redact)
         out.add("]")
     else:
         out.add(_quote(str(x)))

@@ -101,8 +101,8 @@ def program_result(ptc: PTC, state: PtcState, signal: Signal) -> Transition:
     turns = (*state.turns[:-1], turn)
     if out.memory_bytes > ptc.memory_limit_bytes:
         message = (
-            f"the agent's memory holds {out.memory_bytes} bytes, over its limit of "
-            f"{ptc.memory_limit_bytes}"
+            f"the agent's memory needs at least {out.memory_bytes} bytes, over its limit of "
+            f"{ptc.memory_limit_bytes}; keep smaller values (summaries, not whole tool results)"
         )
         details = {"memory_bytes": out.memory_bytes, "limit": ptc.memory_limit_bytes}
         return failed(

@@ -314,7 +314,7 @@ class Mission:
         result = data.result
         if _PROGRAM.search(call_id) and isinstance(result, Ok):
             output = _program_output(result.payload)
-            if output is not None:  # the stand-in's program: published as a tool result
+            if output is not None:  # a custom RunProgram handler: published as a tool result
                 self._program(
                     signal, run_id, Ok(payload=output), data.attempts, data.duration_ms, t, changed
                 )

@@ -1,0 +1,146 @@
+"""Running agents (not only strategies) on a Runtime, and the model check before a run.
+
+``rt.run(target, ...)`` takes a strategy, or anything with a ``plan_run`` method (a
+:class:`Plannable`, such as :class:`ptcflow.SubAgent`): the Runtime hands it its own options
+and the Runtime, and gets back a :class:`RunPlan` (the strategy, its input, tools, model and
+deadline) to run. So the runtime needs to know nothing of agents, and an agent's options
+(``context=``, ``llm_opts=``, ``trace=`` ...) are checked by the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime._config import UNSET, Unset
+from ptcflow.runtime._llm_kinds import is_resolver
+
+__all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """What :meth:`Plannable.plan_run` returns: one run of a strategy, fully described.
+
+    Attributes:
+        strategy: the strategy to run.
+        input: its input (``RunInfo.input``).
+        tools: the run's tools (``None``: the Runtime's).
+        llm: the run's provider or model resolver (``None``: the Runtime's).
+        timeout: the mission deadline in seconds (``UNSET``: the Runtime's default).
+        name: the agent name of the run (spans, logs).
+
+    Example:
+        >>> from ptcflow.strategies import ReAct
+        >>> RunPlan(strategy=ReAct(), input="hi").timeout
+        UNSET
+    """
+
+    strategy: Any
+    input: Any = None
+    tools: Any = None
+    llm: Any = None
+    timeout: float | Unset | None = UNSET
+    name: str | None = None
+
+
+@runtime_checkable
+class Plannable(Protocol):
+    """An agent ``rt.run`` / ``rt.start`` accept in place of a strategy.
+
+    Example:
+        >>> from ptcflow import SubAgent
+        >>> isinstance(SubAgent(prompt="Hi"), Plannable)
+        True
+    """
+
+    def plan_run(self, runtime: Any, input: Any, options: Mapping[str, Any]) -> RunPlan:
+        """The run to perform on ``runtime`` for ``input`` and the caller's ``options``
+        (those ``rt.run`` does not take itself, and ``llm`` / ``tools`` when given).
+
+        ``runtime`` is the :class:`~ptcflow.runtime.Runtime` (typed ``Any`` here: this
+        module is imported by the Runtime's, and the runtime's modules form a DAG).
+
+        Raises:
+            UsageError: an option is unknown or wrong.
+        """
+        ...
+
+
+def check_model(strategy: Any, llm: Any) -> None:
+    """Refuse a run that would send model calls with no model name.
+
+    A provider built without a model (``OpenAIProvider()``: its ``model`` is ``""``) needs
+    one from the strategy (``ReAct(model=...)``, ``model_alias=...``, a SubAgent's
+    ``llm="openai:..."``). A model resolver names models itself; a provider without a
+    ``model`` attribute, or a strategy without ``model`` fields (one that calls no model),
+    is not checked.
+
+    Raises:
+        UsageError: neither names a model.
+
+    Example:
+        >>> from ptcflow.strategies import ReAct
+        >>> class Bare:
+        ...     name, model = "openai", ""
+        >>> check_model(ReAct(model="gpt-4.1-mini"), Bare())  # fine
+        >>> check_model(ReAct(), Bare())
+        Traceback (most recent call last):
+        ...
+        ptcflow.errors.UsageError: no model is set for this run: ...
+    """
+    if llm is None or getattr(llm, "model", None) != "" or is_resolver(llm):
+        return
+    if not (hasattr(strategy, "model") or hasattr(strategy, "model_alias")):
+        return
+    if getattr(strategy, "model", None) or getattr(strategy, "model_alias", None):
+        return
+    who = getattr(llm, "name", None) or type(llm).__name__
+    raise UsageError(
+        f"no model is set for this run: provider {who!r} was built without one and the "
+        f"strategy {type(strategy).__name__} names none. Pass it to the provider "
+        '(OpenAIProvider(model="gpt-4.1-mini")), to the strategy (ReAct(model=...)), or '
+        'give a SubAgent a model string (llm="openai:gpt-4.1-mini") with a ModelRegistry'
+    )
+
+
+def plan_of(
+    runtime: Any,
+    target: Any,
+    input: Any,
+    tools: Any,
+    llm: Any,
+    timeout: float | Unset | None,
+    name: str | None,
+    options: Mapping[str, Any],
+) -> tuple[Any, Any, Any, Any, float | Unset | None, str | None]:
+    """``rt.run``'s arguments for ``target``: an agent's plan (``plan_run``), or the
+    arguments as they are for a strategy (which takes no extra options).
+
+    Returns:
+        ``(strategy, input, tools, llm, timeout, name)``.
+
+    Raises:
+        UsageError: options for a strategy, or what the agent's ``plan_run`` raises.
+    """
+    if getattr(type(target), "plan_run", None) is None:
+        raise UsageError(
+            f"rt.run() got unknown options {sorted(options)} for the strategy "
+            f"{type(target).__name__}; options beyond rt.run's own are an agent's "
+            "(a SubAgent: context=, llm_opts=, trace=, ...)"
+        )
+    given = dict(options)
+    if llm is not None:
+        given["llm"] = llm
+    if tools is not None:
+        given["tools"] = tools
+    plan = target.plan_run(runtime, input, given)
+    if not isinstance(plan, RunPlan):
+        raise UsageError(
+            f"{type(target).__name__}.plan_run() returned {type(plan).__name__}, not a RunPlan"
+        )
+    if isinstance(timeout, Unset):
+        timeout = plan.timeout
+    return plan.strategy, plan.input, plan.tools, plan.llm, timeout, name or plan.name

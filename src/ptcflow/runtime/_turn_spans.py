@@ -1,0 +1,73 @@
+"""A span per turn, for strategies whose directive ``iteration`` numbers their turns.
+
+A strategy says so with a class attribute (``turn_spans = True``, as the SubAgent's do):
+data the runtime reads once per run, not a telemetry call (the strategy stays pure, DD-12).
+With tracing on, the directives of iteration *n* then nest under a span ``turn {n}``
+(itself under the run's ``invoke_agent`` span), opened with the turn's first directive and
+ended once none of its directives is in flight and a later turn has started (or with the
+run), so each turn's span covers its own directives' spans.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ("end_turns", "turn_answered", "turn_context")
+
+
+class _Run(Protocol):
+    """What a turn span reads of a run (``LocalRun``; named here, not imported, so that
+    ``_context`` can import this module without a cycle)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def otel_context(self) -> Any: ...
+    @property
+    def executor(self) -> Any: ...
+
+
+Turns = dict[int, list[Any]]
+"""``{iteration: [span, otel context, directives not answered yet]}``."""
+
+
+def turn_context(run: _Run, turns: Turns, iteration: int) -> Any:
+    """The OTel context of turn ``iteration`` of ``run`` (its span opened with the turn's
+    first directive), counting one more directive in it."""
+    entry = turns.get(iteration)
+    if entry is None:
+        tel = run.executor.telemetry
+        assert tel is not None
+        span = tel.start_span(
+            f"turn {iteration}",
+            {
+                "gen_ai.agent.name": run.name,
+                "gen_ai.conversation.id": run.run_id,
+                "ptcflow.turn": iteration,
+            },
+            run.otel_context,
+        )
+        entry = turns[iteration] = [span, tel.context_of(span, run.otel_context), 0]
+    entry[2] += 1
+    return entry[1]
+
+
+def turn_answered(turns: Turns, iteration: int) -> None:
+    """A directive of turn ``iteration`` was answered: end the turns that are over (nothing
+    of theirs in flight, and a later turn has started)."""
+    entry = turns.get(iteration)
+    if entry is None:
+        return
+    entry[2] -= 1
+    latest = max(turns)
+    for n in [n for n, (_, _, left) in turns.items() if left <= 0 and n < latest]:
+        turns.pop(n)[0].end()
+
+
+def end_turns(turns: Turns) -> None:
+    """End every turn span still open (the run is over)."""
+    for span, _, _ in turns.values():
+        span.end()
+    turns.clear()
