@@ -182,8 +182,9 @@ class CompiledAgent:
         An input that fails gets a failed Step (as :meth:`execute` gives it) and the
         others go on. The inputs run in chunks of ``chunk_size``, each one program (read
         and compiled once), so a chunk costs about one run plus the work per input; a
-        chunk in which an input fails runs again input by input, its tool calls answered
-        from the chunk's results. Step ids are ``"{name}/{i}"``; in a chunk each Step's
+        chunk in which an input fails runs again in halves, down to single inputs, its
+        tool calls answered from the results already in hand: each input gets the Step
+        :meth:`execute` gives it. Step ids are ``"{name}/{i}"``; in a chunk each Step's
         ``duration_ms`` is its share of the chunk and ``tool_calls`` is 0.
 
         Args:
