@@ -3,7 +3,7 @@
     .venv/bin/python bench/compiled_scorer.py                 # 10,000 records, 3 repeats
     .venv/bin/python bench/compiled_scorer.py --records 200 --repeats 1   # smoke
 
-The workload is examples/compiled_scorer.py's scorer: per record a tool call
+The workload is examples/compiled_scorer/score_reports.py's scorer: per record a tool call
 (``lookup_threshold``, a pure inline tool), a division and a ``cond``, the result checked
 against the signature. Measured in the same run, interleaved per repeat (median):
 
@@ -27,11 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "compiled_scorer"))
 
-from compiled_scorer import MODEL_ANSWER, SAMPLES, THRESHOLDS, reports, scorer  # noqa: E402
+from score_reports import MODEL_ANSWER, SAMPLES, THRESHOLDS, reports, scorer
 
-from ptcflow.testing import ScriptedLLM  # noqa: E402
+from ptcflow.testing import ScriptedLLM
 
 
 def python_score(record: dict[str, Any]) -> dict[str, Any]:

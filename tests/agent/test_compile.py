@@ -133,12 +133,12 @@ async def test_a_failed_model_call_is_a_compile_error() -> None:
         (answer("(def limit 10)"), "no_function", "defines no function"),
         (answer(FUNCTION + "\n(score {:amount 1})"), "not_definitions", "only definitions"),
         (answer("(defn f [r] (memory/put :seen r))"), "stateful", "keeps no state"),
-        (answer("(defn f [r] (call \"lookup\" {}))"), "invalid_program", 'unknown tool "lookup"'),
+        (answer('(defn f [r] (call "lookup" {}))'), "invalid_program", 'unknown tool "lookup"'),
         (answer("(defn f [r] (:amount ctx/report))"), "invalid_program", "not ctx/"),
-        (answer("(defn f [r] {:score (/ 1 0) :reason \"x\"})"), "sample_failed", "division"),
+        (answer('(defn f [r] {:score (/ 1 0) :reason "x"})'), "sample_failed", "division"),
         (answer('(defn f [r] {:score "high" :reason "x"})'), "sample_failed", "invalid_return"),
-        (answer("(defn f [a b] {:score 1.0 :reason \"x\"})"), "sample_failed", "arity"),
-        (answer("(defn f [r] (fail {:reason :nope :message \"no\"}))"), "sample_failed", "nope"),
+        (answer('(defn f [a b] {:score 1.0 :reason "x"})'), "sample_failed", "arity"),
+        (answer('(defn f [r] (fail {:reason :nope :message "no"}))'), "sample_failed", "nope"),
         (answer("(defn f [r] {:score (+ 1"), "unreadable", "does not read"),
     ],
 )
@@ -166,7 +166,9 @@ def test_the_failed_sample_is_named() -> None:
 def test_an_agent_with_a_tool_that_calls_a_model_is_refused_naming_the_tool() -> None:
     ask = Tool("ask_expert", lambda q: q, signature="(q :string) -> :string", calls_model=True)
     agent = SubAgent(
-        prompt="Score {{report}}", signature="(report :map) -> :float", tools=[ask, lookup_threshold]
+        prompt="Score {{report}}",
+        signature="(report :map) -> :float",
+        tools=[ask, lookup_threshold],
     )
     llm = ScriptedLLM([answer(FUNCTION)])
     with pytest.raises(UsageError, match="'ask_expert' calls a model"):
@@ -202,6 +204,5 @@ def test_no_llm_is_a_usage_error_and_no_parameters_need_no_sample() -> None:
 
 
 async def test_compile_sync_refuses_a_running_loop() -> None:
-    with pytest.raises(UsageError, match="await agent.compile"):
+    with pytest.raises(UsageError, match=r"await agent\.compile"):
         SCORER.compile_sync(llm=ScriptedLLM([]), sample=SAMPLES)
-

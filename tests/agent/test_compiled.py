@@ -38,7 +38,11 @@ async def test_execute_takes_a_map_and_returns_a_step() -> None:
     ("given_input", "reason", "says"),
     [
         ({"n": "x"}, "invalid_input", 'n: expected int, got string "x"'),
-        ([10], "invalid_input", 'an input must be a map of the signature\'s parameters ({"n": ...})'),
+        (
+            [10],
+            "invalid_input",
+            'an input must be a map of the signature\'s parameters ({"n": ...})',
+        ),
         ({}, "invalid_input", "n"),
         ({"n": -1}, "negative", "n must be >= 0"),
         ({"n": 7}, "invalid_return", 'half: expected int, got string "seven"'),
@@ -125,9 +129,9 @@ def test_execute_many_checks_chunk_size_and_sync_forms_refuse_a_loop() -> None:
 
 
 async def test_sync_forms_refuse_a_running_loop() -> None:
-    with pytest.raises(UsageError, match="await compiled.execute"):
+    with pytest.raises(UsageError, match=r"await compiled\.execute"):
         halver().execute_sync({"n": 1})
-    with pytest.raises(UsageError, match="await compiled.execute_many"):
+    with pytest.raises(UsageError, match=r"await compiled\.execute_many"):
         halver().execute_many_sync([])
 
 
@@ -167,10 +171,12 @@ async def test_as_tool_needs_no_llm_and_reports_failures_as_tool_errors() -> Non
         signature="(a :int, b :int) -> {sum :int}",
         tools=[tool],
     )
-    llm = ScriptedLLM([
-        '(call "halver" {:n -1})',
-        '(return {:sum (+ (:half (call "halver" {:n ctx/a})) (:half (call "halver" {:n ctx/b})))})',
-    ])
+    llm = ScriptedLLM(
+        [
+            '(call "halver" {:n -1})',
+            '(return {:sum (+ (:half (call "halver" {:n ctx/a})) (:half (call "halver" {:n ctx/b})))})',
+        ]
+    )
     step = await parent.run(llm=llm, context={"a": 10, "b": 4})
     assert step.ok and step.value == {"sum": 7}
     assert "n must be >= 0" in llm.requests[1].messages[-1].content
@@ -183,9 +189,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
         """A pure lookup."""
         return n
 
-    meta = CompiledMetadata(
-        compiled_at=_at(), tokens_used=12, llm_model="m"
-    )
+    meta = CompiledMetadata(compiled_at=_at(), tokens_used=12, llm_model="m")
     agent = CompiledAgent(
         source='(defn f [n] {:half (call "rate" {:n n})})',
         signature=SIG,

@@ -1,4 +1,4 @@
-"""examples/compiled_scorer.py runs as written, and bench/compiled_scorer.py runs small."""
+"""examples/compiled_scorer/score_reports.py runs as written, and bench/compiled_scorer.py runs small."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_compiled_scorer_example_scores_10000_reports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("sys.argv", ["compiled_scorer.py", str(tmp_path / "scorer.clj")])
+    monkeypatch.setattr("sys.argv", ["score_reports.py", str(tmp_path / "scorer.clj")])
     with pytest.raises(SystemExit) as exit_:
-        runpy.run_path(str(ROOT / "examples" / "compiled_scorer.py"), run_name="__main__")
+        runpy.run_path(
+            str(ROOT / "examples" / "compiled_scorer" / "score_reports.py"), run_name="__main__"
+        )
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "compiled with 1 model call" in out

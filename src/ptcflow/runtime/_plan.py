@@ -18,7 +18,7 @@ from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._llm_kinds import is_resolver
 
 if TYPE_CHECKING:
-    from ptcflow.runtime._runtime import Runtime
+    from ptcflow.runtime import Runtime  # the package: no module cycle with _runtime
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 

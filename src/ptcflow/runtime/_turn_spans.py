@@ -10,18 +10,25 @@ run), so each turn's span covers its own directives' spans.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ptcflow.runtime._context import LocalRun
+from typing import Any, Protocol
 
 __all__ = ("end_turns", "turn_answered", "turn_context")
+
+class _Run(Protocol):
+    """What a turn span needs of its run (``_context.LocalRun``; a protocol, so this module
+    does not import ``_context``, which imports it)."""
+
+    executor: Any
+    name: str
+    run_id: str
+    otel_context: Any
+
 
 Turns = dict[int, list[Any]]
 """``{iteration: [span, otel context, directives not answered yet]}``."""
 
 
-def turn_context(run: LocalRun, turns: Turns, iteration: int) -> Any:
+def turn_context(run: _Run, turns: Turns, iteration: int) -> Any:
     """The OTel context of turn ``iteration`` of ``run`` (its span opened with the turn's
     first directive), counting one more directive in it."""
     entry = turns.get(iteration)

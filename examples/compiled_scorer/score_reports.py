@@ -1,6 +1,6 @@
 """Compile an anomaly scorer once, then score 10,000 expense reports without a model.
 
-    .venv/bin/python examples/compiled_scorer.py [scorer.clj]
+    .venv/bin/python examples/compiled_scorer/score_reports.py [scorer.clj]
 
 The model (here a ScriptedLLM answering with the function a model would write) is asked
 once; the CompiledAgent then runs the function on every report, calling the pure
@@ -31,8 +31,7 @@ def lookup_threshold(region: str) -> float:
 
 scorer = SubAgent(
     prompt="Calculate the anomaly score of the expense report {{report}}",
-    signature="(report {id :int, region :string, amount :float}) -> "
-    "{score :float, level :string}",
+    signature="(report {id :int, region :string, amount :float}) -> {score :float, level :string}",
     tools=[lookup_threshold],
     name="scorer",
     description="Scores how anomalous an expense report is.",
