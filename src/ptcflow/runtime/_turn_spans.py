@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 __all__ = ("end_turns", "turn_answered", "turn_context")
 
+
 class _Run(Protocol):
     """What a turn span needs of its run (``_context.LocalRun``; a protocol, so this module
     does not import ``_context``, which imports it)."""
