@@ -20,8 +20,10 @@ Example:
 from __future__ import annotations
 
 from ptcflow.agent import (
+    CompiledAgent as CompiledAgent,
     SubAgent as SubAgent,
     SubAgentError as SubAgentError,
+    compile as compile,
     preview_prompt as preview_prompt,
     print_chain as print_chain,
     print_trace as print_trace,
@@ -51,6 +53,7 @@ from ptcflow.tools import Tool as Tool, ToolContext as ToolContext, tool as tool
 __version__ = "0.1.0"
 
 __all__ = (
+    "CompiledAgent",
     "ConfigError",
     "InternalError",
     "Limits",
@@ -72,6 +75,7 @@ __all__ = (
     "ToolContext",
     "UsageError",
     "__version__",
+    "compile",
     "preview_prompt",
     "print_chain",
     "print_trace",

@@ -3,6 +3,8 @@
 Define an agent once with :class:`SubAgent` (prompt template, signature, tools, budget),
 run it as often as needed with :meth:`SubAgent.run` (or the module functions :func:`run`,
 :func:`run_sync`, :func:`run_or_raise`, :func:`then`, which also take a prompt string),
+compile its logic once into a :class:`CompiledAgent` that runs without a model
+(:meth:`SubAgent.compile`, :func:`compile`),
 inspect what it would send with :func:`preview_prompt`, and read what it did with
 :func:`print_trace`. See docs/subagent.md.
 
@@ -16,11 +18,19 @@ Example:
 from __future__ import annotations
 
 from ptcflow.agent._api import (
+    compile as compile,
+    compile_sync as compile_sync,
     run as run,
     run_or_raise as run_or_raise,
     run_sync as run_sync,
     then as then,
 )
+from ptcflow.agent._compile import CompileError as CompileError
+from ptcflow.agent._compiled import (
+    CompiledAgent as CompiledAgent,
+    CompiledMetadata as CompiledMetadata,
+)
+from ptcflow.agent._compiled_source import CompiledFileError as CompiledFileError
 from ptcflow.agent._execute import SubAgentError as SubAgentError
 from ptcflow.agent._llm import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
 from ptcflow.agent._preview import PromptPreview as PromptPreview, preview_prompt as preview_prompt
@@ -33,10 +43,16 @@ from ptcflow.agent._subagent import SubAgent as SubAgent
 
 __all__ = (
     "CallbackLLM",
+    "CompileError",
+    "CompiledAgent",
+    "CompiledFileError",
+    "CompiledMetadata",
     "LLMRetry",
     "PromptPreview",
     "SubAgent",
     "SubAgentError",
+    "compile",
+    "compile_sync",
     "format_trace",
     "preview_prompt",
     "print_chain",

@@ -9,9 +9,10 @@ from ptcflow.agent._subagent import SubAgent
 from ptcflow.errors import UsageError
 
 if TYPE_CHECKING:
+    from ptcflow.agent._compiled import CompiledAgent
     from ptcflow.runtime import Step
 
-__all__ = ("run", "run_or_raise", "run_sync", "then")
+__all__ = ("compile", "compile_sync", "run", "run_or_raise", "run_sync", "then")
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(SubAgent) if f.init)
 
@@ -77,3 +78,30 @@ async def then(step: Step, agent: SubAgent | str, **options: Any) -> Step:
     """
     built, rest = _split(agent, dict(options))
     return await built.then(step, **rest)
+
+
+async def compile(agent: SubAgent, **options: Any) -> CompiledAgent:
+    """Compile an agent: :meth:`SubAgent.compile` as a function (the spec's
+    ``SubAgent.compile/2``). Blocks for the one model call.
+
+    Raises:
+        UsageError: ``agent`` is not a SubAgent, or see :meth:`SubAgent.compile`.
+        CompileError: the model's answer is not a usable function.
+
+    Example:
+        >>> # compiled = await ptcflow.compile(scorer, llm=llm, sample=samples)
+    """
+    if not isinstance(agent, SubAgent):
+        raise UsageError(f"compile() takes a SubAgent, got {type(agent).__name__}")
+    return await agent.compile(**options)
+
+
+def compile_sync(agent: SubAgent, **options: Any) -> CompiledAgent:
+    """:func:`compile` from synchronous code (``backend=`` picks asyncio or trio).
+
+    Example:
+        >>> # compiled = ptcflow.agent.compile_sync(scorer, llm=llm, sample=samples)
+    """
+    if not isinstance(agent, SubAgent):
+        raise UsageError(f"compile_sync() takes a SubAgent, got {type(agent).__name__}")
+    return agent.compile_sync(**options)

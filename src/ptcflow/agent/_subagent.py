@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from ptcflow.agent._compile import compile_agent
 from ptcflow.agent._execute import SubAgentError, execute, plan
 from ptcflow.agent._llm import LLMRetry
 from ptcflow.errors import ConfigError, UsageError
@@ -27,6 +28,7 @@ from ptcflow.strategies._ptc_prompt import example_call, static_prompt
 from ptcflow.tools import Tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
+    from ptcflow.agent._compiled import CompiledAgent
     from ptcflow.runtime import RunPlan, Runtime, Step
 
 __all__ = ("SubAgent",)
@@ -283,6 +285,63 @@ class SubAgent:
             UsageError: ``step`` failed or its value is not a map.
         """
         return await self.run_or_raise(context=step, **options)
+
+    async def compile(
+        self,
+        *,
+        llm: Any = None,
+        sample: Any = None,
+        llm_opts: Mapping[str, Any] | None = None,
+        runtime: Runtime | None = None,
+        run_id: str | None = None,
+    ) -> CompiledAgent:
+        """Ask the model once to write this agent's logic as a PTC-Lisp function (the
+        spec's ``compile``, DD-8). Blocks for the one model call and the sample runs.
+
+        Args:
+            llm: the model (``SubAgent(llm=...)`` wins), as for :meth:`run`.
+            sample: sample inputs: one input map (``{"report": {...}}``) or a list of
+                them; the model sees up to 3 and the function must succeed on every one.
+                Required when the signature has parameters.
+            llm_opts: provider options of the call (``{"temperature": 0}``).
+            runtime: an open Runtime to make the call on (default: a temporary one).
+            run_id: the compile run's id.
+
+        Returns:
+            A :class:`CompiledAgent` (``source``, ``signature``, ``execute``,
+            ``metadata``) that runs without a model.
+
+        Raises:
+            UsageError: the agent has no signature, a tool that calls a model (named in
+                the message), no LLM anywhere, or a sample that does not match the
+                signature.
+            CompileError: the answer is not a usable function (``.step.fail.reason``
+                says why: ``no_code``, ``several_blocks``, ``no_function``,
+                ``sample_failed``, ...), or the model call failed (``llm_error``).
+
+        Example:
+            >>> # compiled = await scorer.compile(llm=llm, sample=[{"report": r} for r in rs])
+            >>> # compiled.execute_sync({"report": report}).value
+        """
+        return await compile_agent(
+            self, llm=llm, sample=sample, llm_opts=llm_opts, runtime=runtime, run_id=run_id
+        )
+
+    def compile_sync(self, *, backend: str = "asyncio", **options: Any) -> CompiledAgent:
+        """:meth:`compile` from synchronous code (starts an event loop; same options).
+
+        Raises:
+            UsageError: called inside a running event loop (``await agent.compile(...)``).
+        """
+        if _in_event_loop():
+            raise UsageError(
+                "compile_sync() was called inside a running event loop; use "
+                "`await agent.compile(...)`"
+            )
+        compiled: CompiledAgent = anyio.run(
+            functools.partial(self.compile, **options), backend=backend
+        )
+        return compiled
 
     # -- the definition ---------------------------------------------------------------
 
