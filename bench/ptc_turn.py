@@ -167,7 +167,9 @@ def main() -> None:
     print(f"  one PTC turn (SubAgent on a Runtime):   {result['agent_us_per_turn']:8.0f} µs")
     print(f"  the same program with lisp.run:         {result['direct_us_per_program']:8.0f} µs")
     verdict = "ok" if result["ratio"] <= GOAL else "OVER BUDGET"
-    print(f"  ratio (median of repeats): {result['ratio']:.2f}x  [{spread}]  goal <= {GOAL}x: {verdict}")
+    print(
+        f"  ratio (median of repeats): {result['ratio']:.2f}x  [{spread}]  goal <= {GOAL}x: {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -244,7 +244,7 @@ async def test_the_cache_reads_and_prints_each_memory_value_once() -> None:
     second = await perform_program(
         directive(
             id="run1/program/2",
-            source="(def n (count by-customer)) [n (delivered? {:status \"delivered\"})]",
+            source='(def n (count by-customer)) [n (delivered? {:status "delivered"})]',
             memory=first.memory,
             functions=first.functions,
         ),
