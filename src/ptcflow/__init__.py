@@ -20,6 +20,8 @@ Example:
 from __future__ import annotations
 
 from ptcflow.agent import (
+    LLMTool as LLMTool,
+    MissionLimits as MissionLimits,
     SubAgent as SubAgent,
     SubAgentError as SubAgentError,
     preview_prompt as preview_prompt,
@@ -53,7 +55,9 @@ __version__ = "0.1.0"
 __all__ = (
     "ConfigError",
     "InternalError",
+    "LLMTool",
     "Limits",
+    "MissionLimits",
     "ProgramError",
     "PtcflowError",
     "ReAct",

@@ -4,7 +4,8 @@ Define an agent once with :class:`SubAgent` (prompt template, signature, tools, 
 run it as often as needed with :meth:`SubAgent.run` (or the module functions :func:`run`,
 :func:`run_sync`, :func:`run_or_raise`, :func:`then`, which also take a prompt string),
 inspect what it would send with :func:`preview_prompt`, and read what it did with
-:func:`print_trace`. See docs/subagent.md.
+:func:`print_trace`. Compose agents with :meth:`SubAgent.as_tool` and :class:`LLMTool`
+(a mission shares :class:`MissionLimits`). See docs/subagent.md.
 
 Example:
     >>> from ptcflow.agent import SubAgent
@@ -21,8 +22,11 @@ from ptcflow.agent._api import (
     run_sync as run_sync,
     then as then,
 )
+from ptcflow.agent._as_tool import AgentCall as AgentCall
 from ptcflow.agent._execute import SubAgentError as SubAgentError
 from ptcflow.agent._llm import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
+from ptcflow.agent._llm_tool import LLMTool as LLMTool
+from ptcflow.agent._mission import MissionLimits as MissionLimits
 from ptcflow.agent._preview import PromptPreview as PromptPreview, preview_prompt as preview_prompt
 from ptcflow.agent._print import (
     format_trace as format_trace,
@@ -32,8 +36,11 @@ from ptcflow.agent._print import (
 from ptcflow.agent._subagent import SubAgent as SubAgent
 
 __all__ = (
+    "AgentCall",
     "CallbackLLM",
     "LLMRetry",
+    "LLMTool",
+    "MissionLimits",
     "PromptPreview",
     "SubAgent",
     "SubAgentError",

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from ptcflow.runtime._child import ChildTool
 from ptcflow.signals import Err, Ok, ToolSpec
 from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
 from ptcflow.tools._call import RunSync
@@ -23,7 +24,7 @@ __all__ = ("Toolbox",)
 class Toolbox:
     """A run's tools by name, with the :class:`~ptcflow.signals.ToolSpec` of each."""
 
-    __slots__ = ("context_names", "specs", "tools")
+    __slots__ = ("child_names", "context_names", "specs", "tools")
 
     def __init__(self, tools: dict[str, Tool]) -> None:
         self.tools = tools
@@ -32,6 +33,8 @@ class Toolbox:
             for t in tools.values()
         )
         self.context_names = frozenset(n for n, t in tools.items() if t.context_param is not None)
+        self.child_names = frozenset(n for n, t in tools.items() if isinstance(t.fn, ChildTool))
+        """The tools that run a child run (agents used as tools), decided once."""
 
     @classmethod
     def build(cls, tools: Any) -> Toolbox:

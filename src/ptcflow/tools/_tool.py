@@ -93,6 +93,8 @@ class Tool:
             cannot stall the event loop; ``False`` calls it inline, for quick pure
             functions (saves the thread hop, about 0.1-0.4 ms).
         param_docs: parameter name -> description, put into ``input_schema``.
+        calls_model: the tool runs a model (an agent or an LLM tool); compile refuses an
+            agent that has one.
 
     Raises:
         UsageError: an invalid name, option, or signature.
@@ -111,6 +113,7 @@ class Tool:
         "_params",
         "_plan",
         "blocking",
+        "calls_model",
         "context_param",
         "description",
         "fn",
@@ -136,6 +139,7 @@ class Tool:
     timeout_ms: int | None
     max_retries: int | None
     blocking: bool
+    calls_model: bool
     param_docs: dict[str, str]
     context_param: str | None
     _binding: Binding
@@ -157,6 +161,7 @@ class Tool:
         max_retries: int | None = None,
         blocking: bool = True,
         param_docs: Mapping[str, str] | None = None,
+        calls_model: bool = False,
     ) -> None:
         if not callable(fn):
             raise UsageError(f"tool {name!r} needs a callable fn, got {type(fn).__name__}")
@@ -182,6 +187,7 @@ class Tool:
         set_(self, "timeout_ms", _check_option("timeout_ms", timeout_ms, 1))
         set_(self, "max_retries", _check_option("max_retries", max_retries, 0))
         set_(self, "blocking", bool(blocking))
+        set_(self, "calls_model", bool(calls_model))
         set_(self, "param_docs", docs)
         if input_schema is None:
             input_schema = with_docs(signature.input_schema(), docs) if signature else None
