@@ -89,6 +89,14 @@ class AgentCall:
                 {"agent": agent.name, "depth": depth, "max_depth": limit},
             )
         chosen = next((m for m in (agent.llm, self.llm, inherited) if m is not None), None)
+        if isinstance(chosen, str) and base is None:
+            return _error(
+                VALIDATION,
+                f"SubAgent({agent.name!r}) (tool {self.tool_name!r}) names the model "
+                f"{chosen!r}, but its mission has no provider or model registry to resolve it: "
+                "run the mission on a Runtime(llm=ModelRegistry...) or give it a provider",
+                {"agent": agent.name, "model": chosen},
+            )
         if chosen is None and base is None:
             return _error(
                 VALIDATION,

@@ -240,8 +240,12 @@ async def execute(
         )
     retry: LLMRetry = agent.llm_retry
     policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
-    async with _registry(chosen) as registry, Runtime(llm=registry, retry=policy) as rt:
-        return await rt.run(agent, run_id=run_id, record=record, **options)
+    async with _registry(chosen) as registry:
+        # A provider is the Runtime's model too: the agents it calls that name a model
+        # (SubAgent(llm="opus")) send that name to it.
+        base = chosen if isinstance(chosen, LLMProvider | ModelResolver) else registry
+        async with Runtime(llm=base, retry=policy) as rt:
+            return await rt.run(agent, run_id=run_id, record=record, **options)
 
 
 @contextlib.asynccontextmanager
