@@ -19,6 +19,7 @@ import anyio
 from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._execute import SubAgentError, execute, plan
 from ptcflow.agent._llm import LLMRetry
+from ptcflow.agent._mission import MissionLimits
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import LLMProvider, ModelResolver
 from ptcflow.runtime._entry import _in_event_loop
@@ -181,6 +182,7 @@ class SubAgent:
         runtime: Runtime | None = None,
         run_id: str | None = None,
         record: bool = False,
+        mission_limits: MissionLimits | Mapping[str, Any] | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -204,6 +206,10 @@ class SubAgent:
                 telemetry and bus are shared by every run on it); default: a temporary one.
             run_id: the run's id.
             record: keep the run's signals on ``step.signals``.
+            mission_limits: the :class:`~ptcflow.MissionLimits` (or a mapping of them) of
+                the mission this run starts when its tools include agents: nesting depth
+                and a turn budget shared by every agent it calls (default: depth 3, 20
+                turns).
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -226,6 +232,7 @@ class SubAgent:
             runtime=runtime,
             run_id=run_id,
             record=record,
+            **({} if mission_limits is None else {"mission_limits": mission_limits}),
         )
 
     def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
