@@ -34,9 +34,13 @@ def spec_tree() -> SubAgent:
     """The spec's 3-level example: orchestrator > analyzer > classifier (bound to haiku),
     scorer (inherits), expert (its own opus)."""
     classifier = SubAgent(
-        prompt="Classify {{text}}", signature="(text :string) -> {category :string}", name="classifier"
+        prompt="Classify {{text}}",
+        signature="(text :string) -> {category :string}",
+        name="classifier",
     )
-    scorer = SubAgent(prompt="Score {{text}}", signature="(text :string) -> {score :int}", name="scorer")
+    scorer = SubAgent(
+        prompt="Score {{text}}", signature="(text :string) -> {score :int}", name="scorer"
+    )
     expert = SubAgent(
         prompt="Expert analysis of {{text}}",
         signature="(text :string) -> {opinion :string, _notes :string}",

@@ -47,7 +47,9 @@ async def test_inherited_functions_and_providers_reach_the_right_model() -> None
     provider bound at as_tool is used by its agent and by that agent's children."""
     seen: list[tuple[str, str]] = []
     bound = ScriptedLLM(router(SPEC_ANSWERS))
-    classifier = SubAgent(prompt="Classify {{text}}", signature="(text :string) -> {category :string}")
+    classifier = SubAgent(
+        prompt="Classify {{text}}", signature="(text :string) -> {category :string}"
+    )
     leaf = SubAgent(prompt="Score {{text}}", signature="(text :string) -> {score :int}")
     analyzer = SubAgent(
         prompt="Analyze {{data}}",
@@ -79,7 +81,9 @@ def _as_request(data: dict[str, Any]) -> LLMRequest:
 
 
 async def test_a_missing_llm_is_an_error_naming_the_agent_before_any_call() -> None:
-    child = SubAgent(prompt="Score {{text}}", signature="(text :string) -> {score :int}", name="scorer")
+    child = SubAgent(
+        prompt="Score {{text}}", signature="(text :string) -> {score :int}", name="scorer"
+    )
     root = SubAgent(prompt="Go", tools={"scorer": child.as_tool()}, name="boss")
     with pytest.raises(UsageError, match=r"SubAgent\('boss'\) has no LLM"):
         await root.run()
@@ -90,7 +94,13 @@ async def test_a_missing_llm_is_an_error_naming_the_agent_before_any_call() -> N
     call = child.as_tool().fn
     assert isinstance(call, AgentCall)
     parent = ParentRun(
-        run_id="r", name="react", llm=None, model=None, inherit=None, from_program=False, call_id="c"
+        run_id="r",
+        name="react",
+        llm=None,
+        model=None,
+        inherit=None,
+        from_program=False,
+        call_id="c",
     )
     refused = call.plan_child(parent, {"text": "x"})
     assert isinstance(refused, Err)
@@ -121,10 +131,11 @@ async def test_a_child_is_a_child_run_on_the_same_runtime_and_bus() -> None:
     # the child's Step (with its trace) is on the parent's tool call
     (turn,) = step.trace.turns if step.trace else ()
     (analyzed,) = turn.execution.tool_calls
-    assert isinstance(analyzed.child, Step) and analyzed.child.run_id == analyzer
-    names = [c.name for c in analyzed.child.trace.turns[0].execution.tool_calls]  # type: ignore[union-attr]
-    assert names == ["classifier", "scorer", "expert"]
-    assert all(isinstance(c.child, Step) for c in analyzed.child.trace.turns[0].execution.tool_calls)  # type: ignore[union-attr]
+    child = analyzed.child
+    assert isinstance(child, Step) and child.run_id == analyzer and child.trace is not None
+    grandchildren = child.trace.turns[0].execution.tool_calls
+    assert [c.name for c in grandchildren] == ["classifier", "scorer", "expert"]
+    assert all(isinstance(c.child, Step) for c in grandchildren)
 
 
 async def test_child_spans_nest_under_the_callers_execute_tool_span() -> None:
@@ -150,7 +161,9 @@ async def test_child_spans_nest_under_the_callers_execute_tool_span() -> None:
     scorer_call = one("execute_tool scorer")
     scorer = one("invoke_agent scorer")
     assert scorer_call.context is not None and parent_of(scorer) == scorer_call.context.span_id
-    assert one("invoke_agent orchestrator").context.trace_id == scorer.context.trace_id  # type: ignore[union-attr]
+    root = one("invoke_agent orchestrator")
+    assert root.context is not None and scorer.context is not None
+    assert root.context.trace_id == scorer.context.trace_id
 
 
 async def test_firewalled_fields_reach_the_callers_program_never_its_model() -> None:
@@ -234,7 +247,9 @@ async def test_wrong_arguments_are_a_tool_error_the_model_fixes() -> None:
 
 
 async def test_a_failing_child_is_a_tool_error_carrying_its_reason() -> None:
-    child = SubAgent(prompt="Find {{email}}", signature="(email :string) -> {id :int}", name="finder")
+    child = SubAgent(
+        prompt="Find {{email}}", signature="(email :string) -> {id :int}", name="finder"
+    )
     root = SubAgent(prompt="Find zed", signature="{found :bool}", tools=[child.as_tool()])
     llm = ScriptedLLM(
         router(
@@ -318,9 +333,14 @@ async def test_print_trace_indents_nested_agents() -> None:
 
 async def test_as_tool_options_and_direct_calls() -> None:
     agent = SubAgent(
-        prompt="Score {{n}}", signature="(n :int) -> {score :int}", name="scorer", description="Scores."
+        prompt="Score {{n}}",
+        signature="(n :int) -> {score :int}",
+        name="scorer",
+        description="Scores.",
     )
-    tool = agent.as_tool(name="rate", description="Rates a number.", llm=ScriptedLLM(["(return {:score 9})"]))
+    tool = agent.as_tool(
+        name="rate", description="Rates a number.", llm=ScriptedLLM(["(return {:score 9})"])
+    )
     assert isinstance(tool, Tool) and tool.calls_model
     assert (tool.name, tool.description) == ("rate", "Rates a number.")
     assert tool.input_schema["required"] == ["n"]

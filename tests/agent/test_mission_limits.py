@@ -73,7 +73,9 @@ async def test_past_the_depth_limit_the_call_is_a_tool_error() -> None:
     assert isinstance(middle, Step)
     refused = _call(middle)
     assert refused.error is not None and refused.error.category == "max_depth_exceeded"
-    assert "would run at nesting depth 2, past the mission's max_depth of 1" in refused.error.message
+    assert (
+        "would run at nesting depth 2, past the mission's max_depth of 1" in refused.error.message
+    )
     assert refused.child is None and not _turns(llm.requests, "Bottom 1")  # never started
 
 
@@ -81,7 +83,9 @@ async def test_the_turn_budget_is_shared_by_the_whole_tree() -> None:
     """A child that never returns spends the mission's budget: it ends with
     ``turn_budget_exceeded``, its caller gets the tool error and its own next turn fails
     the same way."""
-    looper = SubAgent(prompt="Loop {{x}}", signature="(x :int) -> :int", name="looper", max_turns=50)
+    looper = SubAgent(
+        prompt="Loop {{x}}", signature="(x :int) -> :int", name="looper", max_turns=50
+    )
     root = SubAgent(prompt="Go", signature=":int", tools=[looper.as_tool()], max_turns=50)
     llm = ScriptedLLM(router({"Loop": "(+ 1 ctx/x)", "Go": '(call "looper" {:x 1})'}))
     step, active = await _run(root, llm, mission_limits=MissionLimits(turn_budget=4))
