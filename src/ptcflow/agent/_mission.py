@@ -19,14 +19,7 @@ from typing import Any, Final
 import msgspec
 
 from ptcflow.errors import ConfigError
-from ptcflow.runtime import (
-    EmbedRequest,
-    LLMProvider,
-    LLMRequest,
-    ModelResolver,
-    ProviderError,
-    Step,
-)
+from ptcflow.runtime import EmbedRequest, LLMProvider, LLMRequest, ProviderError, Step
 from ptcflow.signals import EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
 from ptcflow.strategies import Trace
 
@@ -222,7 +215,7 @@ class Lineage:
 
 def budgeted(llm: Any, mission: Mission, agent: str) -> Any:
     """``llm`` (a provider or a model resolver) with its model calls counted by ``mission``."""
-    if isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider):
+    if not hasattr(llm, "generate") and hasattr(llm, "resolve"):  # a resolver, not a provider
         return BudgetedResolver(llm, mission, agent)
     return BudgetedLLM(llm, mission, agent)
 
