@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ptcflow.runtime._plan import RunPlan
     from ptcflow.runtime._step import Step
     from ptcflow.signals import Err, Ok
 
@@ -54,8 +53,10 @@ class ChildTool(Protocol):
         >>> # SubAgent(...).as_tool() returns a Tool whose fn is a ChildTool
     """
 
-    def plan_child(self, parent: ParentRun, arguments: dict[str, Any]) -> RunPlan | Err:
-        """The child run for validated ``arguments``, or the call's error (a limit)."""
+    def plan_child(self, parent: ParentRun, arguments: dict[str, Any]) -> Any:
+        """The child run for validated ``arguments`` (a :class:`~ptcflow.runtime.RunPlan`;
+        typed ``Any`` here to keep the runtime's modules free of import cycles), or the
+        call's error (an ``Err``: a limit, no model)."""
         ...
 
     def child_result(self, parent: ParentRun, step: Step) -> Ok[Any] | Err:

@@ -216,7 +216,14 @@ class LocalRun(RunCore["DirectiveContext"]):
                 deadline=self.deadline,
                 otel_parent=self.otel_context
                 if turns is None or directive.iteration < 1
-                else turn_context(self, turns, directive.iteration),
+                else turn_context(
+                    self.executor.telemetry,
+                    turns,
+                    directive.iteration,
+                    agent=self.name,
+                    run_id=self.run_id,
+                    parent=self.otel_context,
+                ),
             )
         return DirectiveContext(
             directive,

@@ -19,7 +19,6 @@ from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._llm_kinds import is_resolver
 
 if TYPE_CHECKING:
-    from ptcflow.runtime._runtime import Runtime
     from ptcflow.runtime._step import Step
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
@@ -69,8 +68,10 @@ class Plannable(Protocol):
         True
     """
 
-    def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
-        """The run to perform on ``runtime`` for ``input`` and the caller's ``options``
+    def plan_run(self, runtime: Any, input: Any, options: Mapping[str, Any]) -> RunPlan:
+        """The run to perform on ``runtime`` (the open :class:`~ptcflow.runtime.Runtime`;
+        typed ``Any`` to keep the runtime's modules free of import cycles) for ``input``
+        and the caller's ``options``
         (those ``rt.run`` does not take itself, and ``llm`` / ``tools`` when given).
 
         Raises:
@@ -117,7 +118,7 @@ def check_model(strategy: Any, llm: Any) -> None:
 
 
 def plan_of(
-    runtime: Runtime,
+    runtime: Any,
     target: Any,
     input: Any,
     tools: Any,
