@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from ptcflow.agent import (
     CompiledAgent as CompiledAgent,
+    LLMTool as LLMTool,
+    MissionLimits as MissionLimits,
     SubAgent as SubAgent,
     SubAgentError as SubAgentError,
     compile as compile,
@@ -56,7 +58,9 @@ __all__ = (
     "CompiledAgent",
     "ConfigError",
     "InternalError",
+    "LLMTool",
     "Limits",
+    "MissionLimits",
     "ProgramError",
     "PtcflowError",
     "ReAct",

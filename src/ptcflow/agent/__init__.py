@@ -6,7 +6,8 @@ run it as often as needed with :meth:`SubAgent.run` (or the module functions :fu
 compile its logic once into a :class:`CompiledAgent` that runs without a model
 (:meth:`SubAgent.compile`, :func:`compile`),
 inspect what it would send with :func:`preview_prompt`, and read what it did with
-:func:`print_trace`. See docs/subagent.md.
+:func:`print_trace`. Compose agents with :meth:`SubAgent.as_tool` and :class:`LLMTool`
+(a mission shares :class:`MissionLimits`). See docs/subagent.md.
 
 Example:
     >>> from ptcflow.agent import SubAgent
@@ -25,6 +26,7 @@ from ptcflow.agent._api import (
     run_sync as run_sync,
     then as then,
 )
+from ptcflow.agent._as_tool import AgentCall as AgentCall
 from ptcflow.agent._compile import CompileError as CompileError
 from ptcflow.agent._compiled import (
     CompiledAgent as CompiledAgent,
@@ -33,6 +35,8 @@ from ptcflow.agent._compiled import (
 from ptcflow.agent._compiled_source import CompiledFileError as CompiledFileError
 from ptcflow.agent._execute import SubAgentError as SubAgentError
 from ptcflow.agent._llm import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
+from ptcflow.agent._llm_tool import LLMTool as LLMTool
+from ptcflow.agent._mission import MissionLimits as MissionLimits
 from ptcflow.agent._preview import PromptPreview as PromptPreview, preview_prompt as preview_prompt
 from ptcflow.agent._print import (
     format_trace as format_trace,
@@ -42,12 +46,15 @@ from ptcflow.agent._print import (
 from ptcflow.agent._subagent import SubAgent as SubAgent
 
 __all__ = (
+    "AgentCall",
     "CallbackLLM",
     "CompileError",
     "CompiledAgent",
     "CompiledFileError",
     "CompiledMetadata",
     "LLMRetry",
+    "LLMTool",
+    "MissionLimits",
     "PromptPreview",
     "SubAgent",
     "SubAgentError",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from ptcflow.agent._llm import CallbackLLM, LLMRetry, RetryFilter
+from ptcflow.agent._mission import Lineage, Mission, MissionLimits, budgeted
 from ptcflow.errors import RunError, UsageError
 from ptcflow.runtime import (
     UNSET,
@@ -24,7 +25,7 @@ from ptcflow.signature import Fields, Template, parse, render_type
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
 
-__all__ = ("SubAgentError", "execute", "plan", "resolve_context")
+__all__ = ("SubAgentError", "build", "execute", "plan", "resolve_context")
 
 
 class SubAgentError(RunError):
@@ -103,13 +104,28 @@ def _as_params(signature: str) -> str | None:
 
 
 _OPTIONS: Final = frozenset(
-    ("llm", "context", "llm_opts", "context_signature", "debug", "trace", "signature_validation")
+    (
+        "llm",
+        "context",
+        "llm_opts",
+        "context_signature",
+        "debug",
+        "trace",
+        "signature_validation",
+        "mission_limits",
+    )
 )
 """The options of a SubAgent run that ``rt.run(agent, ...)`` passes to the agent."""
+
+_INHERITED: Final = ("trace", "debug")
+"""The run options the agents of a mission inherit from its first agent."""
 
 
 def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
     """The run of ``agent`` on ``runtime`` (:meth:`SubAgent.plan_run`).
+
+    An agent whose tools include agents starts a mission (see ``_mission``): its run and
+    every agent it calls share :class:`MissionLimits`.
 
     Raises:
         UsageError: an unknown option, ``tools`` (they belong to the definition), a context
@@ -137,6 +153,41 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
     ctx, ctx_sig = resolve_context(context, options.get("context_signature"))
     llm = options.get("llm")
     chosen = agent.llm if agent.llm is not None else llm
+    if chosen is None and runtime.llm is None:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
+            "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
+        )
+    limits = options.get("mission_limits")
+    lineage = None
+    if limits is not None or any(t.calls_model for t in agent.tools.values()):
+        lineage = Lineage(
+            Mission(MissionLimits.of(limits)),
+            agent=agent.name,
+            depth=0,
+            llm=chosen,
+            runtime_llm=runtime.llm,
+            options={k: options[k] for k in _INHERITED if k in options},
+        )
+    return build(agent, ctx, ctx_sig, options, chosen=chosen, base=runtime.llm, lineage=lineage)
+
+
+def build(
+    agent: SubAgent,
+    ctx: dict[str, Any],
+    ctx_sig: str | None,
+    options: Mapping[str, Any],
+    *,
+    chosen: Any,
+    base: Any,
+    lineage: Lineage | None,
+) -> RunPlan:
+    """The run of ``agent`` on context ``ctx`` with model ``chosen`` (``None``: ``base``,
+    the Runtime's), counted by ``lineage``'s mission when there is one.
+
+    Raises:
+        UsageError: ``"strict"`` validation with tools that have no signature.
+    """
     llm_opts = options.get("llm_opts")
     strategy = agent.strategy(
         context_signature=ctx_sig,
@@ -146,12 +197,16 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
         debug=options.get("debug", False),
         model=chosen if isinstance(chosen, str) else None,
     )
-    provider = _provider(agent, chosen, ctx, llm_opts, runtime)
+    provider = _provider(agent, chosen, ctx, llm_opts)
     retry: LLMRetry = agent.llm_retry
     if retry.retryable_errors is not None:
-        base = provider if provider is not None else runtime.llm
-        if base is not None:
-            provider = RetryFilter(base, retry.retryable_errors)
+        inner = provider if provider is not None else base
+        if inner is not None:
+            provider = RetryFilter(inner, retry.retryable_errors)
+    if lineage is not None:
+        inner = provider if provider is not None else base
+        if inner is not None:
+            provider = budgeted(inner, lineage.mission, agent.name)
     return RunPlan(
         strategy=strategy,
         input=ctx,
@@ -159,6 +214,8 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
         llm=provider,
         timeout=UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0,
         name=agent.name,
+        inherit=lineage,
+        finish=None if lineage is None else lineage.finish,
     )
 
 
@@ -183,8 +240,12 @@ async def execute(
         )
     retry: LLMRetry = agent.llm_retry
     policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
-    async with _registry(chosen) as registry, Runtime(llm=registry, retry=policy) as rt:
-        return await rt.run(agent, run_id=run_id, record=record, **options)
+    async with _registry(chosen) as registry:
+        # A provider is the Runtime's model too: the agents it calls that name a model
+        # (SubAgent(llm="opus")) send that name to it.
+        base = chosen if isinstance(chosen, LLMProvider | ModelResolver) else registry
+        async with Runtime(llm=base, retry=policy) as rt:
+            return await rt.run(agent, run_id=run_id, record=record, **options)
 
 
 @contextlib.asynccontextmanager
@@ -203,22 +264,11 @@ async def _registry(chosen: Any) -> AsyncIterator[Any]:
 
 
 def _provider(
-    agent: SubAgent,
-    chosen: Any,
-    ctx: Mapping[str, Any],
-    llm_opts: Mapping[str, Any] | None,
-    runtime: Runtime,
+    agent: SubAgent, chosen: Any, ctx: Mapping[str, Any], llm_opts: Mapping[str, Any] | None
 ) -> Any:
     """The provider of the run (``None``: the Runtime's, which resolves a model name)."""
-    if chosen is None:
-        if runtime.llm is None:
-            raise UsageError(
-                f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
-                "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
-            )
-        return None
-    if isinstance(chosen, str):
-        return None  # the Runtime's llm (a model registry) resolves the name
+    if chosen is None or isinstance(chosen, str):
+        return None  # the Runtime's llm (a model registry resolves a name)
     if isinstance(chosen, LLMProvider | ModelResolver):
         return chosen
     prompt = Template(agent.prompt).render(ctx, missing="empty")

@@ -136,6 +136,12 @@ def _turn(turn: TurnTrace, paint: _Paint) -> list[str]:
             else:
                 got, _ = clj(call.result, _VALUE_CHARS)
                 row(f"    ← {got}")
+            child = call.child
+            if isinstance(child, Step):  # an agent used as a tool: its own turns, indented
+                state = "ok" if child.ok else f"failed: {child.reason}"
+                row(f"    {paint('Agent', 'bold')} {call.name} ({state}, {child.turns} turns):")
+                for line in format_trace(child, color=paint.on).splitlines():
+                    row(f"      {line}")
     for printed in "".join(execution.prints).splitlines()[:10]:
         row(f"{paint('Printed:', 'bold')} {_short(printed, 160)}")
     if execution.error is not None:

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._compile import compile_agent
 from ptcflow.agent._execute import SubAgentError, execute, plan
 from ptcflow.agent._llm import LLMRetry
+from ptcflow.agent._mission import MissionLimits
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import LLMProvider, ModelResolver
 from ptcflow.runtime._entry import _in_event_loop
@@ -182,6 +184,7 @@ class SubAgent:
         runtime: Runtime | None = None,
         run_id: str | None = None,
         record: bool = False,
+        mission_limits: MissionLimits | Mapping[str, Any] | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -205,6 +208,10 @@ class SubAgent:
                 telemetry and bus are shared by every run on it); default: a temporary one.
             run_id: the run's id.
             record: keep the run's signals on ``step.signals``.
+            mission_limits: the :class:`~ptcflow.MissionLimits` (or a mapping of them) of
+                the mission this run starts when its tools include agents: nesting depth
+                and a turn budget shared by every agent it calls (default: depth 3, 20
+                turns).
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -227,6 +234,7 @@ class SubAgent:
             runtime=runtime,
             run_id=run_id,
             record=record,
+            **({} if mission_limits is None else {"mission_limits": mission_limits}),
         )
 
     def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
@@ -342,6 +350,42 @@ class SubAgent:
             functools.partial(self.compile, **options), backend=backend
         )
         return compiled
+
+    def as_tool(
+        self, *, llm: Any = None, name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """This agent as a tool other agents call (PTC programs and native tool calls alike).
+
+        A call runs the agent as a child run of the caller on the same Runtime: its run id
+        is ``{caller run id}/{call id}`` and its ``parent_run_id`` the caller's, it is
+        cancelled with the call, its spans nest under the call's ``execute_tool`` span,
+        its signals go to the same bus, and it gets the caller's remaining time (or its
+        own ``mission_timeout`` when shorter). The arguments are checked against this
+        agent's input signature (they become its context); the answer is its returned
+        value (firewalled ``_`` fields reach the caller's program, never the caller's
+        model); a failed run is a tool error carrying its fail reason and message. Its
+        Step, with its trace, is on the caller's trace (``ToolCallTrace.child``).
+
+        Args:
+            llm: the model bound to the tool: used when the agent has none of its own
+                (``SubAgent(llm=...)`` wins), over the caller's (the spec's order: the
+                agent's, the bound one, the caller's, the run's).
+            name: the tool's name (default: the agent's ``name``).
+            description: what the tool does (default: the agent's ``description``).
+
+        Returns:
+            A :class:`~ptcflow.tools.Tool` with ``calls_model=True``.
+
+        Raises:
+            UsageError: an invalid tool name or ``llm``.
+
+        Example:
+            >>> finder = SubAgent(prompt="Find {{item}}", signature="(item :string) -> {id :int}",
+            ...                   name="finder")
+            >>> finder.as_tool(llm="haiku")
+            Tool(name='finder', signature='(item :string) -> {id :int}')
+        """
+        return agent_tool(self, llm=llm, name=name, description=description)
 
     # -- the definition ---------------------------------------------------------------
 

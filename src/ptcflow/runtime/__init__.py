@@ -6,6 +6,7 @@ See docs/runtime.md and docs/telemetry.md.
 
 from __future__ import annotations
 
+from ptcflow.runtime._child import ChildTool as ChildTool, ParentRun as ParentRun
 from ptcflow.runtime._config import (
     UNSET as UNSET,
     Limits as Limits,
@@ -34,6 +35,7 @@ from ptcflow.runtime._telemetry import Telemetry as Telemetry
 
 __all__ = (
     "UNSET",
+    "ChildTool",
     "DirectiveContext",
     "EmbedRequest",
     "Executor",
@@ -43,6 +45,7 @@ __all__ = (
     "LLMRequest",
     "Limits",
     "ModelResolver",
+    "ParentRun",
     "Plannable",
     "ProviderError",
     "RetryPolicy",

@@ -75,6 +75,8 @@ class LocalRun(RunCore["DirectiveContext"]):
         "done",
         "driver_idle",
         "executor",
+        "finish_step",
+        "inherit",
         "llm",
         "llm_is_resolver",
         "llm_model",
@@ -146,6 +148,10 @@ class LocalRun(RunCore["DirectiveContext"]):
         self.done: anyio.Event | None = None
         self.programs: ProgramCache | None = None
         """What the run's programs share from turn to turn (the program kind's)."""
+        self.inherit: Any = None
+        """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
+        self.finish_step: Callable[[Step], Step] | None = None
+        """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
@@ -210,7 +216,14 @@ class LocalRun(RunCore["DirectiveContext"]):
                 deadline=self.deadline,
                 otel_parent=self.otel_context
                 if turns is None or directive.iteration < 1
-                else turn_context(self, turns, directive.iteration),
+                else turn_context(
+                    self.executor.telemetry,
+                    turns,
+                    directive.iteration,
+                    agent=self.name,
+                    run_id=self.run_id,
+                    parent=self.otel_context,
+                ),
             )
         return DirectiveContext(
             directive,
@@ -266,8 +279,15 @@ class LocalRun(RunCore["DirectiveContext"]):
                 counters.timed_out += 1
 
     def on_end(self, step: Step) -> None:
-        """End the run's span, count it, wake whoever waits for it."""
+        """Finish the Step (``finish``), end the run's span, count it, wake whoever waits
+        for it."""
         ex = self.executor
+        if self.finish_step is not None:
+            try:
+                self.step = step = self.finish_step(step)
+            except Exception as exc:  # the run is over: report it, keep the Step as is
+                if ex.log is not None:
+                    ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
         ex.counters.runs_active -= 1
         ex.counters.late_results += self.late_results
         tel = ex.telemetry

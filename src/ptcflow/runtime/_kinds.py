@@ -5,9 +5,11 @@ the run core answers them itself.)"""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
+from ptcflow.runtime._child import ParentRun
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Handler, Kind, tool_close, tool_span, validation
 from ptcflow.runtime._llm_kinds import llm_kinds
@@ -18,6 +20,7 @@ from ptcflow.signals import (
     TOOL_ERROR,
     TOOL_STARTED,
     UNKNOWN_TOOL,
+    VALIDATION,
     Err,
     ErrorEnvelope,
     Ok,
@@ -25,7 +28,7 @@ from ptcflow.signals import (
     json_safe,
     normalize_result,
 )
-from ptcflow.tools import call_tool
+from ptcflow.tools import Tool, call_tool, render_tool_signature
 
 __all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
 
@@ -80,8 +83,60 @@ def _tool_call(ctx: DirectiveContext) -> Any:
     tools = run.tools
     tool = tools.tools.get(d.tool_name)
     if tool is not None and not ex.tool_limited and d.tool_name not in tools.context_names:
+        if d.tool_name in tools.child_names:
+            return _child_tool(ctx, tool)
         return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
+    if tool is not None and d.tool_name in tools.child_names:
+        return _child_tool(ctx, tool)
     return _via_toolbox(ctx)
+
+
+async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
+    """A tool that runs a child run (a :class:`~ptcflow.runtime.ChildTool`): the
+    arguments checked by its signature, then the run it plans, nested in this call."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    arguments: Any = d.arguments
+    if not isinstance(arguments, Mapping):
+        return _invalid_child(
+            tool, [f"takes a map of named arguments, got {type(arguments).__name__}"]
+        )
+    values = dict(arguments)
+    if tool.signature is not None:
+        checked = tool.signature.validate_input(values, "enabled")
+        if not checked.ok:
+            return _invalid_child(tool, checked.errors)
+        values = dict(checked.value)
+    parent = ctx.parent
+    strategy = run.strategy
+    parent_run = ParentRun(
+        run_id=run.run_id,
+        name=run.name,
+        llm=run.llm,
+        model=getattr(strategy, "model", None) or None,
+        inherit=run.inherit,
+        from_program=parent is not None and isinstance(parent.directive, RunProgram),
+        call_id=d.id,
+    )
+    fn: Any = tool.fn
+    planned = fn.plan_child(parent_run, values)
+    if isinstance(planned, Err):
+        return planned
+    step = await run.performer.run_child(ctx, planned, None)
+    result: Ok[Any] | Err = fn.child_result(parent_run, step)
+    return result
+
+
+def _invalid_child(tool: Tool, errors: list[str]) -> Err:
+    return Err(
+        error=ErrorEnvelope.make(
+            VALIDATION,
+            f"invalid arguments for tool {tool.name!r}: {'; '.join(errors)} "
+            f"(expected {render_tool_signature(tool)})",
+            {"tool": tool.name, "where": "input", "errors": list(errors)},
+            retryable=False,
+        )
+    )
 
 
 async def _via_toolbox(ctx: DirectiveContext) -> Any:

@@ -9,13 +9,17 @@ deadline) to run. So the runtime needs to know nothing of agents, and an agent's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._llm_kinds import is_resolver
+
+if TYPE_CHECKING:
+    from ptcflow.runtime._step import Step
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 
@@ -29,8 +33,14 @@ class RunPlan:
         input: its input (``RunInfo.input``).
         tools: the run's tools (``None``: the Runtime's).
         llm: the run's provider or model resolver (``None``: the Runtime's).
-        timeout: the mission deadline in seconds (``UNSET``: the Runtime's default).
+        timeout: the mission deadline in seconds (``UNSET``: the Runtime's default; for
+            a child run, none beyond its parent's remaining time).
         name: the agent name of the run (spans, logs).
+        inherit: what the run hands on to the child runs its tools start (see
+            :class:`ChildTool`); opaque to the runtime (a SubAgent's model and mission).
+        finish: called with the run's Step when it ends; the Step it returns is the one
+            the caller gets (a SubAgent attaches its child runs' Steps to its trace).
+            Called once, when the run ends; what it raises is logged and ignored.
 
     Example:
         >>> from ptcflow.strategies import ReAct
@@ -44,6 +54,8 @@ class RunPlan:
     llm: Any = None
     timeout: float | Unset | None = UNSET
     name: str | None = None
+    inherit: Any = None
+    finish: Callable[[Step], Step] | None = None
 
 
 @runtime_checkable
@@ -115,12 +127,12 @@ def plan_of(
     timeout: float | Unset | None,
     name: str | None,
     options: Mapping[str, Any],
-) -> tuple[Any, Any, Any, Any, float | Unset | None, str | None]:
+) -> RunPlan:
     """``rt.run``'s arguments for ``target``: an agent's plan (``plan_run``), or the
     arguments as they are for a strategy (which takes no extra options).
 
     Returns:
-        ``(strategy, input, tools, llm, timeout, name)``.
+        The plan, with ``rt.run``'s own ``timeout`` and ``name`` when given.
 
     Raises:
         UsageError: options for a strategy, or what the agent's ``plan_run`` raises.
@@ -143,4 +155,4 @@ def plan_of(
         )
     if isinstance(timeout, Unset):
         timeout = plan.timeout
-    return plan.strategy, plan.input, plan.tools, plan.llm, timeout, name or plan.name
+    return dataclasses.replace(plan, timeout=timeout, name=name or plan.name)

@@ -19,7 +19,7 @@ from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._llm_kinds import is_resolver, model_of
 from ptcflow.runtime._perform import Performer
-from ptcflow.runtime._plan import check_model, plan_of
+from ptcflow.runtime._plan import RunPlan, check_model, plan_of
 from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._terminals import TerminalTable
@@ -243,11 +243,12 @@ class Runtime:
         if self._state is not _State.OPEN:
             self._check_open()
         cls = type(strategy)
+        plan: RunPlan | None = None
         # A strategy class seen before is known to be no agent (checked once per class).
         if options or (cls not in self._strategy_types and hasattr(cls, "plan_run")):
-            strategy, input, tools, llm, timeout, name = plan_of(
-                self, strategy, input, tools, llm, timeout, name, options
-            )
+            plan = plan_of(self, strategy, input, tools, llm, timeout, name, options)
+            strategy, input, tools, llm = plan.strategy, plan.input, plan.tools, plan.llm
+            timeout, name = plan.timeout, plan.name
             cls = type(strategy)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
@@ -292,6 +293,9 @@ class Runtime:
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
             run.own_deadline = deadline
+        if plan is not None:
+            run.inherit = plan.inherit
+            run.finish_step = plan.finish
         return run
 
     def run(
@@ -399,32 +403,52 @@ class Runtime:
     async def _run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child of the run of directive ``ctx``, in ``ctx``'s task.
 
-        Its run id is ``{parent run id}/{directive id}``; it shares the parent's model,
-        tools and agents, gets the directive's remaining time, nests its spans under the
-        directive's span and is cancelled with it.
+        Its run id is ``{parent run id}/{directive id}``; it gets the directive's
+        remaining time, nests its spans under the directive's span and is cancelled with
+        it. A plain strategy shares the parent's model, tools and agents; a
+        :class:`RunPlan` (an agent used as a tool) brings its own tools, model (``None``:
+        the Runtime's), name, deadline (the tighter of its ``timeout`` and the remaining
+        time) and what it hands on to its own children.
         """
         parent = ctx.run
         d = ctx.directive
         enclosing = anyio.current_effective_deadline()
         deadline = min(ctx.deadline, enclosing)
+        tools, llm = parent.tools, parent.llm
+        llm_is_resolver, llm_model = parent.llm_is_resolver, parent.llm_model
+        name = getattr(d, "agent", None)
+        plan = strategy if isinstance(strategy, RunPlan) else None
+        if plan is not None:
+            strategy, input, name = plan.strategy, plan.input, plan.name
+            tools = Toolbox.build(plan.tools)
+            llm = self.llm if plan.llm is None else plan.llm
+            llm_is_resolver = self._llm_is_resolver if plan.llm is None else is_resolver(llm)
+            llm_model = self._llm_model if plan.llm is None else model_of(llm)
+            if isinstance(plan.timeout, float | int):
+                deadline = min(deadline, parent.executor.clock() + plan.timeout)
+            if getattr(llm, "model", None) == "":
+                check_model(strategy, llm)
         child = LocalRun(
             strategy,
             input,
             executor=parent.executor,
             performer=parent.performer,
-            tools=parent.tools,
-            llm=parent.llm,
-            llm_is_resolver=parent.llm_is_resolver,
-            llm_model=parent.llm_model,
+            tools=tools,
+            llm=llm,
+            llm_is_resolver=llm_is_resolver,
+            llm_model=llm_model,
             agents=parent.agents,
             run_id=f"{parent.run_id}/{d.id}",
             request_id=d.request_id or parent.request_id,
             parent_run_id=parent.run_id,
-            name=getattr(d, "agent", None),
+            name=name,
             deadline=deadline,
             publish=self._publish,
             terminals=self._terminals,
         )
+        if plan is not None:
+            child.inherit = plan.inherit
+            child.finish_step = plan.finish
         if deadline < enclosing:
             child.own_deadline = deadline
         return await drive(child, start=True, otel_parent=ctx.otel_context)

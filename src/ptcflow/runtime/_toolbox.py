@@ -23,7 +23,7 @@ __all__ = ("Toolbox",)
 class Toolbox:
     """A run's tools by name, with the :class:`~ptcflow.signals.ToolSpec` of each."""
 
-    __slots__ = ("context_names", "specs", "tools")
+    __slots__ = ("child_names", "context_names", "specs", "tools")
 
     def __init__(self, tools: dict[str, Tool]) -> None:
         self.tools = tools
@@ -32,6 +32,8 @@ class Toolbox:
             for t in tools.values()
         )
         self.context_names = frozenset(n for n, t in tools.items() if t.context_param is not None)
+        self.child_names = frozenset(n for n, t in tools.items() if _runs_child(t.fn))
+        """The tools that run a child run (agents used as tools), decided once."""
 
     @classmethod
     def build(cls, tools: Any) -> Toolbox:
@@ -87,6 +89,12 @@ class Toolbox:
         call = ToolCall(id=call_id, name=name, input=dict(arguments))  # unknown: its error
         result = await dispatch(self.tools, call, context=context, limiter=limiter)
         return result.to_result()
+
+
+def _runs_child(fn: Any) -> bool:
+    """True for a :class:`~ptcflow.runtime.ChildTool` (checked by its two methods: a
+    runtime-checkable protocol's ``isinstance`` costs ~20 µs, paid per child run)."""
+    return callable(getattr(fn, "plan_child", None)) and callable(getattr(fn, "child_result", None))
 
 
 EMPTY = Toolbox({})

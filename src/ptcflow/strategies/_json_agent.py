@@ -55,6 +55,9 @@ from ptcflow.strategies._react import ReAct
 from ptcflow.strategies._react_state import ReActState
 from ptcflow.strategies._trace import StepFail
 
+_OWN_REASONS: Final = frozenset((CANCELLED, "turn_budget_exceeded"))
+"""Model-call error types that are the run's reason themselves (else ``llm_error``)."""
+
 __all__ = ("JsonAgent", "JsonState")
 
 _NONE: tuple[Directive, ...] = ()
@@ -261,7 +264,7 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         state = _replace(state, react=new, calls=calls, usage=usage, **times)
         if new.status == "failed":
             error = new.error or ErrorEnvelope.make("internal", "the model call failed")
-            reason = "cancelled" if error.type == CANCELLED else "llm_error"
+            reason = error.type if error.type in _OWN_REASONS else "llm_error"
             return _failed(state, reason, error.message, error.type, error=error, op="llm"), _NONE
         if new.status == "completed":
             return self._answer(react, state, new, signal)

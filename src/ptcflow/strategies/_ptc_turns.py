@@ -36,7 +36,11 @@ __all__ = ("INFRA_REASONS", "fail_value", "failed", "next_turn", "program_result
 Transition = tuple[PtcState, Sequence[Directive]]
 _NONE: tuple[Directive, ...] = ()
 _replace = msgspec.structs.replace
-INFRA_REASONS: Final = {"cancelled": "cancelled", "timeout": "timeout"}
+INFRA_REASONS: Final = {
+    "cancelled": "cancelled",
+    "timeout": "timeout",
+    "turn_budget_exceeded": "turn_budget_exceeded",
+}
 """The reason of a run whose model call or program ended with one of these error types."""
 JUDGMENT_REASONS: Final = {
     "validation": "invalid_return",

@@ -88,6 +88,8 @@ class ToolCallTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         duration_ms: how long it took.
         error: its error (``type`` and ``message`` as ``category`` and ``message``).
         index: its position among the turn's calls, in issue order.
+        child: for an agent used as a tool, the :class:`~ptcflow.runtime.Step` of the
+            child run (with its own trace); ``None`` otherwise.
     """
 
     name: str
@@ -96,6 +98,7 @@ class ToolCallTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     duration_ms: float = 0.0
     error: ProgramError | None = None
     index: int = 0
+    child: Any = None
 
 
 class ExecutionTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):
