@@ -121,7 +121,7 @@ async def compile_agent(
     sig = _compilable(agent)
     samples = _samples(agent, sig, sample)
     chosen = agent.llm if agent.llm is not None else llm
-    if runtime is None and chosen is None:
+    if chosen is None and (runtime is None or runtime.llm is None):
         raise UsageError(
             f"SubAgent({agent.name!r}) has no LLM to compile with: pass llm= (a provider, a "
             "model name or alias, or a function) or set SubAgent(llm=...)"
@@ -140,11 +140,11 @@ async def compile_agent(
     timeout = UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0
     options: dict[str, Any] = {"tools": [], "run_id": run_id, "name": agent.name}
     if runtime is not None:
-        provider = _provider(agent, chosen, {}, llm_opts, runtime)
+        provider = _provider(agent, chosen, {}, llm_opts)
         step = await runtime.run(strategy, user, llm=provider, timeout=timeout, **options)
     else:
         async with _registry(chosen) as registry, Runtime(llm=registry) as rt:
-            provider = _provider(agent, chosen, {}, llm_opts, rt)
+            provider = _provider(agent, chosen, {}, llm_opts)
             step = await rt.run(strategy, user, llm=provider, timeout=timeout, **options)
     if not step.ok:
         err = step.error

@@ -10,46 +10,36 @@ run), so each turn's span covers its own directives' spans.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ptcflow.runtime._telemetry import Telemetry
 
 __all__ = ("end_turns", "turn_answered", "turn_context")
-
-
-class _Run(Protocol):
-    """What a turn span reads of a run (``LocalRun``; named here, not imported, so that
-    ``_context`` can import this module without a cycle)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def otel_context(self) -> Any: ...
-    @property
-    def executor(self) -> Any: ...
-
 
 Turns = dict[int, list[Any]]
 """``{iteration: [span, otel context, directives not answered yet]}``."""
 
 
-def turn_context(run: _Run, turns: Turns, iteration: int) -> Any:
-    """The OTel context of turn ``iteration`` of ``run`` (its span opened with the turn's
-    first directive), counting one more directive in it."""
+def turn_context(
+    tel: Telemetry | None, turns: Turns, iteration: int, *, agent: str, run_id: str, parent: Any
+) -> Any:
+    """The OTel context of turn ``iteration`` of run ``run_id`` of ``agent`` (its span
+    opened under ``parent``, the run's context, with the turn's first directive), counting
+    one more directive in it."""
     entry = turns.get(iteration)
     if entry is None:
-        tel = run.executor.telemetry
         assert tel is not None
         span = tel.start_span(
             f"turn {iteration}",
             {
-                "gen_ai.agent.name": run.name,
-                "gen_ai.conversation.id": run.run_id,
+                "gen_ai.agent.name": agent,
+                "gen_ai.conversation.id": run_id,
                 "ptcflow.turn": iteration,
             },
-            run.otel_context,
+            parent,
         )
-        entry = turns[iteration] = [span, tel.context_of(span, run.otel_context), 0]
+        entry = turns[iteration] = [span, tel.context_of(span, parent), 0]
     entry[2] += 1
     return entry[1]
 
