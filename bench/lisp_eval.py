@@ -187,7 +187,7 @@ HOSTILE = [
     "(let [v (vec (range 100000))] (dotimes [i 1000] (frequencies v)))",
     '(re-find #"(.*a){20}" (apply str (repeat 99999 "a")))',
     "(sort (fn [a b] (dotimes [i 10] i) (< a b)) (map #(mod (* % 7919) 20011) (range 20000)))",
-    " ".join(f"(+ {i} 1)" for i in range(9000)),
+    " ".join(f"(+ {i} 1)" for i in range(4500)),
 ]
 
 

@@ -9,7 +9,7 @@ import tracemalloc
 from ptcflow.lisp import Limits, analyze, parse, run_sync
 from ptcflow.lisp.limits import Budget
 
-LONG = " ".join(f"(+ {i} 1)" for i in range(9000))  # ~98,000 characters, 36,000 tokens
+LONG = " ".join(f"(+ {i} 1)" for i in range(4500))  # ~48,000 characters, 18,000 tokens
 
 
 def test_source_over_the_limit_is_refused_before_it_is_read() -> None:
@@ -24,16 +24,16 @@ def test_source_over_the_limit_is_refused_before_it_is_read() -> None:
         finally:
             tracemalloc.stop()
         assert result.error is not None and getattr(result.error, "limit", "") == "max_source_chars"
-        assert "over the limit of 100000" in result.error.message
+        assert "over the limit of 50000" in result.error.message
         assert time.perf_counter() - start < 1
         assert peak < 1_000_000  # nothing was read or built
 
 
 def test_the_source_limit_is_configurable() -> None:
-    source = "(count [" + " ".join(["1"] * 60_000) + "])"  # 120,000 characters
+    source = "(count [" + " ".join(["1"] * 30_000) + "])"  # 60,000 characters
     assert run_sync(source).error is not None
-    result = run_sync(source, limits=Limits(max_source_chars=200_000))
-    assert result.error is None and result.value == 60_000
+    result = run_sync(source, limits=Limits(max_source_chars=100_000))
+    assert result.error is None and result.value == 30_000
 
 
 def test_reading_and_analysis_count_steps() -> None:
@@ -66,6 +66,6 @@ def test_a_regex_compilation_counts_steps() -> None:
 
 def test_parse_and_analyze_outside_a_run_are_not_charged() -> None:
     budget = Budget(Limits())
-    assert len(parse(LONG)) == 9000
+    assert len(parse(LONG)) == 4500
     assert analyze(LONG).nslots == 0
     assert budget.steps == 0
