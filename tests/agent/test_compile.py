@@ -178,6 +178,23 @@ def test_an_agent_with_a_tool_that_calls_a_model_is_refused_naming_the_tool() ->
     assert ask.replace(name="ask2").calls_model  # kept by replace()
 
 
+@pytest.mark.parametrize("kind", ["agent", "llm_tool"])
+def test_agents_as_tools_and_llm_tools_are_refused(kind: str) -> None:
+    expert = SubAgent(prompt="Judge {{q}}", signature="(q :string) -> :string", name="expert")
+    tool = (
+        expert.as_tool(llm="haiku")
+        if kind == "agent"
+        else ptcflow.LLMTool(
+            prompt="Is {{q}} urgent?", signature="(q :string) -> :bool", name="expert"
+        )
+    )
+    agent = SubAgent(prompt="Score {{report}}", signature="(report :map) -> :float", tools=[tool])
+    llm = ScriptedLLM([answer(FUNCTION)])
+    with pytest.raises(UsageError, match="'expert' calls a model"):
+        agent.compile_sync(llm=llm, sample={"report": {}})
+    assert llm.requests == []
+
+
 @pytest.mark.parametrize(
     ("agent", "sample", "says"),
     [
