@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from ptcflow import SubAgent
 from ptcflow.directives import Directive, LLMEmbed, RunChild, RunProgram, ToolExec
 from ptcflow.runtime import LLMRequest
 from ptcflow.signals import (
@@ -28,6 +29,13 @@ from ptcflow.tools import ToolContext
 
 ANALYST = "You analyse one region."
 PLANNER = "You plan the mission."
+TOTAL = "Total the orders of"
+TOTAL_PROGRAMS = (
+    '(def s (call "add" {:x 1 :y 2}))\n(println "partial" s)',
+    "(return {:total (addd s 1)})",  # an error the next turn fixes
+    '(return {:total (call "add" {:x s :y (count ctx/user)})})',
+)
+"""The SubAgent's programs, one per turn (see :func:`totaller`)."""
 
 
 def add(x: int, y: int) -> int:
@@ -68,6 +76,9 @@ def _script(req: LLMRequest) -> Any:
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}
+    if any(m.role == "user" and TOTAL in m.content for m in req.messages):
+        turn = sum(1 for m in req.messages if m.role == "assistant")
+        return f"```clojure\n{TOTAL_PROGRAMS[turn]}\n```"
     if system == PLANNER:
         if last.role == "tool":
             results = [m.content for m in req.messages if m.role == "tool"]
@@ -167,6 +178,16 @@ def planner() -> Delegate:
 def analyst() -> ReAct:
     """A child agent: one tool call, then an answer."""
     return ReAct(system_prompt=ANALYST, name="analyst")
+
+
+def totaller() -> SubAgent:
+    """A SubAgent (PTC) of three turns whose programs call ``add``, one of them failing."""
+    return SubAgent(
+        prompt=TOTAL + " {{user}}",
+        signature="(user :string) -> {total :int}",
+        tools=[add],
+        name="totaller",
+    )
 
 
 class Clocky(msgspec.Struct, frozen=True, kw_only=True):
