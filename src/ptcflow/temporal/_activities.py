@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ptcflow.directives import Directive
+from ptcflow.errors import UsageError
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._executor import Executor
@@ -254,4 +255,8 @@ async def _heartbeats(performer: ResumingPerformer, every: timedelta) -> None:
 
 
 async def _no_child(ctx: Any, strategy: Any, input: Any) -> Any:
-    raise AssertionError("RunChild is a child workflow, not an activity")
+    raise UsageError(
+        "an agent used as a tool (a ChildTool) cannot run inside an activity: its run would "
+        "be a child workflow, which only the workflow can start. Agents as tools do not run on "
+        "Temporal yet (see docs/temporal.md, Agents as tools); do not host them on a worker"
+    )

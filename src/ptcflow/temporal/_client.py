@@ -97,7 +97,8 @@ class TemporalRunHandle:
 
 
 class TemporalRuntime:
-    """Runs agent strategies as Temporal workflows: ``run`` returns the same :class:`Step`
+    """Runs agent strategies, and agents (a ``SubAgent``), as Temporal workflows: ``run``
+    returns the same :class:`Step`
     a local :class:`~ptcflow.runtime.Runtime` does.
 
     The strategy, its tools and its agents are sent by reference (import path and
