@@ -11,22 +11,31 @@ from typing import Any
 import anyio
 import msgspec
 
-from ptcflow.directives import (
-    Directive,
-    LLMEmbed,
-    RunChild,
-    RunProgram,
-    ToolExec,
-    perform_program,
-)
+from ptcflow import SubAgent
+from ptcflow.directives import Directive, LLMEmbed, RunChild, RunProgram, ToolExec
 from ptcflow.runtime import LLMRequest
-from ptcflow.signals import TERMINAL_TYPES, Err, ErrorEnvelope, Signal, ToolCall, ToolSpec
+from ptcflow.signals import (
+    PROGRAM_RESULT,
+    TERMINAL_TYPES,
+    Ok,
+    ProgramOutput,
+    Signal,
+    ToolCall,
+    ToolSpec,
+)
 from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
 from ptcflow.tools import ToolContext
 
 ANALYST = "You analyse one region."
 PLANNER = "You plan the mission."
+TOTAL = "Total the orders of"
+TOTAL_PROGRAMS = (
+    '(def s (call "add" {:x 1 :y 2}))\n(println "partial" s)',
+    "(return {:total (addd s 1)})",  # an error the next turn fixes
+    '(return {:total (call "add" {:x s :y (count ctx/user)})})',
+)
+"""The SubAgent's programs, one per turn (see :func:`totaller`)."""
 
 
 def add(x: int, y: int) -> int:
@@ -67,6 +76,9 @@ def _script(req: LLMRequest) -> Any:
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}
+    if any(m.role == "user" and TOTAL in m.content for m in req.messages):
+        turn = sum(1 for m in req.messages if m.role == "assistant")
+        return f"```clojure\n{TOTAL_PROGRAMS[turn]}\n```"
     if system == PLANNER:
         if last.role == "tool":
             results = [m.content for m in req.messages if m.role == "tool"]
@@ -168,6 +180,16 @@ def analyst() -> ReAct:
     return ReAct(system_prompt=ANALYST, name="analyst")
 
 
+def totaller() -> SubAgent:
+    """A SubAgent (PTC) of three turns whose programs call ``add``, one of them failing."""
+    return SubAgent(
+        prompt=TOTAL + " {{user}}",
+        signature="(user :string) -> {total :int}",
+        tools=[add],
+        name="totaller",
+    )
+
+
 class Clocky(msgspec.Struct, frozen=True, kw_only=True):
     """A strategy that is not deterministic: its directive ids read the clock."""
 
@@ -210,27 +232,6 @@ async def log_all(directive: LogAll, ctx: Any) -> list[Any]:
     return out
 
 
-class LispProgram(Directive, frozen=True, kw_only=True, tag="lisp_program"):
-    """A PTC-Lisp program run by a handler (``run_lisp``) whose tool calls are sub-calls
-    through ``ctx.call_tool``, as the runtime's own program kind runs them."""
-
-    source: str
-    tool_names: tuple[str, ...] = ()
-
-
-async def run_lisp(directive: LispProgram, ctx: Any) -> Any:
-    """Run the program, each of its calls ``ctx.call_tool(name, args, index=i + 1)``."""
-
-    async def call(name: str, arguments: dict[str, Any], index: int) -> Any:
-        return await ctx.call_tool(name, arguments, index=index + 1)
-
-    program = RunProgram(id=directive.id, source=directive.source, tool_names=directive.tool_names)
-    output = await perform_program(program, call)
-    if output.error is not None:
-        return Err(error=ErrorEnvelope.make("program_error", output.error.message))
-    return output.value
-
-
 LOG_PROGRAM = '(return [(call "logged" {:x 1}) (call "logged" {:x 2}) (call "logged" {:x 3})])'
 """A program of three sequential calls of ``logged``."""
 
@@ -246,11 +247,12 @@ async def measure(directive: Measure, ctx: Any) -> list[int]:
 
 
 TOOLS = [logged]
-HANDLERS: dict[type[Directive], Any] = {LogAll: log_all, LispProgram: run_lisp, Measure: measure}
+HANDLERS: dict[type[Directive], Any] = {LogAll: log_all, Measure: measure}
 
 
 class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
-    """One LogAll directive (or, with ``program``, one LispProgram); done at its own result."""
+    """One LogAll directive (or, with ``program``, the runtime's own ``RunProgram`` kind);
+    done at its own result."""
 
     name: str = "log-once"
     program: str | None = None
@@ -260,17 +262,22 @@ class LogOnce(msgspec.Struct, frozen=True, kw_only=True):
         """Ask for the sub-calls (or for the program, or for ``measure``)."""
         d: Directive = LogAll(id=f"{run.run_id}/all", values=[1, 2, 3])
         if self.program is not None:
-            d = LispProgram(id=f"{run.run_id}/all", source=self.program, tool_names=("logged",))
+            d = RunProgram(id=f"{run.run_id}/all", source=self.program, tool_names=("logged",))
         elif self.measure:
             d = Measure(id=f"{run.run_id}/all", inputs=self.measure)
         return None, [d]
 
     def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
-        """Keep the directive's own result (whatever its terminal signal)."""
+        """Keep the directive's own result (whatever its terminal signal); a program's is
+        its value (``ai.program.result`` carries ``Ok(ProgramOutput)``)."""
         own = signal.call_id is not None and signal.call_id.endswith("/all")
-        if own and signal.type in TERMINAL_TYPES:
-            return signal.data.result, []
-        return state, []
+        if not own or signal.type not in TERMINAL_TYPES:
+            return state, []
+        result = signal.data.result
+        if signal.type == PROGRAM_RESULT and isinstance(result, Ok):
+            assert isinstance(result.payload, ProgramOutput), result  # typed after JSON
+            return Ok(payload=result.payload.value), []
+        return result, []
 
     def outcome(self, state: Any) -> Outcome | None:
         """Done with the directive's result."""

@@ -152,7 +152,7 @@ async def test_runs_complete_after_the_server_is_killed_and_restarted_on_its_sql
     assert len(dones) == 9
 
 
-@pytest.mark.parametrize("program", [None, LOG_PROGRAM], ids=["handler", "lisp-program"])
+@pytest.mark.parametrize("program", [None, LOG_PROGRAM], ids=["handler", "run-program"])
 async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called_again(
     dev_server: DevServer,
     workers: list[WorkerProcess],
@@ -160,10 +160,13 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
     tmp_path: Path,
     program: str | None,
 ) -> None:
-    """A handler's sub-calls (``ctx.call_tool``), and a PTC-Lisp program's tool calls made
-    so: each completed call is heartbeated, and the attempt that runs again on the other
-    worker answers it from that record (the program runs again from its start)."""
+    """A handler's sub-calls (``ctx.call_tool``, numbered from 1), and the tool calls of a
+    program of the runtime's own ``RunProgram`` kind (numbered from 0): each completed call
+    is heartbeated, and the attempt that runs again on the other worker answers it from
+    that record (the program runs again from its start)."""
     log = tmp_path / "calls.log"
+    first = 1 if program is None else 0
+    terminal = "ai.tool.result" if program is None else "ai.program.result"
     client = await connect(dev_server.address)
     options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
     async with TemporalRuntime(client=client, options=options) as trt:
@@ -180,7 +183,7 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
                 details = [
                     p.data for a in raw.pending_activities for p in a.heartbeat_details.payloads
                 ]
-                if any(b'"index":1' in d for d in details):
+                if any(b'"index":%d' % first in d for d in details):
                     break
                 await anyio.sleep(0.05)
         starts, dones, where = _calls(log)
@@ -191,8 +194,8 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
     assert step.ok and step.value == [10, 20, 30], step.error
     starts, dones, _ = _calls(log)
     assert len(dones) == 3 and set(dones.values()) == {1}
-    assert starts[f"{handle.run_id}/{handle.run_id}/all/tool/1"] == 1  # answered from the record
-    results = [s.call_id for s in step.signals if s.type == "ai.tool.result"]
-    assert results == [f"{handle.run_id}/all/tool/{n}" for n in (1, 2, 3)] + [
-        f"{handle.run_id}/all"
-    ]
+    calls = [f"{handle.run_id}/all/tool/{n}" for n in range(first, first + 3)]
+    assert starts[f"{handle.run_id}/{calls[0]}"] == 1  # answered from the record
+    results = [s.call_id for s in step.signals if s.type in ("ai.tool.result", terminal)]
+    assert results == [*calls, f"{handle.run_id}/all"]
+    assert [s.type for s in step.signals if s.call_id == f"{handle.run_id}/all"][-1] == terminal

@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ptcflow.directives import Directive
+from ptcflow.errors import UsageError
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._executor import Executor
@@ -91,6 +92,7 @@ class ActivityHost:
         self.max_payload_bytes = max_payload_bytes
         self._terminals = TerminalTable(self.handlers)
         self._loaded: dict[ToolRef, Toolbox | ErrorEnvelope] = {}
+        self._merged: dict[tuple[ToolRef, ...], Toolbox] = {}
         self._executor: Executor | None = None
         self._performer: Performer | None = None
         self._tg: Any = None
@@ -120,6 +122,22 @@ class ActivityHost:
         """The activity functions to register on a Temporal worker."""
         return [self.perform]
 
+    def _toolbox_of(self, call: ActivityCall) -> Toolbox | ErrorEnvelope:
+        """The toolbox of a call: its tool (or its sub-calls' tools) as the worker hosts
+        them or as their refs name them; the error of the first that cannot be loaded."""
+        if not call.tools:
+            return self._tools_for(call.tool)
+        found = self._merged.get(call.tools)
+        if found is None:
+            tools = dict(self.registry.tools)
+            for ref in call.tools:
+                box = self._tools_for(ref)
+                if isinstance(box, ErrorEnvelope):
+                    return box
+                tools[ref.name] = box.tools[ref.name]
+            found = self._merged[call.tools] = Toolbox(tools)
+        return found
+
     def _tools_for(self, ref: ToolRef | None) -> Toolbox | ErrorEnvelope:
         """The toolbox of a call: the worker's own tools, or the one its ref names."""
         if ref is None or ref.name in self.registry.tools:
@@ -148,7 +166,7 @@ class ActivityHost:
         """Perform one attempt of ``call.directive`` (see the module docstring)."""
         assert self._executor is not None and self._performer is not None
         info = activity.info()
-        tools = self._tools_for(call.tool)
+        tools = self._toolbox_of(call)
         if isinstance(tools, ErrorEnvelope):
             return ActivityOutcome(signals=(), error=tools, attempt=info.attempt)
         directive = call.directive.value()
@@ -237,4 +255,8 @@ async def _heartbeats(performer: ResumingPerformer, every: timedelta) -> None:
 
 
 async def _no_child(ctx: Any, strategy: Any, input: Any) -> Any:
-    raise AssertionError("RunChild is a child workflow, not an activity")
+    raise UsageError(
+        "an agent used as a tool (a ChildTool) cannot run inside an activity: its run would "
+        "be a child workflow, which only the workflow can start. Agents as tools do not run on "
+        "Temporal yet (see docs/temporal.md, Agents as tools); do not host them on a worker"
+    )

@@ -217,8 +217,16 @@ class ResumingPerformer:
         return result
 
     async def run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
-        """Child runs are child workflows, never performed in an activity."""
-        raise AssertionError("RunChild is a child workflow, not an activity")
+        """Child runs are child workflows, never performed in an activity.
+
+        Raises:
+            UsageError: always (an agent used as a tool, hosted by a worker).
+        """
+        raise UsageError(
+            "an agent used as a tool (a ChildTool) cannot run inside an activity: its run would "
+            "be a child workflow, which only the workflow can start. Agents as tools do not run on "
+            "Temporal yet (see docs/temporal.md, Agents as tools); do not host them on a worker"
+        )
 
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int

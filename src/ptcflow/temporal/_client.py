@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from ptcflow.runtime import UNSET, RetryPolicy, Step, Telemetry, Unset
 from ptcflow.runtime._telemetry import attach, current_context, detach
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
+from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
@@ -26,15 +27,25 @@ if TYPE_CHECKING:
 
 __all__ = ("TemporalRunHandle", "TemporalRuntime")
 
+_RUN_ARGS = ("tools", "run_id", "request_id", "timeout", "agents", "record", "name")
+"""``run``'s own arguments; the others are an agent's options."""
+
 
 class TemporalRunHandle:
     """A run on Temporal: wait for its Step, or cancel it. Made by :meth:`TemporalRuntime.start`
     (or :meth:`TemporalRuntime.handle` to reattach to a run by id)."""
 
-    def __init__(self, rt: TemporalRuntime, run_id: str, span: Any = None) -> None:
+    def __init__(
+        self,
+        rt: TemporalRuntime,
+        run_id: str,
+        span: Any = None,
+        finish: Callable[[Step], Step] | None = None,
+    ) -> None:
         self._rt = rt
         self.run_id = run_id
         self._span = span
+        self._finish = finish
 
     def __repr__(self) -> str:
         return f"<TemporalRunHandle {self.run_id!r}>"
@@ -69,6 +80,8 @@ class TemporalRunHandle:
                 f"goes on on the server; wait for it again with rt.handle({self.run_id!r}).wait()"
             ) from None
         step = got[0]
+        if self._finish is not None:  # the agent's last word on its Step, as locally
+            step = self._finish(step)
         rt.end_span(self._span, step)
         return step
 
@@ -84,7 +97,8 @@ class TemporalRunHandle:
 
 
 class TemporalRuntime:
-    """Runs agent strategies as Temporal workflows: ``run`` returns the same :class:`Step`
+    """Runs agent strategies, and agents (a ``SubAgent``), as Temporal workflows: ``run``
+    returns the same :class:`Step`
     a local :class:`~ptcflow.runtime.Runtime` does.
 
     The strategy, its tools and its agents are sent by reference (import path and
@@ -159,6 +173,12 @@ class TemporalRuntime:
             raise UsageError("use TemporalRuntime inside `async with TemporalRuntime(...) as rt:`")
         return self._client
 
+    @property
+    def llm(self) -> WorkersModel:
+        """The model of runs on Temporal: the workers' (an agent planning its run sees
+        that one exists; a model name the agent gives is sent with every call)."""
+        return WORKERS_MODEL
+
     def spec(
         self,
         strategy: Any,
@@ -167,29 +187,63 @@ class TemporalRuntime:
         tools: Any = None,
         run_id: str | None = None,
         request_id: str | None = None,
-        timeout: float | None = None,
+        timeout: float | Unset | None = UNSET,
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        **options: Any,
     ) -> RunSpec:
-        """The workflow input of a run (checked: a bad argument raises ``UsageError``)."""
+        """The workflow input of a run (checked: a bad argument raises ``UsageError``).
+        Takes the arguments of :meth:`run`."""
+        return self._plan(
+            strategy,
+            input,
+            tools=tools,
+            run_id=run_id,
+            request_id=request_id,
+            timeout=timeout,
+            agents=agents,
+            record=record,
+            name=name,
+            options=options,
+        )[0]
+
+    def _plan(
+        self,
+        target: Any,
+        input: Any,
+        *,
+        tools: Any,
+        run_id: str | None,
+        request_id: str | None,
+        timeout: float | Unset | None,
+        agents: Mapping[str, Any] | None,
+        record: bool,
+        name: str | None,
+        options: Mapping[str, Any],
+    ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
+        planned = plan_on_temporal(
+            self, target, input, tools=tools, timeout=timeout, name=name, options=options
+        )
+        strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(
             getattr(strategy, "handle", None)
         ):
             raise UsageError(
-                f"run() needs a strategy (init/handle/outcome/snapshot), got {strategy!r}"
+                f"run() needs a strategy (init/handle/outcome/snapshot) or an agent, got "
+                f"{strategy!r}"
             )
         if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
             raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-        toolbox = self.tools if tools is None else Toolbox.build(tools)
+        toolbox = self.tools if planned.tools is None else Toolbox.build(planned.tools)
         everyone = {**self.agents, **(agents or {})}
         rid = run_id or new_id("run_")
         spec = RunSpec(
             agent=agent_ref(strategy),
-            input=json_safe(input),
+            input=json_safe(planned.input),
             run_id=rid,
             request_id=request_id or rid,
-            name=name or str(getattr(strategy, "name", "") or "") or None,
+            name=planned.name or str(getattr(strategy, "name", "") or "") or None,
             tools=tuple(tool_ref(t) for t in toolbox.tools.values()),
             tool_specs=toolbox.specs,
             agents={n: agent_ref(s) for n, s in everyone.items()},
@@ -205,24 +259,45 @@ class TemporalRuntime:
                 f"the input of run {rid} takes more than the {limit} bytes a Temporal history "
                 "event may hold: pass a reference to the data (a path, a key) instead"
             )
-        return spec
+        return spec, planned.finish
 
     def run(self, strategy: Any, input: Any = None, **options: Any) -> Coroutine[Any, Any, Step]:
         """Run ``strategy`` on ``input`` as a workflow and return its :class:`Step`. Blocks.
 
-        Takes the arguments of ``Runtime.run`` (``tools``, ``run_id``, ``request_id``,
-        ``timeout``, ``agents``, ``record``, ``name``). Cancelling the caller cancels the
-        run, as locally; use :meth:`start` for a run that outlives its caller.
+        Takes the arguments of ``Runtime.run``: a strategy or an agent (a
+        :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`, with its own
+        options: ``rt.run(agent, context={...})``), ``tools``, ``run_id``, ``request_id``,
+        ``timeout``, ``agents``, ``record``, ``name``. An agent's model is the workers'
+        unless it names one (a model name, sent with every call). Cancelling the caller
+        cancels the run, as locally; use :meth:`start` for a run that outlives its caller.
 
         Raises:
-            UsageError: a bad argument (raised by the call itself).
+            UsageError: a bad argument, an agent that brings a model object or starts a
+                mission (raised by the call itself).
             TemporalUnavailable: the server cannot be reached.
         """
-        spec = self.spec(strategy, input, **options)
-        return self._run(spec)
+        spec, finish = self._plan_args(strategy, input, options)
+        return self._run(spec, finish)
 
-    async def _run(self, spec: RunSpec) -> Step:
-        handle = await self._start(spec)
+    def _plan_args(
+        self, target: Any, input: Any, options: dict[str, Any]
+    ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
+        own = {k: options.pop(k) for k in _RUN_ARGS if k in options}
+        return self._plan(
+            target,
+            input,
+            tools=own.get("tools"),
+            run_id=own.get("run_id"),
+            request_id=own.get("request_id"),
+            timeout=own.get("timeout", UNSET),
+            agents=own.get("agents"),
+            record=bool(own.get("record", False)),
+            name=own.get("name"),
+            options=options,
+        )
+
+    async def _run(self, spec: RunSpec, finish: Callable[[Step], Step] | None) -> Step:
+        handle = await self._start(spec, finish)
         try:
             return await handle.wait()
         except anyio.get_cancelled_exc_class():
@@ -233,13 +308,15 @@ class TemporalRuntime:
     async def start(self, strategy: Any, input: Any = None, **options: Any) -> TemporalRunHandle:
         """Start a run and return its handle at once (the run is durable: it goes on
         whatever happens to this process). Same arguments as :meth:`run`."""
-        return await self._start(self.spec(strategy, input, **options))
+        return await self._start(*self._plan_args(strategy, input, options))
 
     def handle(self, run_id: str) -> TemporalRunHandle:
         """A handle on an existing run (to wait for it again, or cancel it)."""
         return TemporalRunHandle(self, run_id)
 
-    async def _start(self, spec: RunSpec) -> TemporalRunHandle:
+    async def _start(
+        self, spec: RunSpec, finish: Callable[[Step], Step] | None = None
+    ) -> TemporalRunHandle:
         from temporalio.exceptions import WorkflowAlreadyStartedError
         from temporalio.service import RPCError
 
@@ -278,7 +355,7 @@ class TemporalRuntime:
             ) from None
         finally:
             detach(token)
-        return TemporalRunHandle(self, spec.run_id, span)
+        return TemporalRunHandle(self, spec.run_id, span, finish)
 
     def end_span(self, span: Any, step: Step) -> None:
         """End a run's ``invoke_agent`` span with its Step."""

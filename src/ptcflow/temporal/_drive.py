@@ -17,7 +17,7 @@ import msgspec
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 
-from ptcflow.directives import Directive, RunChild, ToolExec
+from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.runtime._flight import cancelled
 from ptcflow.runtime._terminals import TerminalTable, journal_safe
@@ -222,6 +222,7 @@ class Driver:
             run_id=self.core.run_id,
             parent_run_id=self.core.parent_run_id,
             tool=where.tool,
+            tools=self._sub_tools(d),
             snapshot=snapshot,
             max_attempts=where.max_attempts,
             max_payload_bytes=self.spec.options.max_payload_bytes,
@@ -275,6 +276,15 @@ class Driver:
                         call = msgspec.structs.replace(call, record=details)
                     continue
                 return ActivityOutcome(error=failure_of(d, exc, lost + 1).error)
+
+    def _sub_tools(self, d: Directive) -> tuple[ToolRef, ...]:
+        """The tools ``d``'s sub-calls may call: a program's own, all the run's for a
+        custom kind; none for a model call or a tool call."""
+        if isinstance(d, ToolExec | LLMGenerate | LLMEmbed):
+            return ()
+        if isinstance(d, RunProgram):
+            return tuple(self.tools[n] for n in d.tool_names if n in self.tools)
+        return tuple(self.tools.values())
 
     async def _child(self, flight: Flight, d: RunChild) -> ActivityOutcome | Ok[Any] | Err:
         spec = self.spec

@@ -46,6 +46,8 @@ class ToolRef(msgspec.Struct, frozen=True, kw_only=True):
     max_retries: int | None = None
     blocking: bool = True
     pass_input: bool = False
+    signature: str | None = None
+    """The tool's signature as text (validates the arguments of programs' calls)."""
 
     def build(self) -> Tool:
         """Import the function and make the tool again (raises what the import raises)."""
@@ -60,6 +62,7 @@ class ToolRef(msgspec.Struct, frozen=True, kw_only=True):
             max_retries=self.max_retries,
             blocking=self.blocking,
             pass_input=self.pass_input,
+            signature=self.signature,
         )
 
 
@@ -140,7 +143,7 @@ def agent_ref(strategy: Any) -> AgentRef:
             back = msgspec.json.decode(config, type=cls)
         except (msgspec.ValidationError, TypeError) as exc:
             back = exc
-        if back != strategy:
+        if not _same(back, strategy):
             raise UsageError(
                 f"strategy {cls.__name__} does not come back equal from JSON, so a Temporal "
                 f"worker would run another one ({back!r:.200}): type its fields precisely "
@@ -155,12 +158,40 @@ def agent_ref(strategy: Any) -> AgentRef:
     return AgentRef(path=path)
 
 
+def _same(back: Any, sent: Any) -> bool:
+    """``back`` (decoded on a worker) is ``sent``, as JSON data: equal values of the same
+    classes, except that a sequence may come back a list (JSON has no tuples; a tuple in an
+    untyped field, such as ``PTC.llm_options``, is read as a list and sent the same)."""
+    if isinstance(sent, list | tuple):
+        return (
+            isinstance(back, list | tuple)
+            and len(back) == len(sent)
+            and all(_same(b, x) for b, x in zip(back, sent, strict=True))
+        )
+    if type(back) is not type(sent):
+        return False
+    if isinstance(sent, dict):
+        return back.keys() == sent.keys() and all(_same(back[k], v) for k, v in sent.items())
+    fields = getattr(type(sent), "__struct_fields__", None)
+    if fields is not None:
+        return all(_same(getattr(back, f), getattr(sent, f)) for f in fields)
+    return bool(back == sent)
+
+
 def tool_ref(tool: Tool) -> ToolRef:
     """A reference to ``tool`` that a worker can rebuild (see :class:`ToolRef`).
 
     Raises:
-        UsageError: its function cannot be imported by name.
+        UsageError: its function cannot be imported by name, or runs an agent (an agent
+            used as a tool: not on Temporal yet, see docs/temporal.md).
     """
+    if callable(getattr(tool.fn, "plan_child", None)):
+        raise UsageError(
+            f"tool {tool.name!r} runs an agent ({tool.fn!r}): agents used as tools do not "
+            "run on Temporal yet (their calls come from programs inside an activity, which "
+            "cannot start a child workflow). Run this agent on a local Runtime, or make the "
+            "agent a RunChild child run (see docs/temporal.md, Agents as tools)"
+        )
     return ToolRef(
         name=tool.name,
         path=path_of(tool.fn, f"the function of tool {tool.name!r}"),
@@ -169,4 +200,5 @@ def tool_ref(tool: Tool) -> ToolRef:
         max_retries=tool.max_retries,
         blocking=tool.blocking,
         pass_input=tool.pass_input,
+        signature=None if tool.signature is None else tool.signature.render(),
     )

@@ -105,6 +105,9 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str
     parent_run_id: str | None = None
     tool: ToolRef | None = None
+    tools: tuple[ToolRef, ...] = ()
+    """The tools of the directive's sub-calls (a program's ``tool_names``; all the run's
+    tools for a custom kind), loaded by the activity as ``tool`` is."""
     snapshot: Any = None
     """The strategy's snapshot for a tool that takes a ``ToolContext``."""
     max_attempts: int = 1

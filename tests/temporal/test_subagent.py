@@ -1,0 +1,106 @@
+"""A SubAgent (the PTC strategy: a program per turn, tool calls inside the programs) on
+Temporal: the same Step and signals as on a local Runtime; what cannot travel to a worker
+is refused before the run starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from ptcflow import MissionLimits, Step, SubAgent
+from ptcflow.errors import UsageError
+from ptcflow.runtime import Runtime
+from ptcflow.temporal import TemporalOptions, TemporalRuntime
+from ptcflow.testing import ScriptedLLM
+from temporal.agents import model, totaller
+from temporal.test_same_step import _shape
+
+pytestmark = pytest.mark.anyio
+
+
+def _timeless(value: Any) -> Any:
+    """``value`` as plain data without its times (durations, timestamps)."""
+    if isinstance(value, dict):
+        return {
+            k: _timeless(v)
+            for k, v in value.items()
+            if not k.endswith("duration_ms") and k != "timestamp"
+        }
+    if isinstance(value, list | tuple):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _comparable(step: Step) -> Any:
+    return _timeless(msgspec.to_builtins(msgspec.structs.replace(step, signals=())))
+
+
+def _signals(step: Step) -> Any:
+    """Each call's signals, in order (see ``_shape``), times aside (a program's too)."""
+    return {k: _timeless(msgspec.to_builtins(v)) for k, v in _shape(step.signals).items()}
+
+
+async def test_a_multi_turn_subagent_gives_the_same_step_locally_and_on_temporal(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    agent = totaller()
+    run_id = f"totaller-{options.task_queue}"
+    async with Runtime(llm=model(), telemetry=None) as rt:
+        local = await rt.run(agent, context={"user": "alice"}, run_id=run_id, record=True)
+    async with TemporalRuntime(client=client, options=options) as trt:
+        remote = await trt.run(agent, context={"user": "alice"}, run_id=run_id, record=True)
+    assert local.ok, local.error
+    assert remote.ok, remote.error
+    assert remote.value == local.value == {"total": 8}
+    assert (remote.turns, remote.reason) == (local.turns, local.reason) == (3, "returned")
+    assert remote.trace is not None and remote.trace.turns[1].execution.error is not None
+    assert _comparable(remote) == _comparable(local)  # the trace too, times aside
+    assert _signals(remote) == _signals(local)
+    types = [s.type for s in remote.signals]
+    assert types.count("ai.program.result") == 3 and types.count("ai.tool.result") == 2
+
+
+async def test_start_takes_an_agent_and_its_options(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    async with TemporalRuntime(client=client, options=options) as trt:
+        handle = await trt.start(totaller(), {"user": "bob"})
+        step = await handle.wait()
+    assert step.ok and step.value == {"total": 6}, step.error
+
+
+def test_what_cannot_travel_to_a_worker_is_refused_before_the_run(options: TemporalOptions) -> None:
+    trt = TemporalRuntime(options=options)
+    scripted = SubAgent(prompt="Hi", llm=ScriptedLLM(["x"]), name="own-model")
+    with pytest.raises(UsageError, match=r"own-model.*model object.*ptcflow worker --llm"):
+        trt.spec(scripted, context={})
+    with pytest.raises(UsageError, match=r"starts a mission.*does not run on Temporal yet"):
+        trt.spec(totaller(), context={"user": "a"}, mission_limits=MissionLimits())
+    orchestrator = SubAgent(prompt="Plan", tools=[totaller().as_tool()], name="orchestrator")
+    with pytest.raises(UsageError, match="starts a mission"):
+        trt.spec(orchestrator, context={})
+    with pytest.raises(UsageError, match=r"'totaller' runs an agent.*not run on Temporal yet"):
+        TemporalRuntime(tools=[totaller().as_tool()]).spec(model_free_strategy(), None)
+    with pytest.raises(UsageError, match="unknown options"):
+        trt.spec(model_free_strategy(), None, context={})
+
+
+def model_free_strategy() -> Any:
+    from temporal.agents import analyst
+
+    return analyst()
+
+
+def test_an_agents_strategy_and_tools_travel_as_data(options: TemporalOptions) -> None:
+    """A tuple in an untyped field (``llm_opts``) comes back a list, which is the same
+    JSON; a tool's signature travels with it (it validates the programs' calls)."""
+    trt = TemporalRuntime(options=options)
+    spec = trt.spec(totaller(), context={"user": "a"}, llm_opts={"stop": ("x",)})
+    strategy = spec.agent.build()
+    assert strategy.llm_options == {"stop": ["x"]} and strategy.name == "totaller"
+    (add,) = spec.tools
+    assert add.signature == "add(x :int, y :int) -> :int"
+    assert add.build().signature == totaller().tools["add"].signature
+    assert spec.input == {"user": "a"} and spec.name == "totaller"
