@@ -100,6 +100,9 @@ async def test_a_thousand_agents_run_concurrently_on_one_runtime() -> None:
                     tg.start_soon(one, i)
         stats = rt.statistics()
     assert len(steps) == 1000
-    assert all(s.ok and s.value == {"orders": int(i) % 9 + 1} for i, s in steps.items())
+    wrong = [
+        (i, s.fail or s.value) for i, s in steps.items() if s.value != {"orders": int(i) % 9 + 1}
+    ]
+    assert not wrong, f"{len(wrong)} runs went wrong, the first: {wrong[0]}"
     assert llm.calls == 2000 and stats.runs_started == 1000 and stats.in_flight == 0
     assert stats.max_in_flight > 100  # they really overlapped (each model call waits 10 ms)
