@@ -147,7 +147,8 @@ def test_a_failed_program_shows_where_it_failed(
     assert "^ type at line 2, column 1" in source.locator(".caret").inner_text()
     # the model call before it: the conversation so far and the response
     assert program.call_id is not None
-    llm = mission.nodes[f"{program.run_id}|{program.call_id.replace('/program/', '/llm/')}"]
+    head, turn = program.call_id.rsplit("/program/", 1)
+    llm = mission.nodes[f"{program.run_id}|{head}/llm/{turn}"]
     _click_bar(tab, llm.id)
     assert "(def rows" in tab.locator("#detail h3:text('response') + pre").inner_text()
     if SHOTS is not None:
