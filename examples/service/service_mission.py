@@ -178,7 +178,9 @@ def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
             buggy = done == 0 and region == "emea"  # one program error in the mission
             return Turn(text=_BUGGY_TOTAL if buggy else _TOTAL, latency=wait)
         if task.startswith("Write a one-line headline"):
-            return Turn(text=json.dumps({"headline": f"{region.upper()} sales in Q3"}), latency=wait)
+            return Turn(
+                text=json.dumps({"headline": f"{region.upper()} sales in Q3"}), latency=wait
+            )
         return Turn(text=_PLAN, latency=latency)  # the planner
 
     return ScriptedLLM(answer, latency=latency, record=False)
