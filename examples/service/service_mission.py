@@ -6,7 +6,7 @@
         ├── counter (SubAgent, PTC)      totals the orders; emea's first program has a bug
         └── writer (SubAgent, JSON)      writes the headline
 
-The planner's program calls ``analyst`` (``ANALYST.as_tool()``) once per region in
+The planner's program calls ``analyst`` (``analyst.as_tool()``) once per region in
 parallel; each analyst calls ``fetch_sales``, ``counter`` and ``writer`` natively (tool
 calls of its model). Every agent called as a tool is a child run of its caller (run id
 ``{caller run id}/{call id}``), sharing the planner's mission limits and its model.
