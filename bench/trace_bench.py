@@ -4,9 +4,10 @@
     .venv/bin/python bench/trace_bench.py --journal big.jsonl --keep
     .venv/bin/python bench/trace_bench.py --no-browser
 
-The mission: a planner delegates to 10 leads, each lead to 99 workers (1,001 runs, as
-``RunChild`` child runs); a worker makes 4 turns of 5 parallel tool calls, then answers.
-It runs on the scripted model with no latency and is journaled with ``record_journal``.
+The mission: a planner delegates to 10 leads, each lead to 99 workers (1,001 runs: JSON-mode
+SubAgents calling each other through ``as_tool``, so every call of an agent is a child run);
+a worker makes 4 turns of 5 parallel tool calls, then answers. It runs on the scripted model
+with no latency and is journaled with ``record_journal``.
 
 Measured, each against the floor measured in the same invocation (reading the journal
 with ``read_journal``, which any viewer has to do):
@@ -34,16 +35,11 @@ from typing import Any
 
 import anyio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples" / "service"))
-
-from service_mission import Delegate  # noqa: E402
-
-from ptcflow.runtime import LLMRequest, Runtime  # noqa: E402
-from ptcflow.signals import SignalBus, read_journal, record_journal  # noqa: E402
-from ptcflow.strategies import ReAct  # noqa: E402
-from ptcflow.testing import ScriptedLLM, ScriptItem, Turn  # noqa: E402
-from ptcflow.trace import Mission, format_mission, write_page  # noqa: E402
+from ptcflow import MissionLimits, SubAgent
+from ptcflow.runtime import LLMRequest, Runtime
+from ptcflow.signals import SignalBus, read_journal, record_journal
+from ptcflow.testing import ScriptedLLM, ScriptItem, Turn
+from ptcflow.trace import Mission, format_mission, write_page
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -69,40 +65,55 @@ async def lookup(key: str) -> dict[str, Any]:
 
 def _model(leads: int, workers: int, turns: int, calls: int) -> ScriptedLLM:
     def answer(request: LLMRequest) -> ScriptItem:
-        system = request.messages[0].content
+        task = next(m.content for m in request.messages if m.role == "user")
         done = sum(1 for m in request.messages if m.role == "assistant")
-        if system == "planner":
+        if task.startswith("Plan"):
             if done == 0:
-                return [ScriptedLLM.tool_call("lead", prompt=f"team {i}") for i in range(leads)]
-            return "all teams done"
-        if system == "lead":
+                return [ScriptedLLM.tool_call("lead", task=f"team {i}") for i in range(leads)]
+            return '{"done": "all teams done"}'
+        if task.startswith("Lead"):
             if done == 0:
-                return [ScriptedLLM.tool_call("worker", prompt=f"task {i}") for i in range(workers)]
-            return "team done"
+                return [ScriptedLLM.tool_call("worker", task=f"task {i}") for i in range(workers)]
+            return '{"done": "team done"}'
         if done < turns:
             return Turn(
                 tool_calls=tuple(
                     ScriptedLLM.tool_call("lookup", key=f"k{done}-{i}") for i in range(calls)
                 )
             )
-        return "worker done"
+        return '{"done": "worker done"}'
 
     return ScriptedLLM(answer, record=False)
 
 
+def _agent(name: str, prompt: str, tools: list[Any], max_turns: int) -> SubAgent:
+    return SubAgent(
+        name=name,
+        prompt=prompt,
+        signature="(task :string) -> {done :string}",
+        output="json",
+        tools=tools,
+        max_turns=max_turns,
+    )
+
+
 async def _record(path: Path, leads: int, workers: int, turns: int, calls: int) -> None:
     bus = SignalBus()
-    agents = {
-        "lead": Delegate(inner=ReAct(name="lead", system_prompt="lead"), agents={"worker": ""}),
-        "worker": ReAct(name="worker", system_prompt="worker", max_iterations=turns + 2),
-    }
-    planner = Delegate(inner=ReAct(name="planner", system_prompt="planner"), agents={"lead": ""})
+    worker = _agent("worker", "Work on {{task}}", [lookup], turns + 2)
+    lead = _agent("lead", "Lead {{task}}", [worker.as_tool()], 3)
+    planner = _agent("planner", "Plan {{task}}", [lead.as_tool()], 3)
+    turn_budget = 2 * (1 + leads) + (turns + 1) * leads * workers
     llm = _model(leads, workers, turns, calls)
     async with (
-        Runtime(llm=llm, tools=[lookup], agents=agents, bus=bus) as rt,
+        Runtime(llm=llm, bus=bus) as rt,
         record_journal(bus, path, buffer=1_000_000),
     ):
-        step = await rt.run(planner, "go", run_id="big", name="planner")
+        step = await rt.run(
+            planner,
+            context={"task": "go"},
+            run_id="big",
+            mission_limits=MissionLimits(turn_budget=turn_budget),
+        )
     assert step.ok, step.error
 
 

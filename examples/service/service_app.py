@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
-from service_mission import open_mission_runtime, planner
+from service_mission import open_mission_runtime, start_mission
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -77,7 +77,7 @@ class Service:
         live = LiveMission(run_id)
         # subscribe before the run starts, so that no signal of it is missed
         async with self.bus.subscribe("**", buffer=65_536) as signals:
-            handle = self.runtime.start(planner(), question, run_id=run_id, name="planner")
+            handle = start_mission(self.runtime, question, run_id=run_id, latency=self.latency)
             self.runs[run_id] = "running"
             self.ended[run_id] = anyio.Event()
             try:

@@ -3,11 +3,11 @@
     .venv/bin/python tests/trace_viewer/make_mission.py     # regenerate it
 
 The mission is the agent service's (``examples/service/service_mission.py``): a planner
-(ReAct) whose ``RunChild`` children (analysts) start their own children: PTC SubAgents
-(programs run by the runtime's program kind: ``ai.program.result`` and sub-call
-``ai.tool.*`` signals, with a program error at line 2) and JSON-mode SubAgents; one model
-call is rate limited and retried, one tool fails. Regenerate it once agents-as-tools (the
-mission tree) land.
+SubAgent (PTC) whose program calls three analyst SubAgents (JSON mode) through
+``as_tool``; each analyst calls a tool (``fetch_sales``, which fails for apac) and two
+SubAgents as tools: a PTC counter (programs run by the runtime's program kind:
+``ai.program.result`` and sub-call ``ai.tool.*`` signals, with a program error at line 2)
+and a JSON-mode writer. One model call is rate limited and retried.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ async def record(path: Path, *, latency: float = 0.03) -> None:
         open_mission_runtime(bus=bus, latency=latency) as rt,
         record_journal(bus, path),
     ):
-        step = await run_mission(rt, QUESTION, run_id=RUN_ID)
+        step = await run_mission(rt, QUESTION, run_id=RUN_ID, latency=latency)
     assert step.ok, step.error
 
 

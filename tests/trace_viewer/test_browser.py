@@ -115,6 +115,27 @@ def test_the_recorded_mission_shows_one_bar_per_node(
     assert tab.evaluate("document.getElementById('spacer').offsetHeight") == total * 22
 
 
+def test_agents_called_as_tools_nest_under_the_callers_tool_call(
+    tab: Any, mission_page: tuple[Path, Mission]
+) -> None:
+    path, mission = mission_page
+    _open(tab, path)
+    for run in mission.runs()[1:]:  # every agent but the planner was called as a tool
+        call = mission.nodes[run.parent or ""]
+        assert call.kind == "tool" and call.name == run.name
+        tab.evaluate("id => ptcTrace.reveal(id)", run.id)
+        rows = tab.locator(".row:not([hidden])")
+        ids = [rows.nth(i).get_attribute("data-id") for i in range(rows.count())]
+        assert ids[ids.index(run.id) - 1] == call.id  # the run's row right under its call's
+
+        def indent(node_id: str) -> int:
+            row = tab.locator(f'.row:not([hidden])[data-id="{node_id}"]')
+            label = row.locator("xpath=./*[1]")
+            return int(label.evaluate("e => parseInt(e.style.paddingLeft)"))
+
+        assert indent(run.id) == indent(call.id) + 12
+
+
 def test_a_click_on_a_tool_bar_shows_its_arguments(
     tab: Any, mission_page: tuple[Path, Mission]
 ) -> None:
@@ -147,7 +168,8 @@ def test_a_failed_program_shows_where_it_failed(
     assert "^ type at line 2, column 1" in source.locator(".caret").inner_text()
     # the model call before it: the conversation so far and the response
     assert program.call_id is not None
-    llm = mission.nodes[f"{program.run_id}|{program.call_id.replace('/program/', '/llm/')}"]
+    head, turn = program.call_id.rsplit("/program/", 1)
+    llm = mission.nodes[f"{program.run_id}|{head}/llm/{turn}"]
     _click_bar(tab, llm.id)
     assert "(def rows" in tab.locator("#detail h3:text('response') + pre").inner_text()
     if SHOTS is not None:

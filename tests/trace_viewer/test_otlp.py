@@ -89,7 +89,7 @@ def test_content_is_exported_only_when_asked_for() -> None:
         "amer",
     }
     program = next(s for s in spans if "ptcflow.program.source" in _attrs(s))
-    assert '(call "orders"' in _attrs(program)["ptcflow.program.source"]
+    assert '(call "analyst"' in _attrs(program)["ptcflow.program.source"]  # the planner's
     chat = next(s for s in spans if "gen_ai.output.messages" in _attrs(s))
     assert json.loads(_attrs(chat)["gen_ai.output.messages"])[0]["role"] == "assistant"
 

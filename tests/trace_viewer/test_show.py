@@ -28,6 +28,7 @@ def test_show_prints_every_turn_with_nested_agents_indented(
     headers = [line for line in lines if "══ " in line]
     assert len(headers) == sum(RUNS.values())
     # a counter runs inside an analyst's turn, inside the planner's turn: two box levels
+    # (an agent called as a tool is shown under its call)
     counter = next(line for line in headers if "══ counter" in line)
     assert counter.startswith("│     │     ══ counter")
     assert "│     │     │ Error: type at line 2, column 1: + expects numbers" in out
@@ -89,13 +90,13 @@ async def test_follow_prints_turns_while_a_live_run_writes_its_journal(tmp_path:
                 open_mission_runtime(bus=bus, latency=0.03) as rt,
                 record_journal(bus, file),
             ):
-                step = await run_mission(rt, QUESTION, run_id="mission_1")
+                step = await run_mission(rt, QUESTION, run_id="mission_1", latency=0.03)
             run_done.set()
     assert step.ok
     text = out.getvalue()
     assert text.count("┌─ Turn") == KINDS["turn"]
     assert boxes_during_run > 0  # boxes were printed while the mission was still running
-    assert text.splitlines()[-1].startswith("ok: final_answer")
+    assert text.splitlines()[-1].startswith("ok: returned")
     assert "│     ══ analyst" in text  # child runs indented
 
 
