@@ -43,7 +43,10 @@ ORCHESTRATOR: Final = SubAgent(
     prompt="Survey {{text}}",
     signature="(text :string) -> [:int]",
     tools=[leaf.as_tool() for leaf in LEAVES],
-    name="surveyor",  # the default program time limit: waiting for its agents is not counted
+    name="surveyor",
+    # the program waits for its three sub-agents: under a CPU-bound load of 4,000 agent
+    # turns that is longer than the default 5 s program time limit
+    program_limits={"timeout_ms": 120_000},
 )
 PROGRAM: Final = '(return (pmap #(call % {:text ctx/text}) ["count" "measure" "weigh"]))'
 

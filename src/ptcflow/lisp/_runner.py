@@ -42,7 +42,6 @@ from ptcflow.lisp._export import export
 from ptcflow.lisp._forms import Form
 from ptcflow.lisp._reader import read
 from ptcflow.lisp._runtime import (
-    YIELD,
     FailSignal,
     ReturnSignal,
     RunState,
@@ -205,11 +204,6 @@ async def run(
         limits: the run's limits (default ``Limits()``).
         call: routes every tool call instead of ``tools``: ``await call(name, args,
             index)`` (see :data:`ToolRouter`); give the callable names as ``tool_names``.
-            The router bounds its calls (the runtime applies each tool's timeout and the
-            run's deadline), so time spent waiting for a routed call does not count
-            against ``limits.timeout_ms``: a program that waits minutes for an agent
-            it called as a tool is not cut by its own time limit. Without a router the
-            program's time limit includes waiting on its tools.
         replay: the ``tool_calls`` of an earlier run of the same program: each call is
             answered from the record with the same ``index``, and no tool runs.
         resume: with ``replay``, perform the calls the record lacks (through ``call`` or
@@ -324,8 +318,8 @@ async def run(
     remaining = max(0.0, budget.deadline - time.monotonic())
     done: tuple[dict[str, Any], Any] | None = None
     try:
-        with anyio.move_on_after(remaining if math.isfinite(remaining) else None) as scope:
-            done = await _drive(g, driver, _paused_for_calls(budget, scope, call))
+        with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
+            done = await _drive(g, driver)
     except LispError as err:
         if not analyzed:  # the program did not read or check: still refuse a bad ctx
             _check_ctx(ctx_in, ())
@@ -342,9 +336,8 @@ async def run(
         return finish(
             error=LispError(
                 "timeout",
-                f"the program ran longer than {limits.timeout_ms} ms"
-                + ("" if call is not None else " (waiting on tools included)")
-                + "; do less per turn",
+                f"the program ran longer than {limits.timeout_ms} ms (waiting on tools "
+                "included); do less per turn",
             )
         )
     outcome, plain = done
@@ -393,43 +386,15 @@ def _unexpected(exc: Exception) -> LispError:
     )
 
 
-class _Clock:
-    """Stops a program's time limit while it waits for routed tool calls (see ``call`` of
-    :func:`run`): the budget's deadline and the scope around the run move by the wait."""
-
-    def __init__(self, budget: Budget, scope: anyio.CancelScope) -> None:
-        self.budget = budget
-        self.scope = scope
-
-    def pause(self) -> float:
-        self.scope.deadline = math.inf
-        return time.monotonic()
-
-    def resume(self, paused: float) -> None:
-        budget = self.budget
-        budget.deadline += time.monotonic() - paused
-        self.scope.deadline = anyio.current_time() + max(0.0, budget.deadline - time.monotonic())
-
-
-def _paused_for_calls(
-    budget: Budget, scope: anyio.CancelScope, call: ToolRouter | None
-) -> _Clock | None:
-    finite = math.isfinite(budget.deadline)
-    return _Clock(budget, scope) if call is not None and finite else None
-
-
-async def _drive(g: greenlet, driver: Driver, clock: _Clock | None) -> Any:
+async def _drive(g: greenlet, driver: Driver) -> Any:
     request = g.switch()
     while not g.dead:
-        paused = None if clock is None or request is YIELD else clock.pause()
         try:
             answer = await driver.answer(request)
         except BaseException:
             if not g.dead:
                 g.throw(GreenletExit)
             raise
-        if paused is not None and clock is not None:
-            clock.resume(paused)
         request = g.switch(answer)
     return request
 
