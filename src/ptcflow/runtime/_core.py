@@ -8,53 +8,8 @@ never draws an id of its own and imports no backend: a *driver* performs the dir
 and tells the core what happened. The local anyio driver (``_driver.py``) is one; a
 durable workflow is another.
 
-The protocol, for a driver author
----------------------------------
-Events in (every method is synchronous and returns at once; ``now`` is the driver's clock,
-in seconds, the same clock as ``deadline``)::
-
-    core = RunCore(strategy, input, run_id="run_1", deadline=now + 60)
-    core.start(now)                             # ai.request.started, strategy.init
-    core.resume(now, state=..., directives=...) # ... or continue a checkpointed run
-    core.emit(flight, "ai.llm.delta", data)     # an intermediate signal of a directive
-    core.finish(flight, result, now)            # a directive ended: its terminal signal(s)
-    core.finish(flight, None, now)              # ... it was cancelled (no result of its own)
-    core.cancel(reason, now)                    # cancel the run
-    core.expire(now)                            # the run's deadline passed
-    core.abandon(now)                           # give up on directives that ignore cancel
-
-Work out: while it handles an event, the core asks for work through these hooks, which a
-driver overrides (they must not call back into the core):
-
-* ``new_flight(directive, parent)``: make the record of an accepted directive, a
-  :class:`Flight` or the driver's subclass of it (its per-directive state);
-* ``on_perform(flight)``: perform ``flight.directive`` and report ``finish(flight, ...)``;
-* ``on_interrupt(flight)``: its work must stop (the run ended or was cancelled): stop it
-  and report ``finish(flight, None, now)``; work that ends anyway (a shielded commit)
-  may report its real result instead, which is recorded;
-* ``on_answered(flight)``: its terminal signal was published (``flight.result``), for the
-  driver's own accounting (spans, counters); sub-calls are not reported;
-* ``on_end(step)``: the run is over.
-
-By default the first three append to the lists ``core.to_perform``, ``core.to_cancel`` and
-``core.answered`` (``None`` while empty), so a driver may also poll them after each event.
-A flight taken from ``to_perform`` that already has a ``cancel_reason`` is answered with
-``finish(flight, None, now)`` instead of being performed.
-
-The run is over when ``core.step`` is not ``None``; the end signal
-(``ai.request.completed`` / ``ai.request.failed``) is always its last signal and comes
-after the terminal signal of every directive. Signals go to ``publish(signal)`` as they
-are made (and to ``core.recorded`` with ``record=True``); each one is folded into the
-strategy at once, in ``seq`` order. ``stamp() -> (id, time)`` makes each signal's
-CloudEvents ``id`` and ``time`` (a workflow passes a deterministic one).
-
-What the core guarantees, whatever order events arrive in: one terminal per flight (a
-second ``finish`` is dropped and counted in ``late_results``); no new directive is
-performed once the run is cancelling, closing or past its deadline (it is answered at once
-with the run's reason); a run with nothing in flight and no outcome ends as ``stalled``;
-a strategy that raises ends the run as ``internal``. Sub-calls (tool calls a directive
-makes while it runs, :meth:`open_subcall`) get their own terminal and never count as
-their parent's.
+The protocol a driver follows (the events in, the hooks out, what the core guarantees) is
+written in ``docs/runtime.md``, "Writing a driver".
 """
 
 from __future__ import annotations
@@ -65,21 +20,26 @@ from typing import Any, Generic, TypeVar, cast
 
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.runtime._flight import Flight, cancelled
+from ptcflow.runtime._frozen import is_frozen
+from ptcflow.runtime._run_errors import (
+    bad_outcome,
+    invalid_directive,
+    not_a_directive,
+    run_timed_out,
+    stalled,
+    strategy_crashed,
+)
 from ptcflow.runtime._step import Step, step_details
 from ptcflow.runtime._terminals import TerminalTable, journal_safe
 from ptcflow.signals import (
     EMBED_RESULT,
-    INTERNAL,
     LLM_RESPONSE,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
     REQUEST_STARTED,
-    TIMEOUT,
     TOOL_RESULT,
     USAGE,
-    VALIDATION,
     Err,
-    ErrorEnvelope,
     Ok,
     RequestEndData,
     RequestStartedData,
@@ -105,7 +65,7 @@ keeps asking for work while cancelled would otherwise loop for ever)."""
 
 
 class RunCore(Generic[F]):
-    """The bookkeeping of one run, driven by events (see the module docstring).
+    """The bookkeeping of one run, driven by events (``docs/runtime.md``, "Writing a driver").
 
     Args:
         strategy: the run's strategy (``init`` / ``handle`` / ``outcome`` / ``snapshot``).
@@ -124,41 +84,15 @@ class RunCore(Generic[F]):
         log: a structlog-style logger for strategy crashes (``None``: none).
     """
 
+    # fmt: off
     __slots__ = (
-        "_ending",
-        "_folding",
-        "_log",
-        "_now",
-        "_publish",
-        "_queue",
-        "_refused",
-        "_stamp",
-        "_terminals",
-        "answered",
-        "cancelling",
-        "closing",
-        "deadline",
-        "flights",
-        "input",
-        "late_results",
-        "name",
-        "parent_run_id",
-        "recorded",
-        "request_id",
-        "run_id",
-        "seq",
-        "started_at",
-        "state",
-        "step",
-        "strategy",
-        "to_cancel",
-        "to_perform",
-        "tool_calls",
-        "tool_specs",
-        "traceparent",
-        "turns",
-        "usage",
+        "_ending", "_folding", "_log", "_now", "_publish", "_queue", "_refused", "_stamp",
+        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "input",
+        "late_results", "name", "parent_run_id", "recorded", "request_id", "run_id", "seq",
+        "started_at", "state", "step", "strategy", "to_cancel", "to_perform", "tool_calls",
+        "tool_specs", "traceparent", "turns", "usage",
     )
+    # fmt: on
 
     def __init__(
         self,
@@ -342,17 +276,7 @@ class RunCore(Generic[F]):
     def expire(self, now: float) -> Err:
         """The run's deadline passed: cancel it with a ``timeout`` error (returned)."""
         if self.cancelling is None:
-            self.cancel(
-                Err(
-                    error=ErrorEnvelope.make(
-                        TIMEOUT,
-                        f"run {self.run_id} ({self.name}) exceeded its time budget",
-                        {"scope": "mission"},
-                        retryable=False,
-                    )
-                ),
-                now,
-            )
+            self.cancel(run_timed_out(self.run_id, self.name), now)
         return self.cancelling or cancelled(f"run {self.run_id} ended")
 
     def abandon(self, now: float) -> None:
@@ -435,38 +359,33 @@ class RunCore(Generic[F]):
     # -- signals and folding -----------------------------------------------------------------
 
     def _signal(self, type: str, data: Any, flight: Flight | None) -> Signal:
+        """Number and stamp a signal of the run (``flight``: of that directive), publish it."""
         self.seq += 1
         id, time = self._stamp()
-        if flight is None:
-            signal = Signal(
-                type=type,
-                source="ptcflow",
-                id=id,
-                time=time,
-                data=data,
-                run_id=self.run_id,
-                request_id=self.request_id,
-                seq=self.seq,
-                parent_run_id=self.parent_run_id,
-                traceparent=self.traceparent,
-            )
-        else:
+        request_id: str | None = self.request_id
+        traceparent = self.traceparent
+        call_id = causation_id = None
+        iteration = 0
+        if flight is not None:
             d = flight.directive
-            signal = Signal(
-                type=type,
-                source="ptcflow",
-                id=id,
-                time=time,
-                data=data,
-                run_id=self.run_id,
-                request_id=d.request_id,
-                call_id=d.id,
-                iteration=d.iteration,
-                seq=self.seq,
-                parent_run_id=self.parent_run_id,
-                causation_id=d.id if flight.parent is None else flight.parent.directive.id,
-                traceparent=flight.traceparent,
-            )
+            request_id, call_id, iteration = d.request_id, d.id, d.iteration
+            traceparent = flight.traceparent
+            causation_id = d.id if flight.parent is None else flight.parent.directive.id
+        signal = Signal(
+            type=type,
+            source="ptcflow",
+            id=id,
+            time=time,
+            data=data,
+            run_id=self.run_id,
+            request_id=request_id,
+            call_id=call_id,
+            iteration=iteration,
+            seq=self.seq,
+            parent_run_id=self.parent_run_id,
+            causation_id=causation_id,
+            traceparent=traceparent,
+        )
         if self._publish is not None:
             self._publish(signal)
         if self.recorded is not None:
@@ -493,7 +412,7 @@ class RunCore(Generic[F]):
                     self.state, directives = strategy.handle(state, signal)
                     # An immutable state handed back unchanged has the outcome it had:
                     # none (else the run would be closing). Mutable states are asked.
-                    if self.cancelling is not None or (self.state is state and _is_frozen(state)):
+                    if self.cancelling is not None or (self.state is state and is_frozen(state)):
                         outcome = None
                     else:
                         outcome = strategy.outcome(self.state)
@@ -523,24 +442,12 @@ class RunCore(Generic[F]):
         """Accept what the strategy returned: its directives, then its outcome."""
         for d in directives:
             if not isinstance(d, Directive):
-                self._crash(
-                    TypeError(
-                        f"it returned {type(d).__name__} {d!r:.80} among its directives; "
-                        "init/handle must return (state, [Directive, ...])"
-                    ),
-                    "returning directives",
-                )
+                self._crash(not_a_directive(d), "returning directives")
                 return
             flight = self.new_flight(d, None)
             problems = d.problems()
             if problems:
-                text = "; ".join(problems)
-                error = ErrorEnvelope.make(
-                    VALIDATION,
-                    f"invalid {type(d).__name__} directive {d.id!r}: {text}",
-                    {"problems": problems, "kind": type(d).__name__},
-                )
-                self._answer(flight, Err(error=error), 1, 0.0)
+                self._answer(flight, invalid_directive(d, problems), 1, 0.0)
             elif self.cancelling is not None:
                 self._refused += 1
                 if self._refused <= _REFUSE_LIMIT:  # past it: the strategy loops; stop
@@ -553,13 +460,7 @@ class RunCore(Generic[F]):
         if outcome is not None and not self.closing:
             result: Any = outcome.result
             if not isinstance(result, _RESULTS):
-                result = Err(
-                    error=ErrorEnvelope.make(
-                        INTERNAL,
-                        f"strategy {self.name!r} returned an outcome whose result is "
-                        f"{type(result).__name__}, not Ok or Err",
-                    )
-                )
+                result = bad_outcome(self.name, result)
             usage = outcome.usage if outcome.usage != _NO_USAGE else self.usage
             self._close(result, usage, outcome.reason)
 
@@ -618,34 +519,24 @@ class RunCore(Generic[F]):
             if self.cancelling is not None:
                 self._close(self.cancelling, self.usage, self.cancelling.error.type)
             else:
-                self._stall()
+                self._close(stalled(self.name, self.state), self.usage, "stalled")
         self._end()
-
-    def _stall(self) -> None:
-        error = ErrorEnvelope.make(
-            INTERNAL,
-            f"strategy {self.name!r} stopped asking for work before reaching an outcome "
-            f"(state {type(self.state).__name__}, nothing in flight): the run cannot "
-            "progress. A strategy must emit a directive or return an outcome from "
-            "outcome() after every init/handle.",
-            {"strategy": self.name, "state": type(self.state).__name__},
-            retryable=False,
-        )
-        self._close(Err(error=error), self.usage, "stalled")
 
     def _crash(self, exc: Exception, where: str) -> None:
         """End the run as failed (``internal``): its strategy raised ``exc`` ``where``."""
+        self._log_crash(exc, where)
+        failed = strategy_crashed(self.name, exc, where)
+        self._close(failed, self.usage, "strategy_error", route=False)
+
+    def _log_crash(self, exc: Exception, where: str) -> None:
         if self._log is not None:
             self._log.error(
-                "run.strategy_crashed", run_id=self.run_id, strategy=self.name, exc_info=exc
+                "run.strategy_crashed",
+                run_id=self.run_id,
+                strategy=self.name,
+                where=where,
+                exc_info=exc,
             )
-        error = ErrorEnvelope.make(
-            INTERNAL,
-            f"strategy {self.name!r} raised {type(exc).__name__} while {where}: {exc}",
-            {"strategy": self.name, "exception": type(exc).__name__, "where": where},
-            retryable=False,
-        )
-        self._close(Err(error=error), self.usage, "strategy_error", route=False)
 
     def _reason_of(self, flight: Flight, now: float) -> Err:
         """Why ``flight`` ended without a result (it was cancelled)."""
@@ -684,14 +575,7 @@ class RunCore(Generic[F]):
             try:
                 self.state, _ = self.strategy.handle(self.state, end)
             except Exception as exc:  # the run is over: report it, keep the Step as is
-                if self._log is not None:
-                    self._log.error(
-                        "run.strategy_crashed",
-                        run_id=self.run_id,
-                        strategy=self.name,
-                        where=f"handling the end signal {end.type}",
-                        exc_info=exc,
-                    )
+                self._log_crash(exc, f"handling the end signal {end.type}")
         self.step = Step(
             run_id=self.run_id,
             ok=ok,
@@ -706,24 +590,3 @@ class RunCore(Generic[F]):
             **step_details(self.strategy, self.state),
         )
         self.on_end(self.step)
-
-
-_FROZEN: dict[type[Any], bool] = {}
-
-
-def _is_frozen(state: Any) -> bool:
-    """True when ``state`` cannot change in place (a frozen msgspec struct or dataclass,
-    a tuple, a scalar), so the same object means the same outcome."""
-    cls = type(state)
-    known = _FROZEN.get(cls)
-    if known is None:
-        config = getattr(cls, "__struct_config__", None)
-        params = getattr(cls, "__dataclass_params__", None)
-        known = (
-            (config is not None and bool(config.frozen))
-            or (params is not None and bool(params.frozen))
-            or cls in (tuple, str, int, float, bool, bytes, frozenset, type(None))
-        )
-        if len(_FROZEN) < 256:
-            _FROZEN[cls] = known
-    return known
