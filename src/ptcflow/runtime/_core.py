@@ -362,30 +362,36 @@ class RunCore(Generic[F]):
         """Number and stamp a signal of the run (``flight``: of that directive), publish it."""
         self.seq += 1
         id, time = self._stamp()
-        request_id: str | None = self.request_id
-        traceparent = self.traceparent
-        call_id = causation_id = None
-        iteration = 0
-        if flight is not None:
+        if flight is None:
+            signal = Signal(
+                type=type,
+                source="ptcflow",
+                id=id,
+                time=time,
+                data=data,
+                run_id=self.run_id,
+                request_id=self.request_id,
+                seq=self.seq,
+                parent_run_id=self.parent_run_id,
+                traceparent=self.traceparent,
+            )
+        else:
             d = flight.directive
-            request_id, call_id, iteration = d.request_id, d.id, d.iteration
-            traceparent = flight.traceparent
-            causation_id = d.id if flight.parent is None else flight.parent.directive.id
-        signal = Signal(
-            type=type,
-            source="ptcflow",
-            id=id,
-            time=time,
-            data=data,
-            run_id=self.run_id,
-            request_id=request_id,
-            call_id=call_id,
-            iteration=iteration,
-            seq=self.seq,
-            parent_run_id=self.parent_run_id,
-            causation_id=causation_id,
-            traceparent=traceparent,
-        )
+            signal = Signal(
+                type=type,
+                source="ptcflow",
+                id=id,
+                time=time,
+                data=data,
+                run_id=self.run_id,
+                request_id=d.request_id,
+                call_id=d.id,
+                iteration=d.iteration,
+                seq=self.seq,
+                parent_run_id=self.parent_run_id,
+                causation_id=d.id if flight.parent is None else flight.parent.directive.id,
+                traceparent=flight.traceparent,
+            )
         if self._publish is not None:
             self._publish(signal)
         if self.recorded is not None:
