@@ -153,6 +153,26 @@ def test_a_crashing_strategy_ends_the_run_and_stops_its_directives() -> None:
     assert step.reason == "strategy_error"
 
 
+def test_a_crash_is_logged_with_where_it_happened_and_its_message_names_the_strategy() -> None:
+    logged: list[tuple[str, dict[str, Any]]] = []
+
+    class Log:
+        def error(self, event: str, **fields: Any) -> None:
+            logged.append((event, fields))
+
+    core = _core(Probe([ToolExec(id="a", tool_name="x")], fail_on=TOOL_RESULT), log=Log())
+    core.start(0.0)
+    (a,) = _take(core)
+    core.finish(a, Ok(payload=1), 0.0)
+    step = _step(core)
+    assert step is not None and step.error is not None
+    assert "raised" in step.error.message and "handling signal ai.tool.result" in step.error.message
+    assert step.error.details["where"].startswith("handling signal ai.tool.result")
+    ((event, fields),) = logged
+    assert event == "run.strategy_crashed" and fields["where"] == step.error.details["where"]
+    assert isinstance(fields["exc_info"], Exception)
+
+
 def test_invalid_directives_and_emit_errors_are_answered_without_being_performed() -> None:
     error = ErrorEnvelope.make("unknown_tool", "no such tool")
     core = _core(
