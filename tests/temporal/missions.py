@@ -3,14 +3,17 @@ workflows), their tools and the scripted model's answers (see ``agents.model``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
+import msgspec
 
 from ptcflow import SubAgent
+from ptcflow.directives import Directive, ToolExec
 from ptcflow.runtime import LLMRequest
-from ptcflow.signals import ToolCall
-from ptcflow.strategies import ReAct
+from ptcflow.signals import TOOL_RESULT, Signal, ToolCall, Usage
+from ptcflow.strategies import Outcome, ReAct, RunInfo
 
 ORCHESTRATE = "Orchestrate"
 PROGRAMS = {
@@ -33,6 +36,11 @@ PROGRAMS = {
     ),
     "Wait": ('(return {:sum (call "wait_forever" {})})',),
     "Stuck": ('(return {:total (:sum (call "stuck" {:n ctx/n}))})',),
+    "Relay": ('(return {:sum (+ (call "logged" {:x ctx/x}) (call "logged" {:x 1}))})',),
+    "Durable": (
+        '(def a (call "logged" {:x ctx/n}))\n(def b (call "relay" {:x a}))\n'
+        "(return {:total (+ a (:sum b))})",
+    ),
 }
 """The programs of each agent (by its prompt's first word), one per turn."""
 DELEGATE = "You delegate."
@@ -130,6 +138,26 @@ def stuck() -> SubAgent:
     )
 
 
+def durable() -> SubAgent:
+    """An orchestrator whose program and whose agent's program call ``logged`` (its side
+    effects counted by the durability tests)."""
+    from temporal.agents import logged
+
+    relay = SubAgent(
+        prompt="Relay {{x}}",
+        signature="(x :int) -> {sum :int}",
+        tools=[logged],
+        name="relay",
+        description="Logs twice.",
+    )
+    return SubAgent(
+        prompt="Durable {{n}}",
+        signature="(n :int) -> {total :int}",
+        tools=[relay.as_tool(), logged],
+        name="durable",
+    )
+
+
 def delegator() -> ReAct:
     """A ReAct agent whose tool is an agent (a plain tool call, not a program's)."""
     return ReAct(system_prompt=DELEGATE, name="delegator")
@@ -137,3 +165,26 @@ def delegator() -> ReAct:
 
 HOSTED = [summer().as_tool()]
 """An agent tool a worker hosts (``ptcflow worker --tools``): refused there."""
+
+
+class CallHosted(msgspec.Struct, frozen=True, kw_only=True):
+    """One call of ``summer`` by name (a tool the run does not know: a worker's own)."""
+
+    name: str = "call-hosted"
+
+    def init(self, run: RunInfo) -> tuple[Any, Sequence[Directive]]:
+        """Ask for the call."""
+        call = ToolExec(id=f"{run.run_id}/hosted", tool_name="summer", arguments={"a": 2, "b": 3})
+        return None, [call]
+
+    def handle(self, state: Any, signal: Signal) -> tuple[Any, Sequence[Directive]]:
+        """Keep the call's result."""
+        return (signal.data.result if signal.type == TOOL_RESULT else state), []
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Done with the call's result."""
+        return None if state is None else Outcome(result=state, usage=Usage())
+
+    def snapshot(self, state: Any) -> Any:
+        """Nothing to share."""
+        return None
