@@ -229,5 +229,6 @@ async def test_a_worker_killed_during_an_agents_child_workflow_repeats_no_comple
     starts, dones, _ = _calls(log)
     assert len(dones) == 3 and set(dones.values()) == {1}
     assert sorted(starts.values()) == [1, 1, 2]  # the call in flight when its worker died
+    assert step.trace is not None
     (child,) = [c.child for c in step.trace.turns[0].execution.tool_calls if c.child]
     assert child.ok and child.value == {"sum": 110}

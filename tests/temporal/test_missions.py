@@ -32,6 +32,12 @@ async def _both(client: Any, options: TemporalOptions, agent: Any, **kw: Any) ->
     return local, remote
 
 
+def _first_turn(step: Step) -> tuple[Any, ...]:
+    """The tool calls of the Step's first turn."""
+    assert step.trace is not None
+    return _first_turn(step)
+
+
 def _tree(step: Step) -> list[Any]:
     """The trace's tree: each turn's tool calls, and their children's trees."""
     assert step.trace is not None
@@ -53,7 +59,7 @@ async def test_a_mission_of_agents_as_tools_gives_the_same_step_locally_and_on_t
     assert local.ok and remote.ok, (local.error, remote.error)
     assert remote.value == local.value == {"total": 129}
     assert _tree(remote) == _tree(local)
-    children = [c for c in remote.trace.turns[0].execution.tool_calls if c.child is not None]
+    children = [c for c in _first_turn(remote) if c.child is not None]
     assert len(children) == 3 and all(c.child.ok for c in children)
     assert _comparable(remote) == _comparable(local)
     assert _signals(remote) == _signals(local)
@@ -71,7 +77,7 @@ async def test_a_pmap_over_an_agent_runs_its_children_concurrently(
     async with TemporalRuntime(client=client, options=options) as trt:
         step = await trt.run(missions.orchestrator(), context={"n": 10})
     assert step.ok, step.error
-    calls = step.trace.turns[0].execution.tool_calls
+    calls = _first_turn(step)
     first, second = (c.child.run_id for c in calls if c.name == "summer" and c.index in (1, 2))
     spans = []
     for run_id in (first, second):
@@ -86,6 +92,7 @@ async def test_a_failing_agent_is_a_tool_error_the_program_sees_as_locally(
 ) -> None:
     local, remote = await _both(client, options, missions.cautious())
     assert remote.ok and remote.value == local.value == {"total": -1}, remote.error
+    assert remote.trace is not None
     error = remote.trace.turns[0].execution.error
     assert error is not None and "agent 'fragile' failed (no_data): nothing here" in error.message
     assert _comparable(remote) == _comparable(local)
@@ -101,7 +108,7 @@ async def test_the_turn_budget_of_a_mission_counts_its_childrens_model_calls(
         client, options, missions.budgeted(), mission_limits=MissionLimits(turn_budget=2)
     )
     assert not remote.ok and remote.reason == local.reason == "turn_budget_exceeded"
-    first, second = remote.trace.turns[0].execution.tool_calls
+    first, second = _first_turn(remote)
     assert first.child.ok and second.child.reason == "turn_budget_exceeded"
     assert _comparable(remote) == _comparable(local)
     assert _signals(remote) == _signals(local)
@@ -171,7 +178,7 @@ async def test_a_mission_replays_from_its_recorded_histories(
     async with TemporalRuntime(client=client, options=options) as trt:
         step = await trt.run(missions.orchestrator(), context={"n": 10})
     assert step.ok, step.error
-    calls = step.trace.turns[0].execution.tool_calls
+    calls = _first_turn(step)
     ids = [step.run_id, *(c.child.run_id for c in calls if c.child is not None)]
     saved = [(await client.get_workflow_handle(i).fetch_history()).to_json() for i in ids]
     histories = [WorkflowHistory.from_json(i, text) for i, text in zip(ids, saved, strict=True)]
