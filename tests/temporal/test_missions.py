@@ -35,7 +35,7 @@ async def _both(client: Any, options: TemporalOptions, agent: Any, **kw: Any) ->
 def _first_turn(step: Step) -> tuple[Any, ...]:
     """The tool calls of the Step's first turn."""
     assert step.trace is not None
-    return _first_turn(step)
+    return step.trace.turns[0].execution.tool_calls
 
 
 def _tree(step: Step) -> list[Any]:
