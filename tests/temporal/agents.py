@@ -26,6 +26,7 @@ from ptcflow.signals import (
 from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
 from ptcflow.tools import ToolContext
+from temporal import missions
 
 ANALYST = "You analyse one region."
 PLANNER = "You plan the mission."
@@ -73,6 +74,9 @@ async def logged(ctx: ToolContext, x: int) -> int:
 
 
 def _script(req: LLMRequest) -> Any:
+    mission = missions.script(req)
+    if mission is not None:
+        return mission
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}

@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from ptcflow.temporal import DevServer, TemporalOptions, TemporalRuntime, connect, open_worker
+from temporal import missions
 from temporal.agents import LOG_PROGRAM, LogOnce, analyst, logged, model
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -199,3 +200,35 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
     results = [s.call_id for s in step.signals if s.type in ("ai.tool.result", terminal)]
     assert results == [*calls, f"{handle.run_id}/all"]
     assert [s.type for s in step.signals if s.call_id == f"{handle.run_id}/all"][-1] == terminal
+
+
+async def test_a_worker_killed_during_an_agents_child_workflow_repeats_no_completed_call(
+    dev_server: DevServer, workers: list[WorkerProcess], queue: str, tmp_path: Path
+) -> None:
+    """The orchestrator's program calls ``logged``, then an agent (a child workflow) whose
+    program calls ``logged`` twice; the worker running the child's first call is killed.
+    The run completes; every completed call ran once (the parent's is in its program's
+    record, the child's program runs again from its own)."""
+    log = tmp_path / "calls.log"
+    client = await connect(dev_server.address)
+    options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
+    async with TemporalRuntime(client=client, options=options) as trt:
+        handle = await trt.start(missions.durable(), context={"n": 1})
+
+        def in_child() -> str | None:
+            starts, dones, where = _calls(log)
+            busy = [c for c in starts if dones[c] == 0 and "/tool/1/" in c]
+            return next(iter(where[busy[0]])) if busy else None
+
+        await _wait_for(lambda: in_child() is not None)
+        victim = next(w for w in workers if w.pid == in_child())
+        victim.kill()
+        with anyio.fail_after(60):
+            step = await handle.wait()
+    assert step.ok and step.value == {"total": 120}, step.error
+    starts, dones, _ = _calls(log)
+    assert len(dones) == 3 and set(dones.values()) == {1}
+    assert sorted(starts.values()) == [1, 1, 2]  # the call in flight when its worker died
+    assert step.trace is not None
+    (child,) = [c.child for c in step.trace.turns[0].execution.tool_calls if c.child]
+    assert child.ok and child.value == {"sum": 110}

@@ -76,13 +76,10 @@ def test_what_cannot_travel_to_a_worker_is_refused_before_the_run(options: Tempo
     scripted = SubAgent(prompt="Hi", llm=ScriptedLLM(["x"]), name="own-model")
     with pytest.raises(UsageError, match=r"own-model.*model object.*ptcflow worker --llm"):
         trt.spec(scripted, context={})
-    with pytest.raises(UsageError, match=r"starts a mission.*does not run on Temporal yet"):
-        trt.spec(totaller(), context={"user": "a"}, mission_limits=MissionLimits())
-    orchestrator = SubAgent(prompt="Plan", tools=[totaller().as_tool()], name="orchestrator")
-    with pytest.raises(UsageError, match="starts a mission"):
+    owned = SubAgent(prompt="Hi", llm=ScriptedLLM(["x"]), name="owned", description="x")
+    orchestrator = SubAgent(prompt="Plan", tools=[owned.as_tool()], name="orchestrator")
+    with pytest.raises(UsageError, match=r"agent 'owned' \(tool 'owned'\).*own model object"):
         trt.spec(orchestrator, context={})
-    with pytest.raises(UsageError, match=r"'totaller' runs an agent.*not run on Temporal yet"):
-        TemporalRuntime(tools=[totaller().as_tool()]).spec(model_free_strategy(), None)
     with pytest.raises(UsageError, match="unknown options"):
         trt.spec(model_free_strategy(), None, context={})
 
@@ -104,3 +101,25 @@ def test_an_agents_strategy_and_tools_travel_as_data(options: TemporalOptions) -
     assert add.signature == "add(x :int, y :int) -> :int"
     assert add.build().signature == totaller().tools["add"].signature
     assert spec.input == {"user": "a"} and spec.name == "totaller"
+
+
+def test_a_mission_travels_as_its_agents_plans(options: TemporalOptions) -> None:
+    """An agent used as a tool is planned on the client (its strategy, tools, name, the
+    model it inherits); its calls are child workflows. A call past ``max_depth`` is
+    planned as its error."""
+    trt = TemporalRuntime(options=options)
+    inner = SubAgent(prompt="Inner", tools=[totaller().as_tool(llm="haiku")], name="inner")
+    outer = SubAgent(prompt="Plan", tools=[inner.as_tool()], name="outer", llm="opus")
+    spec = trt.spec(outer, context={}, mission_limits=MissionLimits(turn_budget=7, max_depth=1))
+    assert spec.mission is not None and spec.mission.turn_budget == 7
+    assert spec.tools == () and [t.name for t in spec.agent_tools] == ["inner"]
+    (plan,) = spec.agent_tools
+    assert plan.strategy is not None and plan.strategy.build().model == "opus"  # the caller's
+    assert plan.run_name == "inner" and plan.error is None
+    (deep,) = plan.agent_tools  # depth 2, past max_depth 1
+    assert deep.error is not None and deep.error.type == "max_depth_exceeded"
+    # without the limit, the bound model wins over the caller's
+    spec = trt.spec(outer, context={})
+    (deep,) = spec.agent_tools[0].agent_tools
+    assert deep.strategy is not None and deep.strategy.build().model == "haiku"
+    assert [t.name for t in deep.tools] == ["add"]

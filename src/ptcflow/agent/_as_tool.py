@@ -23,7 +23,7 @@ from ptcflow.tools import Tool
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
 
-__all__ = ("AgentCall", "agent_tool")
+__all__ = ("AgentCall", "agent_tool", "call_result")
 
 
 class AgentCall:
@@ -127,26 +127,39 @@ class AgentCall:
         up = parent.inherit
         if isinstance(up, Lineage) and step.trace is not None:
             up.children[parent.call_id] = step
-        if step.ok:
-            value = json_safe(step.value)
-            if not parent.from_program:
-                value = redact_firewalled(value, "parent")
-            return Ok(payload=value)
-        fail, error = step.fail, step.error
-        reason = fail.reason if fail is not None else error.type if error is not None else "failed"
-        message = fail.message if fail is not None else error.message if error is not None else ""
-        details: dict[str, Any] = {
-            "agent": self.agent.name,
-            "reason": reason,
-            "message": message,
-            "run_id": step.run_id,
-            "turns": step.turns,
-        }
-        if fail is not None and fail.op:
-            details["op"] = fail.op
-        if fail is not None and fail.details:
-            details["details"] = redact_firewalled(fail.details, "parent")
-        return _error(reason, f"agent {self.agent.name!r} failed ({reason}): {message}", details)
+        return call_result(self.agent.name, step, from_program=parent.from_program)
+
+
+def call_result(agent: str, step: Step, *, from_program: bool) -> Ok[Any] | Err:
+    """The result of a call of agent ``agent`` used as a tool, from its run's Step: its
+    value (without firewalled fields when it goes to a model, not a program), or a tool
+    error with its fail reason (:meth:`AgentCall.child_result`; a Temporal workflow gives
+    its child workflows' Steps).
+
+    Example:
+        >>> call_result("finder", Step(run_id="r", ok=True, value={"id": 1}), from_program=True)
+        Ok(payload={'id': 1})
+    """
+    if step.ok:
+        value = json_safe(step.value)
+        if not from_program:
+            value = redact_firewalled(value, "parent")
+        return Ok(payload=value)
+    fail, error = step.fail, step.error
+    reason = fail.reason if fail is not None else error.type if error is not None else "failed"
+    message = fail.message if fail is not None else error.message if error is not None else ""
+    details: dict[str, Any] = {
+        "agent": agent,
+        "reason": reason,
+        "message": message,
+        "run_id": step.run_id,
+        "turns": step.turns,
+    }
+    if fail is not None and fail.op:
+        details["op"] = fail.op
+    if fail is not None and fail.details:
+        details["details"] = redact_firewalled(fail.details, "parent")
+    return _error(reason, f"agent {agent!r} failed ({reason}): {message}", details)
 
 
 def _error(kind: str, message: str, details: dict[str, Any]) -> Err:

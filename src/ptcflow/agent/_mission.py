@@ -31,6 +31,7 @@ __all__ = (
     "Lineage",
     "Mission",
     "MissionLimits",
+    "attach_children",
     "budgeted",
 )
 
@@ -189,28 +190,41 @@ class Lineage:
         A program's call ``i`` of turn ``t`` has the id ``{run_id}/program/{t}/tool/{i}``
         (the runtime's sub-call ids), which is how a child is found again.
         """
-        children = self.children
-        trace = step.trace
-        if not children or trace is None:
-            return step
-        run_id = step.run_id
-        turns = []
-        for turn in trace.turns:
-            calls = turn.execution.tool_calls
-            prefix = f"{run_id}/program/{turn.turn}/tool/"
-            if any(prefix + str(c.index) in children for c in calls):
-                calls = tuple(
-                    msgspec.structs.replace(c, child=children[prefix + str(c.index)])
-                    if prefix + str(c.index) in children
-                    else c
-                    for c in calls
-                )
-                execution = msgspec.structs.replace(turn.execution, tool_calls=calls)
-                turn = msgspec.structs.replace(turn, execution=execution)
-            turns.append(turn)
-        children.clear()
-        new: Trace = msgspec.structs.replace(trace, turns=tuple(turns))
-        return msgspec.structs.replace(step, trace=new)
+        attached = attach_children(step, self.children)
+        self.children.clear()
+        return attached
+
+
+def attach_children(step: Step, children: Mapping[str, Step]) -> Step:
+    """``step`` with each child's Step on the program tool call that ran it
+    (:meth:`Lineage.finish`; a Temporal workflow attaches its child workflows' Steps).
+
+    ``children`` maps tool-call ids (``{run_id}/program/{turn}/tool/{index}``) to Steps.
+
+    Example:
+        >>> attach_children(Step(run_id="r"), {}) == Step(run_id="r")
+        True
+    """
+    trace = step.trace
+    if not children or trace is None:
+        return step
+    run_id = step.run_id
+    turns = []
+    for turn in trace.turns:
+        calls = turn.execution.tool_calls
+        prefix = f"{run_id}/program/{turn.turn}/tool/"
+        if any(prefix + str(c.index) in children for c in calls):
+            calls = tuple(
+                msgspec.structs.replace(c, child=children[prefix + str(c.index)])
+                if prefix + str(c.index) in children
+                else c
+                for c in calls
+            )
+            execution = msgspec.structs.replace(turn.execution, tool_calls=calls)
+            turn = msgspec.structs.replace(turn, execution=execution)
+        turns.append(turn)
+    new: Trace = msgspec.structs.replace(trace, turns=tuple(turns))
+    return msgspec.structs.replace(step, trace=new)
 
 
 def budgeted(llm: Any, mission: Mission, agent: str) -> Any:

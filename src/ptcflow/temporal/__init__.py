@@ -3,7 +3,8 @@
 ``async with TemporalRuntime(tools=[add]) as rt: step = await rt.run(ReAct(), "2 + 3?")``
 runs the strategy as a ``ptcflow.run`` workflow whose body drives the same run core as the
 local Runtime; each side-effect directive is an activity performed by a ``ptcflow worker``
-with the local executor's code; ``RunChild`` directives are child workflows. Needs
+with the local executor's code; ``RunChild`` directives, and calls of agents used as tools
+(a mission), are child workflows. Needs
 ``ptcflow[temporal]``. See docs/temporal.md.
 """
 

@@ -7,7 +7,9 @@ its terminal last); a retryable failure that has attempts left is raised as a re
 ``ApplicationError`` so that Temporal retries it with the directive's backoff, honouring a
 provider's ``Retry-After``; every other failure is returned as the terminal signal itself.
 While it works the activity heartbeats (its sub-calls' record as details), so a lost worker
-is noticed within the heartbeat timeout and cancellation reaches it.
+is noticed within the heartbeat timeout and cancellation reaches it. A program that waits
+on agents used as tools only is suspended: its outcome names the pending calls
+(``_activity_run``).
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope
 from ptcflow.temporal._activity_run import (
+    NO_CHILD,
     ActivityRun,
     Recorded,
     ResumingPerformer,
     decode_record,
     encode_record,
+    suspend_when_blocked,
 )
 from ptcflow.temporal._refs import ToolRef
-from ptcflow.temporal._spec import ActivityCall, ActivityOutcome, payload_size
+from ptcflow.temporal._spec import ActivityCall, ActivityOutcome, PendingCall, payload_size
 
 __all__ = ("PAYLOAD_TOO_LARGE", "PERFORM", "ActivityHost")
 
@@ -179,7 +183,9 @@ class ActivityHost:
             if beat:
                 activity.heartbeat(encode_record(done))
 
-        performer = ResumingPerformer(self._performer, record, heartbeat)
+        performer = ResumingPerformer(
+            self._performer, record, heartbeat, frozenset(call.agent_tools)
+        )
         run = ActivityRun(
             directive,
             executor=self._executor,
@@ -200,9 +206,14 @@ class ActivityHost:
             if beat:
                 assert info.heartbeat_timeout is not None
                 tg.start_soon(_heartbeats, performer, info.heartbeat_timeout)
-            run.start(self._executor.clock())
-            await drive(run)
+            with anyio.CancelScope() as program:
+                if call.agent_tools:
+                    tg.start_soon(suspend_when_blocked, performer, program)
+                run.start(self._executor.clock())
+                await drive(run)
             tg.cancel_scope.cancel()
+        if performer.suspended:
+            return _suspended(run, performer, info.attempt)
         return self._outcome(call, run, info.attempt)
 
     def _outcome(self, call: ActivityCall, run: ActivityRun, attempt: int) -> ActivityOutcome:
@@ -254,9 +265,20 @@ async def _heartbeats(performer: ResumingPerformer, every: timedelta) -> None:
         await anyio.sleep(interval)
 
 
-async def _no_child(ctx: Any, strategy: Any, input: Any) -> Any:
-    raise UsageError(
-        "an agent used as a tool (a ChildTool) cannot run inside an activity: its run would "
-        "be a child workflow, which only the workflow can start. Agents as tools do not run on "
-        "Temporal yet (see docs/temporal.md, Agents as tools); do not host them on a worker"
+def _suspended(run: ActivityRun, performer: ResumingPerformer, attempt: int) -> ActivityOutcome:
+    """A suspended program's outcome: its pending agent calls, its completed sub-calls'
+    signals and its record (everything else it published, it publishes again when it
+    runs again)."""
+    top = run.top_id
+    done = {f"{top}/tool/{i}" for i in performer.record}
+    lines = tuple(line for line, c in zip(run.lines, run.calls, strict=True) if c in done)
+    pending: tuple[PendingCall, ...] = tuple(
+        performer.pending[i] for i in sorted(performer.pending)
     )
+    return ActivityOutcome(
+        signals=lines, attempt=attempt, pending=pending, record=encode_record(performer.record)
+    )
+
+
+async def _no_child(ctx: Any, strategy: Any, input: Any) -> Any:
+    raise UsageError(NO_CHILD)

@@ -12,6 +12,12 @@ Sub-calls (tool calls a handler makes with ``ctx.call_tool``, a program's calls)
 recorded as they complete and heartbeated: an attempt that runs again after its worker was
 lost answers the calls its record holds (same index, same tool, same arguments) from the
 record, calling no completed tool again (:class:`ResumingPerformer`).
+
+A program's call of an agent used as a tool is not performed here: only the workflow can
+start the child workflow that runs it. The call waits, and once the program waits on
+nothing else (all its calls in flight are agent calls) the activity *suspends*: it ends
+with the pending calls and its record, the workflow runs the children and runs the program
+again with their results in the record (see ``_drive``).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import msgspec
 
 from ptcflow.directives import Directive, ToolExec
@@ -44,8 +52,24 @@ from ptcflow.signals import (
     json_safe,
 )
 from ptcflow.strategies import Outcome, RunInfo
+from ptcflow.temporal._spec import PendingCall
 
-__all__ = ("ActivityRun", "Recorded", "ResumingPerformer", "last_terminal_type")
+__all__ = (
+    "NO_CHILD",
+    "ActivityRun",
+    "Recorded",
+    "ResumingPerformer",
+    "last_terminal_type",
+    "suspend_when_blocked",
+)
+
+NO_CHILD = (
+    "an agent used as a tool (a ChildTool) cannot run inside an activity: its run is a child "
+    "workflow, which only the workflow can start. Do not host agent tools on a worker "
+    "(ptcflow worker --tools); give them to the run's tools (TemporalRuntime(tools=...) or "
+    "the agent's own), whose calls the workflow runs as child workflows"
+)
+"""The error of an agent tool hosted by a worker, called by a run that does not know it."""
 
 _DONE = Outcome(result=Ok(payload=None), usage=Usage())
 
@@ -108,7 +132,15 @@ class _Single:
 class ActivityRun(LocalRun):
     """The local driver's run of one directive inside an activity (see the module doc)."""
 
-    __slots__ = ("given_snapshot", "lines", "performed", "results", "skip_started", "top_id")
+    __slots__ = (
+        "calls",
+        "given_snapshot",
+        "lines",
+        "performed",
+        "results",
+        "skip_started",
+        "top_id",
+    )
 
     def __init__(
         self,
@@ -143,6 +175,8 @@ class ActivityRun(LocalRun):
         )
         self.given_snapshot = snapshot
         self.lines: list[msgspec.Raw] = []
+        self.calls: list[str] = []
+        """The ``call_id`` of each line."""
         self.results: dict[str, msgspec.Raw] = {}
         """The ``ai.tool.result`` line of each call (the sub-calls' records)."""
         self.performed: DirectiveContext | None = None
@@ -156,6 +190,7 @@ class ActivityRun(LocalRun):
             return  # the workflow published it when it scheduled the activity
         line = msgspec.Raw(encode_signal(signal))
         self.lines.append(line)
+        self.calls.append(signal.call_id)
         if signal.type == TOOL_RESULT:
             self.results[signal.call_id] = line
 
@@ -192,6 +227,8 @@ class ResumingPerformer:
         inner: the worker's performer.
         record: the completed sub-calls of earlier attempts, by index.
         on_record: called after each new completed sub-call (heartbeats the record).
+        agents: the agents used as tools a program may call: a call of one not in the
+            record waits, pending (see the module docstring).
     """
 
     def __init__(
@@ -199,13 +236,26 @@ class ResumingPerformer:
         inner: Any,
         record: dict[int, Recorded],
         on_record: Callable[[dict[int, Recorded]], None],
+        agents: frozenset[str] = frozenset(),
     ) -> None:
         self.inner = inner
         self.record = record
         self.on_record = on_record
+        self.agents = agents
         self.replayed = 0
         self.indexes: set[int] = set()
         """The indexes the handler gave ``call_tool`` in this attempt."""
+        self.pending: dict[int, PendingCall] = {}
+        """The agent calls waiting for the workflow, by index."""
+        self.in_flight = 0
+        self.blocked = anyio.Event()
+        """Set when every call in flight is a pending agent call."""
+        self.suspended = False
+
+    @property
+    def waiting_on_agents_only(self) -> bool:
+        """True when calls wait and all of them are agent calls."""
+        return bool(self.pending) and self.in_flight <= len(self.pending)
 
     def spawn(self, ctx: DirectiveContext) -> None:
         """Perform ``ctx`` in a task of the worker's task group."""
@@ -222,20 +272,28 @@ class ResumingPerformer:
         Raises:
             UsageError: always (an agent used as a tool, hosted by a worker).
         """
-        raise UsageError(
-            "an agent used as a tool (a ChildTool) cannot run inside an activity: its run would "
-            "be a child workflow, which only the workflow can start. Agents as tools do not run on "
-            "Temporal yet (see docs/temporal.md, Agents as tools); do not host them on a worker"
-        )
+        raise UsageError(NO_CHILD)
 
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
     ) -> Ok[Any] | Err:
-        """Answer from the record when it holds this call, else call and record it.
+        """Answer from the record when it holds this call, else call and record it (an
+        agent call waits for the workflow instead: see the module docstring).
 
         Raises:
             UsageError: ``index`` was given already in this attempt.
         """
+        self.in_flight += 1
+        try:
+            return await self._call_tool(parent, name, arguments, index)
+        finally:
+            self.in_flight -= 1
+            if self.waiting_on_agents_only:
+                self.blocked.set()
+
+    async def _call_tool(
+        self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
+    ) -> Ok[Any] | Err:
         given: Any = index  # from a handler: a bad one is the inner performer's to report
         number = given if isinstance(given, int) else None
         if number in self.indexes:
@@ -249,6 +307,11 @@ class ResumingPerformer:
             self.indexes.add(number)
         if done is not None and done.name == name and done.arguments == arguments_json:
             return self._replay(parent, done)
+        if name in self.agents and number is not None:
+            self.pending[number] = PendingCall(index=number, name=name, arguments=arguments_json)
+            if self.waiting_on_agents_only:
+                self.blocked.set()
+            await anyio.sleep_forever()  # until the activity suspends (cancelled)
         result: Ok[Any] | Err = await self.inner.call_tool(parent, name, arguments, index)
         run = parent.run
         line = (
@@ -291,3 +354,24 @@ class ResumingPerformer:
         final = ctx.result
         assert final is not None
         return final
+
+
+async def suspend_when_blocked(performer: ResumingPerformer, program: anyio.CancelScope) -> None:
+    """Cancel ``program`` (the activity's run) once it waits on agent calls only.
+
+    A ``pmap`` issues its calls from tasks that start one after the other: the check is
+    made again after a few scheduling rounds, so that its agent calls are all pending (and
+    run concurrently as child workflows) before the program is suspended.
+    """
+    while True:
+        await performer.blocked.wait()
+        for _ in range(_SETTLE_ROUNDS):
+            await anyio.lowlevel.checkpoint()
+        if performer.waiting_on_agents_only:
+            performer.suspended = True
+            program.cancel()
+            return
+        performer.blocked = anyio.Event()  # no await since the check: nothing missed
+
+
+_SETTLE_ROUNDS = 8

@@ -5,8 +5,9 @@ As ``Runtime.run`` does, the runtime asks the agent for its :class:`RunPlan`
 (``agent.plan_run(rt, input, options)``) and runs the plan's strategy, on its input, with
 its tools, name and deadline. What cannot cross to a worker is refused before the run
 starts, with the fix: a model object of this process (on Temporal the workers make the
-model calls with their own model; a model *name* travels with the strategy), and a
-mission (agents as tools, ``LLMTool``, ``mission_limits``: see docs/temporal.md).
+model calls with their own model; a model *name* travels with the strategy). A mission
+(agents as tools, ``LLMTool``, ``mission_limits``) keeps its lineage (``Planned.inherit``):
+the client plans its agents used as tools from it (``_agent_tools``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from ptcflow.agent._mission import BudgetedLLM, BudgetedResolver
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Unset
 from ptcflow.runtime._plan import plan_of
@@ -22,7 +24,7 @@ from ptcflow.runtime._plan import plan_of
 if TYPE_CHECKING:
     from ptcflow.runtime import Step
 
-__all__ = ("WORKERS_MODEL", "Planned", "WorkersModel", "plan_on_temporal")
+__all__ = ("WORKERS_MODEL", "Planned", "WorkersModel", "plan_on_temporal", "workers_model")
 
 
 class WorkersModel:
@@ -46,6 +48,19 @@ class WorkersModel:
 WORKERS_MODEL: Final = WorkersModel()
 
 
+def workers_model(llm: Any) -> bool:
+    """True when ``llm`` (a plan's model) is the workers' model, counted by a mission's
+    budget or not: nothing of the client's process to send.
+
+    Example:
+        >>> workers_model(None), workers_model(WORKERS_MODEL), workers_model(object())
+        (True, True, False)
+    """
+    if isinstance(llm, BudgetedLLM | BudgetedResolver):
+        llm = llm.inner
+    return llm is None or llm is WORKERS_MODEL
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Planned:
     """A run's arguments after its agent planned it (or as given, for a strategy)."""
@@ -56,6 +71,8 @@ class Planned:
     timeout: float | None
     name: str | None
     finish: Callable[[Step], Step] | None = None
+    inherit: Any = None
+    """The agent's lineage when it starts a mission (``RunPlan.inherit``)."""
 
 
 def plan_on_temporal(
@@ -72,8 +89,8 @@ def plan_on_temporal(
     by its plan.
 
     Raises:
-        UsageError: options for a strategy, what the agent's ``plan_run`` raises, a
-            model object of this process, or a mission.
+        UsageError: options for a strategy, what the agent's ``plan_run`` raises, or a
+            model object of this process.
     """
     if not options and getattr(type(target), "plan_run", None) is None:
         return Planned(
@@ -86,15 +103,10 @@ def plan_on_temporal(
     llm = options.get("llm")
     plan = plan_of(rt, target, input, tools, None, timeout, name, options)
     who = f"{type(target).__name__}({plan.name!r})" if plan.name else type(target).__name__
-    if plan.inherit is not None:
-        raise UsageError(
-            f"{who} starts a mission (agents as tools, an LLMTool, or mission_limits=), "
-            "which does not run on Temporal yet: a mission's turn budget and its child "
-            "agents live in one process. Run it on a local Runtime, or give each agent its "
-            "own run (see docs/temporal.md, Agents as tools)"
-        )
-    if plan.llm is not None and plan.llm is not WORKERS_MODEL:
+    if not workers_model(plan.llm):
         given = llm if llm is not None else plan.llm
+        if isinstance(given, BudgetedLLM | BudgetedResolver):
+            given = given.inner
         raise UsageError(
             f"{who} brings its own model object ({type(given).__name__}), which cannot "
             "travel to a Temporal worker: there the workers make the model calls with their "
@@ -108,4 +120,5 @@ def plan_on_temporal(
         timeout=None if isinstance(plan.timeout, Unset) else plan.timeout,
         name=plan.name,
         finish=plan.finish,
+        inherit=plan.inherit,
     )

@@ -15,11 +15,12 @@ from ptcflow.runtime import UNSET, RetryPolicy, Step, Telemetry, Unset
 from ptcflow.runtime._telemetry import attach, current_context, detach
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
+from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
-from ptcflow.temporal._refs import agent_ref, tool_ref
+from ptcflow.temporal._refs import agent_ref
 from ptcflow.temporal._spec import RunResult, RunSpec, payload_size
 
 if TYPE_CHECKING:
@@ -238,14 +239,23 @@ class TemporalRuntime:
         toolbox = self.tools if planned.tools is None else Toolbox.build(planned.tools)
         everyone = {**self.agents, **(agents or {})}
         rid = run_id or new_id("run_")
+        label = planned.name or str(getattr(strategy, "name", "") or "") or None
+        refs, agent_tools = plan_tools(
+            toolbox,
+            caller=label or "agent",
+            model=getattr(strategy, "model", None) or None,
+            inherit=planned.inherit,
+        )
         spec = RunSpec(
             agent=agent_ref(strategy),
             input=json_safe(planned.input),
             run_id=rid,
             request_id=request_id or rid,
-            name=planned.name or str(getattr(strategy, "name", "") or "") or None,
-            tools=tuple(tool_ref(t) for t in toolbox.tools.values()),
+            name=label,
+            tools=refs,
             tool_specs=toolbox.specs,
+            agent_tools=agent_tools,
+            mission=mission_of(planned.inherit),
             agents={n: agent_ref(s) for n, s in everyone.items()},
             deadline=None if timeout is None else time.time() + timeout,
             options=self.options,
@@ -272,8 +282,8 @@ class TemporalRuntime:
         cancels the run, as locally; use :meth:`start` for a run that outlives its caller.
 
         Raises:
-            UsageError: a bad argument, an agent that brings a model object or starts a
-                mission (raised by the call itself).
+            UsageError: a bad argument, or an agent (or an agent it calls as a tool)
+                that brings a model object (raised by the call itself).
             TemporalUnavailable: the server cannot be reached.
         """
         spec, finish = self._plan_args(strategy, input, options)

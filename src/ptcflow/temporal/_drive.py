@@ -1,10 +1,18 @@
 """The loop inside the ``ptcflow.run`` workflow (see ``_workflow.py``): :class:`Driver`.
 
 After every event it takes the run core's work lists, starts each new directive as an
-activity (a child workflow for ``RunChild``), cancels what the core interrupts, and reports
-each outcome (``core.finish``), in the order the work started; it continues the workflow
-as new at a quiet moment when its history grows long. Only ``temporalio.workflow`` and
-asyncio: time is ``workflow.now()``, ids come from the workflow's seeded random.
+activity (a child workflow for ``RunChild`` and for a call of an agent used as a tool: see
+``_family``), cancels what the core interrupts, and reports each outcome
+(``core.finish``), in the order the work started; it continues the workflow as new at a
+quiet moment when its history grows long. Only ``temporalio.workflow`` and asyncio: time
+is ``workflow.now()``, ids come from the workflow's seeded random.
+
+A program that calls agents used as tools runs in rounds: its activity suspends when it
+waits on agent calls only (``_activity_run``), the workflow publishes the sub-calls it
+completed, runs the pending calls as child workflows (concurrently, each with its
+``ai.tool.started`` / ``ai.tool.result``), then runs the program again with their results
+added to its record; the program, run again from its start, answers all of them from the
+record. Sub-calls published once are not published again (``report``'s ``published``).
 """
 
 from __future__ import annotations
@@ -15,43 +23,43 @@ from typing import Any, Protocol
 
 import msgspec
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.runtime._flight import cancelled
-from ptcflow.runtime._terminals import TerminalTable, journal_safe
+from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.signals import (
     INTERNAL,
+    TOOL_RESULT,
     TOOL_STARTED,
-    UNKNOWN_TOOL,
     Err,
     ErrorEnvelope,
     Ok,
     Signal,
+    ToolResultData,
     ToolStartedData,
+    encode_signal,
     json_safe,
 )
-from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE, PERFORM
-from ptcflow.temporal._placement import failure_of, is_lost_worker, last_heartbeat, place
+from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE
+from ptcflow.temporal._activity_run import Recorded, decode_record, encode_record
+from ptcflow.temporal._checkpoint import checkpoint_of, resume, should_continue
+from ptcflow.temporal._family import RUN_WORKFLOW, Family
+from ptcflow.temporal._placement import Placement, perform_activity, place
 from ptcflow.temporal._refs import ToolRef
-from ptcflow.temporal._report import report
+from ptcflow.temporal._report import answered, publish_lines, report
 from ptcflow.temporal._spec import (
     ActivityCall,
     ActivityOutcome,
-    Checkpoint,
+    PendingCall,
     RunResult,
     RunSpec,
     Typed,
-    decode_lines,
     encode_lines,
     payload_size,
 )
 
 __all__ = ("RUN_WORKFLOW", "Driver", "Observer")
-
-RUN_WORKFLOW = "ptcflow.run"
-"""The workflow type of a run (its child runs too)."""
 
 
 class Observer(Protocol):
@@ -122,6 +130,11 @@ class Driver:
         )
         self.tasks: dict[asyncio.Task[Any], Flight] = {}
         self.begun: dict[str, float] = {}
+        self.family = Family(spec, self.core.request_id, owner.add_child)
+        self.published: dict[str, set[str]] = {}
+        """The sub-calls of each suspended program published already, by directive id."""
+        self.wake = asyncio.Event()
+        """Set when work done in a task left the core with work to start or to cancel."""
 
     async def drive(self) -> RunResult:
         core = self.core
@@ -129,36 +142,52 @@ class Driver:
         if checkpoint is None:
             core.start(_now())
         else:
-            self._resume(checkpoint)
+            self.owner.carry(checkpoint.signals, checkpoint.children)
+            self.family.resume(checkpoint.turns_used, checkpoint.steps)
+            resume(core, checkpoint, _now())
+        waiter: asyncio.Task[Any] | None = None
         while core.step is None:
             self._pump()
             if core.finished:
                 break
             if not self.tasks:
                 continue
+            if waiter is None:
+                waiter = asyncio.get_running_loop().create_task(self.wake.wait())
             timeout = None if self.deadline == math.inf else max(0.0, self.deadline - _now())
             try:
                 done, _ = await workflow.wait(
-                    list(self.tasks), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                    [*self.tasks, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
             except asyncio.CancelledError:
                 core.cancel(cancelled(f"run {core.run_id} ({core.name}) was cancelled"), _now())
                 continue
             now = _now()
-            if not done:
+            if waiter in done:
+                self.wake.clear()
+                waiter = None
+            elif not done:
                 core.expire(now)
                 continue
             for task in [t for t in self.tasks if t in done]:  # in start order
                 flight = self.tasks.pop(task)
                 self._settle(flight, task, now)
+        if waiter is not None:
+            waiter.cancel()
         for task in self.tasks:  # nothing outlives the run
             task.cancel()
         step = core.step
         assert step is not None
         value = json_safe(step.value)
-        step = msgspec.structs.replace(step, value=value, signals=())
+        step = self.family.finish(msgspec.structs.replace(step, value=value, signals=()))
         lines = encode_lines(core.recorded) if core.recorded is not None else ()
-        return RunResult(step=step, signals=lines)
+        return RunResult(step=step, signals=lines, turns_used=self.family.turns_used)
+
+    def _poke(self) -> None:
+        """Work done in a task (a sub-call's signals) may have given the core work."""
+        core = self.core
+        if core.to_perform or core.to_cancel or core.answered or core.finished:
+            self.wake.set()
 
     # -- work out -------------------------------------------------------------------------
 
@@ -170,8 +199,11 @@ class Driver:
                 if isinstance(flight.work, asyncio.Task):
                     flight.work.cancel()
             starting, core.to_perform = core.to_perform or [], None
-            if starting and not self.tasks and self._should_continue():
-                self._continue_as_new(starting)
+            if starting and not self.tasks and should_continue(self.spec.options):
+                carried = checkpoint_of(
+                    core, starting, self.owner, self.family, self.spec.options.signal_tail
+                )
+                workflow.continue_as_new(msgspec.structs.replace(self.spec, checkpoint=carried))
             for flight in starting:
                 if flight.cancel_reason is not None:
                     core.finish(flight, None, _now())
@@ -187,8 +219,11 @@ class Driver:
                 TOOL_STARTED,
                 ToolStartedData(tool_name=d.tool_name, arguments=json_safe(d.arguments)),
             )
-        elif isinstance(d, RunChild):
+        if isinstance(d, RunChild) or (
+            isinstance(d, ToolExec) and d.tool_name in self.family.agent_tools
+        ):
             self.begun[d.id] = _now()
+        if isinstance(d, RunChild):
             self.core.emit(
                 flight,
                 TOOL_STARTED,
@@ -202,8 +237,14 @@ class Driver:
 
     async def _perform(self, flight: Flight) -> ActivityOutcome | Ok[Any] | Err:
         d = flight.directive
+        traceparent = flight.traceparent or self.spec.traceparent
+        family = self.family
         if isinstance(d, RunChild):
-            return await self._child(flight, d)
+            return await family.run_child(d, self.deadline, traceparent)
+        if isinstance(d, ToolExec) and d.tool_name in family.agent_tools:
+            return await family.agent_call(
+                d, from_program=False, deadline=self.deadline, traceparent=traceparent
+            )
         now = _now()
         where = place(self.spec, self.tools, d, now, self.deadline)
         snapshot = None
@@ -226,6 +267,7 @@ class Driver:
             snapshot=snapshot,
             max_attempts=where.max_attempts,
             max_payload_bytes=self.spec.options.max_payload_bytes,
+            agent_tools=self._agents_of(d),
         )
         limit = self.spec.options.max_payload_bytes
         if limit is not None:
@@ -238,44 +280,89 @@ class Driver:
                     "history, smaller arguments), or keep large payloads in external storage "
                     "(see docs/temporal.md, Limits)",
                 )
-        lost = 0
-        while True:
-            suffix = f"~{lost + 1}" if lost else ""
+        if call.agent_tools:
+            return await self._program(flight, call, where)
+        lost = self.spec.options.lost_worker_retries
+        if isinstance(d, LLMGenerate) and family.mission is not None:
+            refused = family.take_turn(self.core.name)
+            if refused is not None:
+                return ActivityOutcome(error=refused)
             try:
-                if where.local:
-                    outcome: ActivityOutcome = await workflow.execute_local_activity(
-                        PERFORM,
-                        call,
-                        result_type=ActivityOutcome,
-                        activity_id=d.id + suffix,
-                        schedule_to_close_timeout=where.schedule_to_close,
-                        start_to_close_timeout=where.start_to_close,
-                        retry_policy=where.retry,
-                    )
-                    return outcome
-                outcome = await workflow.execute_activity(
-                    PERFORM,
-                    call,
-                    result_type=ActivityOutcome,
-                    task_queue=where.task_queue,
-                    activity_id=d.id + suffix,
-                    schedule_to_close_timeout=where.schedule_to_close,
-                    start_to_close_timeout=where.start_to_close,
-                    heartbeat_timeout=where.heartbeat,
-                    retry_policy=where.retry,
-                    summary=f"{type(d).__name__} {getattr(d, 'tool_name', '')}".strip(),
-                )
+                outcome = await perform_activity(d, call, where, lost)
+            except BaseException:
+                family.give_back()
+                raise
+            if not answered(outcome, d.id):
+                family.give_back()
+            return outcome
+        return await perform_activity(d, call, where, lost)
+
+    async def _program(
+        self, flight: Flight, call: ActivityCall, where: Placement
+    ) -> ActivityOutcome:
+        """A program that may call agents used as tools, in rounds (see the module doc)."""
+        d = flight.directive
+        published = self.published.setdefault(d.id, set())
+        rounds = 0
+        while True:
+            outcome = await perform_activity(
+                d,
+                call,
+                where,
+                self.spec.options.lost_worker_retries,
+                f"~r{rounds}" if rounds else "",
+            )
+            if not outcome.pending or outcome.error is not None:
                 return outcome
-            except ActivityError as exc:
-                if isinstance(exc.cause, CancelledError):
-                    raise asyncio.CancelledError from None
-                if is_lost_worker(exc) and lost < self.spec.options.lost_worker_retries:
-                    lost += 1
-                    details = last_heartbeat(exc)
-                    if details is not None:  # the sub-calls it completed: not again
-                        call = msgspec.structs.replace(call, record=details)
-                    continue
-                return ActivityOutcome(error=failure_of(d, exc, lost + 1).error)
+            rounds += 1
+            publish_lines(self.core, self.terminals, flight, outcome.signals, _now(), published)
+            self._poke()
+            record = decode_record([outcome.record]) if outcome.record is not None else {}
+            pending = outcome.pending
+            lines = await asyncio.gather(*(self._agent_call(flight, p, published) for p in pending))
+            for p, line in zip(pending, lines, strict=True):
+                record[p.index] = Recorded(
+                    index=p.index, name=p.name, arguments=p.arguments, result=line
+                )
+            call = msgspec.structs.replace(call, record=encode_record(record))
+
+    async def _agent_call(self, flight: Flight, p: PendingCall, published: set[str]) -> Any:
+        """One pending call of a suspended program: its signals, its child workflow; the
+        ``ai.tool.result`` line of its record."""
+        d = flight.directive
+        core = self.core
+        sub_d = ToolExec(
+            id=f"{d.id}/tool/{p.index}",
+            tool_name=p.name,
+            arguments=p.arguments,
+            request_id=d.request_id,
+            iteration=d.iteration,
+        )
+        sub = core.open_subcall(flight, sub_d)
+        sub.traceparent = flight.traceparent
+        published.add(sub_d.id)
+        core.emit(sub, TOOL_STARTED, ToolStartedData(tool_name=p.name, arguments=p.arguments))
+        self._poke()
+        began = _now()
+        result = await self.family.agent_call(
+            sub_d,
+            from_program=True,
+            deadline=self.deadline,
+            traceparent=flight.traceparent or self.spec.traceparent,
+        )
+        now = _now()
+        ms = (now - began) * 1000.0
+        core.finish(sub, result, now, duration_ms=ms)
+        self._poke()
+        data = ToolResultData(tool_name=p.name, result=result, duration_ms=ms)
+        line = Signal(type=TOOL_RESULT, source="ptcflow", id="", time="", data=data)
+        return msgspec.Raw(encode_signal(line))
+
+    def _agents_of(self, d: Directive) -> tuple[str, ...]:
+        """The agents used as tools a program may call (suspending it)."""
+        if not isinstance(d, RunProgram) or not self.family.agent_tools:
+            return ()
+        return tuple(n for n in d.tool_names if n in self.family.agent_tools)
 
     def _sub_tools(self, d: Directive) -> tuple[ToolRef, ...]:
         """The tools ``d``'s sub-calls may call: a program's own, all the run's for a
@@ -285,53 +372,6 @@ class Driver:
         if isinstance(d, RunProgram):
             return tuple(self.tools[n] for n in d.tool_names if n in self.tools)
         return tuple(self.tools.values())
-
-    async def _child(self, flight: Flight, d: RunChild) -> ActivityOutcome | Ok[Any] | Err:
-        spec = self.spec
-        agent = spec.agents.get(d.agent)
-        if agent is None:
-            known = ", ".join(spec.agents) or "none"
-            return _error(
-                UNKNOWN_TOOL,
-                f"RunChild {d.id!r} names agent {d.agent!r}, which this run does not have; "
-                f"agents: {known} (pass agents={{name: strategy}} to rt.run)",
-            )
-        deadline = self.deadline
-        if d.timeout_ms is not None:
-            deadline = min(deadline, _now() + d.timeout_ms / 1000.0)
-        child_id = f"{spec.run_id}/{d.id}"
-        child = msgspec.structs.replace(
-            spec,
-            agent=agent,
-            input=d.input,
-            run_id=child_id,
-            request_id=d.request_id or self.core.request_id,
-            parent_run_id=spec.run_id,
-            name=d.agent,
-            deadline=None if deadline == math.inf else deadline,
-            record=False,
-            traceparent=flight.traceparent or spec.traceparent,
-            checkpoint=None,
-        )
-        self.owner.add_child(child_id)
-        try:
-            result = await workflow.execute_child_workflow(
-                RUN_WORKFLOW,
-                child,
-                id=child_id,
-                result_type=RunResult,
-                task_queue=spec.options.task_queue,
-                cancellation_type=workflow.ChildWorkflowCancellationType.TRY_CANCEL,
-                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
-            )
-        except ChildWorkflowError as exc:
-            if isinstance(exc.cause, CancelledError):  # we cancelled it: the reason is ours
-                raise asyncio.CancelledError from None
-            return ActivityOutcome(error=failure_of(d, exc, 0).error)
-        step = result.step
-        if step.ok:
-            return journal_safe(Ok(payload=step.value))
-        return Err(error=step.error or _unknown())
 
     # -- events in --------------------------------------------------------------------------
 
@@ -355,56 +395,8 @@ class Driver:
         if outcome.error is not None:
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
-        report(core, self.terminals, flight, outcome, now)
-
-    # -- continue-as-new ---------------------------------------------------------------------
-
-    def _should_continue(self) -> bool:
-        info = workflow.info()
-        limit = self.spec.options.continue_as_new_events
-        if limit is not None:
-            return info.get_current_history_length() >= limit
-        return info.is_continue_as_new_suggested()
-
-    def _continue_as_new(self, pending: list[Flight]) -> None:
-        core = self.core
-        tail = self.spec.options.signal_tail
-        lines = self.owner.tail(tail)
-        checkpoint = Checkpoint(
-            state=Typed.of(core.state),
-            pending=tuple(Typed.of(f.directive) for f in pending),
-            seq=core.seq,
-            usage=core.usage,
-            turns=core.turns,
-            tool_calls=core.tool_calls,
-            started_at=core.started_at,
-            signals=tuple(lines),
-            recorded=encode_lines(core.recorded) if core.recorded is not None else (),
-            children=self.owner.children,
-        )
-        workflow.continue_as_new(msgspec.structs.replace(self.spec, checkpoint=checkpoint))
-
-    def _resume(self, checkpoint: Checkpoint) -> None:
-        core = self.core
-        self.owner.carry(checkpoint.signals, checkpoint.children)
-        if core.recorded is not None:
-            core.recorded.extend(decode_lines(checkpoint.recorded))
-        pending: list[Directive] = [p.value() for p in checkpoint.pending]
-        core.resume(
-            _now(),
-            state=checkpoint.state.value(),
-            directives=pending,
-            seq=checkpoint.seq,
-            usage=checkpoint.usage,
-            turns=checkpoint.turns,
-            tool_calls=checkpoint.tool_calls,
-            started_at=checkpoint.started_at,
-        )
+        report(core, self.terminals, flight, outcome, now, self.published.pop(d.id, None))
 
 
 def _error(kind: str, message: str) -> ActivityOutcome:
     return ActivityOutcome(error=ErrorEnvelope.make(kind, message, retryable=False))
-
-
-def _unknown() -> ErrorEnvelope:
-    return ErrorEnvelope.make(INTERNAL, "the child run failed without an error")

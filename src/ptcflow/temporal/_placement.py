@@ -1,16 +1,21 @@
-"""Where and how one directive runs on Temporal: its activity options, and what a failure
-Temporal reports means for the directive (pure functions, used by the workflow)."""
+"""Where and how one directive runs on Temporal: its activity options, the activity itself
+(:func:`perform_activity`), and what a failure Temporal reports means for the directive
+(used by the workflow: ``temporalio.workflow`` only)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from datetime import timedelta
 from typing import Any
 
+import msgspec
+from temporalio import workflow
 from temporalio.common import RetryPolicy as TemporalRetry
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
+    CancelledError,
     ChildWorkflowError,
     TimeoutError as TemporalTimeout,
     TimeoutType,
@@ -18,10 +23,18 @@ from temporalio.exceptions import (
 
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, ToolExec
 from ptcflow.signals import INTERNAL, TIMEOUT, TRANSIENT, Err, ErrorEnvelope
+from ptcflow.temporal._activities import PERFORM
 from ptcflow.temporal._refs import ToolRef
-from ptcflow.temporal._spec import RunSpec
+from ptcflow.temporal._spec import ActivityCall, ActivityOutcome, RunSpec
 
-__all__ = ("Placement", "failure_of", "is_lost_worker", "last_heartbeat", "place")
+__all__ = (
+    "Placement",
+    "failure_of",
+    "is_lost_worker",
+    "last_heartbeat",
+    "perform_activity",
+    "place",
+)
 
 _ATTEMPT_GRACE_S = 5.0
 """Start-to-close beyond a tool's own attempt timeout, so its own clean ``timeout`` wins."""
@@ -176,3 +189,53 @@ def failure_of(d: Directive, exc: Exception, lost: int) -> Err:
             retryable=False,
         )
     )
+
+
+async def perform_activity(
+    d: Directive, call: ActivityCall, where: Placement, lost_retries: int, round: str = ""
+) -> ActivityOutcome:
+    """Perform ``call`` as an activity placed at ``where`` (workflow code); one whose
+    worker was lost runs again (up to ``lost_retries`` times) with the sub-calls its last
+    heartbeat recorded. ``round``: the activity id's suffix of a program's later round.
+
+    Raises:
+        asyncio.CancelledError: the activity was cancelled (its run is being cancelled).
+    """
+    lost = 0
+    while True:
+        suffix = round + (f"~{lost + 1}" if lost else "")
+        try:
+            if where.local:
+                outcome: ActivityOutcome = await workflow.execute_local_activity(
+                    PERFORM,
+                    call,
+                    result_type=ActivityOutcome,
+                    activity_id=d.id + suffix,
+                    schedule_to_close_timeout=where.schedule_to_close,
+                    start_to_close_timeout=where.start_to_close,
+                    retry_policy=where.retry,
+                )
+                return outcome
+            outcome = await workflow.execute_activity(
+                PERFORM,
+                call,
+                result_type=ActivityOutcome,
+                task_queue=where.task_queue,
+                activity_id=d.id + suffix,
+                schedule_to_close_timeout=where.schedule_to_close,
+                start_to_close_timeout=where.start_to_close,
+                heartbeat_timeout=where.heartbeat,
+                retry_policy=where.retry,
+                summary=f"{type(d).__name__} {getattr(d, 'tool_name', '')}".strip(),
+            )
+            return outcome
+        except ActivityError as exc:
+            if isinstance(exc.cause, CancelledError):
+                raise asyncio.CancelledError from None
+            if is_lost_worker(exc) and lost < lost_retries:
+                lost += 1
+                details = last_heartbeat(exc)
+                if details is not None:  # the sub-calls it completed: not again
+                    call = msgspec.structs.replace(call, record=details)
+                continue
+            return ActivityOutcome(error=failure_of(d, exc, lost + 1).error)

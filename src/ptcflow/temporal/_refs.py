@@ -183,14 +183,14 @@ def tool_ref(tool: Tool) -> ToolRef:
 
     Raises:
         UsageError: its function cannot be imported by name, or runs an agent (an agent
-            used as a tool: not on Temporal yet, see docs/temporal.md).
+            used as a tool is no tool a worker runs: its calls are child workflows,
+            planned by ``_agent_tools.plan_tools``).
     """
     if callable(getattr(tool.fn, "plan_child", None)):
         raise UsageError(
-            f"tool {tool.name!r} runs an agent ({tool.fn!r}): agents used as tools do not "
-            "run on Temporal yet (their calls come from programs inside an activity, which "
-            "cannot start a child workflow). Run this agent on a local Runtime, or make the "
-            "agent a RunChild child run (see docs/temporal.md, Agents as tools)"
+            f"tool {tool.name!r} runs an agent ({tool.fn!r}): a worker cannot run it as a "
+            "tool; its calls are child workflows, which the run's workflow starts (give it "
+            "to the run's or the agent's tools)"
         )
     return ToolRef(
         name=tool.name,

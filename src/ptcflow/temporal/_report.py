@@ -26,7 +26,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._spec import ActivityOutcome
 
-__all__ = ("report",)
+__all__ = ("answered", "publish_lines", "report")
 
 
 def report(
@@ -35,18 +35,45 @@ def report(
     flight: Flight,
     outcome: ActivityOutcome,
     now: float,
+    published: set[str] | None = None,
 ) -> None:
     """Publish what ``flight``'s activity published, then its terminal: its intermediate
-    signals (``core.emit``), its sub-calls (opened, emitted, finished as they were) and
-    the result its terminal signal carried (``core.finish``, the core makes the terminal
-    signals again, by ``terminals``, the core's table: see the module docstring)."""
+    signals (``core.emit``), its sub-calls (opened, emitted, finished as they were, but
+    for those in ``published``: a suspended program's, published already) and the result
+    its terminal signal carried (``core.finish``, the core makes the terminal signals
+    again, by ``terminals``, the core's table: see the module docstring)."""
     d = flight.directive
     if outcome.traceparent is not None:
         flight.traceparent = outcome.traceparent
+    seen = set() if published is None else published
+    result, duration = publish_lines(core, terminals, flight, outcome.signals, now, seen)
+    if result is None:
+        result = Err(
+            error=ErrorEnvelope.make(
+                INTERNAL,
+                f"the activity of {type(d).__name__} {d.id!r} returned no terminal signal",
+            )
+        )
+    core.finish(flight, result, now, attempts=outcome.attempt, duration_ms=duration)
+
+
+def publish_lines(
+    core: RunCore[Flight],
+    terminals: TerminalTable,
+    flight: Flight,
+    lines: Any,
+    now: float,
+    published: set[str],
+) -> tuple[Ok[Any] | Err | None, float]:
+    """Publish ``lines`` (an activity's signals) as ``flight``'s: its intermediate signals
+    and its sub-calls' (but for the sub-calls in ``published``; those finished here are
+    added to it). Returns the result its terminal signal carried (``None``: none) and its
+    duration."""
+    d = flight.directive
     result: Ok[Any] | Err | None = None
     duration = 0.0
     subs: dict[str, Flight] = {}
-    for line in outcome.signals:
+    for line in lines:
         s = decode_signal(bytes(line))
         if s.call_id == d.id:
             if s.type in TERMINAL_TYPES:
@@ -56,6 +83,8 @@ def report(
                 duration = float(getattr(s.data, "duration_ms", 0.0) or 0.0)
             elif s.type != USAGE:
                 core.emit(flight, s.type, s.data)
+            continue
+        if s.call_id in published:
             continue
         sub = subs.get(s.call_id or "")
         if sub is None:
@@ -79,13 +108,19 @@ def report(
                 attempts=s.data.attempts,
                 duration_ms=s.data.duration_ms,
             )
+            published.add(s.call_id or "")
         else:
             core.emit(sub, s.type, s.data)
-    if result is None:
-        result = Err(
-            error=ErrorEnvelope.make(
-                INTERNAL,
-                f"the activity of {type(d).__name__} {d.id!r} returned no terminal signal",
-            )
-        )
-    core.finish(flight, result, now, attempts=outcome.attempt, duration_ms=duration)
+    return result, duration
+
+
+def answered(outcome: ActivityOutcome, call_id: str) -> bool:
+    """True when ``outcome`` ends the directive ``call_id`` with a result (not an error):
+    a model call that answered (it used a turn of its mission's budget)."""
+    if outcome.error is not None:
+        return False
+    for line in reversed(outcome.signals):
+        s = decode_signal(bytes(line))
+        if s.call_id == call_id and s.type in TERMINAL_TYPES:
+            return bool(s.data.result.ok)
+    return False

@@ -24,7 +24,10 @@ from ptcflow.temporal._refs import AgentRef, ToolRef, load
 __all__ = (
     "ActivityCall",
     "ActivityOutcome",
+    "AgentTool",
     "Checkpoint",
+    "MissionBudget",
+    "PendingCall",
     "RunResult",
     "RunSpec",
     "SignalPage",
@@ -33,6 +36,7 @@ __all__ = (
     "directive_of",
     "encode_lines",
     "payload_size",
+    "with_typed_children",
 )
 
 _ENCODER = msgspec.json.Encoder()
@@ -73,6 +77,43 @@ class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
     recorded: tuple[msgspec.Raw, ...] = ()
     """Every signal so far, when the run records them (``record=True``)."""
     children: tuple[str, ...] = ()
+    turns_used: int = 0
+    """The mission's model calls so far (a run with a :class:`MissionBudget`)."""
+    steps: dict[str, Step] = {}
+    """The Steps of the agents the run called so far, by call id (for its trace)."""
+
+
+class MissionBudget(msgspec.Struct, frozen=True, kw_only=True):
+    """A mission's turn budget as one of its runs starts: the budget, the turns used."""
+
+    turn_budget: int
+    used: int = 0
+
+
+class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent used as a tool (``SubAgent.as_tool``, an ``LLMTool``), planned on the
+    client: what each call of it starts, a child workflow. ``error`` answers every call
+    instead when the agent cannot run there (past the mission's ``max_depth``)."""
+
+    name: str
+    """The tool's name."""
+    agent: str
+    """The agent's name (its errors name it)."""
+    signature: str | None = None
+    """The tool's signature: it validates a call's arguments (the child's context)."""
+    expected: str = ""
+    """The tool as a signature, for the message of a call with invalid arguments."""
+    strategy: AgentRef | None = None
+    run_name: str | None = None
+    tools: tuple[ToolRef, ...] = ()
+    tool_specs: tuple[ToolSpec, ...] = ()
+    agent_tools: tuple[AgentTool, ...] = ()
+    """The child's own agents used as tools (planned one level deeper)."""
+    timeout: float | None = None
+    """The agent's own ``mission_timeout`` in seconds (within its caller's time)."""
+    turn_budget: int = 20
+    """The budget of the mission a call starts when its caller has none (a ReAct run)."""
+    error: ErrorEnvelope | None = None
 
 
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,6 +137,11 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     record: bool = False
     traceparent: str | None = None
     checkpoint: Checkpoint | None = None
+    agent_tools: tuple[AgentTool, ...] = ()
+    """The run's agents used as tools: their calls are child workflows."""
+    mission: MissionBudget | None = None
+    """The mission this run belongs to (a SubAgent mission): the workflow counts its
+    model calls, and its children's, against the budget."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,6 +163,16 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     record: bytes | None = None
     """The sub-calls an earlier activity of this directive completed before its worker was
     lost (its last heartbeat details): they are answered from it, not called again."""
+    agent_tools: tuple[str, ...] = ()
+    """The program's agents used as tools: a call of one suspends the program."""
+
+
+class PendingCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A call of an agent used as a tool that a suspended program waits for."""
+
+    index: int
+    name: str
+    arguments: Any = None
 
 
 class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -129,6 +185,11 @@ class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):
     traceparent: str | None = None
     attempt: int = 1
     error: ErrorEnvelope | None = None
+    pending: tuple[PendingCall, ...] = ()
+    """A suspended program: the agent calls it waits for (child workflows), ``signals``
+    holding only its completed sub-calls; it runs again with ``record`` extended."""
+    record: bytes | None = None
+    """A suspended program's completed sub-calls (heartbeat details' format)."""
 
 
 class SignalPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,12 +206,38 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
 
     step: Step
     signals: tuple[msgspec.Raw, ...] = ()
+    turns_used: int = 0
+    """The mission's model calls when the run ended (a run with a :class:`MissionBudget`)."""
 
     def to_step(self) -> Step:
-        """The Step, with its recorded signals decoded."""
+        """The Step, with its recorded signals decoded and its children's Steps typed."""
+        step = with_typed_children(self.step)
         if not self.signals:
-            return self.step
-        return msgspec.structs.replace(self.step, signals=tuple(decode_lines(self.signals)))
+            return step
+        return msgspec.structs.replace(step, signals=tuple(decode_lines(self.signals)))
+
+
+def with_typed_children(step: Step) -> Step:
+    """``step`` with the Steps of the agents it called (``ToolCallTrace.child``, typed
+    ``Any``: plain data once it crossed as JSON) typed again, at every level."""
+    trace = step.trace
+    if trace is None or not any(
+        c.child is not None for t in trace.turns for c in t.execution.tool_calls
+    ):
+        return step
+    turns = []
+    for turn in trace.turns:
+        calls = tuple(
+            c
+            if c.child is None
+            else msgspec.structs.replace(
+                c, child=with_typed_children(msgspec.convert(c.child, Step))
+            )
+            for c in turn.execution.tool_calls
+        )
+        execution = msgspec.structs.replace(turn.execution, tool_calls=calls)
+        turns.append(msgspec.structs.replace(turn, execution=execution))
+    return msgspec.structs.replace(step, trace=msgspec.structs.replace(trace, turns=tuple(turns)))
 
 
 def encode_lines(signals: Any) -> tuple[msgspec.Raw, ...]:

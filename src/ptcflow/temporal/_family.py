@@ -1,0 +1,261 @@
+"""A run's child workflows, inside the ``ptcflow.run`` workflow: :class:`Family`.
+
+Two kinds of directive start a child run, each a child workflow (id ``{run id}/{call
+id}``, the same as a local child run's; cancelled with its parent: ``REQUEST_CANCEL``):
+
+* ``RunChild``: a strategy's child run, of one of the run's ``agents``;
+* a call of an agent used as a tool (``SubAgent.as_tool``, an ``LLMTool``): a ``ToolExec``
+  of a ReAct or JSON-mode run, or a suspended program's pending call. The child's strategy,
+  tools and name were planned on the client (:class:`~ptcflow.temporal._spec.AgentTool`);
+  the call's arguments are checked by the tool's signature and become the child's context,
+  and its Step becomes the call's result as locally (``call_result``).
+
+A mission's shared state lives here: its turn budget (a :class:`Mission`, counted as the
+local ``BudgetedLLM`` counts it: a model call takes a turn, a failed one gives it back),
+handed down to each child with the turns used so far and counted up from the child's
+result; and the Steps of the agents called, attached to the run's trace at its end as
+``Lineage.finish`` does. Only ``temporalio.workflow`` and asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+from temporalio import workflow
+from temporalio.exceptions import CancelledError, ChildWorkflowError
+
+from ptcflow.agent._as_tool import call_result
+from ptcflow.agent._execute import resolve_context
+from ptcflow.agent._mission import Mission, MissionLimits, attach_children
+from ptcflow.directives import Directive, RunChild, ToolExec
+from ptcflow.errors import UsageError
+from ptcflow.runtime import ProviderError, Step
+from ptcflow.runtime._terminals import journal_safe
+from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
+from ptcflow.signature import Signature, parse
+from ptcflow.temporal._placement import failure_of
+from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec
+
+__all__ = ("RUN_WORKFLOW", "Family")
+
+RUN_WORKFLOW = "ptcflow.run"
+"""The workflow type of a run (its child runs too)."""
+
+
+def _now() -> float:
+    return workflow.now().timestamp()
+
+
+class Family:
+    """The child workflows of one run and its mission's shared state (see the module
+    docstring).
+
+    Args:
+        spec: the run's spec.
+        request_id: the run's request id (a child's, unless its directive has one).
+        add_child: tells the run's observers that a child workflow started.
+    """
+
+    def __init__(self, spec: RunSpec, request_id: str | None, add_child: Callable[[str], None]):
+        self.spec = spec
+        self.request_id = request_id
+        self.add_child = add_child
+        self.agent_tools: dict[str, AgentTool] = {t.name: t for t in spec.agent_tools}
+        self.mission: Mission | None = None
+        self.base = 0
+        if spec.mission is not None:
+            self.mission = Mission(MissionLimits(turn_budget=spec.mission.turn_budget))
+            self.mission.turns_used = self.base = spec.mission.used
+        self.steps: dict[str, Step] = {}
+        """The Steps of the agents this run called, by call id (for its trace)."""
+        self._signatures: dict[str, Signature] = {}
+
+    @property
+    def turns_used(self) -> int:
+        """The mission's model calls so far (0 outside a mission)."""
+        return 0 if self.mission is None else self.mission.turns_used
+
+    def resume(self, turns_used: int, steps: Mapping[str, Step]) -> None:
+        """What the previous execution counted (continue-as-new)."""
+        if self.mission is not None:
+            self.mission.turns_used = turns_used
+        self.steps.update(steps)
+
+    def take_turn(self, agent: str) -> ErrorEnvelope | None:
+        """Count a model call of ``agent``; the error that answers it once the mission's
+        budget is spent (``turn_budget_exceeded``, as locally)."""
+        if self.mission is None:
+            return None
+        try:
+            self.mission.take_turn(agent)
+        except ProviderError as exc:
+            return exc.envelope
+        return None
+
+    def give_back(self) -> None:
+        """A counted model call failed: it used no turn."""
+        if self.mission is not None:
+            self.mission.give_back()
+
+    def finish(self, step: Step) -> Step:
+        """The run's Step with the Steps of the agents it called on its trace."""
+        return attach_children(step, self.steps)
+
+    # -- child runs -------------------------------------------------------------------------
+
+    async def run_child(
+        self, d: RunChild, deadline: float, traceparent: str | None
+    ) -> Ok[Any] | Err:
+        """A strategy's ``RunChild``: its result (``Ok`` / ``Err``), or the failure's
+        ``Err``."""
+        spec = self.spec
+        agent = spec.agents.get(d.agent)
+        if agent is None:
+            known = ", ".join(spec.agents) or "none"
+            return _error(
+                UNKNOWN_TOOL,
+                f"RunChild {d.id!r} names agent {d.agent!r}, which this run does not have; "
+                f"agents: {known} (pass agents={{name: strategy}} to rt.run)",
+            )
+        if d.timeout_ms is not None:
+            deadline = min(deadline, _now() + d.timeout_ms / 1000.0)
+        child = msgspec.structs.replace(
+            spec,
+            agent=agent,
+            input=d.input,
+            run_id=f"{spec.run_id}/{d.id}",
+            request_id=d.request_id or self.request_id,
+            parent_run_id=spec.run_id,
+            name=d.agent,
+            deadline=None if deadline == math.inf else deadline,
+            record=False,
+            traceparent=traceparent,
+            checkpoint=None,
+        )
+        result = await self._execute(d, child)
+        if isinstance(result, Err):
+            return result
+        step = result.step
+        if step.ok:
+            return journal_safe(Ok(payload=step.value))
+        return Err(error=step.error or _unknown())
+
+    async def agent_call(
+        self, call: ToolExec, *, from_program: bool, deadline: float, traceparent: str | None
+    ) -> Ok[Any] | Err:
+        """A call of an agent used as a tool: its arguments checked, the agent run as a
+        child workflow, its Step made the call's result (see the module docstring)."""
+        plan = self.agent_tools.get(call.tool_name)
+        if plan is None:  # the workflow only sends the calls of its agent tools here
+            return _error(INTERNAL, f"tool {call.tool_name!r} is no agent of this run")
+        if plan.error is not None:
+            return Err(error=plan.error)
+        values = self._context(plan, call.arguments)
+        if isinstance(values, Err):
+            return values
+        assert plan.strategy is not None
+        if plan.timeout is not None:
+            deadline = min(deadline, _now() + plan.timeout)
+        mission = self.mission
+        budget = (
+            MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
+            if mission is not None
+            else MissionBudget(turn_budget=plan.turn_budget)
+        )
+        spec = self.spec
+        child = RunSpec(
+            agent=plan.strategy,
+            input=values,
+            run_id=f"{spec.run_id}/{call.id}",
+            request_id=call.request_id or self.request_id,
+            parent_run_id=spec.run_id,
+            name=plan.run_name,
+            tools=plan.tools,
+            tool_specs=plan.tool_specs,
+            agent_tools=plan.agent_tools,
+            deadline=None if deadline == math.inf else deadline,
+            options=spec.options,
+            retry=spec.retry,
+            observe=spec.observe,
+            traceparent=traceparent,
+            mission=budget,
+        )
+        result = await self._execute(call, child)
+        if isinstance(result, Err):
+            return result
+        if mission is not None:  # the child's model calls, and its own children's
+            mission.turns_used += result.turns_used - budget.used
+        step = result.step
+        if spec.mission is not None and step.trace is not None:
+            self.steps[call.id] = step
+        return call_result(plan.agent, step, from_program=from_program)
+
+    def _context(self, plan: AgentTool, arguments: Any) -> dict[str, Any] | Err:
+        """The child's context: the arguments checked by the tool's signature, as a
+        local call of the tool checks them."""
+        if not isinstance(arguments, Mapping):
+            got = type(arguments).__name__
+            return _invalid(plan, [f"takes a map of named arguments, got {got}"])
+        values = dict(arguments)
+        if plan.signature is not None:
+            signature = self._signatures.get(plan.name)
+            if signature is None:
+                signature = self._signatures[plan.name] = parse(plan.signature)
+            checked = signature.validate_input(values, "enabled")
+            if not checked.ok:
+                return _invalid(plan, checked.errors)
+            values = dict(checked.value)
+        try:
+            context, _ = resolve_context(values, None)
+        except UsageError as exc:
+            return Err(
+                error=ErrorEnvelope.make(
+                    VALIDATION,
+                    f"tool {plan.name!r}: {exc}",
+                    {"agent": plan.agent},
+                    retryable=False,
+                )
+            )
+        return context
+
+    async def _execute(self, d: Directive, child: RunSpec) -> RunResult | Err:
+        self.add_child(child.run_id)
+        try:
+            result: RunResult = await workflow.execute_child_workflow(
+                RUN_WORKFLOW,
+                child,
+                id=child.run_id,
+                result_type=RunResult,
+                task_queue=self.spec.options.task_queue,
+                cancellation_type=workflow.ChildWorkflowCancellationType.TRY_CANCEL,
+                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+            )
+        except ChildWorkflowError as exc:
+            if isinstance(exc.cause, CancelledError):  # we cancelled it: the reason is ours
+                raise asyncio.CancelledError from None
+            return failure_of(d, exc, 0)
+        return result
+
+
+def _invalid(plan: AgentTool, errors: list[str]) -> Err:
+    return Err(
+        error=ErrorEnvelope.make(
+            VALIDATION,
+            f"invalid arguments for tool {plan.name!r}: {'; '.join(errors)} "
+            f"(expected {plan.expected})",
+            {"tool": plan.name, "where": "input", "errors": list(errors)},
+            retryable=False,
+        )
+    )
+
+
+def _error(kind: str, message: str) -> Err:
+    return Err(error=ErrorEnvelope.make(kind, message, retryable=False))
+
+
+def _unknown() -> ErrorEnvelope:
+    return ErrorEnvelope.make(INTERNAL, "the child run failed without an error")
