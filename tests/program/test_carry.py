@@ -210,3 +210,15 @@ def test_quote_escapes_exactly_what_the_reader_unescapes(s: str) -> None:
     escapes["\f"] = "\\f"
     assert quote(s) == '"' + "".join(escapes.get(c, c) for c in s) + '"'  # the general way
     assert read_data(quote(s)) == s
+
+
+def test_a_host_maps_encoded_keys_are_written_as_their_values() -> None:
+    from ptcflow.lisp import pr_str
+
+    # a tool's Python result may have keys that are not strings: stored encoded (mkey)
+    row = {mkey(True): 1, mkey(1.5): Keyword("a"), mkey(vec([1, 2])): "v", None: 0}
+    memory = {"row": row, "rows": vec([row, row])}
+    values, dropped = memory_to_data(memory)
+    assert dropped == {} and values["row"] == pr_str(row) == '{true 1, 1.5 :a, [1 2] "v", nil 0}'
+    assert values["rows"] == f"[{values['row']} {values['row']}]"
+    assert lisp_eq(memory_from_data(values)["row"], row)
