@@ -173,3 +173,52 @@ def test_a_value_too_large_to_write_is_dropped_in_bounded_time() -> None:
     assert small == {} and f"passes {len(text) - 1} characters" in refused["v"]
     with pytest.raises(LimitExceeded, match="memory value x is too large"):
         memory_to_data(r.memory, max_chars=1000, too_large="raise")
+
+
+@given(lisp_values, lisp_values)
+def test_a_collection_met_again_is_written_once_and_the_same(a: Any, b: Any) -> None:
+    # `big` keeps rows of `orders`: the writer reuses a collection's text by identity
+    shared = vec([a, Map({mkey(Keyword("k")): a}), b])
+    memory = {"orders": shared, "big": vec([b, shared, vec([shared, a])]), "a": a}
+    values, dropped = memory_to_data(memory)
+    from ptcflow.lisp import pr_str
+
+    assert dropped == {} and values == {name: pr_str(v) for name, v in memory.items()}
+
+
+def test_a_collection_met_again_deeper_is_still_refused_when_nested_too_deeply() -> None:
+    def nest(x: Any, n: int) -> Any:
+        for _ in range(n):
+            x = vec([x])
+        return x
+
+    inner = nest(vec([1]), 150)
+    # written at depth 0 first: met again under 60 more levels it nests too deeply
+    values, dropped = memory_to_data({"a": inner, "b": nest(inner, 60)})
+    assert set(values) == {"a"} and "nested too deeply" in dropped["b"]
+    # written under 30 levels first: its text fits anywhere shallower
+    values, dropped = memory_to_data({"b": nest(inner, 30), "a": inner})
+    assert dropped == {} and values["b"] == "[" * 30 + values["a"] + "]" * 30
+
+
+@given(st.text())
+def test_quote_escapes_exactly_what_the_reader_unescapes(s: str) -> None:
+    from ptcflow.lisp._reader import read_data
+    from ptcflow.lisp.printer import quote
+
+    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b"}
+    escapes["\f"] = "\\f"
+    assert quote(s) == '"' + "".join(escapes.get(c, c) for c in s) + '"'  # the general way
+    assert read_data(quote(s)) == s
+
+
+def test_a_host_maps_encoded_keys_are_written_as_their_values() -> None:
+    from ptcflow.lisp import pr_str
+
+    # a tool's Python result may have keys that are not strings: stored encoded (mkey)
+    row = {mkey(True): 1, mkey(1.5): Keyword("a"), mkey(vec([1, 2])): "v", None: 0}
+    memory = {"row": row, "rows": vec([row, row])}
+    values, dropped = memory_to_data(memory)
+    assert dropped == {} and values["row"] == pr_str(row) == '{true 1, 1.5 :a, [1 2] "v", nil 0}'
+    assert values["rows"] == f"[{values['row']} {values['row']}]"
+    assert lisp_eq(memory_from_data(values)["row"], row)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any, Final, Literal
 
 from ptcflow.errors import UsageError
@@ -80,11 +81,12 @@ def memory_to_data(
     """
     values: dict[str, str] = {}
     dropped: dict[str, str] = {}
+    written: dict[int, tuple[str, int]] = {}  # shared by the values (see _Writer)
     for name, value in memory.items():
         if _is_function(value):
             continue
         try:
-            values[name] = _Writer(max_chars).text(value, 0)
+            values[name] = _Writer(max_chars, written).text(value, 0)
         except _NoText as why:
             if too_large == "raise" and isinstance(why, _TooLarge):
                 raise LimitExceeded("max_chars", f"memory value {name} {why}") from None
@@ -263,49 +265,77 @@ class _Writer:
     budget accounting: memory is written outside any run. What has no text that reads back
     (a function inside a collection, an odd keyword) is found on the way, and the text is
     bounded: a value that shares structure (``[v v]`` doubled 60 times) would print for
-    ever, so every character is counted before it is written (a collection's brackets and
+    ever, so every character is counted as it is written (a collection's brackets and
     separators before its elements are sorted or visited) and the value is refused once
     the count passes ``cap``. Each element counts at least one character, so the walk
     visits at most ``cap`` elements. Scalars, most of any data, are written through one
     table lookup each.
+
+    A collection met again (``(def big (filter ...))`` keeps rows of ``orders``) is not
+    walked again: ``written`` keeps each collection's text by identity for the writers of
+    one :func:`memory_to_data` call (every value it holds is alive until the call ends),
+    and the text counts again wherever it is used.
     """
 
-    __slots__ = ("cap", "left")
+    __slots__ = ("cap", "left", "written")
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, written: dict[int, tuple[str, int]]) -> None:
         self.cap = cap
         self.left = cap
+        self.written = written
+        """``{id(collection): (text, the depth it was written at)}``."""
 
     def text(self, x: Any, depth: int) -> str:
-        scalar = _SCALAR_TEXT.get(type(x))
-        if scalar is not None:
-            text: str = scalar(x)
-            self.count(len(text))
-            return text
+        """The text of ``x`` (at ``depth`` collections down), counted."""
+        return self.texts((x,), depth)[0]
+
+    def texts(self, xs: Iterable[Any], depth: int) -> list[str]:
+        """The texts of ``xs`` (a collection's elements), each counted."""
+        out: list[str] = []
+        for x in xs:
+            scalar = _SCALAR_TEXT.get(type(x))
+            if scalar is None:
+                out.append(self.collection(x, depth))
+            else:
+                text: str = scalar(x)
+                self.count(len(text))
+                out.append(text)
+        return out
+
+    def collection(self, x: Any, depth: int) -> str:
+        """The text of ``x``, which is not a scalar."""
+        known = self.written.get(id(x))
+        if known is not None and depth <= known[1]:  # no deeper than where it was written
+            self.count(len(known[0]))
+            return known[0]
         if depth > 200:
             raise _NoText("is nested too deeply to be kept")
         t = type(x)
         d = depth + 1
-        write = self.text
         if t is Vector or t is frozenset:
             # brackets ("[]" or "#{}") and one space between two elements
             self.count((2 if t is Vector else 3) + max(len(x) - 1, 0))
-            items = " ".join([write(v, d) for v in (x if t is Vector else ordered(x))])
-            return f"[{items}]" if t is Vector else f"#{{{items}}}"
-        if t is dict or t is Map:  # a host map (its order) or a program map (sorted)
+            items = " ".join(self.texts(x if t is Vector else ordered(x), d))
+            text = f"[{items}]" if t is Vector else f"#{{{items}}}"
+        elif t is dict or t is Map:  # a host map (its order) or a program map (sorted)
             # "{}", ", " between two entries and " " between a key and its value
             self.count(2 + 2 * max(len(x) - 1, 0) + len(x))
-            pairs = x.items() if t is dict else ordered_items(x)
-            return "{" + ", ".join([f"{write(unkey(k), d)} {write(v, d)}" for k, v in pairs]) + "}"
-        if t is Regex:
+            pairs = x.items() if t is dict else ordered_items(x)  # (a host map's keys below)
+            kv = iter(self.texts(chain.from_iterable(pairs), d))  # key, value, key, ...
+            text = "{" + ", ".join(map(" ".join, zip(kv, kv, strict=True))) + "}"
+        elif t is Regex:
             text = pr_str(x)
             self.count(len(text))
-            return text
-        if callable(x):
+        elif unkey(x) is not x:  # a host map's key stored encoded (true, 1.5, a vector)
+            return self.text(unkey(x), depth)
+        elif callable(x):
             raise _NoText(
                 "holds a function inside a collection; keep data only, and functions with defn"
             )
-        raise _NoText(f"holds a {t.__name__}, which has no PTC-Lisp text")
+        else:
+            raise _NoText(f"holds a {t.__name__}, which has no PTC-Lisp text")
+        self.written[id(x)] = (text, depth)
+        return text
 
     def count(self, n: int) -> None:
         """Count ``n`` more characters of the text; :class:`_TooLarge` past the cap."""

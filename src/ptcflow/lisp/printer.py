@@ -38,7 +38,6 @@ _ESCAPES: Final = {
     "\b": "\\b",
     "\f": "\\f",
 }
-_NEEDS_ESCAPE: Final = frozenset(_ESCAPES)
 
 
 class Full(Exception):
@@ -57,8 +56,8 @@ def quote(s: str) -> str:
         >>> quote('say "hi"')
         '"say \\\\"hi\\\\""'
     """
-    if _NEEDS_ESCAPE.isdisjoint(s):
-        return '"' + s + '"'
+    if '"' not in s and "\\" not in s and s.isprintable():  # nothing to escape: most strings
+        return f'"{s}"'
     return '"' + "".join(_ESCAPES.get(c, c) for c in s) + '"'
 
 
@@ -69,11 +68,11 @@ def float_text(x: float) -> str:
         >>> float_text(float("inf"))
         '##Inf'
     """
+    if math.isfinite(x):
+        return repr(x)
     if math.isnan(x):
         return "##NaN"
-    if math.isinf(x):
-        return "##Inf" if x > 0 else "##-Inf"
-    return repr(x)
+    return "##Inf" if x > 0 else "##-Inf"
 
 
 def _fn_name(x: object) -> str:
