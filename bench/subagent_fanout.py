@@ -43,10 +43,7 @@ ORCHESTRATOR: Final = SubAgent(
     prompt="Survey {{text}}",
     signature="(text :string) -> [:int]",
     tools=[leaf.as_tool() for leaf in LEAVES],
-    name="surveyor",
-    # the program waits for its three sub-agents: under a CPU-bound load of 4,000 agent
-    # turns that is longer than the default 5 s program time limit
-    program_limits={"timeout_ms": 120_000},
+    name="surveyor",  # its program waits for its agents: not counted in its time limit
 )
 PROGRAM: Final = '(return (pmap #(call % {:text ctx/text}) ["count" "measure" "weigh"]))'
 

@@ -275,6 +275,26 @@ async def test_a_failing_child_is_a_tool_error_carrying_its_reason() -> None:
     assert "no such user" in fed_back
 
 
+async def test_waiting_on_an_agent_does_not_count_against_the_callers_program_limit() -> None:
+    """The child's model takes longer than the caller's whole program time limit: the
+    caller's program waits for it (an agent's run bounds itself), and is not cut."""
+    slow = ScriptedLLM(lambda r: "(return {:id 7})", latency=0.4)
+    child = SubAgent(
+        prompt="Find {{email}}", signature="(email :string) -> {id :int}", name="finder"
+    )
+    root = SubAgent(
+        prompt="Find zed",
+        signature="{found :bool}",
+        tools=[child.as_tool(llm=slow)],
+        program_limits={"timeout_ms": 200},
+    )
+    source = '(return {:found (= 7 (:id (call "finder" {:email "zed@example.com"})))})'
+    step = await root.run(llm=ScriptedLLM(lambda r: source))
+    assert step.ok, step.fail
+    assert step.value == {"found": True} and step.turns == 1
+    assert len(slow.requests) == 1
+
+
 async def test_cancelling_the_caller_cancels_its_children() -> None:
     started = anyio.Event()
 

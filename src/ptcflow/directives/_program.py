@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -141,6 +141,7 @@ async def perform_program(
     on_call: Callable[[ProgramToolCall], None] | None = None,
     cache: ProgramCache | None = None,
     plain_results: bool = False,
+    untimed_tools: Collection[str] = (),
 ) -> ProgramOutput:
     """Run ``directive``'s program and describe what it did. Blocks while tools run.
 
@@ -163,6 +164,9 @@ async def perform_program(
         plain_results: ``call`` returns ``Ok`` payloads that are plain JSON data already
             (as the runtime's ``ai.tool.result`` carries them): they are recorded as they
             are instead of being copied by :func:`plain_value`.
+        untimed_tools: tools whose calls bound themselves (agents used as tools): waiting
+            on them does not count against the program's time limit (see
+            :func:`ptcflow.lisp.run`).
 
     Returns:
         The :class:`~ptcflow.signals.ProgramOutput`.
@@ -219,6 +223,7 @@ async def perform_program(
         resume=records is not None and router is not None,
         functions=tuple(directive.functions.values()),
         converted=None if cache is None else cache.converted,
+        untimed_tools=untimed_tools,
     )
     duration = (time.perf_counter() - start) * 1000
     too_large = False

@@ -9,6 +9,7 @@ by the tools given to ``run``, or from a record of an earlier run (``replay=``).
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -20,8 +21,9 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.lisp._runtime import YIELD, Batch, Outcome, ToolRequest
 from ptcflow.lisp.errors import LispError
+from ptcflow.lisp.limits import Budget
 
-__all__ = ("Driver", "ReplayMismatch", "Tool", "ToolCallRecord", "ToolRouter")
+__all__ = ("Driver", "ReplayMismatch", "Tool", "ToolCallRecord", "ToolRouter", "WaitClock")
 
 Tool = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 
@@ -219,3 +221,42 @@ def _envelope_error(result: Any) -> str | None:
     ):
         return f"{result.type}: {result.message}"
     return None
+
+
+class WaitClock:
+    """Stops a program's time limit while it waits on calls of ``untimed`` tools only.
+
+    ``run(untimed_tools=...)`` names tools whose calls bound themselves (agents used as
+    tools: their runs have limits of their own), so an orchestrator that waits seconds for
+    its agents is not cut by its own time limit. A request made only of such calls (one
+    call, or a ``pmap`` batch of them) pauses the clock: the budget's deadline and the
+    scope that cancels the run at it move by the wait. A request that also calls any other
+    tool does not: those waits count, so a hanging tool still ends the program.
+    """
+
+    __slots__ = ("budget", "scope", "untimed")
+
+    def __init__(self, budget: Budget, scope: anyio.CancelScope, untimed: frozenset[str]) -> None:
+        self.budget = budget
+        self.scope = scope
+        self.untimed = untimed
+
+    def pause(self, request: Any) -> float | None:
+        """Stop the clock if ``request`` waits on untimed calls only; when it stopped."""
+        if not self._untimed(request):
+            return None
+        self.scope.deadline = math.inf
+        return time.monotonic()
+
+    def resume(self, paused: float) -> None:
+        """Start the clock again: the deadline moves by the time since :meth:`pause`."""
+        budget = self.budget
+        budget.deadline += time.monotonic() - paused
+        self.scope.deadline = anyio.current_time() + max(0.0, budget.deadline - time.monotonic())
+
+    def _untimed(self, request: Any) -> bool:
+        if type(request) is ToolRequest:
+            return request.name in self.untimed
+        if type(request) is Batch:
+            return bool(request.requests) and all(self._untimed(r) for r in request.requests)
+        return False

@@ -37,6 +37,7 @@ from ptcflow.lisp._driver import (
     Tool,
     ToolCallRecord,
     ToolRouter,
+    WaitClock,
 )
 from ptcflow.lisp._export import export
 from ptcflow.lisp._forms import Form
@@ -189,6 +190,7 @@ async def run(
     resume: bool = False,
     functions: Sequence[str] = (),
     converted: dict[str, tuple[Any, Any]] | None = None,
+    untimed_tools: Collection[str] = (),
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -216,6 +218,10 @@ async def run(
             is used from here when ``ctx[key]`` is the very object recorded (identity, so
             a changed value is converted again), and each value this run converts is
             added. Pass the same dict (initially empty) to every run.
+        untimed_tools: tools whose calls bound themselves (agents used as tools): while
+            the program waits on calls of these only, its time limit is paused, so an
+            orchestrator waiting seconds for its agents is not cut by ``timeout_ms``.
+            Waiting on any other tool counts (a hanging tool still ends the program).
 
     Returns:
         A :class:`LispResult`.
@@ -318,8 +324,11 @@ async def run(
     remaining = max(0.0, budget.deadline - time.monotonic())
     done: tuple[dict[str, Any], Any] | None = None
     try:
-        with anyio.move_on_after(remaining if math.isfinite(remaining) else None):
-            done = await _drive(g, driver)
+        with anyio.move_on_after(remaining if math.isfinite(remaining) else None) as scope:
+            clock = None
+            if untimed_tools and math.isfinite(budget.deadline):
+                clock = WaitClock(budget, scope, frozenset(untimed_tools))
+            done = await _drive(g, driver, clock)
     except LispError as err:
         if not analyzed:  # the program did not read or check: still refuse a bad ctx
             _check_ctx(ctx_in, ())
@@ -386,15 +395,18 @@ def _unexpected(exc: Exception) -> LispError:
     )
 
 
-async def _drive(g: greenlet, driver: Driver) -> Any:
+async def _drive(g: greenlet, driver: Driver, clock: WaitClock | None) -> Any:
     request = g.switch()
     while not g.dead:
+        paused = None if clock is None else clock.pause(request)
         try:
             answer = await driver.answer(request)
         except BaseException:
             if not g.dead:
                 g.throw(GreenletExit)
             raise
+        if paused is not None and clock is not None:
+            clock.resume(paused)
         request = g.switch(answer)
     return request
 

@@ -64,6 +64,7 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput:
         on_call=completed,
         cache=run.programs,
         plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
+        untimed_tools=run.tools.child_names,  # agents' runs are bounded by their own limits
     )
 
 
