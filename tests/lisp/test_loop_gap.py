@@ -44,7 +44,7 @@ HOSTILE = [  # (program, the categories of its error it may end with; None: it c
     ('(dotimes [i 100000] (println "spam" i))', DONE),  # output is cut, not an error
     ('(pmap (fn [i] (call "slow" {:i i})) (range 1000))', STOPPED),
     ('(count (call "huge" {}))', STOPPED),
-    (" ".join(f"(+ {i} 1)" for i in range(4500)), DONE),  # 48 KB of program text (the limit: 50)
+    (" ".join(f"(+ {i} 1)" for i in range(1800)), DONE),  # 19 KB of program text (the limit: 20)
     ("(reduce * (range 1 100))", ("arithmetic",)),  # 64-bit overflow, at once
     ("(.getClass 1)", ("analysis",)),  # reaching for Python, refused before it runs
 ]

@@ -9,7 +9,7 @@ import tracemalloc
 from ptcflow.lisp import Limits, analyze, parse, run_sync
 from ptcflow.lisp.limits import Budget
 
-LONG = " ".join(f"(+ {i} 1)" for i in range(4500))  # ~48,000 characters, 18,000 tokens
+LONG = " ".join(f"(+ {i} 1)" for i in range(1800))  # ~18,700 characters, 7,200 tokens
 
 
 def test_source_over_the_limit_is_refused_before_it_is_read() -> None:
@@ -24,7 +24,7 @@ def test_source_over_the_limit_is_refused_before_it_is_read() -> None:
         finally:
             tracemalloc.stop()
         assert result.error is not None and getattr(result.error, "limit", "") == "max_source_chars"
-        assert "over the limit of 50000" in result.error.message
+        assert "over the limit of 20000" in result.error.message
         assert time.perf_counter() - start < 1
         assert peak < 1_000_000  # nothing was read or built
 
@@ -66,6 +66,6 @@ def test_a_regex_compilation_counts_steps() -> None:
 
 def test_parse_and_analyze_outside_a_run_are_not_charged() -> None:
     budget = Budget(Limits())
-    assert len(parse(LONG)) == 4500
+    assert len(parse(LONG)) == 1800
     assert analyze(LONG).nslots == 0
     assert budget.steps == 0

@@ -40,8 +40,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
         yield_interval_ms: CPU time between yields to the event loop.
         max_source_chars: characters of program text (checked before it is read). Models
             write a few thousand; the objects a long program's front end builds are what
-            the garbage collector's pauses grow with (50,000 characters of dense code:
-            up to ~50 ms on a loaded machine, 57-78 ms at 98,000).
+            the garbage collector's pauses grow with (48,000 characters of dense code,
+            next to other programs: 43-60 ms collections, the loop held 105-177 ms; at
+            19,000 no collection over 40 ms).
 
     Raises:
         ConfigError: a value is not a positive integer.
@@ -63,7 +64,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_regex_input: int = 100_000
     max_pmap_concurrency: int = 8
     yield_interval_ms: int = 10
-    max_source_chars: int = 50_000
+    max_source_chars: int = 20_000
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
