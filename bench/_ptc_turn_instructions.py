@@ -10,7 +10,7 @@ instructions a run executes does not. This runs the same workload as ``ptc_turn.
 two-turn SubAgent run and its two ``lisp.run`` programs) under ``valgrind --tool=cachegrind``:
 each side once after the warm-up and once with ``--runs`` more, and the difference, per turn
 (per program), is its cost. ``--without memory`` replaces the runtime's memory writer
-(``_memory_out``) by one that keeps nothing (the programs still run the same: each turn defines
+(``memory_out``) by one that keeps nothing (the programs still run the same: each turn defines
 all it uses), which measures the writer's share of a turn. Instructions are not cycles: a turn
 that touches more memory loses more to cache misses, so the CPU-time ratio is usually a little
 higher than this one.
@@ -40,14 +40,14 @@ async def _workload(side: str, runs: int, without: str | None) -> None:
     from ptcflow.testing import ScriptedLLM
 
     if without == "memory":
-        from ptcflow.directives import _program
+        from ptcflow.directives import ProgramCache, _program
 
         def keep_nothing(
-            memory: Mapping[str, Any], cache: _program.ProgramCache, limit: int | None
+            memory: Mapping[str, Any], cache: ProgramCache, limit: int | None
         ) -> tuple[dict[str, str], dict[str, str]]:
             return {}, {}
 
-        _program._memory_out = keep_nothing
+        vars(_program)["memory_out"] = keep_nothing  # the name perform_program calls
     async with Runtime(llm=ScriptedLLM(ptc_turn._model, record=False)) as rt:
         await ptc_turn.agent_runs(rt, 5)  # warm-up: imports, caches, the agent's prompt
         await ptc_turn.direct_runs(5)

@@ -9,8 +9,9 @@ The workload is a SubAgent run of two turns on a scripted model (zero latency): 
 model answers with prose around one ```clojure block holding the same 20-line data program,
 which makes 2 tool calls (``async def`` tools over 60 orders) and computes on their results;
 turn 1 ends with the program's value (fed back to the model: the feedback message), turn 2
-with ``(return ...)`` (checked against the agent's signature). So each turn pays for what a
-PTC turn does besides waiting for the model: the prompt (the system prompt is rendered once
+with ``(return ...)`` (checked against the agent's signature; a return that ends the run
+writes no memory, so only turn 1 writes it). So each turn pays for what a PTC turn does
+besides waiting for the model: the prompt (the system prompt is rendered once
 per agent, the data inventory and messages per run), taking the program out of the
 response, the ``RunProgram`` directive (reading, analysis, compilation and evaluation in
 the sandbox, each tool call through the runtime's tool machinery with its signals), the

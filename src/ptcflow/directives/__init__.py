@@ -14,12 +14,12 @@ from ptcflow.directives._base import (
     ToolExec as ToolExec,
 )
 from ptcflow.directives._program import (
-    ProgramCache as ProgramCache,
     ProgramRouter as ProgramRouter,
     RunProgram as RunProgram,
     perform_program as perform_program,
     plain_value as plain_value,
 )
+from ptcflow.directives._program_memory import ProgramCache as ProgramCache
 
 __all__ = (
     "RESERVED_CONTEXT_KEY",

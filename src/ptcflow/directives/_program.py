@@ -23,6 +23,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from ptcflow.directives._base import Directive
+from ptcflow.directives._program_memory import (
+    VALIDATION_MODES,
+    ProgramCache,
+    memory_in,
+    memory_out,
+    return_ends_run,
+)
 from ptcflow.signals import (
     Err,
     ErrorEnvelope,
@@ -36,7 +43,7 @@ from ptcflow.signals import (
 if TYPE_CHECKING:
     from ptcflow.lisp import LispResult, ToolCallRecord
 
-__all__ = ("ProgramCache", "ProgramRouter", "RunProgram", "perform_program", "plain_value")
+__all__ = ("ProgramRouter", "RunProgram", "perform_program", "plain_value")
 
 
 class ProgramRouter(Protocol):
@@ -75,6 +82,15 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
             a value whose text alone passes it is not written out: the output keeps the
             memory it was given and reports ``memory_bytes`` over the limit. ``None``: a
             value whose text passes 1,000,000 characters is dropped with the reason.
+        return_signature: the signature whose output the value of ``(return v)`` must
+            match (the agent's), or ``None``: any value.
+        return_validation: the mode in which the strategy checks a returned value against
+            ``return_signature`` (``enabled``, ``strict``, ``warn_only``, ``disabled``), or
+            ``None``: not known. When it is set, a program whose ``return`` the strategy
+            will accept (the run ends with it) does not write its memory: the output keeps
+            the memory and functions it was given, and ``memory_limit_bytes`` does not
+            apply to it. ``None`` (also a directive from an older journal): the memory is
+            written after every program that succeeds.
     """
 
     source: str
@@ -84,6 +100,8 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
     tool_names: tuple[str, ...] = ()
     limits: dict[str, Any] = msgspec.field(default_factory=dict)
     memory_limit_bytes: int | None = None
+    return_signature: str | None = None
+    return_validation: str | None = None
 
     def problems(self) -> list[str]:
         """Also checks the source and the limit names."""
@@ -92,6 +110,18 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
             out.append("source must be a non-empty program")
         if self.memory_limit_bytes is not None and self.memory_limit_bytes < 1:
             out.append(f"memory_limit_bytes must be >= 1 or None, got {self.memory_limit_bytes}")
+        mode = self.return_validation
+        if mode is not None and mode.lstrip(":") not in VALIDATION_MODES:
+            out.append(
+                f"return_validation must be one of {sorted(VALIDATION_MODES)} or None, got {mode!r}"
+            )
+        if self.return_signature is not None:
+            from ptcflow.signature import SignatureError, parse
+
+            try:
+                parse(self.return_signature)
+            except SignatureError as exc:
+                out.append(f"return_signature does not parse: {exc}")
         if self.limits:
             from ptcflow.lisp import Limits
 
@@ -100,37 +130,6 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
             if unknown:
                 out.append(f"limits has unknown fields {unknown}; known: {sorted(known)}")
         return out
-
-
-class ProgramCache:
-    """What the programs of one run share, so that each turn does not redo the last one's work.
-
-    A runtime keeps one per run and passes it to :func:`perform_program` for every program
-    of the run (program values are immutable, so sharing them is safe):
-
-    * ``converted``: the ``ctx`` values programs converted into PTC-Lisp data,
-      ``{key: (ctx value, converted)}``; a later program reading the very same object uses
-      the conversion (a 10,000-row context is converted once per run, not once per turn);
-    * ``memory``: each memory value with its text, ``{name: (text, value)}``: a text the
-      last program wrote is not read again, and a value the program left unchanged is not
-      printed again.
-
-    Everything is still correct without it (or with an empty one): it only saves work.
-
-    Example:
-        >>> cache = ProgramCache()
-        >>> cache.converted, cache.memory
-        ({}, {})
-    """
-
-    __slots__ = ("converted", "memory")
-
-    def __init__(self) -> None:
-        self.converted: dict[str, tuple[Any, Any]] = {}
-        self.memory: dict[str, tuple[str, Any]] = {}
-
-    def __repr__(self) -> str:
-        return f"<ProgramCache ctx={len(self.converted)} memory={len(self.memory)}>"
 
 
 async def perform_program(
@@ -216,7 +215,7 @@ async def perform_program(
         directive.source,
         ctx=directive.ctx,
         tool_names=directive.tool_names,
-        memory=_memory_in(directive.memory, cache),
+        memory=memory_in(directive.memory, cache),
         limits=Limits(**directive.limits),
         call=router,
         replay=records,
@@ -226,10 +225,14 @@ async def perform_program(
         untimed_tools=untimed_tools,
     )
     duration = (time.perf_counter() - start) * 1000
+    value = plain_value(result.value)
+    keep = result.error is None and not result.failed
+    if keep and result.returned and return_ends_run(directive, value, cache):
+        keep = False  # the run ends with this value: its memory is never read again
     too_large = False
-    if result.error is None and not result.failed:
+    if keep:
         try:
-            memory, dropped = _memory_out(result.memory, cache, directive.memory_limit_bytes)
+            memory, dropped = memory_out(result.memory, cache, directive.memory_limit_bytes)
         except LimitExceeded:
             too_large = True
         else:
@@ -237,15 +240,16 @@ async def perform_program(
                 directive.source, result.memory, directive.functions, forms=result.forms or None
             )
             dropped.update(dropped_fns)
-    if result.error is not None or result.failed or too_large:
-        # memory is transactional: a failed run keeps what it was given
+    if not keep or too_large:
+        # memory is transactional: a failed run keeps what it was given, and so does a
+        # return that ends the run (nothing reads it after)
         memory, functions, dropped = dict(directive.memory), dict(directive.functions), {}
     size = sum(len(k) + len(v.encode()) for k, v in memory.items())
     size += sum(len(k) + len(v.encode()) for k, v in functions.items())
     if too_large and directive.memory_limit_bytes is not None:
         size = max(size, directive.memory_limit_bytes + 1)  # one value's text passes it
     return ProgramOutput(
-        value=plain_value(result.value),
+        value=value,
         returned=result.returned,
         failed=result.failed,
         fail_value=plain_value(result.fail_value),
@@ -258,57 +262,6 @@ async def perform_program(
         memory_bytes=size,
         duration_ms=round(duration, 3),
     )
-
-
-def _memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
-    """The directive's memory as PTC-Lisp values (texts the cache holds are not read)."""
-    from ptcflow.lisp import memory_from_data
-
-    known = cache.memory
-    values: dict[str, Any] = {}
-    unread: dict[str, str] = {}
-    for name, text in texts.items():
-        hit = known.get(name)
-        if hit is not None and hit[0] == text:
-            values[name] = hit[1]
-        else:
-            unread[name] = text
-    if unread:
-        read = memory_from_data(unread)
-        for name, value in read.items():
-            known[name] = (unread[name], value)
-        values = {name: values[name] if name in values else read[name] for name in texts}
-    return values
-
-
-def _memory_out(
-    memory: Mapping[str, Any], cache: ProgramCache, limit: int | None
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The memory after a run as texts: a value the program did not change keeps the text
-    it came in with (so a text never changes from turn to turn, cache or not), the others
-    are printed. With a ``limit``, a value whose text alone passes it raises
-    ``LimitExceeded`` (without a limit, such a value is dropped with the reason)."""
-    from ptcflow.lisp import memory_to_data
-
-    known = cache.memory
-    texts: dict[str, str] = {}
-    unprinted: dict[str, Any] = {}
-    for name, value in memory.items():
-        hit = known.get(name)
-        if hit is not None and hit[1] is value:
-            texts[name] = hit[0]
-        else:
-            unprinted[name] = value
-    printed: dict[str, str] = {}
-    dropped: dict[str, str] = {}
-    if unprinted and limit is None:
-        printed, dropped = memory_to_data(unprinted)
-    elif unprinted and limit is not None:
-        printed, dropped = memory_to_data(unprinted, max_chars=limit, too_large="raise")
-    for name, text in printed.items():
-        known[name] = (text, unprinted[name])
-    order = {**texts, **printed}
-    return {name: order[name] for name in memory if name in order}, dropped
 
 
 def plain_value(value: Any) -> Any:

@@ -98,7 +98,8 @@ class ProgramOutput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         error: the error that ended the program, or ``None``.
         tool_calls: every tool call, in issue order (``index`` 0, 1, ...).
         memory: the memory after the run, ``{name: PTC-Lisp text}``; unchanged from the
-            directive's when the run failed (memory is transactional).
+            directive's when the run failed (memory is transactional), and when its
+            ``return`` ends the agent's run (see ``RunProgram.return_validation``).
         functions: the functions kept for later turns after the run, ``{name: source of
             its top-level defn}``.
         dropped: names the program defined that cannot be kept for later turns, with

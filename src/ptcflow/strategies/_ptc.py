@@ -343,6 +343,10 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             limits=self.program_limits,
             memory_limit_bytes=self.memory_limit_bytes,
             timeout_ms=self.program_timeout_ms,
+            # a return the executor can tell ends the run writes no memory; with debug the
+            # memory is written after every program (the trace shows it)
+            return_signature=self.signature or None,
+            return_validation=None if self.debug else self.signature_validation,
         )
         state = _replace(
             state,
