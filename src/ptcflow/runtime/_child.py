@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ptcflow.signals import VALIDATION, Err, ErrorEnvelope
+
 if TYPE_CHECKING:
     from ptcflow.runtime._step import Step
-    from ptcflow.signals import Err, Ok
+    from ptcflow.signals import Ok
 
-__all__ = ("ChildTool", "ParentRun")
+__all__ = ("ChildTool", "ParentRun", "invalid_child_arguments")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,3 +64,16 @@ class ChildTool(Protocol):
     def child_result(self, parent: ParentRun, step: Step) -> Ok[Any] | Err:
         """The call's result from the child run's Step."""
         ...
+
+
+def invalid_child_arguments(name: str, expected: str, errors: list[str]) -> Err:
+    """The ``validation`` tool error of a call of agent tool ``name`` whose arguments do not
+    match its input signature (``expected``, rendered): no child run starts."""
+    return Err(
+        error=ErrorEnvelope.make(
+            VALIDATION,
+            f"invalid arguments for tool {name!r}: {'; '.join(errors)} (expected {expected})",
+            {"tool": name, "where": "input", "errors": list(errors)},
+            retryable=False,
+        )
+    )

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
-from ptcflow.runtime._child import ParentRun
+from ptcflow.runtime._child import ParentRun, invalid_child_arguments
 from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._kind import Handler, Kind, tool_close, tool_span, validation
 from ptcflow.runtime._llm_kinds import llm_kinds
@@ -20,7 +20,6 @@ from ptcflow.signals import (
     TOOL_ERROR,
     TOOL_STARTED,
     UNKNOWN_TOOL,
-    VALIDATION,
     Err,
     ErrorEnvelope,
     Ok,
@@ -128,15 +127,7 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
 
 
 def _invalid_child(tool: Tool, errors: list[str]) -> Err:
-    return Err(
-        error=ErrorEnvelope.make(
-            VALIDATION,
-            f"invalid arguments for tool {tool.name!r}: {'; '.join(errors)} "
-            f"(expected {render_tool_signature(tool)})",
-            {"tool": tool.name, "where": "input", "errors": list(errors)},
-            retryable=False,
-        )
-    )
+    return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
 
 
 async def _via_toolbox(ctx: DirectiveContext) -> Any:

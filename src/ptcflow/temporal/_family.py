@@ -34,6 +34,7 @@ from ptcflow.agent._mission import Mission, MissionLimits, attach_children
 from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ProviderError, Step
+from ptcflow.runtime._child import invalid_child_arguments
 from ptcflow.runtime._terminals import journal_safe
 from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature, parse
@@ -242,15 +243,7 @@ class Family:
 
 
 def _invalid(plan: AgentTool, errors: list[str]) -> Err:
-    return Err(
-        error=ErrorEnvelope.make(
-            VALIDATION,
-            f"invalid arguments for tool {plan.name!r}: {'; '.join(errors)} "
-            f"(expected {plan.expected})",
-            {"tool": plan.name, "where": "input", "errors": list(errors)},
-            retryable=False,
-        )
-    )
+    return invalid_child_arguments(plan.name, plan.expected, errors)
 
 
 def _error(kind: str, message: str) -> Err:
