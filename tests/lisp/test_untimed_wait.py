@@ -60,8 +60,10 @@ async def test_a_hanging_tool_next_to_untimed_ones_still_ends_the_program(source
 
 async def test_the_programs_own_work_still_times_out_between_untimed_calls() -> None:
     source = '(call "agent" {}) (loop [i 0] (recur (inc i)))'
+    # only the clock may stop the loop (not the iteration or step limits, on a fast machine)
+    limits = Limits(timeout_ms=100, max_loop_iterations=10**12, max_steps=10**12)
     with anyio.fail_after(5):
-        result = await run(source, tools=TOOLS, limits=LIMITS, untimed_tools={"agent"})
+        result = await run(source, tools=TOOLS, limits=limits, untimed_tools={"agent"})
     assert result.error is not None and result.error.category == "timeout"
     (call,) = result.tool_calls
     assert call.name == "agent" and call.error is None
