@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +38,8 @@ def _calls(log: Path) -> tuple[Counter[str], Counter[str], dict[str, set[str]]]:
 
 
 class WorkerProcess:
-    """``ptcflow worker`` in a process of its own."""
+    """``ptcflow worker`` in a process of its own; what it prints goes to a file (a pipe
+    nobody reads would stall it once full), shown when a test waits on it in vain."""
 
     def __init__(self, address: str, queue: str, log: Path, *extra: str) -> None:
         env = {
@@ -56,14 +58,26 @@ class WorkerProcess:
             "1",
         ]
         command += extra
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # printed once it polls
-        assert line.startswith("ptcflow worker on"), line
+        self.output = log.with_name(f"worker-{id(self)}.out")
+        with self.output.open("w") as out:
+            self.process = subprocess.Popen(
+                command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 60
+        while "ptcflow worker on" not in self.output.read_text():  # printed once it polls
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"the worker did not start:\n{self.report()}")
+            time.sleep(0.02)
 
     @property
     def pid(self) -> str:
         return str(self.process.pid)
+
+    def report(self) -> str:
+        """Whether the process lives, and the end of what it printed."""
+        state = "running" if self.process.poll() is None else f"exited {self.process.returncode}"
+        return f"worker {self.pid} ({state}):\n{self.output.read_text()[-4000:]}"
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -77,8 +91,6 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
 
 
 @pytest.fixture
@@ -94,6 +106,36 @@ def workers(dev_server: DevServer, queue: str, tmp_path: Path) -> Iterator[list[
             w.stop()
 
 
+async def _busy_worker(log: Path, workers: list[WorkerProcess], within: str = "") -> WorkerProcess:
+    """The first worker seen in the middle of a tool call (one whose id contains ``within``)."""
+    with anyio.fail_after(30):
+        while True:
+            starts, dones, where = _calls(log)
+            busy = [c for c in starts if dones[c] == 0 and within in c]
+            if busy:
+                return next(w for w in workers if w.pid in where[busy[0]])
+            await anyio.sleep(0.02)
+
+
+async def _steps(client: Any, handles: list[Any], workers: list[WorkerProcess]) -> list[Any]:
+    """Each run's Step. A run that has not ended in 90 s fails the test with what each run
+    waits on and what the workers printed, rather than hanging it."""
+    try:
+        with anyio.fail_after(90):
+            return [await h.wait() for h in handles]
+    except TimeoutError:
+        lines = []
+        for h in handles:
+            raw = (await client.get_workflow_handle(h.run_id).describe()).raw_description
+            pending = [
+                f"{a.activity_type.name} attempt {a.attempt} on {a.last_worker_identity!r}"
+                for a in raw.pending_activities
+            ]
+            lines.append(f"{h.run_id}: pending {pending or 'nothing'}")
+        lines += [w.report() for w in workers]
+        raise AssertionError("runs did not end in 90 s:\n" + "\n".join(lines)) from None
+
+
 async def _wait_for(condition: Any, seconds: float = 30.0) -> None:
     """Poll ``condition()`` (a file another process writes) until it holds."""
     with anyio.fail_after(seconds):
@@ -105,19 +147,15 @@ async def test_a_worker_killed_in_the_middle_of_a_tool_call_loses_no_run_and_rep
     dev_server: DevServer, workers: list[WorkerProcess], queue: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "calls.log"
-    victim, survivor = workers
     client = await connect(dev_server.address)
     options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
     async with TemporalRuntime(client=client, tools=[logged], options=options) as trt:
         handles = [await trt.start(analyst(), f"region {n}") for n in range(4)]
 
-        def victim_is_calling() -> bool:
-            starts, dones, where = _calls(log)
-            return any(victim.pid in where[c] and dones[c] == 0 for c in starts)
-
-        await _wait_for(victim_is_calling)
+        victim = await _busy_worker(log, workers)
+        (survivor,) = [w for w in workers if w is not victim]
         victim.kill()
-        steps = [await h.wait() for h in handles]
+        steps = await _steps(client, handles, workers)
     assert all(s.ok and s.value == "logged thrice" for s in steps), [s.error for s in steps]
     starts, dones, where = _calls(log)
     assert len(dones) == 12 and set(dones.values()) == {1}  # no completed call ran twice
@@ -145,7 +183,8 @@ async def test_runs_complete_after_the_server_is_killed_and_restarted_on_its_sql
             await _wait_for(lambda: log.read_text().count("done") >= 2)
             await server.stop(kill=True)
             await server.start()
-            steps = [await h.wait() for h in handles]
+            with anyio.fail_after(90):
+                steps = [await h.wait() for h in handles]
     finally:
         await server.stop()
     assert all(s.ok and s.value == "logged thrice" for s in steps), [s.error for s in steps]
@@ -191,7 +230,7 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
         busy = next(pid for c, pids in where.items() for pid in pids if dones[c] == 0)
         victim = next(w for w in workers if w.pid == busy)
         victim.kill()
-        step = await handle.wait()
+        (step,) = await _steps(client, [handle], workers)
     assert step.ok and step.value == [10, 20, 30], step.error
     starts, dones, _ = _calls(log)
     assert len(dones) == 3 and set(dones.values()) == {1}
@@ -214,17 +253,9 @@ async def test_a_worker_killed_during_an_agents_child_workflow_repeats_no_comple
     options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
     async with TemporalRuntime(client=client, options=options) as trt:
         handle = await trt.start(missions.durable(), context={"n": 1})
-
-        def in_child() -> str | None:
-            starts, dones, where = _calls(log)
-            busy = [c for c in starts if dones[c] == 0 and "/tool/1/" in c]
-            return next(iter(where[busy[0]])) if busy else None
-
-        await _wait_for(lambda: in_child() is not None)
-        victim = next(w for w in workers if w.pid == in_child())
+        victim = await _busy_worker(log, workers, within="/tool/1/")
         victim.kill()
-        with anyio.fail_after(60):
-            step = await handle.wait()
+        (step,) = await _steps(client, [handle], workers)
     assert step.ok and step.value == {"total": 120}, step.error
     starts, dones, _ = _calls(log)
     assert len(dones) == 3 and set(dones.values()) == {1}
