@@ -47,6 +47,7 @@ class WorkerProcess:
             "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
             "PTCFLOW_TEST_LOG": str(log),
             "PTCFLOW_TEST_DELAY": "1.0",
+            "PYTHONFAULTHANDLER": "1",  # a crash prints its Python stack to the output
         }
         command = [sys.executable, "-m", "ptcflow.cli", "worker", "--address", address]
         command += [

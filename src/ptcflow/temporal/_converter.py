@@ -11,6 +11,8 @@
   reference only. Any other driver of the SDK (S3, GCS) plugs in the same way.
 * :func:`payload_size`: the size a value will have in history, checked against
   ``TemporalOptions.max_payload_bytes`` before Temporal refuses it.
+* :func:`prepare_struct_types`: msgspec's decoding information for the shared types,
+  built on one thread before a worker's threads decode them.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = (
     "MsgspecPayloadConverter",
     "ZlibCodec",
     "data_converter",
+    "prepare_struct_types",
 )
 
 COMPRESS_OVER = 4096
@@ -202,3 +205,41 @@ def data_converter(
         payload_codec=ZlibCodec(compress_over),
         external_storage=storage,
     )
+
+
+def prepare_struct_types(modules: Sequence[str] = ()) -> int:
+    """Build msgspec's decoding information for every ``msgspec.Struct`` class of
+    ptcflow and of ``modules`` (names or prefixes) now, on the calling thread; return how
+    many classes were prepared.
+
+    Why: msgspec (0.22, on CPython with the GIL) publishes a Struct class's decoding
+    information before it has filled it in. A second thread that decodes the same class
+    at that moment reads a field type that is not there yet, and the process dies of a
+    segmentation fault. A Temporal worker decodes on its workflow threads and on its
+    event loop at once, the same classes (ptcflow's, shared through the sandbox's
+    passthrough), most of all right after it starts: workers died so, at random, in
+    tests. Once built, the information is only read, so one pass before the threads
+    start closes the race. A class msgspec cannot decode is left alone (it fails the same
+    way when it is used).
+    """
+    prefixes = ("ptcflow", *modules)
+
+    def wanted(cls: type) -> bool:
+        return any(cls.__module__ == p or cls.__module__.startswith(p + ".") for p in prefixes)
+
+    seen: set[type] = set()
+    todo = [msgspec.Struct]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    prepared = 0
+    for cls in seen:
+        if wanted(cls):
+            try:
+                msgspec.json.Decoder(cls)
+            except (TypeError, ValueError, NameError):
+                continue
+            prepared += 1
+    return prepared

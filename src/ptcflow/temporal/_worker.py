@@ -52,6 +52,10 @@ def workflow_runner(passthrough: Sequence[str] = ()) -> Any:
     require_temporalio()
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+    from ptcflow.temporal._converter import prepare_struct_types
+
+    prepare_struct_types(passthrough)  # before the runner's threads decode them
+
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *passthrough)
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
