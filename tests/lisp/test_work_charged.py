@@ -165,4 +165,6 @@ def test_bulk_builtins_in_a_loop_keep_to_the_limits(source: str) -> None:
     result = run_sync(source, limits=limits)
     seconds = time.perf_counter() - start
     assert result.error is not None and result.error.category in ("limit", "timeout")
-    assert seconds < 2 * limits.timeout_ms / 1000, f"{seconds:.2f} s"
+    # uncharged, these ran 40 times over; charged, they end near the limit (one bulk step
+    # over it: 1.1 s once with another process taking a core, so the bound leaves room)
+    assert seconds < 4 * limits.timeout_ms / 1000, f"{seconds:.2f} s"
