@@ -192,6 +192,29 @@ async def test_retryable_errors_limit_what_is_retried() -> None:
     assert step.error is not None and step.error.type == "rate_limited"
 
 
+@pytest.mark.parametrize(
+    ("allowed", "ok", "calls"), [(["rate_limited"], True, 2), (["timeout"], False, 1)]
+)
+async def test_retryable_errors_apply_to_a_model_the_runtimes_registry_resolves(
+    allowed: list[str], ok: bool, calls: int
+) -> None:
+    """The agent names a model, the Runtime's ``ModelRegistry`` resolves it: the filter
+    wraps the resolver's provider (it once wrapped the registry as if it were a provider,
+    and every run failed with "'ModelRegistry' object has no attribute 'generate'")."""
+    from ptcflow.providers import ModelRegistry
+
+    llm = ScriptedLLM([ScriptedLLM.rate_limited(retry_after=0.001), block("7")])
+    registry = ModelRegistry(providers={"scripted": llm}, aliases={"fast": "scripted:m1"})
+    agent = SubAgent(prompt="Go", max_turns=1, llm="fast", llm_retry={"retryable_errors": allowed})
+    async with Runtime(llm=registry) as rt:
+        step = await rt.run(agent)
+    assert step.ok is ok and len(llm.requests) == calls, step.error
+    if ok:
+        assert step.value == 7
+    else:
+        assert step.error is not None and step.error.type == "rate_limited"
+
+
 async def test_the_mission_timeout_bounds_the_whole_run() -> None:
     agent = SubAgent(prompt="Go", max_turns=3, mission_timeout=200)
     step = await agent.run(llm=ScriptedLLM([ScriptedLLM.timeout(hang=True)]))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ptcflow.agent._llm import CallbackLLM, LLMRetry, RetryFilter
+from ptcflow.agent._llm import CallbackLLM, LLMRetry, retry_filtered
 from ptcflow.agent._mission import Lineage, Mission, MissionLimits, budgeted
 from ptcflow.errors import RunError, UsageError
 from ptcflow.runtime import (
@@ -202,7 +202,7 @@ def build(
     if retry.retryable_errors is not None:
         inner = provider if provider is not None else base
         if inner is not None:
-            provider = RetryFilter(inner, retry.retryable_errors)
+            provider = retry_filtered(inner, retry.retryable_errors)
     if lineage is not None:
         inner = provider if provider is not None else base
         if inner is not None:

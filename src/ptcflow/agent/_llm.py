@@ -34,7 +34,7 @@ from ptcflow.signals import (
     Usage,
 )
 
-__all__ = ("CallbackLLM", "LLMRetry", "RetryFilter")
+__all__ = ("CallbackLLM", "LLMRetry", "RetryFilter", "RetryFilterResolver", "retry_filtered")
 
 _ALIASES: Final = {"rate_limit": "rate_limited", "timeouts": "timeout", "server_error": "transient"}
 
@@ -206,8 +206,34 @@ def _response(out: Any, model: str) -> LLMResponse:
     )
 
 
+def retry_filtered(llm: Any, allowed: Sequence[str]) -> Any:
+    """``llm`` (a provider or a model resolver) with only the ``allowed`` error types
+    retried: a :class:`RetryFilter`, or for a resolver a :class:`RetryFilterResolver` (a
+    wrapper must stay the kind it wraps: the runtime asks a resolver for a provider and
+    calls a provider)."""
+    if isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider):
+        return RetryFilterResolver(llm, allowed)
+    return RetryFilter(llm, allowed)
+
+
+class RetryFilterResolver:
+    """A model resolver whose providers come back wrapped in a :class:`RetryFilter`."""
+
+    def __init__(self, inner: ModelResolver, allowed: Sequence[str]) -> None:
+        self.inner = inner
+        self.allowed = frozenset(allowed)
+
+    def __repr__(self) -> str:
+        return f"RetryFilterResolver({self.inner!r}, {sorted(self.allowed)})"
+
+    def resolve(self, model: str | None, alias: str | None) -> tuple[LLMProvider, str]:
+        """Resolve through the wrapped resolver; the provider comes back filtered."""
+        provider, name = self.inner.resolve(model, alias)
+        return RetryFilter(provider, tuple(self.allowed)), name
+
+
 class RetryFilter:
-    """Wraps a provider (or a model resolver) so that only some error types are retried.
+    """Wraps a provider so that only some error types are retried.
 
     A failure of another type is re-raised as not retryable; the executor then reports it
     at once instead of retrying.
@@ -221,13 +247,6 @@ class RetryFilter:
 
     def __repr__(self) -> str:
         return f"RetryFilter({self.inner!r}, {sorted(self.allowed)})"
-
-    def resolve(self, model: str | None, alias: str | None) -> tuple[LLMProvider, str]:
-        """Resolve through the wrapped resolver; the provider comes back filtered."""
-        if not isinstance(self.inner, ModelResolver):
-            raise UsageError(f"{self.inner!r} is not a model resolver")
-        provider, name = self.inner.resolve(model, alias)
-        return RetryFilter(provider, tuple(self.allowed)), name
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Generate through the wrapped provider, filtering retryable failures."""
