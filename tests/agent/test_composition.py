@@ -278,7 +278,7 @@ async def test_a_failing_child_is_a_tool_error_carrying_its_reason() -> None:
 async def test_waiting_on_an_agent_does_not_count_against_the_callers_program_limit() -> None:
     """The child's model takes longer than the caller's whole program time limit: the
     caller's program waits for it (an agent's run bounds itself), and is not cut."""
-    slow = ScriptedLLM(lambda r: "(return {:id 7})", latency=0.4)
+    slow = ScriptedLLM(lambda r: "(return {:id 7})", latency=1.0)
     child = SubAgent(
         prompt="Find {{email}}", signature="(email :string) -> {id :int}", name="finder"
     )
@@ -286,7 +286,7 @@ async def test_waiting_on_an_agent_does_not_count_against_the_callers_program_li
         prompt="Find zed",
         signature="{found :bool}",
         tools=[child.as_tool(llm=slow)],
-        program_limits={"timeout_ms": 200},
+        program_limits={"timeout_ms": 500},  # its own work fits, even on a loaded machine
     )
     source = '(return {:found (= 7 (:id (call "finder" {:email "zed@example.com"})))})'
     step = await root.run(llm=ScriptedLLM(lambda r: source))
