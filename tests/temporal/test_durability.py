@@ -227,9 +227,7 @@ async def test_sub_calls_completed_before_their_worker_was_killed_are_not_called
                 if any(b'"index":%d' % first in d for d in details):
                     break
                 await anyio.sleep(0.05)
-        starts, dones, where = _calls(log)
-        busy = next(pid for c, pids in where.items() for pid in pids if dones[c] == 0)
-        victim = next(w for w in workers if w.pid == busy)
+        victim = await _busy_worker(log, workers)
         victim.kill()
         (step,) = await _steps(client, [handle], workers)
     assert step.ok and step.value == [10, 20, 30], step.error

@@ -179,7 +179,7 @@ def test_workflow_code_uses_temporal_and_asyncio_only() -> None:
 
 _RACE = """
 import sys, threading, msgspec
-from ptcflow.temporal._converter import prepare_struct_types
+from ptcflow.temporal._worker import workflow_runner
 
 sys.setswitchinterval(1e-6)  # switch threads as often as possible
 data = msgspec.json.encode({f"x{i}": {f"f{j}": j for j in range(20)} for i in range(30)})
@@ -190,7 +190,7 @@ for _ in range(100):  # fresh classes each time: none has its decoding informati
     ]
     fields = [(f"x{i}", leaf | None, None) for i, leaf in enumerate(leaves)]
     top = msgspec.defstruct("Top", fields, module="fresh")
-    assert prepare_struct_types(["fresh"]) >= 31
+    workflow_runner(passthrough=["fresh"])  # what every worker and replayer calls first
     start = threading.Barrier(4)
 
     def decode():
@@ -208,7 +208,7 @@ print("ok")
 
 def test_struct_types_prepared_before_threads_decode_them_do_not_crash_the_process() -> None:
     """Four threads decoding the same new Struct class at once: without
-    ``prepare_struct_types`` this process dies of a segmentation fault (msgspec 0.22
+    ``workflow_runner``'s ``prepare_struct_types`` this process dies of a segmentation fault (msgspec 0.22
     publishes a class's decoding information before filling it in; 3 runs of 3 crashed),
     which is how worker processes died in the durability tests. Workers and replayers
     prepare ptcflow's classes, and their passthrough modules', before their threads start."""

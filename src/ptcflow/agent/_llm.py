@@ -24,6 +24,7 @@ from ptcflow.runtime import (
     ModelResolver,
     ProviderError,
 )
+from ptcflow.runtime._llm_kinds import is_resolver
 from ptcflow.signals import (
     RETRYABLE_TYPES,
     EmbedResponse,
@@ -211,7 +212,7 @@ def retry_filtered(llm: Any, allowed: Sequence[str]) -> Any:
     retried: a :class:`RetryFilter`, or for a resolver a :class:`RetryFilterResolver` (a
     wrapper must stay the kind it wraps: the runtime asks a resolver for a provider and
     calls a provider)."""
-    if isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider):
+    if is_resolver(llm):  # the runtime's own test of what a run's llm is
         return RetryFilterResolver(llm, allowed)
     return RetryFilter(llm, allowed)
 

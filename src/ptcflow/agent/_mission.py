@@ -20,6 +20,7 @@ import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.runtime import EmbedRequest, LLMProvider, LLMRequest, ProviderError, Step
+from ptcflow.runtime._llm_kinds import is_resolver
 from ptcflow.signals import EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
 from ptcflow.strategies import Trace
 
@@ -229,7 +230,7 @@ def attach_children(step: Step, children: Mapping[str, Step]) -> Step:
 
 def budgeted(llm: Any, mission: Mission, agent: str) -> Any:
     """``llm`` (a provider or a model resolver) with its model calls counted by ``mission``."""
-    if not hasattr(llm, "generate") and hasattr(llm, "resolve"):  # a resolver, not a provider
+    if is_resolver(llm):  # the runtime's own test of what a run's llm is
         return BudgetedResolver(llm, mission, agent)
     return BudgetedLLM(llm, mission, agent)
 
