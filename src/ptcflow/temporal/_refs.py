@@ -18,7 +18,7 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.tools import Tool
 
-__all__ = ("AgentRef", "ToolRef", "agent_ref", "load", "path_of", "tool_ref")
+__all__ = ("AgentRef", "ToolRef", "agent_ref", "load", "path_of", "public_path", "tool_ref")
 
 
 class AgentRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,6 +87,30 @@ def load(path: str) -> Any:
     return obj
 
 
+def public_path(cls: type) -> str:
+    """The import path under which ``cls`` is stored in a payload: its package's public face.
+
+    A class of ptcflow defined in a private module (``ptcflow.strategies._ptc_state``) is
+    named through the face that exports it (``ptcflow.strategies:PtcState``), so that
+    payloads do not depend on where a class's file sits: moving a file inside a package
+    keeps every stored path valid. Other classes keep their own module.
+
+    (The class's ``__module__`` is left alone: msgspec resolves a Struct's string
+    annotations in the module ``__module__`` names.)
+
+    Example:
+        >>> from ptcflow.strategies import ReAct
+        >>> public_path(ReAct)
+        'ptcflow.strategies:ReAct'
+    """
+    module, qualname = cls.__module__, cls.__qualname__
+    if module.startswith("ptcflow.") and "._" in module:
+        face = module[: module.index("._")]
+        if getattr(sys.modules.get(face) or importlib.import_module(face), qualname, None) is cls:
+            return f"{face}:{qualname}"
+    return f"{module}:{qualname}"
+
+
 def path_of(obj: Any, what: str) -> str:
     """The import path of ``obj`` (a module-level class or function), checked.
 
@@ -111,6 +135,8 @@ def path_of(obj: Any, what: str) -> str:
             "function?): a Temporal worker loads it by import path; define it at module level"
         )
     path = f"{module}:{qualname}"
+    if isinstance(obj, type) and module == obj.__module__:
+        path = public_path(obj)
     try:
         found = load(path)
     except (ImportError, AttributeError, ValueError) as exc:

@@ -19,7 +19,7 @@ from ptcflow.directives import Directive
 from ptcflow.runtime import RetryPolicy, Step
 from ptcflow.signals import ErrorEnvelope, Signal, ToolSpec, Usage, decode_signal, encode_signal
 from ptcflow.temporal._options import TemporalOptions
-from ptcflow.temporal._refs import AgentRef, ToolRef, load
+from ptcflow.temporal._refs import AgentRef, ToolRef, load, public_path
 
 __all__ = (
     "ActivityCall",
@@ -51,10 +51,7 @@ class Typed(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def of(cls, value: Any) -> Typed:
         """Wrap ``value`` (its class must be importable by the reader)."""
-        kind = type(value)
-        return cls(
-            path=f"{kind.__module__}:{kind.__qualname__}", json=msgspec.Raw(_ENCODER.encode(value))
-        )
+        return cls(path=public_path(type(value)), json=msgspec.Raw(_ENCODER.encode(value)))
 
     def value(self) -> Any:
         """Decode the value with its class (imported here)."""
