@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _subject
 from ptcflow.directives import Directive, LLMGenerate, ToolExec
+from ptcflow.providers._protocol import LLMRequest
 from ptcflow.runtime import Step
-from ptcflow.runtime._provider import LLMRequest
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
     LLM_RESPONSE,

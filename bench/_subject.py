@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import sniffio
 
+from ptcflow.providers._protocol import LLMRequest
 from ptcflow.runtime import Runtime, Telemetry
-from ptcflow.runtime._provider import LLMRequest
 from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM, ScriptItem
 

@@ -19,7 +19,7 @@ from ptcflow import SubAgent, preview_prompt
 from ptcflow.directives import plain_value
 from ptcflow.lisp import run, run_sync
 from ptcflow.signals import Err, Ok
-from ptcflow.strategies._agent_checks import check_return
+from ptcflow.strategies._subagent import check_return
 from ptcflow.tools import call_tool
 
 from .test_prompt_golden import list_emails, mark_read, send_email

@@ -9,9 +9,9 @@ from hypothesis import given, settings, strategies as st
 from ptcflow.directives import LLMGenerate, RunProgram
 from ptcflow.signals import Ok, ProgramOutput, ProgramToolCall
 from ptcflow.strategies import PTC, PromptLimit
-from ptcflow.strategies._agent_checks import epoch_ms
-from ptcflow.strategies._ptc_feedback import feedback
-from ptcflow.strategies._ptc_text import clj, preview
+from ptcflow.strategies._subagent import epoch_ms
+from ptcflow.strategies.ptc._feedback import feedback
+from ptcflow.strategies.ptc._preview import clj, preview
 
 from .ptc_support import Drive, block
 

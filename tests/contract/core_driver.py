@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ptcflow.core._core import Flight, RunCore
 from ptcflow.directives import (
     Directive,
     LLMGenerate,
@@ -27,7 +28,6 @@ from ptcflow.directives import (
     perform_program,
 )
 from ptcflow.runtime import LLMRequest, ProviderError, Step
-from ptcflow.runtime._core import Flight, RunCore
 from ptcflow.signals import (
     LLM_DELTA,
     PROVIDER_ERROR,

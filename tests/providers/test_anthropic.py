@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from ptcflow.providers import AnthropicProvider
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.providers._protocol import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, ToolSpec
 from ptcflow.testing._anthropic_replies import Turn, error_reply, messages_turn
 from ptcflow.testing._openai_replies import Call

@@ -18,7 +18,7 @@ MODULES = [
     "ptcflow.providers._registry",
     "ptcflow.providers._sse",
     "ptcflow.providers._wire",
-    "ptcflow.runtime._frozen",
+    "ptcflow.core._frozen",
     "ptcflow.runtime._genai_messages",
     "ptcflow.testing._server",
     "ptcflow.testing._server_script",

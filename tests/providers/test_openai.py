@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from ptcflow.providers import OpenAIProvider
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.providers._protocol import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, ToolSpec
 from ptcflow.testing._openai_replies import Call, Turn, chat_turn, embedding_reply, error_reply
 from ptcflow.testing._server import (

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from ptcflow.core._core import Flight, RunCore, cancelled
 from ptcflow.directives import Directive, EmitToolError, LLMGenerate, ToolExec
 from ptcflow.runtime import Step
-from ptcflow.runtime._core import Flight, RunCore, cancelled
 from ptcflow.signals import (
     REQUEST_COMPLETED,
     REQUEST_FAILED,

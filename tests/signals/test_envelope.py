@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 
-from ptcflow.runtime._provider import ProviderError
+from ptcflow.providers._protocol import ProviderError
 from ptcflow.signals import (
     AUTH,
     BUSY,

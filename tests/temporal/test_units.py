@@ -155,10 +155,10 @@ def test_workflow_code_uses_temporal_and_asyncio_only() -> None:
         "ptcflow.temporal._workflow",
         "ptcflow.temporal._drive",
         "ptcflow.temporal._report",
-        "ptcflow.runtime._core",
-        "ptcflow.runtime._flight",
-        "ptcflow.runtime._step",
-        "ptcflow.runtime._terminals",
+        "ptcflow.core._core",
+        "ptcflow.core._flight",
+        "ptcflow.core._step",
+        "ptcflow.core._terminals",
     )
     for name in workflow_side:
         module = importlib.import_module(name)

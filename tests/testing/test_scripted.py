@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime._provider import (
+from ptcflow.providers._protocol import (
     EmbedRequest,
     LLMProvider,
     LLMRequest,

@@ -27,16 +27,10 @@ from ptcflow.agent._api import (
     then as then,
 )
 from ptcflow.agent._as_tool import AgentCall as AgentCall
-from ptcflow.agent._compile import CompileError as CompileError
-from ptcflow.agent._compiled import (
-    CompiledAgent as CompiledAgent,
-    CompiledMetadata as CompiledMetadata,
-)
-from ptcflow.agent._compiled_source import CompiledFileError as CompiledFileError
-from ptcflow.agent._execute import SubAgentError as SubAgentError
-from ptcflow.agent._llm import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
 from ptcflow.agent._llm_tool import LLMTool as LLMTool
 from ptcflow.agent._mission import MissionLimits as MissionLimits
+from ptcflow.agent._model import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
+from ptcflow.agent._plan import SubAgentError as SubAgentError
 from ptcflow.agent._preview import PromptPreview as PromptPreview, preview_prompt as preview_prompt
 from ptcflow.agent._print import (
     format_trace as format_trace,
@@ -44,6 +38,12 @@ from ptcflow.agent._print import (
     print_trace as print_trace,
 )
 from ptcflow.agent._subagent import SubAgent as SubAgent
+from ptcflow.agent.compiled._agent import (
+    CompiledAgent as CompiledAgent,
+    CompiledMetadata as CompiledMetadata,
+)
+from ptcflow.agent.compiled._compile import CompileError as CompileError
+from ptcflow.agent.compiled._source import CompiledFileError as CompiledFileError
 
 __all__ = (
     "AgentCall",

@@ -9,7 +9,7 @@ from ptcflow.agent._subagent import SubAgent
 from ptcflow.errors import UsageError
 
 if TYPE_CHECKING:
-    from ptcflow.agent._compiled import CompiledAgent
+    from ptcflow.agent.compiled._agent import CompiledAgent
     from ptcflow.runtime import Step
 
 __all__ = ("compile", "compile_sync", "run", "run_or_raise", "run_sync", "then")

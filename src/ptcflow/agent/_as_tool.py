@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ptcflow.agent._execute import SubAgentError, build, resolve_context
 from ptcflow.agent._mission import MAX_DEPTH_EXCEEDED, Lineage, Mission, MissionLimits
+from ptcflow.agent._plan import SubAgentError, build, resolve_context
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ParentRun, RunPlan, Step
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope, Ok, json_safe

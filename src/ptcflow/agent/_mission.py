@@ -20,7 +20,7 @@ import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.runtime import EmbedRequest, LLMProvider, LLMRequest, ProviderError, Step
-from ptcflow.runtime._llm_kinds import is_resolver
+from ptcflow.runtime.kinds._llm import is_resolver
 from ptcflow.signals import EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
 from ptcflow.strategies import Trace
 

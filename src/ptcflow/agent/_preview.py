@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.agent._execute import resolve_context
+from ptcflow.agent._plan import resolve_context
 from ptcflow.agent._subagent import SubAgent
 from ptcflow.directives import LLMGenerate
 from ptcflow.errors import UsageError

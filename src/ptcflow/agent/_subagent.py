@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from ptcflow.agent._as_tool import agent_tool
-from ptcflow.agent._compile import compile_agent
-from ptcflow.agent._execute import SubAgentError, execute, plan
-from ptcflow.agent._llm import LLMRetry
 from ptcflow.agent._mission import MissionLimits
+from ptcflow.agent._model import LLMRetry
+from ptcflow.agent._plan import SubAgentError, execute, plan
+from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import LLMProvider, ModelResolver
 from ptcflow.runtime._entry import _in_event_loop
 from ptcflow.signature import Signature, Template, check_placeholders, parse
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
-from ptcflow.strategies._ptc_prompt import example_call, static_prompt
+from ptcflow.strategies.ptc._prompt import example_call, static_prompt
 from ptcflow.tools import Tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
-    from ptcflow.agent._compiled import CompiledAgent
+    from ptcflow.agent.compiled._agent import CompiledAgent
     from ptcflow.runtime import RunPlan, Runtime, Step
 
 __all__ = ("SubAgent",)

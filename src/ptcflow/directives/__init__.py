@@ -19,7 +19,7 @@ from ptcflow.directives._program import (
     perform_program as perform_program,
     plain_value as plain_value,
 )
-from ptcflow.directives._program_memory import ProgramCache as ProgramCache
+from ptcflow.program._memory import ProgramCache as ProgramCache
 
 __all__ = (
     "RESERVED_CONTEXT_KEY",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from ptcflow.directives._base import Directive
-from ptcflow.directives._program_memory import (
+from ptcflow.program._memory import (
     VALIDATION_MODES,
     ProgramCache,
     memory_in,

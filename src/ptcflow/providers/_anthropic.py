@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.providers._protocol import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import VALIDATION, EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
 
 from ._anthropic_wire import AnthropicStreamState, build_messages_body, parse_message

@@ -22,7 +22,7 @@ import anyio
 import msgspec
 
 from ptcflow.errors import ConfigError, UsageError
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.providers._protocol import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import (
     PROVIDER_ERROR,
     TIMEOUT,

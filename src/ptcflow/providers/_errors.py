@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from ptcflow.runtime._provider import ProviderError
+from ptcflow.providers._protocol import ProviderError
 from ptcflow.signals import (
     AUTH,
     PROVIDER_ERROR,

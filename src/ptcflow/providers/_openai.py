@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ptcflow.runtime._provider import EmbedRequest, LLMRequest
+from ptcflow.providers._protocol import EmbedRequest, LLMRequest
 from ptcflow.signals import EmbedResponse, LLMChunk, LLMResponse, Usage
 
 from ._client import SDKProvider

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.runtime._provider import LLMRequest
+from ptcflow.providers._protocol import LLMRequest
 from ptcflow.signals import LLMChunk, LLMResponse, Message, ToolCall, ToolCallDelta, Usage
 
 from ._errors import malformed

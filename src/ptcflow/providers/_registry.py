@@ -16,7 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from ptcflow.errors import ConfigError
-from ptcflow.runtime._provider import LLMProvider
+from ptcflow.providers._protocol import LLMProvider
 from ptcflow.signals import Secrets, secrets_of_headers, secrets_of_url
 
 from ._anthropic import AnthropicProvider

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.runtime._provider import ProviderError
+from ptcflow.providers._protocol import ProviderError
 from ptcflow.signals import TRANSIENT, ErrorEnvelope, ToolSpec
 
 __all__ = ("as_int", "encode_json", "input_schema", "raw_json", "reason", "truncated")

@@ -6,6 +6,14 @@ See docs/runtime.md and docs/telemetry.md.
 
 from __future__ import annotations
 
+from ptcflow.core._step import Step as Step
+from ptcflow.providers._protocol import (
+    EmbedRequest as EmbedRequest,
+    LLMProvider as LLMProvider,
+    LLMRequest as LLMRequest,
+    ModelResolver as ModelResolver,
+    ProviderError as ProviderError,
+)
 from ptcflow.runtime._child import ChildTool as ChildTool, ParentRun as ParentRun
 from ptcflow.runtime._config import (
     UNSET as UNSET,
@@ -14,24 +22,16 @@ from ptcflow.runtime._config import (
     Unset as Unset,
     backoff_delay as backoff_delay,
 )
-from ptcflow.runtime._context import DirectiveContext as DirectiveContext
 from ptcflow.runtime._entry import run as run, run_sync as run_sync
 from ptcflow.runtime._executor import (
     Executor as Executor,
     ExecutorStatistics as ExecutorStatistics,
 )
-from ptcflow.runtime._kind import Handler as Handler
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
-from ptcflow.runtime._provider import (
-    EmbedRequest as EmbedRequest,
-    LLMProvider as LLMProvider,
-    LLMRequest as LLMRequest,
-    ModelResolver as ModelResolver,
-    ProviderError as ProviderError,
-)
+from ptcflow.runtime._run import DirectiveContext as DirectiveContext
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
-from ptcflow.runtime._step import Step as Step
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
+from ptcflow.runtime.kinds._base import Handler as Handler
 
 __all__ = (
     "UNSET",

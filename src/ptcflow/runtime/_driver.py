@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import anyio
 
-from ptcflow.runtime._context import LocalRun
-from ptcflow.runtime._flight import cancelled
-from ptcflow.runtime._step import Step
+from ptcflow.core._flight import cancelled
+from ptcflow.core._step import Step
+from ptcflow.runtime._run import LocalRun
 
 __all__ = ("CANCEL_GRACE_S", "drive", "wait_done")
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import anyio
 
+from ptcflow.core._step import Step
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._runtime import Runtime
-from ptcflow.runtime._step import Step
 from ptcflow.runtime._telemetry import Telemetry
 
 __all__ = ("run", "run_sync")

@@ -20,15 +20,15 @@ from typing import Any
 
 import anyio
 
+from ptcflow.core._step import Step
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
-from ptcflow.runtime._context import DirectiveContext
 from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._kind import Kind
-from ptcflow.runtime._kinds import builtin_kinds, custom_kind, unknown_kind
-from ptcflow.runtime._step import Step
+from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import attach, detach
+from ptcflow.runtime.kinds._base import Kind
+from ptcflow.runtime.kinds._tool import builtin_kinds, custom_kind, unknown_kind
 from ptcflow.signals import (
     INTERNAL,
     TIMEOUT,

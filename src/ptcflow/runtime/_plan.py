@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
-from ptcflow.runtime._llm_kinds import is_resolver
+from ptcflow.runtime.kinds._llm import is_resolver
 
 if TYPE_CHECKING:
-    from ptcflow.runtime._step import Step
+    from ptcflow.core._step import Step
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 

@@ -10,20 +10,20 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from ptcflow.core._flight import cancelled
+from ptcflow.core._step import Step
+from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
-from ptcflow.runtime._context import DirectiveContext, LocalRun
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
-from ptcflow.runtime._flight import cancelled
-from ptcflow.runtime._llm_kinds import is_resolver, model_of
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of
-from ptcflow.runtime._step import Step
+from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
-from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.kinds._llm import is_resolver, model_of
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")

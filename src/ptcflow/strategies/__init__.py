@@ -7,25 +7,13 @@ programs); :func:`replay` rebuilds a run's final state from its journal.
 
 from __future__ import annotations
 
-from ptcflow.strategies._json_agent import JsonAgent as JsonAgent, JsonState as JsonState
-from ptcflow.strategies._json_trace import JsonCall as JsonCall
-from ptcflow.strategies._protocol import (
+from ptcflow.core._protocol import (
     Outcome as Outcome,
     RunInfo as RunInfo,
     Strategy as Strategy,
     Transition as Transition,
 )
-from ptcflow.strategies._ptc import PTC as PTC
-from ptcflow.strategies._ptc_feedback import PromptLimit as PromptLimit
-from ptcflow.strategies._ptc_prompt import ToolInfo as ToolInfo
-from ptcflow.strategies._ptc_state import PtcState as PtcState, PtcTurn as PtcTurn
-from ptcflow.strategies._react import ReAct as ReAct
-from ptcflow.strategies._react_state import (
-    PendingCall as PendingCall,
-    ReActState as ReActState,
-)
-from ptcflow.strategies._replay import replay as replay
-from ptcflow.strategies._trace import (
+from ptcflow.core._trace import (
     ExecutionTrace as ExecutionTrace,
     ProgramTrace as ProgramTrace,
     PromptTrace as PromptTrace,
@@ -35,6 +23,18 @@ from ptcflow.strategies._trace import (
     Trace as Trace,
     TurnTrace as TurnTrace,
 )
+from ptcflow.strategies._replay import replay as replay
+from ptcflow.strategies.json_agent._strategy import JsonAgent as JsonAgent, JsonState as JsonState
+from ptcflow.strategies.json_agent._trace import JsonCall as JsonCall
+from ptcflow.strategies.ptc._feedback import PromptLimit as PromptLimit
+from ptcflow.strategies.ptc._prompt import ToolInfo as ToolInfo
+from ptcflow.strategies.ptc._state import PtcState as PtcState, PtcTurn as PtcTurn
+from ptcflow.strategies.ptc._strategy import PTC as PTC
+from ptcflow.strategies.react._state import (
+    PendingCall as PendingCall,
+    ReActState as ReActState,
+)
+from ptcflow.strategies.react._strategy import ReAct as ReAct
 
 __all__ = (
     "PTC",

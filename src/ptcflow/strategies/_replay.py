@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, TypeVar
 
+from ptcflow.core._fold import Folds
+from ptcflow.core._protocol import RunInfo
 from ptcflow.errors import UsageError
 from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
-from ptcflow.strategies._fold import Folds
-from ptcflow.strategies._protocol import RunInfo
 
 __all__ = ("replay",)
 

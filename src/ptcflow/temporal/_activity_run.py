@@ -30,12 +30,12 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
+from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Step
-from ptcflow.runtime._context import DirectiveContext, LocalRun, Performer
 from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._terminals import TerminalTable
+from ptcflow.runtime._run import DirectiveContext, LocalRun, Performer
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import (
     TOOL_RESULT,

@@ -24,10 +24,10 @@ from typing import Any, Protocol
 import msgspec
 from temporalio import workflow
 
+from ptcflow.core._core import Flight, RunCore
+from ptcflow.core._flight import cancelled
+from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
-from ptcflow.runtime._core import Flight, RunCore
-from ptcflow.runtime._flight import cancelled
-from ptcflow.runtime._terminals import TerminalTable
 from ptcflow.signals import (
     INTERNAL,
     TOOL_RESULT,

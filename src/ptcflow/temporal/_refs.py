@@ -90,7 +90,7 @@ def load(path: str) -> Any:
 def public_path(cls: type) -> str:
     """The import path under which ``cls`` is stored in a payload: its package's public face.
 
-    A class of ptcflow defined in a private module (``ptcflow.strategies._ptc_state``) is
+    A class of ptcflow defined in a private module (``ptcflow.strategies.ptc._state``) is
     named through the face that exports it (``ptcflow.strategies:PtcState``), so that
     payloads do not depend on where a class's file sits: moving a file inside a package
     keeps every stored path valid. Other classes keep their own module.

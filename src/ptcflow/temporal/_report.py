@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptcflow.core._core import Flight, RunCore
+from ptcflow.core._terminals import TerminalTable, tool_terminal
 from ptcflow.directives import ToolExec
-from ptcflow.runtime._core import Flight, RunCore
-from ptcflow.runtime._terminals import TerminalTable, tool_terminal
 from ptcflow.signals import (
     INTERNAL,
     TERMINAL_TYPES,

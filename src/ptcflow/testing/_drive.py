@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
+from ptcflow.core._fold import Folds
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.signals import (
@@ -38,7 +39,6 @@ from ptcflow.signals import (
     normalize_result,
 )
 from ptcflow.strategies import RunInfo
-from ptcflow.strategies._fold import Folds
 
 __all__ = ("SignalFactory", "run_strategy")
 

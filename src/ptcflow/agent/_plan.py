@@ -1,0 +1,275 @@
+"""Running a SubAgent: context, LLM and Runtime resolved, then one run of its strategy."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from ptcflow.agent._mission import Lineage, Mission, MissionLimits, budgeted
+from ptcflow.agent._model import CallbackLLM, LLMRetry, retry_filtered
+from ptcflow.errors import RunError, UsageError
+from ptcflow.runtime import (
+    UNSET,
+    LLMProvider,
+    ModelResolver,
+    RetryPolicy,
+    RunPlan,
+    Runtime,
+    Step,
+)
+from ptcflow.signature import Fields, Template, parse, render_type
+
+if TYPE_CHECKING:
+    from ptcflow.agent._subagent import SubAgent
+
+__all__ = ("SubAgentError", "build", "execute", "plan", "resolve_context")
+
+
+class SubAgentError(RunError):
+    """A SubAgent run failed (the spec's ``run!`` / ``then!`` raise it).
+
+    Attributes:
+        step: the failed :class:`~ptcflow.runtime.Step` (its ``fail``, ``trace``, ...).
+        error: the Step's :class:`~ptcflow.signals.ErrorEnvelope`.
+
+    Example:
+        >>> from ptcflow.runtime import Step
+        >>> err = SubAgentError(Step(run_id="r1", ok=False, reason="max_turns_exceeded"))
+        >>> err.step.reason
+        'max_turns_exceeded'
+    """
+
+    def __init__(self, step: Step) -> None:
+        fail = step.fail
+        why = f"{fail.reason}: {fail.message}" if fail is not None else step.reason or "failed"
+        super().__init__(f"SubAgent run {step.run_id} failed ({why})", step.error)
+        self.step = step
+
+
+def resolve_context(
+    context: Any, context_signature: str | None
+) -> tuple[dict[str, Any], str | None]:
+    """The run's context as plain data, and the signature typing its keys.
+
+    A :class:`Step` given as context contributes its value (a map) and, unless
+    ``context_signature`` is given, the fields of its output signature (DD-5).
+
+    Raises:
+        UsageError: the context is not a mapping with string keys, holds a reserved key
+            (``fail``), or is a failed Step or a Step whose value is not a map.
+    """
+    if isinstance(context, Step):
+        step = context
+        if not step.ok:
+            raise UsageError(
+                f"context= is the failed Step of run {step.run_id} ({step.reason}); chain "
+                "successful Steps only (check step.ok, or use run_or_raise / then)"
+            )
+        if not isinstance(step.value, Mapping):
+            raise UsageError(
+                f"context= is a Step whose value is a {type(step.value).__name__}; a Step used "
+                "as context must return a map (its keys become ctx/ keys)"
+            )
+        context = step.value
+        if context_signature is None and step.signature:
+            context_signature = _as_params(step.signature)
+    if context is None:
+        return {}, context_signature
+    if not isinstance(context, Mapping):
+        raise UsageError(
+            f"context must be a mapping of names to values, got {type(context).__name__}"
+        )
+    bad = [k for k in context if not isinstance(k, str)]
+    if bad:
+        raise UsageError(f"context keys must be strings, got {bad[:3]!r}")
+    if "fail" in context:
+        raise UsageError(
+            "context key 'fail' is reserved: programs read the previous turn's error as "
+            "ctx/fail; rename the key"
+        )
+    plain = msgspec.to_builtins(dict(context), str_keys=True)
+    return plain, context_signature
+
+
+def _as_params(signature: str) -> str | None:
+    """The output fields of a signature as the parameters of a context signature."""
+    output = parse(signature).output
+    if not isinstance(output, Fields) or not output.fields:
+        return None
+    params = ", ".join(f"{f.name} {render_type(f.type)}" for f in output.fields)
+    return f"({params}) -> :any"
+
+
+_OPTIONS: Final = frozenset(
+    (
+        "llm",
+        "context",
+        "llm_opts",
+        "context_signature",
+        "debug",
+        "trace",
+        "signature_validation",
+        "mission_limits",
+    )
+)
+"""The options of a SubAgent run that ``rt.run(agent, ...)`` passes to the agent."""
+
+_INHERITED: Final = ("trace", "debug")
+"""The run options the agents of a mission inherit from its first agent."""
+
+
+def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
+    """The run of ``agent`` on ``runtime`` (:meth:`SubAgent.plan_run`).
+
+    An agent whose tools include agents starts a mission (see ``_mission``): its run and
+    every agent it calls share :class:`MissionLimits`.
+
+    Raises:
+        UsageError: an unknown option, ``tools`` (they belong to the definition), a context
+            given twice or not plain data, no LLM anywhere, or ``"strict"`` validation with
+            tools that have no signature.
+    """
+    if "tools" in options:
+        raise UsageError(
+            f"SubAgent({agent.name!r}): tools belong to the agent's definition; pass them to "
+            "SubAgent(tools=...), not to the run"
+        )
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) got unknown run options {unknown}; "
+            f"its options are {sorted(_OPTIONS)} (and rt.run's own: run_id, record, ...)"
+        )
+    context = options.get("context")
+    if input is not None:
+        if context is not None:
+            raise UsageError(
+                "the context was given twice (as the input and as context=); pass it once"
+            )
+        context = input
+    ctx, ctx_sig = resolve_context(context, options.get("context_signature"))
+    llm = options.get("llm")
+    chosen = agent.llm if agent.llm is not None else llm
+    if chosen is None and runtime.llm is None:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
+            "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
+        )
+    limits = options.get("mission_limits")
+    lineage = None
+    if limits is not None or any(t.calls_model for t in agent.tools.values()):
+        lineage = Lineage(
+            Mission(MissionLimits.of(limits)),
+            agent=agent.name,
+            depth=0,
+            llm=chosen,
+            runtime_llm=runtime.llm,
+            options={k: options[k] for k in _INHERITED if k in options},
+        )
+    return build(agent, ctx, ctx_sig, options, chosen=chosen, base=runtime.llm, lineage=lineage)
+
+
+def build(
+    agent: SubAgent,
+    ctx: dict[str, Any],
+    ctx_sig: str | None,
+    options: Mapping[str, Any],
+    *,
+    chosen: Any,
+    base: Any,
+    lineage: Lineage | None,
+) -> RunPlan:
+    """The run of ``agent`` on context ``ctx`` with model ``chosen`` (``None``: ``base``,
+    the Runtime's), counted by ``lineage``'s mission when there is one.
+
+    Raises:
+        UsageError: ``"strict"`` validation with tools that have no signature.
+    """
+    llm_opts = options.get("llm_opts")
+    strategy = agent.strategy(
+        context_signature=ctx_sig,
+        llm_opts=llm_opts,
+        signature_validation=options.get("signature_validation", "enabled"),
+        trace=options.get("trace", True),
+        debug=options.get("debug", False),
+        model=chosen if isinstance(chosen, str) else None,
+    )
+    provider = _provider(agent, chosen, ctx, llm_opts)
+    retry: LLMRetry = agent.llm_retry
+    if retry.retryable_errors is not None:
+        inner = provider if provider is not None else base
+        if inner is not None:
+            provider = retry_filtered(inner, retry.retryable_errors)
+    if lineage is not None:
+        inner = provider if provider is not None else base
+        if inner is not None:
+            provider = budgeted(inner, lineage.mission, agent.name)
+    return RunPlan(
+        strategy=strategy,
+        input=ctx,
+        tools=dict(agent.tools),
+        llm=provider,
+        timeout=UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0,
+        name=agent.name,
+        inherit=lineage,
+        finish=None if lineage is None else lineage.finish,
+    )
+
+
+async def execute(
+    agent: SubAgent,
+    *,
+    runtime: Runtime | None = None,
+    run_id: str | None = None,
+    record: bool = False,
+    **options: Any,
+) -> Step:
+    """Run ``agent`` once and return its Step (failures are on the Step, not raised):
+    on ``runtime``, or in a Runtime of its own (with the model registry of
+    ``ptcflow.toml`` when the model is a name)."""
+    if runtime is not None:
+        return await runtime.run(agent, run_id=run_id, record=record, **options)
+    chosen = agent.llm if agent.llm is not None else options.get("llm")
+    if chosen is None:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
+            "or alias, or a function) or set SubAgent(llm=...)"
+        )
+    retry: LLMRetry = agent.llm_retry
+    policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
+    async with _registry(chosen) as registry:
+        # A provider is the Runtime's model too: the agents it calls that name a model
+        # (SubAgent(llm="opus")) send that name to it.
+        base = chosen if isinstance(chosen, LLMProvider | ModelResolver) else registry
+        async with Runtime(llm=base, retry=policy) as rt:
+            return await rt.run(agent, run_id=run_id, record=record, **options)
+
+
+@contextlib.asynccontextmanager
+async def _registry(chosen: Any) -> AsyncIterator[Any]:
+    """The model registry of ``ptcflow.toml`` for a model name (closed after the run)."""
+    if not isinstance(chosen, str):
+        yield None
+        return
+    from ptcflow.providers import ModelRegistry
+
+    registry = ModelRegistry.from_config()
+    try:
+        yield registry
+    finally:
+        await registry.aclose()
+
+
+def _provider(
+    agent: SubAgent, chosen: Any, ctx: Mapping[str, Any], llm_opts: Mapping[str, Any] | None
+) -> Any:
+    """The provider of the run (``None``: the Runtime's, which resolves a model name)."""
+    if chosen is None or isinstance(chosen, str):
+        return None  # the Runtime's llm (a model registry resolves a name)
+    if isinstance(chosen, LLMProvider | ModelResolver):
+        return chosen
+    prompt = Template(agent.prompt).render(ctx, missing="empty")
+    return CallbackLLM(chosen, prompt=prompt, tool_names=list(agent.tools), llm_opts=llm_opts)

@@ -1,0 +1,1 @@
+"""Compiled agents: a SubAgent's program frozen into a function."""

@@ -1,0 +1,1 @@
+"""The sans-I/O run core: the one API every driver shares."""

@@ -1,0 +1,87 @@
+"""The result of one run: :class:`Step`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import msgspec
+
+from ptcflow.core._trace import StepFail, Trace
+from ptcflow.errors import RunError
+from ptcflow.signals import ErrorEnvelope, Signal, Usage
+
+__all__ = ("Step", "step_details")
+
+_NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """How a run ended.
+
+    Attributes:
+        run_id: the run's id (every signal of the run carries it).
+        ok: True when the run completed with a value.
+        value: the answer (the ``Ok`` payload of the strategy's outcome) or ``None``.
+        error: the :class:`~ptcflow.signals.ErrorEnvelope` of a failed run, else ``None``.
+        usage: tokens used by every LLM call of the run (child runs not included).
+        reason: why the run stopped (``"completed"``, ``"max_iterations"``, ``"cancelled"``...).
+        turns: LLM calls performed.
+        tool_calls: tool calls answered (``ToolExec``, ``EmitToolError``, child runs).
+        duration_ms: wall time of the run.
+        signals: every signal of the run, in ``seq`` order, when it was started with
+            ``record=True``; otherwise empty.
+        fail: why a SubAgent run failed (``reason``, ``message``, ``op``, ``details``);
+            ``None`` when it succeeded or for other strategies.
+        trace: every turn of a SubAgent run (prompt, response, program, tool calls,
+            tokens), kept as the run's ``trace`` option says; ``None`` otherwise.
+        signature: the output signature of the SubAgent that produced :attr:`value`
+            (passing this Step as the next agent's ``context`` uses it as the context's
+            types).
+
+    Example:
+        >>> Step(run_id="r", ok=True, value=5).unwrap()
+        5
+    """
+
+    run_id: str
+    ok: bool
+    value: Any = None
+    error: ErrorEnvelope | None = None
+    usage: Usage = Usage()
+    reason: str = ""
+    turns: int = 0
+    tool_calls: int = 0
+    duration_ms: float = 0.0
+    signals: tuple[Signal, ...] = ()
+    fail: StepFail | None = None
+    trace: Trace | None = None
+    signature: str | None = None
+
+    def unwrap(self) -> Any:
+        """Return :attr:`value`, or raise :class:`~ptcflow.errors.RunError` if the run failed.
+
+        Raises:
+            RunError: the run failed; ``.error`` holds its envelope.
+        """
+        if self.ok:
+            return self.value
+        err = self.error
+        text = f"{err.type}: {err.message}" if err is not None else "the run failed"
+        raise RunError(f"run {self.run_id} failed: {text}", err)
+
+
+def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
+    """The Step fields a SubAgent strategy adds (``fail``, ``trace``, ``signature``).
+
+    Empty unless the strategy or its state has a true ``describes_step`` attribute (the
+    state's survives wrappers such as ``Recording``); then they come from
+    ``strategy.outcome(state)`` (called on the final state, after the end signal).
+    """
+    if not (getattr(strategy, "describes_step", False) or getattr(state, "describes_step", False)):
+        return _NO_DETAILS
+    outcome = strategy.outcome(state)
+    if outcome is None:
+        return _NO_DETAILS
+    return {"fail": outcome.fail, "trace": outcome.trace, "signature": outcome.signature}

@@ -1,0 +1,1 @@
+"""The program host: runs a RunProgram (PTC-Lisp in, ProgramOutput out)."""

@@ -1,0 +1,1 @@
+"""Directive kinds: how the local runtime performs each directive."""

@@ -1,0 +1,308 @@
+"""The model directive kinds: ``LLMGenerate``, ``LLMStream`` and ``LLMEmbed``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
+from ptcflow.errors import ConfigError
+from ptcflow.providers._protocol import (
+    EmbedRequest,
+    LLMProvider,
+    LLMRequest,
+    ModelResolver,
+    ProviderError,
+)
+from ptcflow.runtime._run import DirectiveContext
+from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime.kinds._base import Kind, validation
+from ptcflow.signals import (
+    LLM_DELTA,
+    PROVIDER_ERROR,
+    TIMEOUT,
+    TRANSIENT,
+    EmbedResponse,
+    Err,
+    ErrorEnvelope,
+    LLMChunk,
+    LLMDeltaData,
+    LLMResponse,
+    Ok,
+    StreamAssembler,
+)
+
+__all__ = ("is_resolver", "llm_kinds", "model_of")
+
+
+def _llm_prepare_sync(ctx: DirectiveContext) -> None:
+    """Resolve the provider and model name of an LLM directive into ``ctx.data`` (an
+    ``Err`` when that fails: the attempt returns it without calling anything)."""
+    run = ctx.run
+    llm = run.llm
+    d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
+    if llm is None:
+        ctx.data = validation(
+            f"{type(d).__name__} {d.id!r} needs a model, but the run "
+            "has none: pass llm=... to Runtime(...) or rt.run(...)"
+        )
+        return
+    try:
+        if run.llm_is_resolver:
+            provider, name = llm.resolve(d.model, d.model_alias)
+        else:
+            provider = llm
+            name = d.model or d.model_alias or run.llm_model
+    except ConfigError as exc:
+        ctx.data = validation(str(exc))
+        return
+    ctx.data = (provider, name)
+
+
+def model_of(llm: Any) -> str:
+    """The model name a provider reports (``llm.model``), or ``""``."""
+    return str(getattr(llm, "model", "") or "")
+
+
+def is_resolver(llm: Any) -> bool:
+    """True when ``llm`` is a model resolver rather than a provider (decided once per run)."""
+    return isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider)
+
+
+def _provider_name(provider: Any) -> str:
+    return str(getattr(provider, "name", "") or type(provider).__name__)
+
+
+def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
+    if isinstance(exc, ProviderError):
+        ctx.retry_after = exc.retry_after
+        return Err(error=exc.envelope)
+    who = _provider_name(provider)
+    if isinstance(exc, TimeoutError):
+        kind, retryable = TIMEOUT, True
+    elif isinstance(exc, ConnectionError):
+        kind, retryable = TRANSIENT, True
+    else:
+        kind, retryable = PROVIDER_ERROR, False
+    return Err(
+        error=ErrorEnvelope.make(
+            kind,
+            f"provider {who!r} failed on attempt {ctx.attempt}: {type(exc).__name__}: {exc}",
+            {"exception": type(exc).__name__, "provider": who},
+            retryable=retryable,
+        )
+    )
+
+
+def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
+    """The request of an ``LLMGenerate`` / ``LLMStream`` for the resolved ``model``."""
+    d: Any = ctx.directive  # LLMGenerate | LLMStream
+    return LLMRequest(
+        model=model,
+        messages=d.messages,
+        tools=d.tools,
+        tool_choice=d.tool_choice,
+        response_schema=d.response_schema,
+        options=d.options,
+    )
+
+
+def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
+    """The provider's concurrency limiter (``None``: it has none)."""
+    return ctx.run.executor.provider_limiter(_provider_name(provider))
+
+
+def _generate_call(ctx: DirectiveContext) -> Any:
+    """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
+    or the ``Err`` of a model that could not be resolved."""
+    if isinstance(ctx.data, Err):
+        return ctx.data
+    provider, model = ctx.data
+    request = _llm_request(ctx, model)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return provider.generate(request)
+    return _limited(limiter, provider.generate, request)
+
+
+async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
+    """``await fn(*args)`` under ``limiter`` (the call starts once a slot is free)."""
+    async with limiter:
+        return await fn(*args)
+
+
+def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
+    return _check_response(response, provider, model, LLMResponse)
+
+
+def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+    return _classify(exc, ctx.data[0], ctx)
+
+
+_ENCODER = msgspec.json.Encoder()
+_DECODERS = {cls: msgspec.json.Decoder(cls) for cls in (LLMResponse, LLMChunk, EmbedResponse)}
+
+
+def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any:
+    """Validate what a provider returned at the boundary: a ``cls`` whose every field
+    survives the journal (JSON) exactly; returns ``Ok`` of that JSON-read copy, or the
+    ``provider_error`` saying what was wrong and where (a tool call whose ``input`` is
+    not a JSON object, say)."""
+    if not isinstance(resp, cls):
+        problem = f"returned {type(resp).__name__}, expected {cls.__name__}"
+    else:
+        try:
+            resp = _DECODERS[cls].decode(_ENCODER.encode(resp))
+        except (msgspec.ValidationError, TypeError, ValueError, OverflowError) as exc:
+            problem = f"returned a {cls.__name__} that is not valid JSON data: {exc}"
+        else:
+            if model and not resp.model:
+                resp = msgspec.structs.replace(resp, model=model)
+            return Ok(payload=resp)
+    who = _provider_name(provider)
+    return Err(
+        error=ErrorEnvelope.make(
+            PROVIDER_ERROR,
+            f"provider {who!r} {problem} (malformed provider output)",
+            {"provider": who},
+            retryable=False,
+        )
+    )
+
+
+def _stream_call(ctx: DirectiveContext) -> Any:
+    if isinstance(ctx.data, Err):  # the model could not be resolved
+        return ctx.data
+    provider, model = ctx.data
+    request = _llm_request(ctx, model)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return _consume(ctx, provider, request)
+    return _limited(limiter, _consume, ctx, provider, request)
+
+
+async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
+    assembler = StreamAssembler()
+    chunks = provider.stream(req)
+    try:
+        async for chunk in chunks:
+            checked = _check_response(chunk, provider, "", LLMChunk)
+            if isinstance(checked, Err):
+                return checked
+            ctx.no_retry = True  # deltas are visible now: a retry would repeat them
+            assembler.add(checked.payload)
+            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=checked.payload))
+    except Exception as exc:
+        return _classify(exc, provider, ctx)
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    try:
+        response = assembler.response()
+    except ValueError as exc:
+        return Err(
+            error=ErrorEnvelope.make(
+                PROVIDER_ERROR,
+                f"provider {_provider_name(provider)!r} streamed a malformed response: {exc}",
+                {"provider": _provider_name(provider)},
+                retryable=False,
+            )
+        )
+    return _check_response(response, provider, req.model, LLMResponse)
+
+
+def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
+    provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
+    return (_provider_name(provider) if provider is not None else ""), model
+
+
+def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+    d = ctx.directive
+    op = "embeddings" if isinstance(d, LLMEmbed) else "chat"
+    pname, model = _model_of(ctx)
+    attrs: dict[str, Any] = {"gen_ai.operation.name": op}
+    if pname:
+        attrs["gen_ai.provider.name"] = pname
+    if model:
+        attrs["gen_ai.request.model"] = model
+    span = tel.start_span(f"{op} {model}" if model else op, attrs, ctx.otel_parent)
+    ctx.span = span
+    ctx.otel_context = tel.context_of(span, ctx.otel_parent)
+    ctx.traceparent = tel.traceparent(span)
+    if tel.capture_content:
+        if isinstance(d, LLMGenerate):
+            tel.content(span, "gen_ai.input.messages", d.messages)
+        elif isinstance(d, LLMEmbed):
+            tel.content(span, "gen_ai.embeddings.input", d.inputs)
+
+
+def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
+    op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
+    pname, model = _model_of(ctx)
+    usage = None
+    attrs: dict[str, Any] | None = None
+    if result.ok:
+        resp = result.payload
+        usage = resp.usage
+        attrs = {
+            "gen_ai.usage.input_tokens": usage.input_tokens if usage else 0,
+            "gen_ai.usage.output_tokens": usage.output_tokens if usage else 0,
+        }
+        if resp.model:
+            attrs["gen_ai.response.model"] = resp.model
+        if isinstance(resp, LLMResponse):
+            attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
+            if tel.capture_content:
+                tel.content(ctx.span, "gen_ai.output.messages", resp)
+    tel.end_span(ctx.span, result, attrs)
+    tel.record(
+        op,
+        duration,
+        provider=pname,
+        model=model,
+        usage=usage,
+        error_type=None if result.ok else result.error.type,
+    )
+
+
+# -- LLMEmbed --------------------------------------------------------------------------
+
+
+def _embed_call(ctx: DirectiveContext) -> Any:
+    if isinstance(ctx.data, Err):  # the model could not be resolved
+        return ctx.data
+    provider, model = ctx.data
+    d = ctx.directive
+    assert isinstance(d, LLMEmbed)
+    request = EmbedRequest(model=model, inputs=d.inputs)
+    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return provider.embed(request)
+    return _limited(limiter, provider.embed, request)
+
+
+def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
+    provider, model = ctx.data
+    return _check_response(response, provider, model, EmbedResponse)
+
+
+def llm_kinds() -> dict[type[Any], Kind]:
+    """The kinds of the model directives."""
+    common: dict[str, Any] = {
+        "prepare_sync": _llm_prepare_sync,
+        "open_span": _llm_span,
+        "close_span": _llm_close,
+        "error_type": PROVIDER_ERROR,
+    }
+    return {
+        LLMGenerate: Kind(
+            "LLMGenerate", call=_generate_call, settle=_generate_settle, fail=_llm_fail, **common
+        ),
+        LLMStream: Kind("LLMStream", call=_stream_call, fail=_llm_fail, **common),
+        LLMEmbed: Kind(
+            "LLMEmbed", call=_embed_call, settle=_embed_settle, fail=_llm_fail, **common
+        ),
+    }

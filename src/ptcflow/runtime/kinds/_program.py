@@ -1,0 +1,157 @@
+"""The ``RunProgram`` kind: the runtime runs a PTC-Lisp program, its tool calls as sub-calls.
+
+One attempt is :func:`ptcflow.directives.perform_program` with the directive's own
+sub-call function as the router: each ``(call "tool" {...})`` of the program is
+``ctx.call_tool(name, arguments, index=i)``, so it is validated, timed out, retried,
+limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
+``{directive.id}/tool/{i}``) and traced (``execute_tool`` under the program's span) like a
+``ToolExec``. The directive ends with exactly one ``ai.program.result`` (see
+``_terminals``): ``Ok(ProgramOutput)`` for a program that ran (program errors included),
+``Err`` for a cancellation, the directive's deadline, or a crash of this kind.
+
+Calls that completed are kept on the directive's context as they complete, so a later
+attempt (after a retryable failure such as an attempt timeout) answers them from that record
+(``replay=``, with the missing calls performed: ``resume``) and no completed tool call is
+ever repeated. What the programs of a run share is kept for the whole run
+(``LocalRun.programs``, a :class:`~ptcflow.directives.ProgramCache`): the next turn's
+program uses the ctx values already converted and the memory already read and printed.
+
+The span is ``execute_program {agent}`` with ``gen_ai.operation.name = "execute_program"``.
+None of the GenAI operations fits: the program is not a tool the model called by name (the
+model answered with text), and its tool calls are ``execute_tool`` spans of their own; an
+``execute_tool`` span around them would count every tool execution twice in backends that
+aggregate by operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptcflow.directives import ProgramCache, perform_program
+from ptcflow.runtime._run import DirectiveContext
+from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime.kinds._base import Kind
+from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramOutput, ProgramToolCall
+
+__all__ = ("PROGRAM_KIND",)
+
+OPERATION = "execute_program"
+
+
+def _call(ctx: DirectiveContext) -> Any:
+    return _perform(ctx)
+
+
+async def _perform(ctx: DirectiveContext) -> ProgramOutput:
+    """One attempt: run the program, its calls through ``ctx.call_tool``."""
+    d: Any = ctx.directive  # RunProgram
+    done: dict[int, ProgramToolCall] = ctx.data if isinstance(ctx.data, dict) else {}
+    ctx.data = done  # the calls completed so far, over all attempts
+
+    async def call(name: str, arguments: dict[str, Any], index: int) -> Ok[Any] | Err:
+        return await ctx.call_tool(name, arguments, index=index)
+
+    def completed(record: ProgramToolCall) -> None:
+        done[record.index] = record
+
+    run = ctx.run
+    if run.programs is None:
+        run.programs = ProgramCache()
+    return await perform_program(
+        d,
+        call,
+        replay=tuple(done.values()) if done else None,
+        on_call=completed,
+        cache=run.programs,
+        plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
+        untimed_tools=run.tools.child_names,  # agents' runs are bounded by their own limits
+    )
+
+
+def _settle(ctx: DirectiveContext, output: ProgramOutput) -> Ok[ProgramOutput]:
+    ex = ctx.run.executor
+    if ex.log_events:
+        error = output.error
+        ex.log.debug(
+            "program.finished",
+            run_id=ctx.run_id,
+            call_id=ctx.directive.id,
+            turn=ctx.directive.iteration,
+            attempt=ctx.attempt,
+            returned=output.returned,
+            failed=output.failed,
+            error_category=None if error is None else error.category,
+            tool_calls=len(output.tool_calls),
+            memory_bytes=output.memory_bytes,
+            duration_ms=output.duration_ms,
+        )
+    return Ok(payload=output)
+
+
+def _prepare(ctx: DirectiveContext) -> Err | None:
+    ex = ctx.run.executor
+    if ex.log_events:
+        d: Any = ctx.directive  # RunProgram
+        ex.log.debug(
+            "program.started",
+            run_id=ctx.run_id,
+            call_id=d.id,
+            turn=d.iteration,
+            tools=list(d.tool_names),
+            source_chars=len(d.source),
+        )
+    return None
+
+
+def _open_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+    """Open the ``execute_program {agent}`` span (the program's calls nest under it)."""
+    d: Any = ctx.directive  # RunProgram
+    run = ctx.run
+    attrs = {
+        "gen_ai.operation.name": OPERATION,
+        "gen_ai.agent.name": run.name,
+        "gen_ai.conversation.id": run.run_id,
+        "ptcflow.program.id": d.id,
+        "ptcflow.turn": d.iteration,
+    }
+    span = tel.start_span(f"{OPERATION} {run.name}", attrs, ctx.otel_parent)
+    ctx.span = span
+    ctx.otel_context = tel.context_of(span, ctx.otel_parent)
+    ctx.traceparent = tel.traceparent(span)
+    tel.content(span, "ptcflow.program.source", d.source)  # model output: opt-in only
+
+
+def _close_span(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
+    """End the program's span: its outcome, calls and memory; a program error is its
+    ``error.type`` (the category), described by the category only unless content is on."""
+    attrs: dict[str, Any] = {}
+    ended = result
+    if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
+        out = result.payload
+        attrs["ptcflow.program.tool_calls"] = len(out.tool_calls)
+        attrs["ptcflow.program.memory_bytes"] = out.memory_bytes
+        attrs["ptcflow.program.outcome"] = (
+            "error"
+            if out.error is not None
+            else "returned"
+            if out.returned
+            else "failed"
+            if out.failed
+            else "value"
+        )
+        if out.error is not None:
+            ended = Err(error=ErrorEnvelope.make(out.error.category, out.error.message))
+            tel.content(ctx.span, "ptcflow.program.error", out.error.describe())
+    tel.end_span(ctx.span, ended, attrs, tool_data=True)
+    tel.record(OPERATION, duration, error_type=None if ended.ok else ended.error.type)
+
+
+PROGRAM_KIND = Kind(
+    "RunProgram",
+    call=_call,
+    settle=_settle,
+    prepare=_prepare,
+    open_span=_open_span,
+    close_span=_close_span,
+)
+"""How a ``RunProgram`` is performed (see the module docstring)."""

@@ -1,0 +1,250 @@
+"""The tool-like directive kinds (``ToolExec``, ``RunChild``), user-registered kinds, and
+the table of built-in kinds (``RunProgram``'s is in ``_program_kind``). (``EmitToolError`` and ``EmitRequestError`` perform nothing:
+the run core answers them itself.)"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from ptcflow.core._terminals import journal_safe
+from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
+from ptcflow.runtime._child import ParentRun, invalid_child_arguments
+from ptcflow.runtime._run import DirectiveContext
+from ptcflow.runtime.kinds._base import Handler, Kind, tool_close, tool_span, validation
+from ptcflow.runtime.kinds._llm import llm_kinds
+from ptcflow.runtime.kinds._program import PROGRAM_KIND
+from ptcflow.signals import (
+    INTERNAL,
+    TOOL_ERROR,
+    TOOL_STARTED,
+    UNKNOWN_TOOL,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    ToolStartedData,
+    json_safe,
+    normalize_result,
+)
+from ptcflow.tools import Tool, call_tool, render_tool_signature
+
+__all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
+
+_UNLIMITED = contextlib.nullcontext()
+
+
+# -- ToolExec ---------------------------------------------------------------------------------
+
+
+def _tool_prepare_sync(ctx: DirectiveContext) -> None:
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    tools = run.tools
+    if d.tool_name in tools.context_names:
+        try:
+            ctx.snapshot = run.snapshot(ctx)
+        except Exception as exc:
+            name = run.name
+            ctx.data = Err(
+                error=ErrorEnvelope.make(
+                    INTERNAL,
+                    f"strategy {name!r} raised {type(exc).__name__} in snapshot() while "
+                    f"preparing the context of tool call {d.id!r}: {exc}",
+                    {"strategy": name, "exception": type(exc).__name__},
+                    retryable=False,
+                )
+            )
+    tool = tools.tools.get(d.tool_name)
+    if tool is not None:
+        # A tool's own options win over the directive's: its author knows whether a
+        # retry is safe and how long one call may take.
+        if tool.max_retries is not None:
+            ctx.max_retries = tool.max_retries
+        if tool.timeout_ms is not None:
+            at = ctx.attempt_ms
+            ctx.attempt_ms = tool.timeout_ms if at is None else min(at, tool.timeout_ms)
+
+
+def _tool_prepare(ctx: DirectiveContext) -> Err | None:
+    d: Any = ctx.directive  # ToolExec
+    arguments = json_safe(d.arguments)  # as the journal reads them back
+    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
+    return ctx.data if isinstance(ctx.data, Err) else None
+
+
+def _tool_call(ctx: DirectiveContext) -> Any:
+    """One attempt's work: the tool's call (a known tool without a context parameter or
+    a limit goes straight to ``call_tool``, which never raises)."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    ex = run.executor
+    tools = run.tools
+    tool = tools.tools.get(d.tool_name)
+    if tool is not None and not ex.tool_limited and d.tool_name not in tools.context_names:
+        if d.tool_name in tools.child_names:
+            return _child_tool(ctx, tool)
+        return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
+    if tool is not None and d.tool_name in tools.child_names:
+        return _child_tool(ctx, tool)
+    return _via_toolbox(ctx)
+
+
+async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
+    """A tool that runs a child run (a :class:`~ptcflow.runtime.ChildTool`): the
+    arguments checked by its signature, then the run it plans, nested in this call."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    arguments: Any = d.arguments
+    if not isinstance(arguments, Mapping):
+        return _invalid_child(
+            tool, [f"takes a map of named arguments, got {type(arguments).__name__}"]
+        )
+    values = dict(arguments)
+    if tool.signature is not None:
+        checked = tool.signature.validate_input(values, "enabled")
+        if not checked.ok:
+            return _invalid_child(tool, checked.errors)
+        values = dict(checked.value)
+    parent = ctx.parent
+    strategy = run.strategy
+    parent_run = ParentRun(
+        run_id=run.run_id,
+        name=run.name,
+        llm=run.llm,
+        model=getattr(strategy, "model", None) or None,
+        inherit=run.inherit,
+        from_program=parent is not None and isinstance(parent.directive, RunProgram),
+        call_id=d.id,
+    )
+    fn: Any = tool.fn
+    planned = fn.plan_child(parent_run, values)
+    if isinstance(planned, Err):
+        return planned
+    step = await run.performer.run_child(ctx, planned, None)
+    result: Ok[Any] | Err = fn.child_result(parent_run, step)
+    return result
+
+
+def _invalid_child(tool: Tool, errors: list[str]) -> Err:
+    return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
+
+
+async def _via_toolbox(ctx: DirectiveContext) -> Any:
+    """A tool taking a ``ToolContext``, a limited tool, or an unknown one."""
+    d: Any = ctx.directive  # ToolExec
+    run = ctx.run
+    ex = run.executor
+    name = d.tool_name
+    metadata = d.context
+    if RESERVED_CONTEXT_KEY in metadata:
+        metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
+    limiter = ex.tool_limiter(name) if ex.tool_limited else None
+    async with limiter if limiter is not None else _UNLIMITED:
+        return await run.tools.call(
+            name,
+            d.arguments,
+            call_id=d.id,
+            run_id=run.run_id,
+            state=ctx.snapshot,
+            metadata=metadata,
+            run_sync=ex.threads.run_sync,
+        )
+
+
+TOOL_KIND = Kind(
+    "ToolExec",
+    call=_tool_call,
+    prepare_sync=_tool_prepare_sync,
+    prepare=_tool_prepare,
+    open_span=tool_span,
+    close_span=tool_close,
+    error_type=TOOL_ERROR,
+)
+"""How a ``ToolExec`` is performed (and a sub-call, see ``DirectiveContext.call_tool``)."""
+
+
+# -- RunChild ---------------------------------------------------------------------------------
+
+
+def _child_prepare(ctx: DirectiveContext) -> Err | None:
+    d = ctx.directive
+    assert isinstance(d, RunChild)
+    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
+    agents = ctx.run.agents
+    if d.agent not in agents:
+        known = ", ".join(agents) or "none"
+        return Err(
+            error=ErrorEnvelope.make(
+                UNKNOWN_TOOL,
+                f"RunChild {d.id!r} names agent {d.agent!r}, which this run does not have; "
+                f"agents: {known} (pass agents={{name: strategy}} to rt.run)",
+                {"agent": d.agent, "available": list(agents)},
+            )
+        )
+    return None
+
+
+def _child_call(ctx: DirectiveContext) -> Any:
+    d = ctx.directive
+    assert isinstance(d, RunChild)
+    return ctx.run.performer.run_child(ctx, ctx.run.agents[d.agent], d.input)
+
+
+def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
+    if step.ok:
+        return journal_safe(Ok(payload=step.value))
+    return Err(error=step.error)
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+def builtin_kinds() -> dict[type[Any], Kind]:
+    """Return a fresh table of the built-in directive kinds that perform something."""
+    return {
+        **llm_kinds(),
+        ToolExec: TOOL_KIND,
+        RunProgram: PROGRAM_KIND,
+        RunChild: Kind(
+            "RunChild",
+            call=_child_call,
+            settle=_child_settle,
+            prepare=_child_prepare,
+            open_span=tool_span,
+            close_span=tool_close,
+            retries=False,
+        ),
+    }
+
+
+def custom_kind(cls: type[Directive], handler: Handler) -> Kind:
+    """Wrap a user handler ``async def handler(directive, ctx) -> result`` as a kind."""
+
+    def call(ctx: DirectiveContext) -> Any:
+        return handler(ctx.directive, ctx)
+
+    def settle(ctx: DirectiveContext, value: Any) -> Any:
+        return journal_safe(normalize_result(value))
+
+    label = getattr(handler, "__qualname__", repr(handler))
+    return Kind(
+        f"{cls.__name__} ({label})",
+        call=call,
+        settle=settle,
+        open_span=tool_span,
+        close_span=tool_close,
+    )
+
+
+def unknown_kind(cls: type[Any]) -> Kind:
+    """The kind of a directive class nobody registered a handler for."""
+
+    def prepare(ctx: DirectiveContext) -> Err:
+        return validation(
+            f"no handler is registered for directive kind {cls.__name__} "
+            f"(id {ctx.directive.id!r}); register one with "
+            f"Runtime(handlers={{{cls.__name__}: handler}})"
+        )
+
+    return Kind(cls.__name__, prepare=prepare)

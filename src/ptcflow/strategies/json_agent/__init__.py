@@ -1,0 +1,1 @@
+"""The JSON-mode strategy: one structured answer per turn."""

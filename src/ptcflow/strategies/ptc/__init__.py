@@ -1,0 +1,1 @@
+"""The PTC strategy: the SubAgent loop of one program per turn."""

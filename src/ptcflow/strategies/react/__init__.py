@@ -1,0 +1,1 @@
+"""The ReAct strategy: native tool calling."""
