@@ -227,3 +227,34 @@ def test_prepare_struct_types_covers_ptcflow_and_the_passthrough_modules() -> No
     own = prepare_struct_types()
     assert own >= 50  # directives, signals, specs, the Step, ...
     assert prepare_struct_types(["temporal.agents"]) > own  # the tests' own strategies
+
+
+@pytest.mark.parametrize(
+    ("old", "name"),
+    [
+        # paths that payloads stored before the floor plan's moves (release 0.1)
+        ("ptcflow.strategies._ptc_state:PtcState", "PtcState"),
+        ("ptcflow.strategies._ptc_state:PtcTurn", "PtcTurn"),
+        ("ptcflow.strategies._ptc:PTC", "PTC"),
+        ("ptcflow.strategies._react:ReAct", "ReAct"),
+        ("ptcflow.strategies._react_state:ReActState", "ReActState"),
+        ("ptcflow.strategies._json_agent:JsonState", "JsonState"),
+        ("ptcflow.strategies._json_agent:JsonAgent", "JsonAgent"),
+    ],
+)
+def test_class_paths_stored_before_the_move_still_load(old: str, name: str) -> None:
+    import ptcflow.strategies
+    from ptcflow.temporal._refs import load, public_path
+
+    cls = getattr(ptcflow.strategies, name)
+    assert load(old) is cls
+    assert load(public_path(cls)) is cls
+
+
+def test_a_path_that_names_nothing_still_fails() -> None:
+    from ptcflow.temporal._refs import load
+
+    with pytest.raises(AttributeError):
+        load("ptcflow.strategies._ptc_state:NoSuchClass")
+    with pytest.raises(ModuleNotFoundError):
+        load("notapackage._x:Y")

@@ -81,10 +81,29 @@ def load(path: str) -> Any:
     module, sep, attr = path.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"{path!r} is not an import path; write 'package.module:name'")
-    obj: Any = importlib.import_module(module)
+    try:
+        return _attribute(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        face = _face_of(module)
+        if face is None:
+            raise
+        # a path stored before ptcflow moved its private files (a workflow started on an
+        # older release, ``ptcflow.strategies._ptc_state:PtcState``): the class is now
+        # found through its package's face, where every class that crosses the wire is
+        return _attribute(importlib.import_module(face), attr)
+
+
+def _attribute(obj: Any, attr: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _face_of(module: str) -> str | None:
+    """The public face of a private ptcflow module (``ptcflow.x._y`` -> ``ptcflow.x``)."""
+    if module.startswith("ptcflow.") and "._" in module:
+        return module[: module.index("._")]
+    return None
 
 
 def public_path(cls: type) -> str:
