@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ptcflow.agent._mission import MAX_DEPTH_EXCEEDED, Lineage, Mission, MissionLimits
+from ptcflow.agent._model import model_kind
 from ptcflow.agent._plan import SubAgentError, build, resolve_context
 from ptcflow.errors import UsageError
+from ptcflow.providers import ModelSource
 from ptcflow.runtime import ParentRun, RunPlan, Step
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope, Ok, json_safe
 from ptcflow.signature import parse, redact_firewalled
@@ -74,10 +76,10 @@ class AgentCall:
         up = parent.inherit if isinstance(parent.inherit, Lineage) else None
         if up is not None:
             mission, depth, inherited = up.mission, up.depth + 1, up.llm
-            base, options = up.runtime_llm, up.options
+            base, options = up.base, up.options
         else:  # called by a plain strategy (ReAct ...): it is the mission's root
-            mission, depth, base, options = Mission(MissionLimits()), 1, parent.llm, {}
-            inherited = parent.model
+            mission, depth, options = Mission(MissionLimits()), 1, {}
+            base, inherited = ModelSource.of(parent.llm), parent.model
         limit = mission.limits.max_depth
         if depth > limit:
             return _error(
@@ -111,7 +113,7 @@ class AgentCall:
                 agent=agent.name,
                 depth=depth,
                 llm=chosen,
-                runtime_llm=base,
+                base=base,
                 options=options,
             )
             return build(agent, ctx, None, options, chosen=chosen, base=base, lineage=lineage)
@@ -178,9 +180,7 @@ def agent_tool(
     Raises:
         UsageError: an invalid tool name, or an ``llm`` of the wrong type.
     """
-    if not (
-        llm is None or isinstance(llm, str) or callable(llm) or hasattr(llm, "generate")
-    ) or hasattr(llm, "plan_run"):
+    if llm is not None and model_kind(llm) is None:
         raise UsageError(
             f"as_tool(llm=...) takes a provider, a model name or alias, or a function, got "
             f"{type(llm).__name__}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptcflow.agent._as_tool import AgentCall
+from ptcflow.agent._model import model_kind
 from ptcflow.agent._subagent import SubAgent
 from ptcflow.errors import ConfigError
 from ptcflow.signature import check_placeholders, parse
@@ -89,9 +90,7 @@ class LLMTool(Tool):
             description=description,
         )
         bound = None if llm == "caller" else llm
-        if bound is not None and not (
-            isinstance(bound, str) or callable(bound) or hasattr(bound, "generate")
-        ):
+        if bound is not None and model_kind(bound) is None:
             raise ConfigError(
                 f'{where}: llm must be "caller", a model name or alias, a provider, or a '
                 f"function, got {type(bound).__name__}"

@@ -5,22 +5,22 @@ A run whose tools include an agent (``as_tool``, :class:`~ptcflow.LLMTool`) star
 turn budget) and one :class:`MissionLimits` (depth, turns). Each run of the tree has a
 :class:`Lineage` (``RunPlan.inherit``: opaque to the runtime): its depth, the model its
 children inherit, the options they inherit, and the Steps of the children it ran (put in
-its trace when it ends). Turns are counted where they happen, at the model: each run's
-provider is wrapped (:class:`BudgetedLLM`, :class:`BudgetedResolver`) so that every model
-call of the tree takes one turn from the shared budget, and a call past it fails with
+its trace when it ends). Turns are counted where they happen, at the model: the providers
+of each run's model are wrapped (:class:`BudgetedLLM`, applied with
+``ModelSource.wrapped``) so that every model call of the tree takes one turn from the shared budget, and a call past it fails with
 ``turn_budget_exceeded`` (not retried), which ends that agent's run with that reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
 import msgspec
 
 from ptcflow.errors import ConfigError
-from ptcflow.runtime import EmbedRequest, LLMProvider, LLMRequest, ProviderError, Step
-from ptcflow.runtime.kinds._llm import is_resolver
+from ptcflow.providers import EmbedRequest, LLMRequest, ModelSource, ProviderError
+from ptcflow.runtime import Step
 from ptcflow.signals import EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
 from ptcflow.strategies import Trace
 
@@ -28,12 +28,10 @@ __all__ = (
     "MAX_DEPTH_EXCEEDED",
     "TURN_BUDGET_EXCEEDED",
     "BudgetedLLM",
-    "BudgetedResolver",
     "Lineage",
     "Mission",
     "MissionLimits",
     "attach_children",
-    "budgeted",
 )
 
 TURN_BUDGET_EXCEEDED: Final = "turn_budget_exceeded"
@@ -156,13 +154,13 @@ class Lineage:
         mission: the shared :class:`Mission`.
         agent: the run's agent name.
         depth: 0 for the mission's first agent, +1 per agent-as-tool call.
-        llm: the model this run's children inherit (``None``: the Runtime's).
-        runtime_llm: the Runtime's model (what ``llm=None`` and model names resolve with).
+        llm: the model choice this run's children inherit (``None``: the Runtime's).
+        base: the Runtime's model (what ``llm=None`` and model names resolve with).
         options: run options the children inherit (``trace``, ``debug``).
         children: the Steps of the agents this run called, by tool-call id.
     """
 
-    __slots__ = ("agent", "children", "depth", "llm", "mission", "options", "runtime_llm")
+    __slots__ = ("agent", "base", "children", "depth", "llm", "mission", "options")
 
     def __init__(
         self,
@@ -171,14 +169,14 @@ class Lineage:
         agent: str,
         depth: int,
         llm: Any,
-        runtime_llm: Any,
+        base: ModelSource | None,
         options: Mapping[str, Any],
     ) -> None:
         self.mission = mission
         self.agent = agent
         self.depth = depth
         self.llm = llm
-        self.runtime_llm = runtime_llm
+        self.base = base
         self.options = dict(options)
         self.children: dict[str, Step] = {}
 
@@ -228,36 +226,18 @@ def attach_children(step: Step, children: Mapping[str, Step]) -> Step:
     return msgspec.structs.replace(step, trace=new)
 
 
-def budgeted(llm: Any, mission: Mission, agent: str) -> Any:
-    """``llm`` (a provider or a model resolver) with its model calls counted by ``mission``."""
-    if is_resolver(llm):  # the runtime's own test of what a run's llm is
-        return BudgetedResolver(llm, mission, agent)
-    return BudgetedLLM(llm, mission, agent)
-
-
-class BudgetedResolver:
-    """A model resolver whose providers count their calls against a mission's budget."""
-
-    def __init__(self, inner: Any, mission: Mission, agent: str) -> None:
-        self.inner = inner
-        self.mission = mission
-        self.agent = agent
-
-    def __repr__(self) -> str:
-        return f"BudgetedResolver({self.inner!r})"
-
-    def resolve(self, model: str | None, alias: str | None) -> tuple[LLMProvider, str]:
-        """Resolve through the wrapped resolver; the provider comes back counted."""
-        provider, name = self.inner.resolve(model, alias)
-        return BudgetedLLM(provider, self.mission, self.agent), name
-
-
 class BudgetedLLM:
-    """A provider whose model calls each take a turn of a mission's budget.
+    """A provider whose model calls each take a turn of a mission's budget (applied to a
+    run's model with ``source.wrapped(BudgetedLLM.of(mission, agent))``).
 
     A call that fails (raises) gives its turn back: only answered calls count, so a
     retried call counts once.
     """
+
+    @staticmethod
+    def of(mission: Mission, agent: str) -> Callable[[Any], BudgetedLLM]:
+        """The wrapper of a provider whose calls ``agent`` makes on ``mission``'s budget."""
+        return lambda provider: BudgetedLLM(provider, mission, agent)
 
     def __init__(self, inner: Any, mission: Mission, agent: str) -> None:
         self.inner = inner

@@ -1,10 +1,14 @@
-"""The SubAgent's LLM: a provider, a model name, or a plain function; and its retry options.
+"""The SubAgent's LLM: a provider, a model resolver, a model name, or a plain function;
+and its retry options.
 
-A plain function is adapted to the :class:`~ptcflow.runtime.LLMProvider` protocol
-(:class:`CallbackLLM`), so a run that uses it keeps every runtime guarantee (retries,
-deadlines, ``ai.llm.*`` signals, spans). :class:`LLMRetry` maps the spec's ``llm_retry``
-onto the executor's retries; its ``retryable_errors`` filter wraps the provider so that
-the other error types are not retried.
+The four shapes are told apart here only (:func:`model_kind` names one,
+:func:`model_source` turns one into the run's :class:`~ptcflow.providers.ModelSource`);
+downstream, the runtime holds a source. A plain function is adapted to the
+:class:`~ptcflow.runtime.LLMProvider` protocol (:class:`CallbackLLM`), so a run that uses it
+keeps every runtime guarantee (retries, deadlines, ``ai.llm.*`` signals, spans).
+:class:`LLMRetry` maps the spec's ``llm_retry`` onto the executor's retries; its
+``retryable_errors`` filter wraps the source's providers (:class:`RetryFilter`) so that the
+other error types are not retried.
 """
 
 from __future__ import annotations
@@ -17,14 +21,14 @@ import anyio
 import msgspec
 
 from ptcflow.errors import ConfigError, UsageError
-from ptcflow.runtime import (
+from ptcflow.providers import (
     EmbedRequest,
     LLMProvider,
     LLMRequest,
     ModelResolver,
+    ModelSource,
     ProviderError,
 )
-from ptcflow.runtime.kinds._llm import is_resolver
 from ptcflow.signals import (
     RETRYABLE_TYPES,
     EmbedResponse,
@@ -35,7 +39,7 @@ from ptcflow.signals import (
     Usage,
 )
 
-__all__ = ("CallbackLLM", "LLMRetry", "RetryFilter", "RetryFilterResolver", "retry_filtered")
+__all__ = ("CallbackLLM", "LLMRetry", "RetryFilter", "model_kind", "model_source")
 
 _ALIASES: Final = {"rate_limit": "rate_limited", "timeouts": "timeout", "server_error": "transient"}
 
@@ -207,38 +211,61 @@ def _response(out: Any, model: str) -> LLMResponse:
     )
 
 
-def retry_filtered(llm: Any, allowed: Sequence[str]) -> Any:
-    """``llm`` (a provider or a model resolver) with only the ``allowed`` error types
-    retried: a :class:`RetryFilter`, or for a resolver a :class:`RetryFilterResolver` (a
-    wrapper must stay the kind it wraps: the runtime asks a resolver for a provider and
-    calls a provider)."""
-    if is_resolver(llm):  # the runtime's own test of what a run's llm is
-        return RetryFilterResolver(llm, allowed)
-    return RetryFilter(llm, allowed)
+def model_kind(llm: Any) -> Literal["name", "source", "function"] | None:
+    """Which of an agent's four model choices ``llm`` is: a model name or alias
+    (``"name"``), a provider or model resolver (``"source"``; a
+    :class:`~ptcflow.providers.ModelSource` too), a function taking the LLM-callback input
+    (``"function"``), or none of them (``None``; an agent is none).
+
+    Example:
+        >>> model_kind("haiku"), model_kind(lambda inp: "(return 1)"), model_kind(42)
+        ('name', 'function', None)
+    """
+    if isinstance(llm, str):
+        return "name"
+    if hasattr(llm, "plan_run"):
+        return None
+    if isinstance(llm, ModelSource | LLMProvider | ModelResolver):
+        return "source"
+    return "function" if callable(llm) else None
 
 
-class RetryFilterResolver:
-    """A model resolver whose providers come back wrapped in a :class:`RetryFilter`."""
+def model_source(
+    chosen: Any,
+    *,
+    prompt: Callable[[], str],
+    tool_names: Sequence[str],
+    llm_opts: Mapping[str, Any] | None,
+) -> ModelSource | None:
+    """The source of an agent's model choice ``chosen`` (``None`` for none or a model
+    name: the Runtime's, which resolves the name the strategy sends). A function becomes a
+    :class:`CallbackLLM` that sees ``prompt()``, ``tool_names`` and ``llm_opts``.
 
-    def __init__(self, inner: ModelResolver, allowed: Sequence[str]) -> None:
-        self.inner = inner
-        self.allowed = frozenset(allowed)
-
-    def __repr__(self) -> str:
-        return f"RetryFilterResolver({self.inner!r}, {sorted(self.allowed)})"
-
-    def resolve(self, model: str | None, alias: str | None) -> tuple[LLMProvider, str]:
-        """Resolve through the wrapped resolver; the provider comes back filtered."""
-        provider, name = self.inner.resolve(model, alias)
-        return RetryFilter(provider, tuple(self.allowed)), name
+    Raises:
+        UsageError: ``chosen`` is none of the four choices.
+    """
+    kind = model_kind(chosen)
+    if kind == "source":
+        return ModelSource.of(chosen)
+    if chosen is None or kind == "name":
+        return None
+    # a function (CallbackLLM refuses anything else, saying so)
+    callback = CallbackLLM(chosen, prompt=prompt(), tool_names=tool_names, llm_opts=llm_opts)
+    return ModelSource.of(callback)
 
 
 class RetryFilter:
-    """Wraps a provider so that only some error types are retried.
+    """Wraps a provider so that only some error types are retried (applied to a run's
+    model with ``source.wrapped(RetryFilter.of(allowed))``, whatever the source's shape).
 
     A failure of another type is re-raised as not retryable; the executor then reports it
     at once instead of retrying.
     """
+
+    @staticmethod
+    def of(allowed: Sequence[str]) -> Callable[[Any], RetryFilter]:
+        """The wrapper of a provider that retries ``allowed`` error types only."""
+        return lambda provider: RetryFilter(provider, allowed)
 
     def __init__(self, inner: Any, allowed: Sequence[str]) -> None:
         self.inner = inner

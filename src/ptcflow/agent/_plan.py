@@ -1,4 +1,11 @@
-"""Running a SubAgent: context, LLM and Runtime resolved, then one run of its strategy."""
+"""Planning a SubAgent's run: its options checked, its context and model resolved, its
+strategy built (:func:`plan`, which is ``SubAgent.plan_run``); and running it
+(:func:`execute`, in a Runtime of its own when none is given).
+
+``rt.run(agent, ...)`` packs its options into one :class:`~ptcflow.runtime.RunOptions`,
+and the runtime asks the agent once for its :class:`~ptcflow.runtime.RunPlan`: the agent
+plans itself here, in one pass, and hands the plan back.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +15,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ptcflow.agent._mission import Lineage, Mission, MissionLimits, budgeted
-from ptcflow.agent._model import CallbackLLM, LLMRetry, retry_filtered
+from ptcflow.agent._mission import BudgetedLLM, Lineage, Mission, MissionLimits
+from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
 from ptcflow.errors import RunError, UsageError
-from ptcflow.runtime import (
-    UNSET,
-    LLMProvider,
-    ModelResolver,
-    RetryPolicy,
-    RunPlan,
-    Runtime,
-    Step,
-)
+from ptcflow.providers import ModelSource
+from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, RunPlan, Runtime, Step
 from ptcflow.signature import Fields, Template, parse, render_type
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
 
-__all__ = ("SubAgentError", "build", "execute", "plan", "resolve_context")
+__all__ = ("SubAgentError", "build", "execute", "plan", "resolve_context", "source_for")
 
 
 class SubAgentError(RunError):
@@ -122,15 +122,33 @@ _INHERITED: Final = ("trace", "debug")
 
 
 def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
-    """The run of ``agent`` on ``runtime`` (:meth:`SubAgent.plan_run`).
+    """The run ``rt.run(agent, ...)`` performs: ``agent``'s strategy, context, tools, model
+    and deadline (it is :meth:`SubAgent.plan_run`, the :class:`~ptcflow.runtime.Plannable`
+    hook; you rarely call it yourself).
 
     An agent whose tools include agents starts a mission (see ``_mission``): its run and
     every agent it calls share :class:`MissionLimits`.
+
+    Args:
+        agent: the SubAgent.
+        runtime: the open Runtime the run goes on (its ``model_source`` is the default).
+        input: the context, when given positionally (``rt.run(agent, {...})``).
+        options: :meth:`SubAgent.run`'s options (``llm``, ``context``, ``llm_opts``,
+            ``context_signature``, ``debug``, ``trace``, ``signature_validation``,
+            ``mission_limits``): a :class:`~ptcflow.runtime.RunOptions`' ``agent_options``,
+            with its ``llm`` and ``tools`` when set.
+
+    Returns:
+        A :class:`~ptcflow.runtime.RunPlan`.
 
     Raises:
         UsageError: an unknown option, ``tools`` (they belong to the definition), a context
             given twice or not plain data, no LLM anywhere, or ``"strict"`` validation with
             tools that have no signature.
+
+    Example:
+        >>> # async with Runtime(llm=llm) as rt:
+        >>> #     step = await rt.run(agent, context={"user": "alice"}, trace=False)
     """
     if "tools" in options:
         raise UsageError(
@@ -141,7 +159,7 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
     if unknown:
         raise UsageError(
             f"SubAgent({agent.name!r}) got unknown run options {unknown}; "
-            f"its options are {sorted(_OPTIONS)} (and rt.run's own: run_id, record, ...)"
+            f"its options are {sorted(_OPTIONS)} (and the run's own: {sorted(RunOptions.KEYWORDS)})"
         )
     context = options.get("context")
     if input is not None:
@@ -151,9 +169,9 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             )
         context = input
     ctx, ctx_sig = resolve_context(context, options.get("context_signature"))
-    llm = options.get("llm")
-    chosen = agent.llm if agent.llm is not None else llm
-    if chosen is None and runtime.llm is None:
+    chosen = agent.llm if agent.llm is not None else options.get("llm")
+    base: ModelSource | None = runtime.model_source
+    if chosen is None and base is None:
         raise UsageError(
             f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
             "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
@@ -166,10 +184,10 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             agent=agent.name,
             depth=0,
             llm=chosen,
-            runtime_llm=runtime.llm,
+            base=base,
             options={k: options[k] for k in _INHERITED if k in options},
         )
-    return build(agent, ctx, ctx_sig, options, chosen=chosen, base=runtime.llm, lineage=lineage)
+    return build(agent, ctx, ctx_sig, options, chosen=chosen, base=base, lineage=lineage)
 
 
 def build(
@@ -179,7 +197,7 @@ def build(
     options: Mapping[str, Any],
     *,
     chosen: Any,
-    base: Any,
+    base: ModelSource | None,
     lineage: Lineage | None,
 ) -> RunPlan:
     """The run of ``agent`` on context ``ctx`` with model ``chosen`` (``None``: ``base``,
@@ -197,21 +215,21 @@ def build(
         debug=options.get("debug", False),
         model=chosen if isinstance(chosen, str) else None,
     )
-    provider = _provider(agent, chosen, ctx, llm_opts)
+    source = source_for(agent, chosen, ctx, llm_opts)
     retry: LLMRetry = agent.llm_retry
     if retry.retryable_errors is not None:
-        inner = provider if provider is not None else base
+        inner = source if source is not None else base
         if inner is not None:
-            provider = retry_filtered(inner, retry.retryable_errors)
+            source = inner.wrapped(RetryFilter.of(retry.retryable_errors))
     if lineage is not None:
-        inner = provider if provider is not None else base
+        inner = source if source is not None else base
         if inner is not None:
-            provider = budgeted(inner, lineage.mission, agent.name)
+            source = inner.wrapped(BudgetedLLM.of(lineage.mission, agent.name))
     return RunPlan(
         strategy=strategy,
         input=ctx,
         tools=dict(agent.tools),
-        llm=provider,
+        llm=source,
         timeout=UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0,
         name=agent.name,
         inherit=lineage,
@@ -219,20 +237,13 @@ def build(
     )
 
 
-async def execute(
-    agent: SubAgent,
-    *,
-    runtime: Runtime | None = None,
-    run_id: str | None = None,
-    record: bool = False,
-    **options: Any,
-) -> Step:
-    """Run ``agent`` once and return its Step (failures are on the Step, not raised):
-    on ``runtime``, or in a Runtime of its own (with the model registry of
+async def execute(agent: SubAgent, options: RunOptions, *, runtime: Runtime | None = None) -> Step:
+    """Run ``agent`` once with ``options`` and return its Step (failures are on the Step,
+    not raised): on ``runtime``, or in a Runtime of its own (with the model registry of
     ``ptcflow.toml`` when the model is a name)."""
     if runtime is not None:
-        return await runtime.run(agent, run_id=run_id, record=record, **options)
-    chosen = agent.llm if agent.llm is not None else options.get("llm")
+        return await runtime.run(agent, options=options)
+    chosen = agent.llm if agent.llm is not None else options.llm
     if chosen is None:
         raise UsageError(
             f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
@@ -243,9 +254,9 @@ async def execute(
     async with _registry(chosen) as registry:
         # A provider is the Runtime's model too: the agents it calls that name a model
         # (SubAgent(llm="opus")) send that name to it.
-        base = chosen if isinstance(chosen, LLMProvider | ModelResolver) else registry
+        base = chosen if model_kind(chosen) == "source" else registry
         async with Runtime(llm=base, retry=policy) as rt:
-            return await rt.run(agent, run_id=run_id, record=record, **options)
+            return await rt.run(agent, options=options)
 
 
 @contextlib.asynccontextmanager
@@ -263,13 +274,15 @@ async def _registry(chosen: Any) -> AsyncIterator[Any]:
         await registry.aclose()
 
 
-def _provider(
+def source_for(
     agent: SubAgent, chosen: Any, ctx: Mapping[str, Any], llm_opts: Mapping[str, Any] | None
-) -> Any:
-    """The provider of the run (``None``: the Runtime's, which resolves a model name)."""
-    if chosen is None or isinstance(chosen, str):
-        return None  # the Runtime's llm (a model registry resolves a name)
-    if isinstance(chosen, LLMProvider | ModelResolver):
-        return chosen
-    prompt = Template(agent.prompt).render(ctx, missing="empty")
-    return CallbackLLM(chosen, prompt=prompt, tool_names=list(agent.tools), llm_opts=llm_opts)
+) -> ModelSource | None:
+    """The model of ``agent``'s run for its model choice ``chosen`` (``None``: the
+    Runtime's, which resolves a model name); a function sees the task prompt rendered
+    with ``ctx``."""
+    return model_source(
+        chosen,
+        prompt=lambda: Template(agent.prompt).render(ctx, missing="empty"),
+        tool_names=list(agent.tools),
+        llm_opts=llm_opts,
+    )

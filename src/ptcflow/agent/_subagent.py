@@ -2,8 +2,8 @@
 
 A SubAgent is a frozen definition, validated when it is created and reusable across runs
 and tasks: the task prompt, the signature, the tools, the turn budget and options. The
-system prompt that depends only on the definition is rendered once, here. Running it is
-the job of :mod:`ptcflow.agent._run`.
+system prompt that depends only on the definition is rendered once, here. Planning and
+running it is the job of :mod:`ptcflow.agent._plan`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import anyio
 
 from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._mission import MissionLimits
-from ptcflow.agent._model import LLMRetry
+from ptcflow.agent._model import LLMRetry, model_kind
 from ptcflow.agent._plan import SubAgentError, execute, plan
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
-from ptcflow.runtime import LLMProvider, ModelResolver
+from ptcflow.runtime import RunOptions
 from ptcflow.runtime._entry import _in_event_loop
 from ptcflow.signature import Signature, Template, check_placeholders, parse
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
@@ -31,7 +31,7 @@ from ptcflow.tools import Tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
-    from ptcflow.runtime import RunPlan, Runtime, Step
+    from ptcflow.runtime import Runtime, Step
 
 __all__ = ("SubAgent",)
 
@@ -139,7 +139,7 @@ class SubAgent:
             self.output in _OUTPUTS, where, f'output must be "ptc" or "json", got {self.output!r}'
         )
         _check(
-            self.llm is None or isinstance(self.llm, str | LLMProvider | ModelResolver) or callable(self.llm),
+            self.llm is None or model_kind(self.llm) is not None,
             where, "llm must be a provider, a model name or alias, or a function, "
             f"got {type(self.llm).__name__}",
         )  # fmt: skip
@@ -222,44 +222,25 @@ class SubAgent:
                 a failed Step as context, or ``"strict"`` validation with tools that
                 have no signature.
         """
-        return await execute(
-            self,
+        options = RunOptions(
             llm=llm,
-            context=context,
-            llm_opts=llm_opts,
-            context_signature=context_signature,
-            debug=debug,
-            trace=trace,
-            signature_validation=signature_validation,
-            runtime=runtime,
             run_id=run_id,
             record=record,
-            **({} if mission_limits is None else {"mission_limits": mission_limits}),
+            agent_options={
+                "context": context,
+                "llm_opts": llm_opts,
+                "context_signature": context_signature,
+                "debug": debug,
+                "trace": trace,
+                "signature_validation": signature_validation,
+                **({} if mission_limits is None else {"mission_limits": mission_limits}),
+            },
         )
+        return await execute(self, options, runtime=runtime)
 
-    def plan_run(self, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
-        """The run ``rt.run(agent, ...)`` performs: this agent's strategy, context, tools,
-        model and deadline (the :class:`~ptcflow.runtime.Plannable` hook; you rarely call
-        it yourself).
-
-        Args:
-            runtime: the open Runtime the run goes on (its model is the default).
-            input: the context, when given positionally (``rt.run(agent, {...})``).
-            options: :meth:`run`'s options (``llm``, ``context``, ``llm_opts``,
-                ``context_signature``, ``debug``, ``trace``, ``signature_validation``).
-
-        Returns:
-            A :class:`~ptcflow.runtime.RunPlan`.
-
-        Raises:
-            UsageError: an unknown option, tools given to the run, the context given
-                twice or not plain data, no LLM anywhere.
-
-        Example:
-            >>> # async with Runtime(llm=llm) as rt:
-            >>> #     step = await rt.run(agent, context={"user": "alice"}, trace=False)
-        """
-        return plan(self, runtime, input, options)
+    plan_run = plan
+    """The :class:`~ptcflow.runtime.Plannable` hook (``rt.run(agent, ...)`` calls it): see
+    :func:`ptcflow.agent._plan.plan`."""
 
     def run_sync(self, *, backend: str = "asyncio", **options: Any) -> Step:
         """:meth:`run` from synchronous code (starts an event loop; takes the same options).

@@ -1,5 +1,5 @@
 """Model providers: OpenAI-compatible and Anthropic adapters, a model registry, error
-classification.
+classification, and :class:`ModelSource` (a run's model in one shape).
 
 The official SDKs are optional extras (``ptcflow[openai]``, ``ptcflow[anthropic]``) and are
 imported only when a provider first talks to its server. See docs/providers.md.
@@ -14,16 +14,30 @@ from ptcflow.providers._errors import (
     parse_retry_after as parse_retry_after,
 )
 from ptcflow.providers._openai import OpenAIProvider as OpenAIProvider
+from ptcflow.providers._protocol import (
+    EmbedRequest as EmbedRequest,
+    LLMProvider as LLMProvider,
+    LLMRequest as LLMRequest,
+    ModelResolver as ModelResolver,
+    ProviderError as ProviderError,
+)
 from ptcflow.providers._registry import (
     ModelRegistry as ModelRegistry,
     ProviderConfig as ProviderConfig,
 )
+from ptcflow.providers._source import ModelSource as ModelSource
 
 __all__ = (
     "AnthropicProvider",
+    "EmbedRequest",
+    "LLMProvider",
+    "LLMRequest",
     "ModelRegistry",
+    "ModelResolver",
+    "ModelSource",
     "OpenAIProvider",
     "ProviderConfig",
+    "ProviderError",
     "classify_sdk_error",
     "find_config",
     "parse_retry_after",

@@ -7,11 +7,12 @@ See docs/runtime.md and docs/telemetry.md.
 from __future__ import annotations
 
 from ptcflow.core._step import Step as Step
-from ptcflow.providers._protocol import (
+from ptcflow.providers import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
     LLMRequest as LLMRequest,
     ModelResolver as ModelResolver,
+    ModelSource as ModelSource,
     ProviderError as ProviderError,
 )
 from ptcflow.runtime._child import ChildTool as ChildTool, ParentRun as ParentRun
@@ -27,6 +28,7 @@ from ptcflow.runtime._executor import (
     Executor as Executor,
     ExecutorStatistics as ExecutorStatistics,
 )
+from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._run import DirectiveContext as DirectiveContext
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
@@ -45,11 +47,13 @@ __all__ = (
     "LLMRequest",
     "Limits",
     "ModelResolver",
+    "ModelSource",
     "ParentRun",
     "Plannable",
     "ProviderError",
     "RetryPolicy",
     "RunHandle",
+    "RunOptions",
     "RunPlan",
     "Runtime",
     "Step",

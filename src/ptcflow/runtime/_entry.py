@@ -14,6 +14,7 @@ from ptcflow.core._step import Step
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
+from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._runtime import Runtime
 from ptcflow.runtime._telemetry import Telemetry
 
@@ -58,7 +59,8 @@ async def run(
         handlers=handlers,
         agents=agents,
     ) as rt:
-        return await rt.run(strategy, input, timeout=timeout, run_id=run_id, record=record)
+        options = RunOptions(timeout=timeout, run_id=run_id, record=record)
+        return await rt.run(strategy, input, options=options)
 
 
 def run_sync(

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptcflow.errors import UsageError
+from ptcflow.providers import ModelSource
 from ptcflow.runtime._config import UNSET, Unset
-from ptcflow.runtime.kinds._llm import is_resolver
+from ptcflow.runtime._options import RunOptions
 
 if TYPE_CHECKING:
     from ptcflow.core._step import Step
@@ -32,7 +33,8 @@ class RunPlan:
         strategy: the strategy to run.
         input: its input (``RunInfo.input``).
         tools: the run's tools (``None``: the Runtime's).
-        llm: the run's provider or model resolver (``None``: the Runtime's).
+        llm: the run's model: a :class:`~ptcflow.providers.ModelSource` (or a provider
+            or model resolver, which the runtime normalises); ``None``: the Runtime's.
         timeout: the mission deadline in seconds (``UNSET``: the Runtime's default; for
             a child run, none beyond its parent's remaining time).
         name: the agent name of the run (spans, logs).
@@ -81,7 +83,7 @@ class Plannable(Protocol):
         ...
 
 
-def check_model(strategy: Any, llm: Any) -> None:
+def check_model(strategy: Any, llm: ModelSource | Any) -> None:
     """Refuse a run that would send model calls with no model name.
 
     A provider built without a model (``OpenAIProvider()``: its ``model`` is ``""``) needs
@@ -103,13 +105,15 @@ def check_model(strategy: Any, llm: Any) -> None:
         ...
         ptcflow.errors.UsageError: no model is set for this run: ...
     """
-    if llm is None or getattr(llm, "model", None) != "" or is_resolver(llm):
+    source = ModelSource.of(llm)
+    if source is None or not source.unnamed:
         return
     if not (hasattr(strategy, "model") or hasattr(strategy, "model_alias")):
         return
     if getattr(strategy, "model", None) or getattr(strategy, "model_alias", None):
         return
-    who = getattr(llm, "name", None) or type(llm).__name__
+    given = source.given
+    who = getattr(given, "name", None) or type(given).__name__
     raise UsageError(
         f"no model is set for this run: provider {who!r} was built without one and the "
         f"strategy {type(strategy).__name__} names none. Pass it to the provider "
@@ -118,18 +122,9 @@ def check_model(strategy: Any, llm: Any) -> None:
     )
 
 
-def plan_of(
-    runtime: Any,
-    target: Any,
-    input: Any,
-    tools: Any,
-    llm: Any,
-    timeout: float | Unset | None,
-    name: str | None,
-    options: Mapping[str, Any],
-) -> RunPlan:
-    """``rt.run``'s arguments for ``target``: an agent's plan (``plan_run``), or the
-    arguments as they are for a strategy (which takes no extra options).
+def plan_of(runtime: Any, target: Any, input: Any, options: RunOptions) -> RunPlan:
+    """The run of ``target`` (an agent) for ``rt.run``'s ``options``: the agent plans it
+    (``plan_run``, given its own options and ``llm`` / ``tools`` when set).
 
     Returns:
         The plan, with ``rt.run``'s own ``timeout`` and ``name`` when given.
@@ -139,20 +134,19 @@ def plan_of(
     """
     if getattr(type(target), "plan_run", None) is None:
         raise UsageError(
-            f"rt.run() got unknown options {sorted(options)} for the strategy "
-            f"{type(target).__name__}; options beyond rt.run's own are an agent's "
-            "(a SubAgent: context=, llm_opts=, trace=, ...)"
+            f"rt.run() got unknown options {sorted(options.agent_options)} for the strategy "
+            f"{type(target).__name__}; a strategy's run takes {sorted(RunOptions.KEYWORDS)}, "
+            "other options are an agent's (a SubAgent: context=, llm_opts=, trace=, ...)"
         )
-    given = dict(options)
-    if llm is not None:
-        given["llm"] = llm
-    if tools is not None:
-        given["tools"] = tools
+    given = dict(options.agent_options)
+    if options.llm is not None:
+        given["llm"] = options.llm
+    if options.tools is not None:
+        given["tools"] = options.tools
     plan = target.plan_run(runtime, input, given)
     if not isinstance(plan, RunPlan):
         raise UsageError(
             f"{type(target).__name__}.plan_run() returned {type(plan).__name__}, not a RunPlan"
         )
-    if isinstance(timeout, Unset):
-        timeout = plan.timeout
-    return dataclasses.replace(plan, timeout=timeout, name=name or plan.name)
+    timeout = plan.timeout if isinstance(options.timeout, Unset) else options.timeout
+    return dataclasses.replace(plan, timeout=timeout, name=options.name or plan.name)

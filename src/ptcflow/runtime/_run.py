@@ -22,6 +22,7 @@ from ptcflow.core._flight import Flight
 from ptcflow.core._step import Step
 from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive, ProgramCache
+from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
@@ -64,9 +65,8 @@ class LocalRun(RunCore["DirectiveContext"]):
         executor: the Runtime's shared resources.
         performer: performs the run's directives.
         tools: the run's tools.
-        llm: the run's provider or model resolver.
-        llm_is_resolver: whether ``llm`` is a resolver (decided once per run).
-        llm_model: the provider's own model name (what LLM directives naming none use).
+        llm: the run's model (``None``: none), normalised once at the edge: the kinds
+            only call its ``resolve(model, alias)``.
         agents: the agents ``RunChild`` directives may start.
     """
 
@@ -78,8 +78,6 @@ class LocalRun(RunCore["DirectiveContext"]):
         "finish_step",
         "inherit",
         "llm",
-        "llm_is_resolver",
-        "llm_model",
         "otel_context",
         "own_deadline",
         "performer",
@@ -100,9 +98,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         executor: Executor,
         performer: Performer,
         tools: Toolbox,
-        llm: Any,
-        llm_is_resolver: bool,
-        llm_model: str,
+        llm: ModelSource | None,
         agents: dict[str, Any],
         run_id: str,
         request_id: str | None = None,
@@ -131,8 +127,6 @@ class LocalRun(RunCore["DirectiveContext"]):
         self.performer = performer
         self.tools = tools
         self.llm = llm
-        self.llm_is_resolver = llm_is_resolver
-        self.llm_model = llm_model
         self.agents = agents
         self.span: Span | None = None
         self.otel_context: Any = None

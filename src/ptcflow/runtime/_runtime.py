@@ -15,15 +15,16 @@ from ptcflow.core._step import Step
 from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
+from ptcflow.providers import ModelSource
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.runtime.kinds._llm import is_resolver, model_of
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -122,8 +123,8 @@ class Runtime:
         rand: Callable[[], float] | None = None,
     ) -> None:
         self.llm = llm
-        self._llm_is_resolver = is_resolver(llm)
-        self._llm_model = "" if self._llm_is_resolver else model_of(llm)
+        self.model_source = ModelSource.of(llm)
+        """``llm`` normalised once (what the runs use, and agents planning a run)."""
         self._toolbox = Toolbox.build(tools)
         self.retry = retry if isinstance(retry, RetryPolicy) else RetryPolicy()
         self.limits = limits if isinstance(limits, Limits) else Limits()
@@ -225,31 +226,19 @@ class Runtime:
             )
         raise UsageError("this Runtime is closed; create a new Runtime(...) to run more agents")
 
-    def _open(
-        self,
-        strategy: Any,
-        input: Any,
-        *,
-        tools: Any,
-        llm: Any,
-        run_id: str | None,
-        request_id: str | None,
-        timeout: float | Unset | None,
-        agents: Mapping[str, Any] | None,
-        record: bool,
-        name: str | None,
-        options: Mapping[str, Any],
-    ) -> LocalRun:
+    def _open(self, strategy: Any, input: Any, options: RunOptions) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
         cls = type(strategy)
         plan: RunPlan | None = None
+        tools, llm, timeout, name = options.tools, options.llm, options.timeout, options.name
         # A strategy class seen before is known to be no agent (checked once per class).
-        if options or (cls not in self._strategy_types and hasattr(cls, "plan_run")):
-            plan = plan_of(self, strategy, input, tools, llm, timeout, name, options)
+        if options.agent_options or (cls not in self._strategy_types and hasattr(cls, "plan_run")):
+            plan = plan_of(self, strategy, input, options)
             strategy, input, tools, llm = plan.strategy, plan.input, plan.tools, plan.llm
             timeout, name = plan.timeout, plan.name
             cls = type(strategy)
+        source = self.model_source if llm is None else ModelSource.of(llm)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -268,10 +257,10 @@ class Runtime:
             if timeout <= 0:
                 raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
             deadline = min(deadline, self._executor.clock() + timeout)
-        run_llm = self.llm if llm is None else llm
-        if getattr(run_llm, "model", None) == "":  # a provider that names no model itself
-            check_model(strategy, run_llm)
-        rid = run_id or new_id("run_")
+        if source is not None and source.unnamed:  # a provider that names no model itself
+            check_model(strategy, source)
+        rid = options.run_id or new_id("run_")
+        agents = options.agents
         assert self._executor is not None and self._performer is not None
         run = LocalRun(
             strategy,
@@ -279,16 +268,14 @@ class Runtime:
             executor=self._executor,
             performer=self._performer,
             tools=self._toolbox if tools is None else Toolbox.build(tools),
-            llm=run_llm,
-            llm_is_resolver=self._llm_is_resolver if llm is None else is_resolver(llm),
-            llm_model=self._llm_model if llm is None else model_of(llm),
+            llm=source,
             agents=self.agents if agents is None else {**self.agents, **agents},
             run_id=rid,
-            request_id=request_id or rid,
+            request_id=options.request_id or rid,
             name=name,
             deadline=deadline,
             publish=self._publish,
-            record=record,
+            record=options.record,
             terminals=self._terminals,
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
@@ -311,7 +298,8 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
-        **options: Any,
+        options: RunOptions | None = None,
+        **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
         """Run ``strategy`` on ``input`` to the end and return its :class:`Step`. Blocks.
 
@@ -331,7 +319,8 @@ class Runtime:
             agents: extra agents this run's ``RunChild`` directives may start.
             record: keep the run's signals on ``Step.signals``.
             name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
-            options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
+            options: all of the above as one :class:`RunOptions` (instead of keywords).
+            agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
 
         Returns:
@@ -344,9 +333,7 @@ class Runtime:
                 none): raised by the call itself; the run starts when the returned
                 coroutine is awaited.
         """
-        run = self._open(
-            strategy,
-            input,
+        given = RunOptions(
             tools=tools,
             llm=llm,
             run_id=run_id,
@@ -355,7 +342,10 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
-            options=options,
+            agent_options=agent_options,
+        )
+        run = self._open(
+            strategy, input, given if options is None else RunOptions.merge(options, given)
         )
         otel_parent = current_context() if self._tracing else None
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
@@ -373,16 +363,15 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
-        **options: Any,
+        options: RunOptions | None = None,
+        **agent_options: Any,
     ) -> RunHandle:
         """Start a run in the Runtime's task group and return its :class:`RunHandle`.
 
-        Does not block. Same arguments as :meth:`run` (agents included). Leaving the Runtime's ``async
+        Does not block. Same arguments as :meth:`run` (agents and ``options=`` included). Leaving the Runtime's ``async
         with`` block waits for started runs (and cancels them if the block raised).
         """
-        run = self._open(
-            strategy,
-            input,
+        given = RunOptions(
             tools=tools,
             llm=llm,
             run_id=run_id,
@@ -391,7 +380,10 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
-            options=options,
+            agent_options=agent_options,
+        )
+        run = self._open(
+            strategy, input, given if options is None else RunOptions.merge(options, given)
         )
         self._runs[run] = None
         run.own_deadline = run.deadline  # driven in another task: enforce it all
@@ -414,29 +406,24 @@ class Runtime:
         d = ctx.directive
         enclosing = anyio.current_effective_deadline()
         deadline = min(ctx.deadline, enclosing)
-        tools, llm = parent.tools, parent.llm
-        llm_is_resolver, llm_model = parent.llm_is_resolver, parent.llm_model
+        tools, source = parent.tools, parent.llm
         name = getattr(d, "agent", None)
         plan = strategy if isinstance(strategy, RunPlan) else None
         if plan is not None:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
-            llm = self.llm if plan.llm is None else plan.llm
-            llm_is_resolver = self._llm_is_resolver if plan.llm is None else is_resolver(llm)
-            llm_model = self._llm_model if plan.llm is None else model_of(llm)
+            source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
             if isinstance(plan.timeout, float | int):
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
-            if getattr(llm, "model", None) == "":
-                check_model(strategy, llm)
+            if source is not None and source.unnamed:
+                check_model(strategy, source)
         child = LocalRun(
             strategy,
             input,
             executor=parent.executor,
             performer=parent.performer,
             tools=tools,
-            llm=llm,
-            llm_is_resolver=llm_is_resolver,
-            llm_model=llm_model,
+            llm=source,
             agents=parent.agents,
             run_id=f"{parent.run_id}/{d.id}",
             request_id=d.request_id or parent.request_id,

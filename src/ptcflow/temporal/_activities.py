@@ -28,13 +28,13 @@ from temporalio.exceptions import ApplicationError
 from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
+from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._telemetry import current_context
 from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.runtime.kinds._llm import is_resolver, model_of
 from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope
 from ptcflow.temporal._activity_run import (
     NO_CHILD,
@@ -86,8 +86,7 @@ class ActivityHost:
         max_payload_bytes: int | None = 2_000_000,
     ) -> None:
         self.llm = llm
-        self._llm_is_resolver = is_resolver(llm)
-        self._llm_model = "" if self._llm_is_resolver else model_of(llm)
+        self._source = ModelSource.of(llm)
         self.registry = Toolbox.build(tools)
         self.handlers = dict(handlers or {})
         self.limits = limits or Limits()
@@ -191,9 +190,7 @@ class ActivityHost:
             executor=self._executor,
             performer=performer,
             tools=tools,
-            llm=self.llm,
-            llm_is_resolver=self._llm_is_resolver,
-            llm_model=self._llm_model,
+            llm=self._source,
             run_id=call.run_id,
             parent_run_id=call.parent_run_id,
             snapshot=call.snapshot,

@@ -33,6 +33,7 @@ import msgspec
 from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
+from ptcflow.providers import ModelSource
 from ptcflow.runtime import Step
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._run import DirectiveContext, LocalRun, Performer
@@ -149,9 +150,7 @@ class ActivityRun(LocalRun):
         executor: Executor,
         performer: Performer,
         tools: Toolbox,
-        llm: Any,
-        llm_is_resolver: bool,
-        llm_model: str,
+        llm: ModelSource | None,
         run_id: str,
         parent_run_id: str | None,
         snapshot: Any,
@@ -164,8 +163,6 @@ class ActivityRun(LocalRun):
             performer=performer,
             tools=tools,
             llm=llm,
-            llm_is_resolver=llm_is_resolver,
-            llm_model=llm_model,
             agents={},
             run_id=run_id,
             parent_run_id=parent_run_id,

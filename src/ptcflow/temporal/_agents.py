@@ -12,13 +12,16 @@ the client plans its agents used as tools from it (``_agent_tools``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ptcflow.agent._mission import BudgetedLLM, BudgetedResolver
+import msgspec
+
+from ptcflow.agent._mission import BudgetedLLM
 from ptcflow.errors import UsageError
-from ptcflow.runtime import Unset
+from ptcflow.providers import ModelSource
+from ptcflow.runtime import RunOptions, Unset
 from ptcflow.runtime._plan import plan_of
 
 if TYPE_CHECKING:
@@ -56,9 +59,15 @@ def workers_model(llm: Any) -> bool:
         >>> workers_model(None), workers_model(WORKERS_MODEL), workers_model(object())
         (True, True, False)
     """
-    if isinstance(llm, BudgetedLLM | BudgetedResolver):
-        llm = llm.inner
-    return llm is None or llm is WORKERS_MODEL
+    return _origin(llm) is None or _origin(llm) is WORKERS_MODEL
+
+
+def _origin(llm: Any) -> Any:
+    """The model object of a plan's ``llm``, under a mission's budget (which is kept on the
+    workers' model: a mission's budget is counted by the workflow)."""
+    if isinstance(llm, ModelSource):
+        llm = llm.given if llm.provider is None else llm.provider
+    return llm.inner if isinstance(llm, BudgetedLLM) else llm
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -75,40 +84,37 @@ class Planned:
     """The agent's lineage when it starts a mission (``RunPlan.inherit``)."""
 
 
-def plan_on_temporal(
-    rt: Any,
-    target: Any,
-    input: Any,
-    *,
-    tools: Any,
-    timeout: float | Unset | None,
-    name: str | None,
-    options: Mapping[str, Any],
-) -> Planned:
-    """The run of ``target`` on the TemporalRuntime ``rt``: a strategy as it is, an agent
-    by its plan.
+def plan_on_temporal(rt: Any, target: Any, input: Any, options: RunOptions) -> Planned:
+    """The run of ``target`` on the TemporalRuntime ``rt`` for ``options``: a strategy as
+    it is, an agent by its plan.
 
     Raises:
         UsageError: options for a strategy, what the agent's ``plan_run`` raises, or a
             model object of this process.
     """
-    if not options and getattr(type(target), "plan_run", None) is None:
+    timeout = options.timeout
+    if (
+        not options.agent_options
+        and options.llm is None
+        and getattr(type(target), "plan_run", None) is None
+    ):
         return Planned(
             strategy=target,
             input=input,
-            tools=tools,
+            tools=options.tools,
             timeout=None if isinstance(timeout, Unset) else timeout,
-            name=name,
+            name=options.name,
         )
-    llm = options.get("llm")
-    plan = plan_of(rt, target, input, tools, None, timeout, name, options)
+    if options.llm is not None and getattr(type(target), "plan_run", None) is None:
+        # a strategy's model on Temporal is the workers': llm= is an agent's option there
+        given = {**options.agent_options, "llm": options.llm}
+        options = msgspec.structs.replace(options, llm=None, agent_options=given)
+    plan = plan_of(rt, target, input, options)
     who = f"{type(target).__name__}({plan.name!r})" if plan.name else type(target).__name__
     if not workers_model(plan.llm):
-        given = llm if llm is not None else plan.llm
-        if isinstance(given, BudgetedLLM | BudgetedResolver):
-            given = given.inner
+        given_llm = _origin(options.llm if options.llm is not None else plan.llm)
         raise UsageError(
-            f"{who} brings its own model object ({type(given).__name__}), which cannot "
+            f"{who} brings its own model object ({type(given_llm).__name__}), which cannot "
             "travel to a Temporal worker: there the workers make the model calls with their "
             "model (ptcflow worker --llm ...). Give the agent a model name instead "
             '(SubAgent(llm="gpt-4.1-mini"), sent with every call) or none'
@@ -116,7 +122,7 @@ def plan_on_temporal(
     return Planned(
         strategy=plan.strategy,
         input=plan.input,
-        tools=tools if plan.tools is None else plan.tools,
+        tools=options.tools if plan.tools is None else plan.tools,
         timeout=None if isinstance(plan.timeout, Unset) else plan.timeout,
         name=plan.name,
         finish=plan.finish,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import UNSET, RetryPolicy, Step, Telemetry, Unset
+from ptcflow.providers import ModelSource
+from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
 from ptcflow.runtime._telemetry import attach, current_context, detach
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ("TemporalRunHandle", "TemporalRuntime")
 
-_RUN_ARGS = ("tools", "run_id", "request_id", "timeout", "agents", "record", "name")
-"""``run``'s own arguments; the others are an agent's options."""
+_WORKERS_SOURCE: Final = ModelSource(WORKERS_MODEL, provider=WORKERS_MODEL)
 
 
 class TemporalRunHandle:
@@ -180,6 +180,11 @@ class TemporalRuntime:
         that one exists; a model name the agent gives is sent with every call)."""
         return WORKERS_MODEL
 
+    @property
+    def model_source(self) -> ModelSource:
+        """:attr:`llm` as a :class:`~ptcflow.providers.ModelSource` (what agents plan with)."""
+        return _WORKERS_SOURCE
+
     def spec(
         self,
         strategy: Any,
@@ -192,40 +197,30 @@ class TemporalRuntime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
-        **options: Any,
+        options: RunOptions | None = None,
+        **agent_options: Any,
     ) -> RunSpec:
         """The workflow input of a run (checked: a bad argument raises ``UsageError``).
         Takes the arguments of :meth:`run`."""
-        return self._plan(
-            strategy,
-            input,
+        given = RunOptions(
             tools=tools,
+            llm=agent_options.pop("llm", None),
             run_id=run_id,
             request_id=request_id,
             timeout=timeout,
             agents=agents,
             record=record,
             name=name,
-            options=options,
+            agent_options=agent_options,
+        )
+        return self._plan(
+            strategy, input, given if options is None else RunOptions.merge(options, given)
         )[0]
 
     def _plan(
-        self,
-        target: Any,
-        input: Any,
-        *,
-        tools: Any,
-        run_id: str | None,
-        request_id: str | None,
-        timeout: float | Unset | None,
-        agents: Mapping[str, Any] | None,
-        record: bool,
-        name: str | None,
-        options: Mapping[str, Any],
+        self, target: Any, input: Any, options: RunOptions
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
-        planned = plan_on_temporal(
-            self, target, input, tools=tools, timeout=timeout, name=name, options=options
-        )
+        planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(
             getattr(strategy, "handle", None)
@@ -237,8 +232,8 @@ class TemporalRuntime:
         if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
             raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
         toolbox = self.tools if planned.tools is None else Toolbox.build(planned.tools)
-        everyone = {**self.agents, **(agents or {})}
-        rid = run_id or new_id("run_")
+        everyone = {**self.agents, **(options.agents or {})}
+        rid = options.run_id or new_id("run_")
         label = planned.name or str(getattr(strategy, "name", "") or "") or None
         refs, agent_tools = plan_tools(
             toolbox,
@@ -250,7 +245,7 @@ class TemporalRuntime:
             agent=agent_ref(strategy),
             input=json_safe(planned.input),
             run_id=rid,
-            request_id=request_id or rid,
+            request_id=options.request_id or rid,
             name=label,
             tools=refs,
             tool_specs=toolbox.specs,
@@ -261,7 +256,7 @@ class TemporalRuntime:
             options=self.options,
             retry=self.retry,
             observe=self.bus is not None,
-            record=record,
+            record=options.record,
         )
         limit = self.options.max_payload_bytes
         if limit is not None and payload_size(spec, limit) > limit:
@@ -290,21 +285,9 @@ class TemporalRuntime:
         return self._run(spec, finish)
 
     def _plan_args(
-        self, target: Any, input: Any, options: dict[str, Any]
+        self, target: Any, input: Any, keywords: Mapping[str, Any]
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
-        own = {k: options.pop(k) for k in _RUN_ARGS if k in options}
-        return self._plan(
-            target,
-            input,
-            tools=own.get("tools"),
-            run_id=own.get("run_id"),
-            request_id=own.get("request_id"),
-            timeout=own.get("timeout", UNSET),
-            agents=own.get("agents"),
-            record=bool(own.get("record", False)),
-            name=own.get("name"),
-            options=options,
-        )
+        return self._plan(target, input, RunOptions.split(keywords))
 
     async def _run(self, spec: RunSpec, finish: Callable[[Step], Step] | None) -> Step:
         handle = await self._start(spec, finish)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from ptcflow.agent._model import LLMRetry
-from ptcflow.agent._plan import SubAgentError, _provider, _registry
+from ptcflow.agent._plan import SubAgentError, _registry, source_for
 from ptcflow.agent.compiled._agent import CompiledAgent, CompiledMetadata
 from ptcflow.agent.compiled._source import SourceProblem, check_source
 from ptcflow.errors import RunError, UsageError
@@ -140,12 +140,12 @@ async def compile_agent(
     timeout = UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0
     options: dict[str, Any] = {"tools": [], "run_id": run_id, "name": agent.name}
     if runtime is not None:
-        provider = _provider(agent, chosen, {}, llm_opts)
-        step = await runtime.run(strategy, user, llm=provider, timeout=timeout, **options)
+        model = source_for(agent, chosen, {}, llm_opts)
+        step = await runtime.run(strategy, user, llm=model, timeout=timeout, **options)
     else:
         async with _registry(chosen) as registry, Runtime(llm=registry) as rt:
-            provider = _provider(agent, chosen, {}, llm_opts)
-            step = await rt.run(strategy, user, llm=provider, timeout=timeout, **options)
+            model = source_for(agent, chosen, {}, llm_opts)
+            step = await rt.run(strategy, user, llm=model, timeout=timeout, **options)
     if not step.ok:
         err = step.error
         message = f"the model call failed: {err.message if err is not None else step.reason}"

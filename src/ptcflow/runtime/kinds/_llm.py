@@ -8,13 +8,7 @@ import msgspec
 
 from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
 from ptcflow.errors import ConfigError
-from ptcflow.providers._protocol import (
-    EmbedRequest,
-    LLMProvider,
-    LLMRequest,
-    ModelResolver,
-    ProviderError,
-)
+from ptcflow.providers import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind, validation
@@ -33,41 +27,24 @@ from ptcflow.signals import (
     StreamAssembler,
 )
 
-__all__ = ("is_resolver", "llm_kinds", "model_of")
+__all__ = ("llm_kinds",)
 
 
 def _llm_prepare_sync(ctx: DirectiveContext) -> None:
     """Resolve the provider and model name of an LLM directive into ``ctx.data`` (an
     ``Err`` when that fails: the attempt returns it without calling anything)."""
-    run = ctx.run
-    llm = run.llm
+    source = ctx.run.llm
     d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
-    if llm is None:
+    if source is None:
         ctx.data = validation(
             f"{type(d).__name__} {d.id!r} needs a model, but the run "
             "has none: pass llm=... to Runtime(...) or rt.run(...)"
         )
         return
     try:
-        if run.llm_is_resolver:
-            provider, name = llm.resolve(d.model, d.model_alias)
-        else:
-            provider = llm
-            name = d.model or d.model_alias or run.llm_model
+        ctx.data = source.resolve(d.model, d.model_alias)
     except ConfigError as exc:
         ctx.data = validation(str(exc))
-        return
-    ctx.data = (provider, name)
-
-
-def model_of(llm: Any) -> str:
-    """The model name a provider reports (``llm.model``), or ``""``."""
-    return str(getattr(llm, "model", "") or "")
-
-
-def is_resolver(llm: Any) -> bool:
-    """True when ``llm`` is a model resolver rather than a provider (decided once per run)."""
-    return isinstance(llm, ModelResolver) and not isinstance(llm, LLMProvider)
 
 
 def _provider_name(provider: Any) -> str:

@@ -1,0 +1,149 @@
+"""The options of one run, as one frozen value: :class:`RunOptions`.
+
+``rt.run(...)``, ``rt.start(...)``, ``TemporalRuntime.run(...)`` / ``spec(...)`` and an
+agent's ``run(...)`` keep their keyword arguments; each packs them into a
+:class:`RunOptions` once, where it is called, and passes that value down (to the Runtime's
+``_open``, to the plan of an agent). The value is checked when it is built, so a bad
+option fails at the call, naming the option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
+
+import msgspec
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime._config import UNSET, Unset
+
+__all__ = ("RunOptions",)
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=True):
+    """The options of one run (the keyword arguments of :meth:`Runtime.run`), checked once.
+
+    Pass them as keywords (``rt.run(strategy, input, run_id="r1", record=True)``) or as one
+    value (``rt.run(strategy, input, options=RunOptions(run_id="r1", record=True))``), not
+    both. A left-out option inherits the Runtime's default; ``timeout=None`` means no
+    deadline, as with httpx's ``Timeout``.
+
+    Args:
+        tools: tools for this run instead of the Runtime's.
+        llm: the model for this run instead of the Runtime's: a provider or a model
+            resolver (an agent's: also a model name or a function).
+        run_id: the run's id (default: a fresh ``run_<uuid7>``).
+        request_id: the request id on the run's signals (default: the run id).
+        timeout: the mission deadline in seconds (``None``: none; default:
+            ``Limits.mission_timeout_ms``).
+        agents: extra agents this run's ``RunChild`` directives may start.
+        record: keep the run's signals on ``Step.signals``.
+        name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+        agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
+            which the agent checks when it plans its run; a strategy takes none.
+
+    Raises:
+        UsageError: an option of the wrong type or out of range (the message names it).
+
+    Example:
+        >>> RunOptions(run_id="r1", timeout=30)
+        RunOptions(run_id='r1', timeout=30)
+        >>> RunOptions(timeout=0)
+        Traceback (most recent call last):
+        ...
+        ptcflow.errors.UsageError: timeout must be > 0 seconds or None, got 0
+    """
+
+    tools: Any = None
+    llm: Any = None
+    run_id: str | None = None
+    request_id: str | None = None
+    timeout: float | Unset | None = UNSET
+    agents: Mapping[str, Any] | None = None
+    record: bool = False
+    name: str | None = None
+    agent_options: Mapping[str, Any] = _EMPTY
+
+    KEYWORDS: ClassVar[tuple[str, ...]] = (
+        "tools",
+        "llm",
+        "run_id",
+        "request_id",
+        "timeout",
+        "agents",
+        "record",
+        "name",
+    )
+    """The run's own keyword arguments (every field but ``agent_options``; every other
+    keyword of a run is an agent's option)."""
+
+    def __post_init__(self) -> None:
+        timeout = self.timeout
+        if timeout is not None and timeout is not UNSET and not _seconds(timeout):
+            raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        for field in ("run_id", "request_id", "name"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, str):
+                raise UsageError(f"{field} must be a string or None, got {value!r}")
+        if not isinstance(self.record, bool):
+            raise UsageError(f"record must be True or False, got {self.record!r}")
+        if self.agents is not None and not isinstance(self.agents, Mapping):
+            raise UsageError(
+                f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"
+            )
+
+    @classmethod
+    def split(cls, keywords: Mapping[str, Any]) -> RunOptions:
+        """The options of ``keywords``: the run's own (the fields) and the rest, an
+        agent's (``agent_options``); ``options=`` (a :class:`RunOptions`) may stand for
+        the run's own.
+
+        Raises:
+            UsageError: a bad option, or ``options=`` with other run options.
+
+        Example:
+            >>> RunOptions.split({"run_id": "r1", "context": {"x": 1}})
+            RunOptions(run_id='r1', agent_options={'context': {'x': 1}})
+        """
+        own = {k: v for k, v in keywords.items() if k in RUN_KEYWORDS}
+        rest = {k: v for k, v in keywords.items() if k not in RUN_KEYWORDS and k != "options"}
+        given = keywords.get("options")
+        if given is not None:
+            return cls.merge(given, cls(**own, agent_options=rest))
+        return cls(**own, agent_options=rest) if rest else cls(**own)
+
+    @staticmethod
+    def merge(options: Any, keywords: RunOptions) -> RunOptions:
+        """``options`` (given as ``options=``) with the rest of a call's ``keywords``: only an
+        agent's options may come with it.
+
+        Raises:
+            UsageError: ``options`` is not a :class:`RunOptions`, or keyword run options were
+                given too.
+        """
+        if not isinstance(options, RunOptions):
+            raise UsageError(f"options= takes a RunOptions, got {type(options).__name__}")
+        clash = [f for f in RUN_KEYWORDS if getattr(keywords, f) != getattr(_DEFAULTS, f)]
+        if clash:
+            raise UsageError(
+                f"the run's options were given twice: options=RunOptions(...) and {clash}; "
+                "pass them either as keywords or in the RunOptions"
+            )
+        if not keywords.agent_options:
+            return options
+        return msgspec.structs.replace(
+            options, agent_options={**options.agent_options, **keywords.agent_options}
+        )
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+RUN_KEYWORDS: Final = RunOptions.KEYWORDS
+assert RunOptions.__struct_fields__[:-1] == RUN_KEYWORDS
+
+_DEFAULTS: Final = RunOptions()
