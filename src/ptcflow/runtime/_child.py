@@ -22,7 +22,8 @@ class ParentRun:
     Attributes:
         run_id: the parent run's id.
         name: the parent run's agent name.
-        llm: the parent run's provider or model resolver.
+        llm: the parent run's model, a :class:`~ptcflow.providers.ModelSource` (``None``:
+            none; a provider or resolver given here is normalised by the agent).
         model: the model name the parent's strategy asks for (``None``: the provider's).
         inherit: the parent's :attr:`RunPlan.inherit` (``None`` for a plain strategy).
         from_program: True when the call comes from a program (a ``RunProgram``

@@ -238,7 +238,12 @@ class Runtime:
             strategy, input, tools, llm = plan.strategy, plan.input, plan.tools, plan.llm
             timeout, name = plan.timeout, plan.name
             cls = type(strategy)
-        source = self.model_source if llm is None else ModelSource.of(llm)
+        if llm is None:
+            source = self.model_source
+        elif type(llm) is ModelSource:  # an agent's plan: normalised by the agent already
+            source = llm
+        else:
+            source = ModelSource.of(llm)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
