@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptcflow.agent._mission import MAX_DEPTH_EXCEEDED, Lineage, Mission, MissionLimits
 from ptcflow.agent._model import model_kind
-from ptcflow.agent._plan import SubAgentError, build, resolve_context
+from ptcflow.agent._plan import AgentOptions, SubAgentError, build, resolve_context
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import ParentRun, RunPlan, Step
@@ -116,7 +116,8 @@ class AgentCall:
                 base=base,
                 options=options,
             )
-            return build(agent, ctx, None, options, chosen=chosen, base=base, lineage=lineage)
+            opts = AgentOptions(**options)
+            return build(agent, ctx, None, opts, chosen=chosen, base=base, lineage=lineage)
         except UsageError as exc:
             return _error(VALIDATION, f"tool {self.tool_name!r}: {exc}", {"agent": agent.name})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -25,7 +25,15 @@ from ptcflow.signature import Fields, Template, parse, render_type
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
 
-__all__ = ("SubAgentError", "build", "execute", "plan", "resolve_context", "source_for")
+__all__ = (
+    "AgentOptions",
+    "SubAgentError",
+    "build",
+    "execute",
+    "plan",
+    "resolve_context",
+    "source_for",
+)
 
 
 class SubAgentError(RunError):
@@ -103,22 +111,48 @@ def _as_params(signature: str) -> str | None:
     return f"({params}) -> :any"
 
 
-_OPTIONS: Final = frozenset(
-    (
-        "llm",
-        "context",
-        "llm_opts",
-        "context_signature",
-        "debug",
-        "trace",
-        "signature_validation",
-        "mission_limits",
-    )
-)
-"""The options of a SubAgent run that ``rt.run(agent, ...)`` passes to the agent."""
+class AgentOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """A SubAgent run's own options (:meth:`SubAgent.run`'s, but the run's own ``run_id``,
+    ``record``, ...): what ``rt.run(agent, ...)`` hands the agent, read once when it plans.
 
-_INHERITED: Final = ("trace", "debug")
-"""The run options the agents of a mission inherit from its first agent."""
+    Raises:
+        UsageError: an option the agent does not take (:meth:`of`).
+    """
+
+    llm: Any = None
+    context: Any = None
+    llm_opts: Mapping[str, Any] | None = None
+    context_signature: str | None = None
+    debug: bool = False
+    trace: bool | str = True
+    signature_validation: str = "enabled"
+    mission_limits: Any = None
+
+    @classmethod
+    def of(cls, agent: str, options: Mapping[str, Any]) -> AgentOptions:
+        """The options of ``options`` (a :class:`~ptcflow.runtime.RunOptions`'
+        ``agent_options``, with its ``llm`` and ``tools``) for the agent named ``agent``.
+
+        Raises:
+            UsageError: ``tools`` (they belong to the definition) or an unknown option.
+        """
+        if "tools" in options:
+            raise UsageError(
+                f"SubAgent({agent!r}): tools belong to the agent's definition; pass them to "
+                "SubAgent(tools=...), not to the run"
+            )
+        unknown = sorted(set(options) - set(cls.__struct_fields__))
+        if unknown:
+            raise UsageError(
+                f"SubAgent({agent!r}) got unknown run options {unknown}; its options are "
+                f"{sorted(cls.__struct_fields__)} (and the run's own: "
+                f"{sorted(RunOptions.KEYWORDS)})"
+            )
+        return cls(**options)
+
+    def inherited(self) -> dict[str, Any]:
+        """The options the agents of a mission inherit from its first agent."""
+        return {"trace": self.trace, "debug": self.debug}
 
 
 def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
@@ -150,33 +184,23 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
         >>> # async with Runtime(llm=llm) as rt:
         >>> #     step = await rt.run(agent, context={"user": "alice"}, trace=False)
     """
-    if "tools" in options:
-        raise UsageError(
-            f"SubAgent({agent.name!r}): tools belong to the agent's definition; pass them to "
-            "SubAgent(tools=...), not to the run"
-        )
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        raise UsageError(
-            f"SubAgent({agent.name!r}) got unknown run options {unknown}; "
-            f"its options are {sorted(_OPTIONS)} (and the run's own: {sorted(RunOptions.KEYWORDS)})"
-        )
-    context = options.get("context")
+    opts = AgentOptions.of(agent.name, options)
+    context = opts.context
     if input is not None:
         if context is not None:
             raise UsageError(
                 "the context was given twice (as the input and as context=); pass it once"
             )
         context = input
-    ctx, ctx_sig = resolve_context(context, options.get("context_signature"))
-    chosen = agent.llm if agent.llm is not None else options.get("llm")
+    ctx, ctx_sig = resolve_context(context, opts.context_signature)
+    chosen = agent.llm if agent.llm is not None else opts.llm
     base: ModelSource | None = runtime.model_source
     if chosen is None and base is None:
         raise UsageError(
             f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
             "or alias, or a function), set SubAgent(llm=...), or give the Runtime one"
         )
-    limits = options.get("mission_limits")
+    limits = opts.mission_limits
     lineage = None
     if limits is not None or any(t.calls_model for t in agent.tools.values()):
         lineage = Lineage(
@@ -185,16 +209,16 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             depth=0,
             llm=chosen,
             base=base,
-            options={k: options[k] for k in _INHERITED if k in options},
+            options=opts.inherited(),
         )
-    return build(agent, ctx, ctx_sig, options, chosen=chosen, base=base, lineage=lineage)
+    return build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
 
 
 def build(
     agent: SubAgent,
     ctx: dict[str, Any],
     ctx_sig: str | None,
-    options: Mapping[str, Any],
+    options: AgentOptions,
     *,
     chosen: Any,
     base: ModelSource | None,
@@ -206,13 +230,13 @@ def build(
     Raises:
         UsageError: ``"strict"`` validation with tools that have no signature.
     """
-    llm_opts = options.get("llm_opts")
+    llm_opts = options.llm_opts
     strategy = agent.strategy(
         context_signature=ctx_sig,
         llm_opts=llm_opts,
-        signature_validation=options.get("signature_validation", "enabled"),
-        trace=options.get("trace", True),
-        debug=options.get("debug", False),
+        signature_validation=options.signature_validation,
+        trace=options.trace,
+        debug=options.debug,
         model=chosen if isinstance(chosen, str) else None,
     )
     source = source_for(agent, chosen, ctx, llm_opts)
