@@ -272,7 +272,8 @@ class TemporalRuntime:
         Takes the arguments of ``Runtime.run``: a strategy or an agent (a
         :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`, with its own
         options: ``rt.run(agent, context={...})``), ``tools``, ``run_id``, ``request_id``,
-        ``timeout``, ``agents``, ``record``, ``name``. An agent's model is the workers'
+        ``timeout``, ``agents``, ``record``, ``name`` (or all of these as one
+        ``options=RunOptions(...)``). An agent's model is the workers'
         unless it names one (a model name, sent with every call). Cancelling the caller
         cancels the run, as locally; use :meth:`start` for a run that outlives its caller.
 
