@@ -67,17 +67,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     name: str | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
-    KEYWORDS: ClassVar[tuple[str, ...]] = (
-        "tools",
-        "llm",
-        "run_id",
-        "request_id",
-        "timeout",
-        "agents",
-        "record",
-        "name",
-    )
-    """The run's own keyword arguments (every field but ``agent_options``; every other
+    KEYWORDS: ClassVar[tuple[str, ...]] = ()
+    """The run's own keyword arguments: every field but ``agent_options`` (every other
     keyword of a run is an agent's option)."""
 
     def __post_init__(self) -> None:
@@ -143,7 +134,8 @@ def _seconds(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
-RUN_KEYWORDS: Final = RunOptions.KEYWORDS
-assert RunOptions.__struct_fields__[:-1] == RUN_KEYWORDS
+RunOptions.KEYWORDS = RUN_KEYWORDS = tuple(
+    f for f in RunOptions.__struct_fields__ if f != "agent_options"
+)
 
 _DEFAULTS: Final = RunOptions()
