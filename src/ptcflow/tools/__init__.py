@@ -20,6 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+import warnings
+from typing import TYPE_CHECKING
+
 from ptcflow.tools._call import call_tool as call_tool
 from ptcflow.tools._catalog import (
     render_tool_catalog as render_tool_catalog,
@@ -31,7 +35,6 @@ from ptcflow.tools._decorator import tool as tool
 from ptcflow.tools._dispatch import dispatch as dispatch, dispatch_sync as dispatch_sync
 from ptcflow.tools._docstrings import DocInfo as DocInfo, parse_docstring as parse_docstring
 from ptcflow.tools._introspect import callable_name as callable_name
-from ptcflow.tools._mcp import from_mcp_server as from_mcp_server
 from ptcflow.tools._messages import (
     ToolCall as ToolCall,
     ToolContext as ToolContext,
@@ -62,7 +65,6 @@ __all__ = (
     "dispatch_sync",
     "find_by_name",
     "for_agent",
-    "from_mcp_server",
     "parse_docstring",
     "render_tool_catalog",
     "render_tool_signature",
@@ -70,3 +72,29 @@ __all__ = (
     "tool",
     "tool_definitions",
 )
+
+# Names that moved out of this package, each with the module that now holds it. Reading one
+# still works for one release, with a DeprecationWarning naming the new spelling (trio's
+# ``__deprecated_attributes__``). The new home is named by a string and imported only when
+# the old name is read: ``tools`` is a leaf, and ``ptcflow.mcp`` is built on top of it.
+_MOVED: dict[str, str] = {"from_mcp_server": "ptcflow.mcp"}
+
+
+def _moved_attribute(name: str) -> object:
+    """Resolve a name that moved away (see ``_MOVED``), warning that it did."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"ptcflow.tools.{name} is deprecated and will be removed in the next release: "
+        f"use {home}.{name} instead (from {home} import {name})",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)
+
+
+# The module-level ``__getattr__`` is hidden from type checkers, so that they keep reporting
+# unknown names of this module (the old spelling included) instead of typing them all Any.
+if not TYPE_CHECKING:
+    __getattr__ = _moved_attribute
