@@ -17,7 +17,6 @@ MODULES = [
     "ptcflow.signals._sanitize",
     "ptcflow.signals._secrets",
     "ptcflow.signals._signal",
-    "ptcflow.signals._subscription",
 ]
 
 

@@ -6,7 +6,13 @@ Everything a strategy receives is a :class:`Signal` whose ``data`` is a typed st
 
 from __future__ import annotations
 
-from ptcflow.signals._bus import BusStatistics as BusStatistics, SignalBus as SignalBus
+from ptcflow.signals._bus import (
+    BusStatistics as BusStatistics,
+    SignalBus as SignalBus,
+    SignalOverflowError as SignalOverflowError,
+    Subscription as Subscription,
+    SubscriptionStatistics as SubscriptionStatistics,
+)
 from ptcflow.signals._catalogue import (
     EMBED_RESULT as EMBED_RESULT,
     LLM_DELTA as LLM_DELTA,
@@ -93,11 +99,6 @@ from ptcflow.signals._secrets import (
     secrets_of_url as secrets_of_url,
 )
 from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
-from ptcflow.signals._subscription import (
-    SignalOverflowError as SignalOverflowError,
-    Subscription as Subscription,
-    SubscriptionStatistics as SubscriptionStatistics,
-)
 
 __all__ = (
     "AUTH",

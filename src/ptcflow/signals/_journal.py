@@ -20,13 +20,12 @@ import anyio
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.signals._bus import SignalBus
+from ptcflow.signals._bus import SignalBus, SignalOverflowError, Subscription
 from ptcflow.signals._data import DATA_TYPES
 from ptcflow.signals._runs import JournalError, select_run
 from ptcflow.signals._sanitize import sanitize
 from ptcflow.signals._secrets import Secrets
 from ptcflow.signals._signal import Signal
-from ptcflow.signals._subscription import SignalOverflowError, Subscription
 
 __all__ = (
     "JournalWriter",
