@@ -1,16 +1,13 @@
-"""Rendering signatures and types back to compact canonical text."""
+"""Rendering types back to compact canonical text (a whole signature: ``Signature.render``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from ptcflow.errors import UsageError
 from ptcflow.signature._ast import Fields, ListOf, Prim, Type
 
-if TYPE_CHECKING:
-    from ptcflow.signature._signature import Signature
-
-__all__ = ("FIREWALLED", "View", "check_view", "render_signature", "render_type")
+__all__ = ("FIREWALLED", "View", "check_view", "render_type")
 
 View = Literal["full", "prompt", "parent"]
 
@@ -52,13 +49,3 @@ def render_type(node: Type, view: View = "full") -> str:
     else:  # pragma: no cover - the Type family is closed
         raise TypeError(f"not a signature type: {node!r}")
     return text + "?" if node.optional else text
-
-
-def render_signature(sig: Signature, view: View = "full") -> str:
-    """Render a signature: ``name(a :int) -> :string``, ``(a :int) -> :string`` or the
-    bare output when it has neither name nor parameters."""
-    output = render_type(sig.output, view)
-    if sig.name is None and not sig.params:
-        return output
-    params = ", ".join(f"{p.name} {render_type(p.type, 'full')}" for p in sig.params)
-    return f"{sig.name or ''}({params}) -> {output}"

@@ -10,11 +10,11 @@ import msgspec
 
 from ptcflow.signature._ast import ANY, NAME_RE, AnyType, Fields, Param
 from ptcflow.signature._errors import SignatureError
-from ptcflow.signature._render import View, check_view, render_signature
+from ptcflow.signature._render import View, check_view, render_type
 from ptcflow.signature._schema import type_schema
 from ptcflow.signature._validate import Compiled, ValidationResult, check_mode, compile_type
 
-__all__ = ("Signature",)
+__all__ = ("Signature", "render_signature")
 
 
 class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
@@ -152,3 +152,13 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
 @functools.lru_cache(maxsize=1024)
 def _input_validator(sig: Signature, strict: bool) -> Compiled:
     return compile_type(sig.input_type, True, strict)
+
+
+def render_signature(sig: Signature, view: View = "full") -> str:
+    """Render a signature: ``name(a :int) -> :string``, ``(a :int) -> :string`` or the
+    bare output when it has neither name nor parameters."""
+    output = render_type(sig.output, view)
+    if sig.name is None and not sig.params:
+        return output
+    params = ", ".join(f"{p.name} {render_type(p.type, 'full')}" for p in sig.params)
+    return f"{sig.name or ''}({params}) -> {output}"
