@@ -12,15 +12,8 @@ from ptcflow.providers._protocol import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.signals import LLMChunk, Message, StreamAssembler, ToolCall, ToolSpec
 from ptcflow.testing._anthropic_replies import Turn, error_reply, messages_turn
 from ptcflow.testing._openai_replies import Call
-from ptcflow.testing._server import (
-    ModelServer,
-    ServerReply,
-    json_reply,
-    open_model_server,
-    raw_reply,
-    sse_frame,
-    sse_reply,
-)
+from ptcflow.testing._server import ModelServer, open_model_server
+from ptcflow.testing._wire import ServerReply, json_reply, raw_reply, sse_frame, sse_reply
 
 pytestmark = pytest.mark.anyio
 

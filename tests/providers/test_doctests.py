@@ -22,6 +22,7 @@ MODULES = [
     "ptcflow.runtime._genai_messages",
     "ptcflow.testing._server",
     "ptcflow.testing._server_script",
+    "ptcflow.testing._wire",
     "ptcflow.tools._dispatch",
 ]
 

@@ -21,13 +21,8 @@ from ptcflow.signals import LLM_DELTA, LLM_RESPONSE, TOOL_RESULT, TOOL_STARTED, 
 from ptcflow.strategies import ReAct
 from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
 from ptcflow.testing._openai_replies import Call
-from ptcflow.testing._server import (
-    ModelServer,
-    RecordedRequest,
-    ServerReply,
-    open_model_server,
-    raw_reply,
-)
+from ptcflow.testing._server import ModelServer, open_model_server
+from ptcflow.testing._wire import RecordedRequest, ServerReply, raw_reply
 
 pytestmark = pytest.mark.anyio
 

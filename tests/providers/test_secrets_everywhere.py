@@ -38,7 +38,7 @@ from ptcflow.testing import (
     _openai_replies as ow,
     open_model_server,
 )
-from ptcflow.testing._server import json_reply, raw_reply, sse_reply
+from ptcflow.testing._wire import json_reply, raw_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
 

@@ -14,11 +14,10 @@ from ptcflow.testing._recording import Recording as Recording
 from ptcflow.testing._scripted import ScriptedLLM as ScriptedLLM
 from ptcflow.testing._server import (
     ModelServer as ModelServer,
-    RecordedRequest as RecordedRequest,
-    ServerReply as ServerReply,
     open_model_server as open_model_server,
 )
 from ptcflow.testing._turns import Fault as Fault, ScriptItem as ScriptItem, Turn as Turn
+from ptcflow.testing._wire import RecordedRequest as RecordedRequest, ServerReply as ServerReply
 
 __all__ = (
     "Fault",

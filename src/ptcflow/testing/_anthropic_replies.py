@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptcflow.testing._openai_replies import Call, fragments
-from ptcflow.testing._server import (
+from ptcflow.testing._wire import (
     RecordedRequest,
     ServerReply,
     json_reply,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ptcflow.testing._server import (
+from ptcflow.testing._wire import (
     RecordedRequest,
     ServerReply,
     json_reply,

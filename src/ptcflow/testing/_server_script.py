@@ -18,8 +18,8 @@ from typing import Any, Final
 from ptcflow.signals import Usage
 from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
 from ptcflow.testing._openai_replies import Call
-from ptcflow.testing._server import RecordedRequest, ServerReply, json_reply, raw_reply
 from ptcflow.testing._turns import Fault, ScriptItem, as_turn, with_ids
+from ptcflow.testing._wire import RecordedRequest, ServerReply, json_reply, raw_reply
 
 __all__ = ("is_embeddings", "plausible_reply", "reply_for", "sample")
 
