@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import SocketAttribute, SocketStream
 
 from ptcflow.errors import ConfigError
+from ptcflow.testing._server_script import is_embeddings, plausible_reply, reply_for
 from ptcflow.testing._wire import RecordedRequest, Responder, ServerReply, json_reply
 
 if TYPE_CHECKING:
@@ -89,8 +90,6 @@ class ModelServer:
         return len(self._script)
 
     def _answer(self, request: RecordedRequest) -> ServerReply:
-        from ptcflow.testing._server_script import is_embeddings, reply_for
-
         head = self._script[0] if self._script else None
         if head is not None and (
             isinstance(head, ServerReply) or callable(head) or not is_embeddings(request)
@@ -198,12 +197,6 @@ async def _wait_for_close(stream: SocketStream) -> None:
         pass
 
 
-def _default_responder() -> Responder:
-    from ptcflow.testing._server_script import plausible_reply
-
-    return plausible_reply
-
-
 _PLAUSIBLE: Any = object()
 
 
@@ -255,7 +248,7 @@ async def open_model_server(
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
     server = ModelServer(
         port=listener.extra(SocketAttribute.local_port),
-        responder=_default_responder() if responder is _PLAUSIBLE else responder,
+        responder=plausible_reply if responder is _PLAUSIBLE else responder,
     )
     server.push(*script)
     async with listener, anyio.create_task_group() as tg:
