@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 
 from ptcflow.errors import ConfigError
-from ptcflow.temporal._command import add_worker_command, run_worker_command
-from ptcflow.trace._commands import add_trace_commands, run_trace_command
+from ptcflow.temporal import add_worker_command, run_worker_command
+from ptcflow.trace import add_trace_commands, run_trace_command, serve_example
 
 DESCRIPTION = "ptcflow: run LLM agents in async services. Each command has its own --help."
 
@@ -74,8 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "trace":
         return run_trace_command(args)
     if args.command == "serve":
-        from ptcflow.trace._serve import serve_example
-
         return serve_example(host=args.host, port=args.port, latency_ms=args.latency_ms)
     if args.command == "model-server":
         try:

@@ -14,6 +14,10 @@ from ptcflow.temporal._client import (
     TemporalRunHandle as TemporalRunHandle,
     TemporalRuntime as TemporalRuntime,
 )
+from ptcflow.temporal._command import (
+    add_worker_command as add_worker_command,
+    run_worker_command as run_worker_command,
+)
 from ptcflow.temporal._connect import (
     TemporalUnavailable as TemporalUnavailable,
     connect as connect,
@@ -37,10 +41,12 @@ __all__ = (
     "TemporalRunHandle",
     "TemporalRuntime",
     "TemporalUnavailable",
+    "add_worker_command",
     "check_determinism",
     "connect",
     "file_storage",
     "open_worker",
+    "run_worker_command",
     "temporal_executable",
     "workflow_runner",
 )

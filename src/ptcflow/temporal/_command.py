@@ -20,7 +20,13 @@ WORKER_HELP = "run a Temporal worker: ptcflow's workflows and activities (model 
 
 
 def add_worker_command(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add the ``worker`` subcommand to the ``ptcflow`` parser."""
+    """Add the ``worker`` subcommand to an argparse parser (``add_parser`` is its
+    subparsers' ``add_parser``).
+
+    The ``ptcflow`` command line's plumbing, with :func:`run_worker_command`: use them to
+    offer ``worker`` in a command line of your own. To run a worker, run ``ptcflow worker``;
+    to host one in your code, use :func:`open_worker`.
+    """
     p = add_parser(
         "worker",
         help=WORKER_HELP,
@@ -72,7 +78,11 @@ def _load(path: str | None, what: str) -> Any:
 
 
 def run_worker_command(args: argparse.Namespace) -> int:
-    """Run ``ptcflow worker`` with parsed ``args``; return the exit code."""
+    """Run ``ptcflow worker`` with ``args`` parsed by a parser that
+    :func:`add_worker_command` set up; return the exit code. Blocks until interrupted.
+
+    The command line's plumbing: in code, use :func:`open_worker`.
+    """
     try:
         llm = _load(args.llm, "llm")
         tools = _load(args.tools, "tools")

@@ -4,6 +4,10 @@ see docs/trace.md)."""
 
 from __future__ import annotations
 
+from ptcflow.trace._commands import (
+    add_trace_commands as add_trace_commands,
+    run_trace_command as run_trace_command,
+)
 from ptcflow.trace._follow import (
     FollowPrinter as FollowPrinter,
     JournalFollower as JournalFollower,
@@ -19,6 +23,7 @@ from ptcflow.trace._page import (
     write_page as write_page,
 )
 from ptcflow.trace._redact import HIDDEN as HIDDEN, Redactor as Redactor
+from ptcflow.trace._serve import serve_example as serve_example
 from ptcflow.trace._summary import (
     AgentSummary as AgentSummary,
     Prices as Prices,
@@ -43,6 +48,7 @@ __all__ = (
     "Node",
     "Prices",
     "Redactor",
+    "add_trace_commands",
     "follow_journal",
     "format_mission",
     "format_run",
@@ -51,7 +57,9 @@ __all__ = (
     "live_page",
     "otlp_request",
     "page_html",
+    "run_trace_command",
     "send_otlp",
+    "serve_example",
     "sse_event",
     "summarize",
     "write_page",

@@ -22,8 +22,13 @@ __all__ = ("add_trace_commands", "run_trace_command")
 
 
 def add_trace_commands(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add ``trace show|export|open`` to the ``ptcflow`` parser (``add_parser`` is its
-    subparsers' ``add_parser``)."""
+    """Add ``trace show|export|open`` to an argparse parser (``add_parser`` is its
+    subparsers' ``add_parser``).
+
+    The ``ptcflow`` command line's plumbing, with :func:`run_trace_command`: use them to
+    offer ``trace`` in a command line of your own. In code, build a :class:`Mission` and
+    use :func:`format_mission`, :func:`send_otlp` or :func:`write_page`.
+    """
     trace = add_parser(
         "trace",
         help="see a recorded run: boxes, OpenTelemetry spans, an HTML page",
@@ -60,7 +65,11 @@ def add_trace_commands(add_parser: Callable[..., argparse.ArgumentParser]) -> No
 
 
 def run_trace_command(args: argparse.Namespace, out: IO[str] | None = None) -> int:
-    """Run a parsed ``ptcflow trace ...`` command; return its exit code."""
+    """Run a ``trace ...`` command parsed by a parser that :func:`add_trace_commands` set
+    up, printing to ``out`` (default: stdout); return its exit code.
+
+    The command line's plumbing (see :func:`add_trace_commands`).
+    """
     out = sys.stdout if out is None else out
     try:
         if args.trace_command == "show":

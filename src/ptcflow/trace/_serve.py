@@ -21,7 +21,13 @@ def find_example() -> Path | None:
 
 
 def serve_example(*, host: str = "127.0.0.1", port: int = 8000, latency_ms: float = 400.0) -> int:
-    """Serve the example app with uvicorn until interrupted; return an exit code. Blocks."""
+    """Serve the example app with uvicorn until interrupted; return an exit code. Blocks.
+
+    What ``ptcflow serve --example`` runs: it needs a checkout of the repository
+    (``examples/service/``, see :func:`find_example`) and the ``service`` extra. The
+    command line's plumbing, not an API to build a service on (the example's
+    ``service_app.py`` shows how to).
+    """
     folder = find_example()
     if folder is None:
         print(
