@@ -12,7 +12,7 @@ import anyio
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.providers._protocol import EmbedRequest, LLMRequest
+from ptcflow.providers import EmbedRequest, LLMRequest
 from ptcflow.signals import EmbedResponse, LLMChunk, LLMResponse, ToolCall, ToolCallDelta, Usage
 from ptcflow.testing._turns import (
     Fault as Fault,

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.providers._protocol import ProviderError
+from ptcflow.providers import ProviderError
 from ptcflow.signals import (
     AUTH,
     PROVIDER_ERROR,
