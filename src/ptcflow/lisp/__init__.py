@@ -16,6 +16,10 @@ a greenlet, suspending on each tool call while the event loop runs the tool::
     )
     result.value  # [1]
 
+:func:`parse` alone gives the program's forms (:class:`Form`: :class:`Lit`, :class:`Sym`,
+:class:`ListForm`, :class:`VecForm`, :class:`MapForm`, :class:`SetForm`, each with its line
+and column), for tools that inspect a program without running it.
+
 See ``docs/lisp.md`` for the language and ``docs/lisp-builtins.md`` for the builtins.
 """
 
@@ -26,6 +30,15 @@ from ptcflow.lisp._carry import (
     kept_functions as kept_functions,
     memory_from_data as memory_from_data,
     memory_to_data as memory_to_data,
+)
+from ptcflow.lisp._forms import (
+    Form as Form,
+    ListForm as ListForm,
+    Lit as Lit,
+    MapForm as MapForm,
+    SetForm as SetForm,
+    Sym as Sym,
+    VecForm as VecForm,
 )
 from ptcflow.lisp._frontend import extract_code as extract_code
 from ptcflow.lisp._runner import (
@@ -44,15 +57,22 @@ from ptcflow.lisp.printer import pr_str as pr_str
 from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
+    "Form",
     "Keyword",
     "LimitExceeded",
     "Limits",
     "LispError",
     "LispResult",
+    "ListForm",
+    "Lit",
+    "MapForm",
     "Program",
     "ReplayMismatch",
+    "SetForm",
+    "Sym",
     "ToolCallRecord",
     "ToolRouter",
+    "VecForm",
     "analyze",
     "extract_code",
     "from_python",

@@ -25,7 +25,8 @@ __all__ = (
 
 
 class Form:
-    """Base of every form: ``line`` and ``column`` are 1-based."""
+    """Base of every form :func:`ptcflow.lisp.parse` returns: ``line`` and ``column`` are
+    1-based."""
 
     __slots__ = ("column", "line")
 

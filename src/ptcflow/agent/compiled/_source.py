@@ -28,8 +28,7 @@ from collections.abc import Collection, Iterator
 from typing import Final
 
 from ptcflow.errors import UsageError
-from ptcflow.lisp import LispError, analyze, parse
-from ptcflow.lisp._forms import Form, ListForm, MapForm, SetForm, Sym, VecForm
+from ptcflow.lisp import Form, LispError, ListForm, MapForm, SetForm, Sym, VecForm, analyze, parse
 
 __all__ = (
     "HEADER_KEYS",
