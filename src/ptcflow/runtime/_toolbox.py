@@ -14,8 +14,7 @@ from typing import Any
 import anyio
 
 from ptcflow.signals import Err, Ok, ToolSpec
-from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
-from ptcflow.tools._call import RunSync
+from ptcflow.tools import RunSync, Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
 
 __all__ = ("Toolbox",)
 

@@ -24,7 +24,7 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING
 
-from ptcflow.tools._call import call_tool as call_tool
+from ptcflow.tools._call import RunSync as RunSync, call_tool as call_tool
 from ptcflow.tools._catalog import (
     render_tool_catalog as render_tool_catalog,
     render_tool_signature as render_tool_signature,
@@ -53,6 +53,7 @@ __all__ = (
     "RESERVED_TOOL_NAMES",
     "TOOL_NAME_RE",
     "DocInfo",
+    "RunSync",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -36,8 +36,16 @@ from ptcflow.tools._tool import Tool
 
 __all__ = ("RunSync", "call_tool")
 
-RunSync = Callable[..., Awaitable[Any]]
-"""``await run_sync(fn, *args)``: call a sync function in a worker thread."""
+
+class RunSync(Protocol):
+    """``await run_sync(fn, *args)``: call a sync function in a worker thread and return
+    what it returns (what :func:`call_tool` takes as ``run_sync``; the Runtime passes its
+    thread pool's)."""
+
+    def __call__(self, fn: Callable[..., Any], /, *args: Any) -> Awaitable[Any]:
+        """Call ``fn(*args)`` in a worker thread; the awaitable gives its result."""
+        ...
+
 
 # Values json_safe returns unchanged, checked by exact type.
 _AS_IS: Final = (str, int, bool, type(None))
