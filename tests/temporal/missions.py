@@ -37,6 +37,10 @@ PROGRAMS = {
     "Wait": ('(return {:sum (call "wait_forever" {})})',),
     "Stuck": ('(return {:total (:sum (call "stuck" {:n ctx/n}))})',),
     "Relay": ('(return {:sum (+ (call "logged" {:x ctx/x}) (call "logged" {:x 1}))})',),
+    "Second": (
+        '(println "planning" ctx/n)',
+        '(return {:total (:sum (call "relay" {:x ctx/n}))})',
+    ),
     "Durable": (
         '(def a (call "logged" {:x ctx/n}))\n(def b (call "relay" {:x a}))\n'
         "(return {:total (+ a (:sum b))})",
@@ -155,6 +159,25 @@ def durable() -> SubAgent:
         signature="(n :int) -> {total :int}",
         tools=[relay.as_tool(), logged],
         name="durable",
+    )
+
+
+def second() -> SubAgent:
+    """A mission whose second turn calls an agent (``relay``: two calls of ``logged``)."""
+    from temporal.agents import logged
+
+    relay = SubAgent(
+        prompt="Relay {{x}}",
+        signature="(x :int) -> {sum :int}",
+        tools=[logged],
+        name="relay",
+        description="Logs twice.",
+    )
+    return SubAgent(
+        prompt="Second {{n}}",
+        signature="(n :int) -> {total :int}",
+        tools=[relay.as_tool()],
+        name="second",
     )
 
 

@@ -41,6 +41,7 @@ from temporal.agents import Loose, add, planner
         ({"tool_queues": {"x": " "}}, "tool_queues['x']"),
         ({"heartbeat_timeout_ms": 0}, "heartbeat_timeout_ms"),
         ({"lost_worker_retries": -1}, "lost_worker_retries"),
+        ({"worker_grace_ms": 0}, "worker_grace_ms"),
         ({"max_payload_bytes": 0}, "max_payload_bytes"),
         ({"local_tools": {"add"}}, "local_tools"),
     ],
@@ -48,6 +49,13 @@ from temporal.agents import Loose, add, planner
 def test_bad_options_name_their_field(kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError, match=f"TemporalOptions.{field}".replace("[", r"\[")):
         TemporalOptions(**kwargs)
+
+
+def test_worker_loss_is_unbounded_by_default_and_a_silent_worker_gets_a_grace() -> None:
+    assert TemporalOptions().lost_worker_retries is None
+    assert TemporalOptions(heartbeat_timeout_ms=1_000).grace_ms == 5_000
+    assert TemporalOptions(heartbeat_timeout_ms=30_000).grace_ms == 30_000
+    assert TemporalOptions(worker_grace_ms=700).grace_ms == 700
 
 
 def test_a_tool_cannot_be_both_local_and_routed() -> None:
@@ -119,7 +127,10 @@ def test_temporal_failures_become_the_directives_errors() -> None:
 
     lost = activity_error(TimeoutError("hb", type=TimeoutType.HEARTBEAT, last_heartbeat_details=[]))
     assert is_lost_worker(lost)
-    assert failure_of(d, lost, 4).error.type == "transient"
+    error = failure_of(d, lost, 4).error
+    assert error.type == "transient" and error.details == {"scope": "worker", "lost": 4}
+    assert "lost 4 time(s) without making progress" in error.message
+    assert "did not answer on its own task queue" in error.message
     late = activity_error(
         TimeoutError("s2c", type=TimeoutType.SCHEDULE_TO_CLOSE, last_heartbeat_details=[])
     )

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -54,6 +56,31 @@ PERFORM = "ptcflow.perform"
 """The activity type of every side-effect directive."""
 PAYLOAD_TOO_LARGE = "payload_too_large"
 """The error type of a directive whose result is too large for Temporal's history."""
+
+
+_KEEP = 256
+"""Finished attempts' work a worker keeps for a later attempt that asks for it."""
+_KEEP_S = 600.0
+"""... for at most this long (seconds)."""
+
+
+class _Work:
+    """The work of one attempt on this worker. It runs in the worker's task group, not in
+    the activity's task: when the server gives the attempt up while the worker lives (the
+    server was down, or the network, for longer than the heartbeat timeout) the work goes
+    on, and the attempt the workflow then sends to this worker's own queue (its
+    ``previous``) adopts it: its calls in flight are not run twice, its result is not lost."""
+
+    __slots__ = ("done", "ended", "error", "performer", "recorded", "run", "scope")
+
+    def __init__(self, run: ActivityRun, performer: ResumingPerformer) -> None:
+        self.run = run
+        self.performer = performer
+        self.done = anyio.Event()
+        self.recorded = anyio.Event()
+        self.error: Exception | None = None
+        self.scope = anyio.CancelScope()
+        self.ended: float | None = None
 
 
 class ActivityHost:
@@ -100,6 +127,13 @@ class ActivityHost:
         self._performer: Performer | None = None
         self._tg: Any = None
         self.identity = f"{os.getpid()}@{socket.gethostname()}"
+        self.own_queue: str | None = None
+        """This worker's own task queue (``open_worker`` polls it), heartbeated with each
+        attempt's record."""
+        self.reattached = 0
+        """Attempts that took over the work of an earlier attempt the server gave up."""
+        self._started = 0
+        self._works: OrderedDict[tuple[str | None, str], _Work] = OrderedDict()
 
     async def __aenter__(self) -> ActivityHost:
         self._tg = anyio.create_task_group()
@@ -169,24 +203,59 @@ class ActivityHost:
         """Perform one attempt of ``call.directive`` (see the module docstring)."""
         assert self._executor is not None and self._performer is not None
         info = activity.info()
-        tools = self._toolbox_of(call)
-        if isinstance(tools, ErrorEnvelope):
-            return ActivityOutcome(signals=(), error=tools, attempt=info.attempt)
-        directive = call.directive.value()
-        record = decode_record(info.heartbeat_details)
-        if not record and call.record is not None:  # run again after its worker was lost
-            record = decode_record([call.record])
+        self._prune()
+        work = None
+        if call.previous is not None:  # the server gave an attempt up: is it still here?
+            work = self._works.get((info.workflow_id, call.previous))
+        if work is None:
+            tools = self._toolbox_of(call)
+            if isinstance(tools, ErrorEnvelope):
+                return ActivityOutcome(signals=(), error=tools, attempt=info.attempt)
+            record = decode_record(info.heartbeat_details)
+            if not record and call.record is not None:  # run again after its worker was lost
+                record = decode_record([call.record])
+            work = self._start(call, tools, record)
+        else:
+            self.reattached += 1
+        self._works[(info.workflow_id, info.activity_id)] = work
+        self._works.move_to_end((info.workflow_id, info.activity_id))
         beat = not info.is_local and info.heartbeat_timeout is not None
+        try:
+            async with anyio.create_task_group() as tg:
+                if beat:
+                    assert info.heartbeat_timeout is not None
+                    tg.start_soon(_heartbeats, work, info.heartbeat_timeout, self.own_queue)
+                await work.done.wait()
+                tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            why = activity.cancellation_details()
+            if why is None or not why.not_found:
+                work.scope.cancel()  # the run cancelled it, or the worker stops
+            # else the server gave this attempt up while the worker lives (an outage): the
+            # work goes on, for the attempt that asks this worker for it (``previous``)
+            raise
+        if work.error is not None:
+            raise work.error
+        if work.performer.suspended:
+            return _suspended(work.run, work.performer, info.attempt)
+        if work.run.performed is None or work.run.performed.result is None:
+            raise anyio.get_cancelled_exc_class()()  # cancelled with its worker's shutdown
+        return self._outcome(call, work.run, info.attempt)
 
-        def heartbeat(done: dict[int, Recorded]) -> None:
-            if beat:
-                activity.heartbeat(encode_record(done))
+    def _start(self, call: ActivityCall, tools: Toolbox, record: dict[int, Recorded]) -> _Work:
+        """Start the work of an attempt in the worker's task group (it may outlive the
+        attempt's activity: see :class:`_Work`)."""
+        assert self._executor is not None and self._performer is not None
+        holder: list[_Work] = []
+
+        def recorded(done: dict[int, Recorded]) -> None:
+            holder[0].recorded.set()  # the activity heartbeats the new record at once
 
         performer = ResumingPerformer(
-            self._performer, record, heartbeat, frozenset(call.agent_tools)
+            self._performer, record, recorded, frozenset(call.agent_tools)
         )
         run = ActivityRun(
-            directive,
+            call.directive.value(),
             executor=self._executor,
             performer=performer,
             tools=tools,
@@ -199,19 +268,42 @@ class ActivityHost:
         tel = self._executor.telemetry
         if tel is not None and tel.tracing:
             run.otel_context = current_context()
-        async with anyio.create_task_group() as tg:
-            if beat:
-                assert info.heartbeat_timeout is not None
-                tg.start_soon(_heartbeats, performer, info.heartbeat_timeout)
-            with anyio.CancelScope() as program:
-                if call.agent_tools:
-                    tg.start_soon(suspend_when_blocked, performer, program)
-                run.start(self._executor.clock())
-                await drive(run)
-            tg.cancel_scope.cancel()
-        if performer.suspended:
-            return _suspended(run, performer, info.attempt)
-        return self._outcome(call, run, info.attempt)
+        work = _Work(run, performer)
+        holder.append(work)
+        self._tg.start_soon(self._do, work, bool(call.agent_tools))
+        return work
+
+    async def _do(self, work: _Work, agents: bool) -> None:
+        assert self._executor is not None
+        try:
+            with work.scope:
+                async with anyio.create_task_group() as tg:
+                    with anyio.CancelScope() as program:
+                        if agents:
+                            tg.start_soon(suspend_when_blocked, work.performer, program)
+                        work.run.start(self._executor.clock())
+                        await drive(work.run)
+                    tg.cancel_scope.cancel()
+        except Exception as exc:
+            work.error = exc
+        finally:
+            work.ended = time.monotonic()
+            work.done.set()
+
+    def _prune(self) -> None:
+        """Forget finished work kept for attempts that may ask for it: beyond the latest
+        ``_KEEP``, or older than ``_KEEP_S`` (looked at every 64 attempts)."""
+        self._started += 1
+        works = self._works
+        if len(works) <= _KEEP and self._started % 64:
+            return
+        now = time.monotonic()
+        excess = len(works) - _KEEP
+        for key in list(works):
+            ended = works[key].ended
+            if ended is not None and (excess > 0 or now - ended > _KEEP_S):
+                del works[key]
+                excess -= 1
 
     def _outcome(self, call: ActivityCall, run: ActivityRun, attempt: int) -> ActivityOutcome:
         ctx = run.performed
@@ -254,12 +346,16 @@ class ActivityHost:
         return outcome
 
 
-async def _heartbeats(performer: ResumingPerformer, every: timedelta) -> None:
-    """Heartbeat the record every third of the heartbeat timeout."""
+async def _heartbeats(work: _Work, every: timedelta, queue: str | None) -> None:
+    """Heartbeat the record every third of the heartbeat timeout, and at once when a
+    sub-call completed; with this worker's own task queue (where it answers for the
+    work if the server gives the attempt up while it lives)."""
     interval = max(every.total_seconds() / 3, 0.05)
     while True:
-        activity.heartbeat(encode_record(performer.record))
-        await anyio.sleep(interval)
+        work.recorded = anyio.Event()
+        activity.heartbeat(encode_record(work.performer.record), *([queue] if queue else []))
+        with anyio.move_on_after(interval):
+            await work.recorded.wait()
 
 
 def _suspended(run: ActivityRun, performer: ResumingPerformer, attempt: int) -> ActivityOutcome:

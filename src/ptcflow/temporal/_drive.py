@@ -282,20 +282,20 @@ class Driver:
                 )
         if call.agent_tools:
             return await self._program(flight, call, where)
-        lost = self.spec.options.lost_worker_retries
+        options = self.spec.options
         if isinstance(d, LLMGenerate) and family.mission is not None:
             refused = family.take_turn(self.core.name)
             if refused is not None:
                 return ActivityOutcome(error=refused)
             try:
-                outcome = await perform_activity(d, call, where, lost)
+                outcome = await perform_activity(d, call, where, options)
             except BaseException:
                 family.give_back()
                 raise
             if not answered(outcome, d.id):
                 family.give_back()
             return outcome
-        return await perform_activity(d, call, where, lost)
+        return await perform_activity(d, call, where, options)
 
     async def _program(
         self, flight: Flight, call: ActivityCall, where: Placement
@@ -309,7 +309,7 @@ class Driver:
                 d,
                 call,
                 where,
-                self.spec.options.lost_worker_retries,
+                self.spec.options,
                 f"~r{rounds}" if rounds else "",
             )
             if not outcome.pending or outcome.error is not None:

@@ -49,8 +49,17 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
         attempt_timeout_ms: the start-to-close timeout of one attempt of a directive that
             has no timeout of its own (a tool's ``timeout_ms``, the retry policy's
             ``attempt_timeout_ms``).
-        lost_worker_retries: how many times a directive whose worker was lost (heartbeat
-            timeout) is run again once its own retries are used up.
+        lost_worker_retries: how many times a directive whose worker was lost, and which
+            made no progress on it, is run again once its own retries are used up
+            (``None``, the default: as often as its timeouts allow, as Temporal retries
+            activities). An attempt that completed sub-calls its record keeps (a
+            program's tool calls) made progress and is not counted; an attempt whose
+            worker still answers after a server outage was not lost at all.
+        worker_grace_ms: how long the worker of an attempt that stopped heartbeating is
+            given to answer on its own task queue before the attempt counts as lost (a
+            server outage or a network partition also stops heartbeats while the worker
+            lives on: that worker then finishes the attempt, and no call in flight runs
+            twice). ``None``: the heartbeat timeout, at least 5 s.
         continue_as_new_events: continue the workflow as new once its history holds this
             many events (``None``: when Temporal suggests it, about 4,000 events).
         signal_tail: how many of the latest signals a workflow carries over when it
@@ -74,7 +83,8 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
     local_tools: frozenset[str] = frozenset()
     heartbeat_timeout_ms: int = 30_000
     attempt_timeout_ms: int = 600_000
-    lost_worker_retries: int = 3
+    lost_worker_retries: int | None = None
+    worker_grace_ms: int | None = None
     continue_as_new_events: int | None = None
     signal_tail: int = 2_000
     max_payload_bytes: int | None = 2_000_000
@@ -103,15 +113,25 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
         _ms("heartbeat_timeout_ms", self.heartbeat_timeout_ms)
         _ms("attempt_timeout_ms", self.attempt_timeout_ms)
         _ms("continue_as_new_events", self.continue_as_new_events, optional=True)
+        _ms("worker_grace_ms", self.worker_grace_ms, optional=True)
         _ms("max_payload_bytes", self.max_payload_bytes, optional=True)
         for field in ("lost_worker_retries", "signal_tail"):
             value = getattr(self, field)
+            if value is None and field == "lost_worker_retries":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"TemporalOptions.{field} must be an int >= 0, got {value!r}")
 
     def queue_of_tool(self, name: str) -> str:
         """The task queue of tool ``name``'s activities."""
         return self.tool_queues.get(name, self.task_queue)
+
+    @property
+    def grace_ms(self) -> int:
+        """How long a silent attempt's own worker is given to answer (``worker_grace_ms``)."""
+        if self.worker_grace_ms is not None:
+            return self.worker_grace_ms
+        return max(self.heartbeat_timeout_ms, 5_000)
 
     @property
     def model_queue(self) -> str:

@@ -162,6 +162,9 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     lost (its last heartbeat details): they are answered from it, not called again."""
     agent_tools: tuple[str, ...] = ()
     """The program's agents used as tools: a call of one suspends the program."""
+    previous: str | None = None
+    """The activity id of the directive's previous attempt, which the server gave up (no
+    heartbeat): a worker still running or holding its work answers with it."""
 
 
 class PendingCall(msgspec.Struct, frozen=True, kw_only=True):

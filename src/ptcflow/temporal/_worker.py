@@ -9,6 +9,7 @@ the command line.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -135,5 +136,18 @@ async def open_worker(
             workflow_runner=workflow_runner(passthrough),
             **kwargs,
         )
-        async with worker:
+        if not activities:
+            async with worker:
+                yield worker
+            return
+        # its own queue: where the workflow asks it for an attempt the server gave up
+        host.own_queue = f"{task_queue}@{host.identity}/{uuid.uuid4().hex[:12]}"
+        own = Worker(
+            client,
+            task_queue=host.own_queue,
+            activities=host.activities,
+            max_concurrent_activity_task_polls=1,
+            **kwargs,
+        )
+        async with worker, own:
             yield worker
