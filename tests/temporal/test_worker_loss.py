@@ -76,6 +76,58 @@ async def test_a_worker_lost_in_a_childs_program_neither_fails_nor_replans_the_m
     assert child.ok and child.turns == 1 and child.value == {"sum": 20}
 
 
+async def test_a_child_replanned_after_its_workers_were_lost_runs_no_completed_call_again(
+    dev_server: DevServer, workers: list[WorkerProcess], queue: str, tmp_path: Path
+) -> None:
+    """With ``lost_worker_retries=0``, the child's program loses a worker after its first
+    call completed (progress: run again), then the next worker before it completes
+    anything (no progress: the budget is spent): the child fails, and the mission takes
+    another turn that calls the agent again with the same arguments (a new child run,
+    ``.../program/3/...``). That run starts with the failed one's record: the completed
+    call is answered from it, not run again."""
+    log = tmp_path / "calls.log"
+    client = await connect(dev_server.address)
+    options = TemporalOptions(
+        task_queue=queue, heartbeat_timeout_ms=1_000, lost_worker_retries=0, worker_grace_ms=2_000
+    )
+    extra = ("--tools", "temporal.agents:TOOLS", "--handlers", "temporal.agents:HANDLERS")
+    spare: WorkerProcess | None = None
+    try:
+        async with TemporalRuntime(client=client, options=options) as trt:
+            handle = await trt.start(missions.second(), context={"n": 1})
+            await _wait_for(lambda: len(_child_calls(log)[1]) >= 1)
+            (first,) = _child_calls(log)[1]
+            head = first.removesuffix("/program/1/tool/0")
+            await _recorded(client, head[: len(head) // 2], 0)
+            second = first.removesuffix("0") + "1"
+            await _wait_for(lambda: _calls(log)[0][second] == 1)
+            for victim in workers:  # the one running the second call, then the other
+                if victim.pid in _calls(log)[2][second]:
+                    victim.kill()
+            await _wait_for(lambda: _calls(log)[0][second] == 2)
+            for victim in workers:
+                victim.kill()
+            spare = WorkerProcess(dev_server.address, queue, log, *extra)
+            (step,) = await _steps(client, [handle], [*workers, spare])
+    finally:
+        if spare is not None:
+            spare.stop()
+    assert step.ok and step.value == {"total": 20}, step.error
+    assert step.turns == 3  # the agent's call failed once
+    starts, dones, _ = _calls(log)
+    assert starts[first] == dones[first] == 1 and dones[second] == 0
+    again = [c.replace("/program/2/tool/0", "/program/3/tool/0") for c in (first, second)]
+    assert starts[again[0]] == 0  # answered from the failed run's record
+    assert starts[again[1]] == dones[again[1]] == 1, log.read_text()
+    assert step.trace is not None
+    (failed,) = [c for c in step.trace.turns[1].execution.tool_calls if c.child]
+    assert failed.child is not None and not failed.child.ok
+    error = failed.child.error
+    assert error is not None and "lost 1 time(s) without making progress" in error.message
+    (child,) = [c.child for c in step.trace.turns[2].execution.tool_calls if c.child]
+    assert child.ok and child.turns == 1 and child.value == {"sum": 20}
+
+
 async def test_a_server_outage_longer_than_the_heartbeat_timeout_is_no_lost_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

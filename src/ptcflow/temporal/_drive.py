@@ -131,6 +131,11 @@ class Driver:
         self.tasks: dict[asyncio.Task[Any], Flight] = {}
         self.begun: dict[str, float] = {}
         self.family = Family(spec, self.core.request_id, owner.add_child)
+        self.salvage: bytes | None = spec.salvage
+        """The record of a program whose workers were lost (its budget spent): the next
+        program of the run gets it, so the calls it repeats are answered, not run again;
+        a run that fails with it hands it to its caller, whose next call of the same
+        agent with the same arguments starts with it (``Family.agent_call``)."""
         self.published: dict[str, set[str]] = {}
         """The sub-calls of each suspended program published already, by directive id."""
         self.wake = asyncio.Event()
@@ -181,7 +186,10 @@ class Driver:
         value = json_safe(step.value)
         step = self.family.finish(msgspec.structs.replace(step, value=value, signals=()))
         lines = encode_lines(core.recorded) if core.recorded is not None else ()
-        return RunResult(step=step, signals=lines, turns_used=self.family.turns_used)
+        salvage = None if step.ok else self.salvage
+        return RunResult(
+            step=step, signals=lines, turns_used=self.family.turns_used, salvage=salvage
+        )
 
     def _poke(self) -> None:
         """Work done in a task (a sub-call's signals) may have given the core work."""
@@ -269,6 +277,9 @@ class Driver:
             max_payload_bytes=self.spec.options.max_payload_bytes,
             agent_tools=self._agents_of(d),
         )
+        if isinstance(d, RunProgram) and self.salvage is not None:
+            call = msgspec.structs.replace(call, record=self.salvage)
+            self.salvage = None
         limit = self.spec.options.max_payload_bytes
         if limit is not None:
             size = payload_size(call, limit)
@@ -393,6 +404,8 @@ class Driver:
             core.finish(flight, outcome, now, duration_ms=(now - started) * 1000.0)
             return
         if outcome.error is not None:
+            if isinstance(d, RunProgram) and outcome.record is not None:
+                self.salvage = outcome.record  # its workers were lost: see ``salvage``
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
         report(core, self.terminals, flight, outcome, now, self.published.pop(d.id, None))

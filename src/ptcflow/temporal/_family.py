@@ -74,6 +74,9 @@ class Family:
         self.steps: dict[str, Step] = {}
         """The Steps of the agents this run called, by call id (for its trace)."""
         self._signatures: dict[str, Signature] = {}
+        self._salvaged: dict[tuple[str, bytes], bytes] = {}
+        """The records of agent calls whose runs failed with lost workers, by tool and
+        arguments: the next identical call's run starts with it."""
 
     @property
     def turns_used(self) -> int:
@@ -168,7 +171,9 @@ class Family:
             else MissionBudget(turn_budget=plan.turn_budget)
         )
         spec = self.spec
+        key = (call.tool_name, _ENCODER.encode(values))
         child = RunSpec(
+            salvage=self._salvaged.pop(key, None),
             agent=plan.strategy,
             input=values,
             run_id=f"{spec.run_id}/{call.id}",
@@ -188,6 +193,8 @@ class Family:
         result = await self._execute(call, child)
         if isinstance(result, Err):
             return result
+        if result.salvage is not None:
+            self._salvaged[key] = result.salvage
         if mission is not None:  # the child's model calls, and its own children's
             mission.turns_used += result.turns_used - budget.used
         step = result.step
@@ -240,6 +247,9 @@ class Family:
                 raise asyncio.CancelledError from None
             return failure_of(d, exc, 0)
         return result
+
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
 
 
 def _invalid(plan: AgentTool, errors: list[str]) -> Err:

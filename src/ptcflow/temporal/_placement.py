@@ -296,8 +296,9 @@ async def perform_activity(
             own_queue = None  # lost: run again on the directive's queue
             if _count(call.record) <= base:
                 lost += 1
-                if budget is not None and lost > budget:
-                    return ActivityOutcome(error=failure_of(d, exc, lost).error)
+                if budget is not None and lost > budget:  # its record goes with its error
+                    error = failure_of(d, exc, lost).error
+                    return ActivityOutcome(error=error, record=call.record)
             base = _count(call.record)
 
 

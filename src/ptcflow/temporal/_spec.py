@@ -139,6 +139,10 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     mission: MissionBudget | None = None
     """The mission this run belongs to (a SubAgent mission): the workflow counts its
     model calls, and its children's, against the budget."""
+    salvage: bytes | None = None
+    """The record of the last program of an earlier run of the same agent call, which
+    failed because its workers were lost: this run's first program answers the calls it
+    repeats from it (see ``Driver.salvage``)."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -208,6 +212,8 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     signals: tuple[msgspec.Raw, ...] = ()
     turns_used: int = 0
     """The mission's model calls when the run ended (a run with a :class:`MissionBudget`)."""
+    salvage: bytes | None = None
+    """A failed run's record of its last program, which its lost workers failed."""
 
     def to_step(self) -> Step:
         """The Step, with its recorded signals decoded and its children's Steps typed."""
