@@ -7,6 +7,7 @@ from typing import Any
 
 from temporalio import activity, workflow
 
+from ptcflow import SubAgent
 from ptcflow.runtime import LLMRequest
 from ptcflow.signals import ToolCall
 from ptcflow.testing import ScriptedLLM
@@ -17,7 +18,19 @@ async def add(x: int, y: int) -> int:
     return x + y
 
 
+MISSION = "Mission"
+HELPER = "Helper"
+PROGRAMS = {
+    MISSION: '(return {:total (:sum (call "helper" {:x (call "add" {:x 1 :y 2})}))})',
+    HELPER: '(return {:sum (call "add" {:x ctx/x :y 1})})',
+}
+"""The mission's programs: the orchestrator adds, then calls its agent; the agent adds."""
+
+
 def _script(req: LLMRequest) -> Any:
+    user = next((m.content for m in req.messages if m.role == "user"), "")
+    if isinstance(user, str) and user.split(" ", 1)[0] in PROGRAMS:
+        return f"```clojure\n{PROGRAMS[user.split(' ', 1)[0]]}\n```"
     if req.messages[-1].role == "tool":
         return "5"
     return ToolCall(id="call_1", name="add", input={"x": 2, "y": 3})
@@ -46,3 +59,31 @@ class PlainWorkflow:
                 plain_activity, x, start_to_close_timeout=timedelta(seconds=30)
             )
         return x
+
+
+def helper() -> SubAgent:
+    """The mission's agent used as a tool: one turn, one tool call in its program."""
+    return SubAgent(
+        prompt=HELPER + " {{x}}",
+        signature="(x :int) -> {sum :int}",
+        tools=[add],
+        name="helper",
+        description="Adds one.",
+    )
+
+
+def mission() -> SubAgent:
+    """A SubAgent mission: one turn whose program calls ``add`` and then ``helper`` (a
+    child workflow). On Temporal: the orchestrator's model call and its program's two
+    rounds (it suspends on the agent call), the child's model call and program: five
+    activities and one child workflow."""
+    return SubAgent(
+        prompt=MISSION + " {{n}}",
+        signature="(n :int) -> {total :int}",
+        tools=[add, helper().as_tool()],
+        name="mission",
+    )
+
+
+MISSION_ACTIVITIES = 5
+"""Activities per mission (see :func:`mission`), the plain baseline's too."""

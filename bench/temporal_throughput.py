@@ -14,8 +14,17 @@ run alone, per directive; then what Temporal adds per directive and how throughp
 from one worker to two. Figures depend on the machine (and on its other load): compare
 ratios measured in the same invocation.
 
-    .venv/bin/python bench/temporal_throughput.py            # ~1 minute
+Then the engine's own ceiling, side by side on the same dev server: missions per second of
+a SubAgent mission (``_temporal_agents.mission``: five activities and one child workflow)
+on two ``ptcflow worker`` processes, against a plain ``temporalio`` workflow of the same
+shape (``PlainMission``: five empty activities, one child workflow) on two plain SDK
+worker processes (``_plain_worker.py``, the SDK's defaults), in alternating rounds.
+``--profile DIR`` runs the ptcflow workers of the missions under ``py-spy`` and prints
+where their CPU goes.
+
+    .venv/bin/python bench/temporal_throughput.py            # ~2 minutes
     .venv/bin/python bench/temporal_throughput.py --quick    # a smoke run
+    .venv/bin/python bench/temporal_throughput.py --only-missions --profile /tmp/prof
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -39,27 +49,48 @@ from ptcflow.temporal import DevServer, TemporalOptions, TemporalRuntime, connec
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from _temporal_agents import PlainWorkflow, add, model, plain_activity  # noqa: E402
+from _plain_workflows import PlainMission  # noqa: E402
+from _temporal_agents import (  # noqa: E402
+    MISSION_ACTIVITIES,
+    PlainWorkflow,
+    add,
+    mission,
+    model,
+    plain_activity,
+)
 
 DIRECTIVES = 3  # per run: LLM, tool, LLM
 
 
-def _workers(address: str, queue: str, n: int, folder: Path) -> list[subprocess.Popen[bytes]]:
+def _workers(
+    address: str,
+    queue: str,
+    n: int,
+    folder: Path,
+    *,
+    plain: bool = False,
+) -> list[subprocess.Popen[bytes]]:
     """Start ``n`` worker processes (their output goes to files: a full pipe would stall
-    them) and wait until each polls."""
+    them) and wait until each polls: ``ptcflow worker``, or with ``plain`` the plain SDK's
+    (``_plain_worker.py``)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")]),
     }
     out = []
     for i in range(n):
-        command = [sys.executable, "-m", "ptcflow.cli", "worker", "--address", address]
-        command += ["--task-queue", queue, "--llm", "_temporal_agents:model"]
+        if plain:
+            command = [sys.executable, str(BENCH / "_plain_worker.py"), address, queue]
+            ready = b"plain worker on"
+        else:
+            command = [sys.executable, "-m", "ptcflow.cli", "worker", "--address", address]
+            command += ["--task-queue", queue, "--llm", "_temporal_agents:model"]
+            ready = b"ptcflow worker on"
         log = folder / f"{queue}-{i}.log"
         with log.open("wb") as sink:
             out.append(subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 60
-        while b"ptcflow worker on" not in log.read_bytes():  # it polls its queue from then on
+        while ready not in log.read_bytes():  # it polls its queue from then on
             if time.monotonic() > deadline or out[-1].poll() is not None:
                 raise RuntimeError(f"the worker did not start: {log.read_text()}")
             time.sleep(0.05)
@@ -77,6 +108,21 @@ def _cpu(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _spy(pids: list[int], folder: Path, name: str) -> list[subprocess.Popen[bytes]]:
+    """``py-spy record`` attached to each of ``pids`` (the thread holding the GIL: where a
+    worker's Python time goes), raw stacks into ``folder``; stopped with SIGINT."""
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    outs = {pid: str(folder / f"{name}-{pid}.txt") for pid in pids}
+    return [
+        subprocess.Popen(
+            [spy, "record", "--pid", str(pid), "--gil", "-r", "250", "-f", "raw", "-o", out],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid, out in outs.items()
+    ]
 
 
 class Figures:
@@ -179,7 +225,158 @@ async def _plain(server: DevServer, alone: int) -> float:
     return statistics.median(times) / DIRECTIVES
 
 
-async def main(args: argparse.Namespace) -> dict[str, Figures]:
+class MissionFigures:
+    """Missions per second, and CPU ms per mission by process kind."""
+
+    def __init__(self, rate: float, cpu: dict[str, float]) -> None:
+        self.rate = rate
+        self.cpu = cpu
+
+    def line(self, label: str) -> str:
+        cpu = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in self.cpu.items())
+        return f"{label:34} {self.rate:7.2f} missions/s  CPU ms/mission: {cpu}"
+
+
+async def _mission_round(
+    server: DevServer, queue: str, n: int, *, plain: bool, profile: Path | None = None
+) -> MissionFigures:
+    """``n`` missions at once on two fresh worker processes (ptcflow's or plain SDK's)."""
+    from temporalio.client import Client
+
+    assert server.process is not None
+    with tempfile.TemporaryDirectory() as folder:
+        processes = _workers(server.address, queue, 2, Path(folder), plain=plain)
+        try:
+            client = (
+                await Client.connect(server.address) if plain else await connect(server.address)
+            )
+            options = TemporalOptions(task_queue=queue)
+            async with TemporalRuntime(client=client, options=options) as trt:
+
+                async def one(i: int, out: list[Any]) -> None:
+                    if plain:
+                        out.append(
+                            await client.execute_workflow(
+                                PlainMission.run, i, id=f"{queue}-{i}", task_queue=queue
+                            )
+                        )
+                    else:
+                        step = await trt.run(mission(), context={"n": i}, run_id=f"{queue}-{i}")
+                        assert step.ok and step.value == {"total": 4}, step.error
+                        out.append(step)
+
+                warm: list[Any] = []
+                for i in range(2):  # warm up: caches, connections
+                    await one(-1 - i, warm)
+                pids = {"workers": [p.pid for p in processes], "server": [server.process.pid]}
+                spies = [] if profile is None else _spy(pids["workers"], profile, queue)
+                before = {k: sum(map(_cpu, v)) for k, v in pids.items()}
+                client_cpu = time.process_time()
+                start = time.perf_counter()
+                done: list[Any] = []
+                async with anyio.create_task_group() as tg:
+                    for i in range(n):
+                        tg.start_soon(one, i, done)
+                elapsed = time.perf_counter() - start
+                cpu = {k: (sum(map(_cpu, v)) - before[k]) / n for k, v in pids.items()}
+                cpu["client"] = (time.process_time() - client_cpu) / n
+                assert len(done) == n
+                _stop(spies)
+        finally:
+            _stop(processes)
+    return MissionFigures(n / elapsed, cpu)
+
+
+async def _missions(server: DevServer, n: int, rounds: int, profile: Path | None) -> float:
+    """ptcflow's missions against the plain SDK's, alternating; prints both and returns
+    the ratio of their best rounds."""
+    print(
+        f"missions: {n} at once on 2 worker processes, {MISSION_ACTIVITIES} activities and "
+        f"1 child workflow each; {rounds} alternating round(s), best shown"
+    )
+    ours: list[MissionFigures] = []
+    plain: list[MissionFigures] = []
+    for r in range(rounds):
+        ours.append(await _mission_round(server, f"missions-{r}", n, plain=False, profile=profile))
+        plain.append(await _mission_round(server, f"plain-{r}", n, plain=True, profile=profile))
+        print(f"  round {r + 1}: ptcflow {ours[-1].rate:.2f}/s, plain SDK {plain[-1].rate:.2f}/s")
+    best = max(ours, key=lambda f: f.rate)
+    base = max(plain, key=lambda f: f.rate)
+    print(best.line("ptcflow SubAgent mission"))
+    print(base.line("plain temporalio workflow"))
+    ratio = best.rate / base.rate
+    print(f"ptcflow reaches {ratio:.0%} of the plain SDK's missions/s on the same server")
+    if profile is not None:
+        _summarize(profile, "missions-", "ptcflow")
+        _summarize(profile, "plain-", "plain SDK")
+    return ratio
+
+
+_ENTRY = "run_worker_command"
+"""The frame of ``ptcflow worker``'s main, under which the event loop runs."""
+_AREAS = {
+    "ptcflow workflow code (_drive, core)": (
+        "ptcflow/temporal/_drive",
+        "ptcflow/temporal/_workflow",
+    ),
+    "ptcflow activities (perform)": ("ptcflow/temporal/_activities",),
+    "ptcflow payload converter": ("ptcflow/temporal/_converter",),
+    "workflow sandbox": ("workflow_sandbox/",),
+    "protobuf / bridge calls": ("temporalio/bridge/",),
+}
+"""Areas of a worker's time, by a frame on the stack (a sample may count in several)."""
+
+
+def _summarize(folder: Path, prefix: str, label: str, top: int = 20) -> None:
+    """Where the profiled workers' samples are: by ptcflow / temporalio / other frame
+    (innermost package on the stack), and the functions with most samples (self)."""
+    from collections import Counter
+
+    total = 0
+    owner: Counter[str] = Counter()
+    leaf: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    for raw in folder.glob(f"{prefix}*.txt"):
+        for line in raw.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            if not count.isdigit():
+                continue
+            n = int(count)
+            total += n
+            frames = stack.split(";")
+            leaf[frames[-1]] += n
+            kind = "other (event loop, threads, stdlib)"
+            for f in reversed(frames):
+                if _ENTRY in f:  # the worker's main(): the event loop's own time
+                    break
+                if "(ptcflow/" in f or "/ptcflow/" in f:
+                    kind = "ptcflow"
+                    break
+                if "(temporalio/" in f or "/temporalio/" in f:
+                    kind = "temporalio SDK (Python)"
+                    break
+            owner[kind] += n
+            for area, marks in _AREAS.items():
+                if any(m in line for m in marks):
+                    inclusive[area] += n
+    if not total:
+        print("no samples")
+        return
+    print(f"profile of the {label} workers, GIL held ({total} samples at 250 Hz):")
+    for kind, n in owner.most_common():
+        print(f"  {kind:32} {n / total:6.1%}")
+    print("  on the stack (inclusive):")
+    for area in _AREAS:
+        print(f"  {area:32} {inclusive[area] / total:6.1%}")
+    print("  top functions (self):")
+    for name, n in leaf.most_common(top):
+        print(f"    {n / total:6.1%}  {name[:150]}")
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    if args.only_missions:
+        async with DevServer() as server:
+            return {"missions": await _missions(server, args.missions, args.rounds, args.profile)}
     print(
         f"workload: {DIRECTIVES} directives per run; {args.runs} runs at once, {args.alone} alone"
     )
@@ -194,6 +391,7 @@ async def main(args: argparse.Namespace) -> dict[str, Figures]:
         print(
             f"plain Temporal workflow, 3 activities:  {plain * 1e3:8.3f} ms/activity alone (no ptcflow)"
         )
+        ratio = await _missions(server, args.missions, args.rounds, args.profile)
     added = (one.alone - local.alone) * 1e3
     print(
         f"Temporal adds {added:.2f} ms per directive to a run alone ({one.alone / local.alone:.0f}x)"
@@ -202,7 +400,7 @@ async def main(args: argparse.Namespace) -> dict[str, Figures]:
         f"throughput: 1 worker = 1/{local.rate / one.rate:.0f} of the local runtime's; "
         f"2 workers = {two.rate / one.rate:.2f}x 1 worker ({os.cpu_count()} CPUs here)"
     )
-    return {"local": local, "one": one, "two": two}
+    return {"local": local, "one": one, "two": two, "missions": ratio}
 
 
 if __name__ == "__main__":
@@ -210,7 +408,15 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="a smoke run (few runs)")
     parser.add_argument("--runs", type=int, default=None, help="runs at once (default 200)")
     parser.add_argument("--alone", type=int, default=None, help="runs alone (default 20)")
+    parser.add_argument("--missions", type=int, default=None, help="missions at once (40)")
+    parser.add_argument("--rounds", type=int, default=None, help="mission rounds (2)")
+    parser.add_argument("--only-missions", action="store_true", help="the missions only")
+    parser.add_argument("--profile", type=Path, default=None, help="py-spy the ptcflow workers")
     ns = parser.parse_args()
+    ns.missions = ns.missions or (6 if ns.quick else 40)
+    ns.rounds = ns.rounds or (1 if ns.quick else 2)
+    if ns.profile is not None:
+        ns.profile.mkdir(parents=True, exist_ok=True)
     ns.runs = ns.runs or (10 if ns.quick else 200)
     ns.alone = ns.alone or (3 if ns.quick else 20)
     anyio.run(main, ns)

@@ -25,3 +25,6 @@ def test_quick_temporal_benchmark_prints_every_figure() -> None:
     for label in ("local Runtime", "Temporal, 1 worker", "Temporal, 2 workers"):
         assert label in out.stdout and "directives/s" in out.stdout
     assert "Temporal adds" in out.stdout and "2 workers =" in out.stdout
+    for label in ("ptcflow SubAgent mission", "plain temporalio workflow"):
+        assert label in out.stdout and "missions/s" in out.stdout
+    assert "of the plain SDK's missions/s" in out.stdout

@@ -205,7 +205,8 @@ class ActivityHost:
         info = activity.info()
         self._prune()
         work = None
-        if call.previous is not None:  # the server gave an attempt up: is it still here?
+        # the server gave an earlier attempt up: is its work here? (a retry runs afresh)
+        if call.previous is not None and info.attempt == 1:
             work = self._works.get((info.workflow_id, call.previous))
         if work is None:
             tools = self._toolbox_of(call)

@@ -211,7 +211,9 @@ class Driver:
                 carried = checkpoint_of(
                     core, starting, self.owner, self.family, self.spec.options.signal_tail
                 )
-                workflow.continue_as_new(msgspec.structs.replace(self.spec, checkpoint=carried))
+                workflow.continue_as_new(
+                    msgspec.structs.replace(self.spec, checkpoint=carried, salvage=self.salvage)
+                )
             for flight in starting:
                 if flight.cancel_reason is not None:
                     core.finish(flight, None, _now())
