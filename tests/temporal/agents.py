@@ -63,13 +63,14 @@ def big(size: int) -> str:
 
 async def logged(ctx: ToolContext, x: int) -> int:
     """Append to the file $PTCFLOW_TEST_LOG when a call starts and when it is done (its
-    side effect, counted by the tests), taking ``PTCFLOW_TEST_DELAY`` seconds."""
+    side effect, counted by the tests: ``start|done {run id}/{call id} {pid} {time}``),
+    taking ``PTCFLOW_TEST_DELAY`` seconds."""
     log = anyio.Path(os.environ["PTCFLOW_TEST_LOG"])
     async with await log.open("a") as f:
-        await f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+        await f.write(f"start {ctx.run_id}/{ctx.call_id} {os.getpid()} {time.time():.3f}\n")
     await anyio.sleep(float(os.environ.get("PTCFLOW_TEST_DELAY", "0.5")))
     async with await log.open("a") as f:
-        await f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()}\n")
+        await f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()} {time.time():.3f}\n")
     return x * 10
 
 

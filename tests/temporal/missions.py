@@ -41,6 +41,11 @@ PROGRAMS = {
         '(println "planning" ctx/n)',
         '(return {:total (:sum (call "relay" {:x ctx/n}))})',
     ),
+    "Fanout": (
+        '(def a (call "logged" {:x ctx/n}))\n'
+        '(def parts (pmap (fn [i] (call "relay" {:x i})) [1 2]))\n'
+        "(return {:total (+ a (:sum (first parts)) (:sum (second parts)))})",
+    ),
     "Durable": (
         '(def a (call "logged" {:x ctx/n}))\n(def b (call "relay" {:x a}))\n'
         "(return {:total (+ a (:sum b))})",
@@ -178,6 +183,27 @@ def second() -> SubAgent:
         signature="(n :int) -> {total :int}",
         tools=[relay.as_tool()],
         name="second",
+    )
+
+
+def fanout() -> SubAgent:
+    """A mission of ``logged``, then a ``pmap`` over an agent (``relay``, two calls of
+    ``logged`` each): the chaos run's (``tests/temporal/chaos.py``). Its value is
+    ``{"total": 10 * n + 50}``."""
+    from temporal.agents import logged
+
+    relay = SubAgent(
+        prompt="Relay {{x}}",
+        signature="(x :int) -> {sum :int}",
+        tools=[logged],
+        name="relay",
+        description="Logs twice.",
+    )
+    return SubAgent(
+        prompt="Fanout {{n}}",
+        signature="(n :int) -> {total :int}",
+        tools=[relay.as_tool(), logged],
+        name="fanout",
     )
 
 

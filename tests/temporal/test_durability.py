@@ -31,7 +31,7 @@ def _calls(log: Path) -> tuple[Counter[str], Counter[str], dict[str, set[str]]]:
     dones: Counter[str] = Counter()
     where: dict[str, set[str]] = {}
     for line in log.read_text().splitlines():
-        event, call, pid = line.split()
+        event, call, pid, *_ = line.split()
         (starts if event == "start" else dones)[call] += 1
         where.setdefault(call, set()).add(pid)
     return starts, dones, where

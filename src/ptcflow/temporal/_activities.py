@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -58,10 +58,11 @@ PAYLOAD_TOO_LARGE = "payload_too_large"
 """The error type of a directive whose result is too large for Temporal's history."""
 
 
-_KEEP = 256
-"""Finished attempts' work a worker keeps for a later attempt that asks for it."""
-_KEEP_S = 600.0
-"""... for at most this long (seconds)."""
+_KEEP = 4_096
+"""Finished attempts' work a worker keeps for a later attempt that asks for it (the
+latest to end)..."""
+_KEEP_S = 300.0
+"""... for at most this long after it ended (seconds)."""
 
 
 class _Work:
@@ -71,7 +72,7 @@ class _Work:
     on, and the attempt the workflow then sends to this worker's own queue (its
     ``previous``) adopts it: its calls in flight are not run twice, its result is not lost."""
 
-    __slots__ = ("done", "ended", "error", "performer", "recorded", "run", "scope")
+    __slots__ = ("done", "ended", "error", "keys", "performer", "recorded", "run", "scope")
 
     def __init__(self, run: ActivityRun, performer: ResumingPerformer) -> None:
         self.run = run
@@ -81,6 +82,8 @@ class _Work:
         self.error: Exception | None = None
         self.scope = anyio.CancelScope()
         self.ended: float | None = None
+        self.keys: list[tuple[str | None, str]] = []
+        """The attempts it answers for: (workflow id, activity id)."""
 
 
 class ActivityHost:
@@ -132,8 +135,9 @@ class ActivityHost:
         attempt's record."""
         self.reattached = 0
         """Attempts that took over the work of an earlier attempt the server gave up."""
-        self._started = 0
-        self._works: OrderedDict[tuple[str | None, str], _Work] = OrderedDict()
+        self._works: dict[tuple[str | None, str], _Work] = {}
+        self._ended: deque[_Work] = deque()
+        """The finished works, in the order they ended."""
 
     async def __aenter__(self) -> ActivityHost:
         self._tg = anyio.create_task_group()
@@ -218,8 +222,9 @@ class ActivityHost:
             work = self._start(call, tools, record)
         else:
             self.reattached += 1
-        self._works[(info.workflow_id, info.activity_id)] = work
-        self._works.move_to_end((info.workflow_id, info.activity_id))
+        key = (info.workflow_id, info.activity_id)
+        self._works[key] = work
+        work.keys.append(key)
         beat = not info.is_local and info.heartbeat_timeout is not None
         try:
             async with anyio.create_task_group() as tg:
@@ -289,22 +294,19 @@ class ActivityHost:
             work.error = exc
         finally:
             work.ended = time.monotonic()
+            self._ended.append(work)
             work.done.set()
 
     def _prune(self) -> None:
         """Forget finished work kept for attempts that may ask for it: beyond the latest
-        ``_KEEP``, or older than ``_KEEP_S`` (looked at every 64 attempts)."""
-        self._started += 1
-        works = self._works
-        if len(works) <= _KEEP and self._started % 64:
-            return
+        ``_KEEP`` to end, or ended more than ``_KEEP_S`` ago."""
+        ended = self._ended
         now = time.monotonic()
-        excess = len(works) - _KEEP
-        for key in list(works):
-            ended = works[key].ended
-            if ended is not None and (excess > 0 or now - ended > _KEEP_S):
-                del works[key]
-                excess -= 1
+        while ended and (len(ended) > _KEEP or now - (ended[0].ended or now) > _KEEP_S):
+            work = ended.popleft()
+            for key in work.keys:
+                if self._works.get(key) is work:
+                    del self._works[key]
 
     def _outcome(self, call: ActivityCall, run: ActivityRun, attempt: int) -> ActivityOutcome:
         ctx = run.performed
