@@ -103,7 +103,7 @@ class DevServer:
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     async def start(self, *, timeout: float = 30.0) -> None:  # noqa: ASYNC109
-        """Start the server and wait until it accepts connections. Blocks.
+        """Start the server and wait until it serves clients. Blocks.
 
         Raises:
             ConfigError: the ``temporal`` command is missing, or the server exited.
@@ -124,7 +124,23 @@ class DevServer:
                     await anyio.sleep(0.05)
                     continue
                 await stream.aclose()
-                return
+                break
+            await self._healthy()
+
+    async def _healthy(self) -> None:
+        """Until the frontend answers (it accepts connections a moment before it serves:
+        "Frontend is not healthy yet")."""
+        from temporalio.client import Client
+
+        while True:
+            try:
+                await Client.connect(self.address)
+            except RuntimeError as exc:
+                if "not healthy" not in str(exc) and "Unavailable" not in str(exc):
+                    raise
+                await anyio.sleep(0.05)
+                continue
+            return
 
     async def stop(self, *, kill: bool = False) -> None:
         """Stop the server (``kill=True``: SIGKILL, as a crash would). Blocks until it exited."""
