@@ -61,6 +61,9 @@ PAYLOAD_TOO_LARGE = "payload_too_large"
 _KEEP = 4_096
 """Finished attempts' work a worker keeps for a later attempt that asks for it (the
 latest to end)..."""
+_ORPHAN_S = 600.0
+"""How long a worker keeps running an attempt the server gave up, with no start-to-close
+timeout to bound it, unless a later attempt adopts it (seconds)."""
 _KEEP_S = 300.0
 """... for at most this long after it ended (seconds)."""
 
@@ -237,8 +240,12 @@ class ActivityHost:
             why = activity.cancellation_details()
             if why is None or not why.not_found:
                 work.scope.cancel()  # the run cancelled it, or the worker stops
-            # else the server gave this attempt up while the worker lives (an outage): the
-            # work goes on, for the attempt that asks this worker for it (``previous``)
+            else:  # the server gave this attempt up while the worker lives (an outage): the
+                # work goes on, for the attempt that asks this worker for it (``previous``),
+                # within the attempt's own start-to-close timeout
+                bound = info.start_to_close_timeout
+                seconds = bound.total_seconds() if bound else _ORPHAN_S
+                self._tg.start_soon(_unless_adopted, work, seconds, len(work.keys))
             raise
         if work.error is not None:
             raise work.error
@@ -347,6 +354,13 @@ class ActivityHost:
                 next_retry_delay=timedelta(seconds=delay) if delay else None,
             )
         return outcome
+
+
+async def _unless_adopted(work: _Work, seconds: float, keys: int) -> None:
+    """Cancel ``work`` after ``seconds`` unless a later attempt adopted it (or it ended)."""
+    await anyio.sleep(seconds)
+    if len(work.keys) == keys and not work.done.is_set():
+        work.scope.cancel()
 
 
 async def _heartbeats(work: _Work, every: timedelta, queue: str | None) -> None:
