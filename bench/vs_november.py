@@ -188,7 +188,8 @@ def main() -> int:
     print(f"  {'measure':38} {old:>10} {new:>10}   ratio")
     for label, rows, key, fmt in table:
         a, b = median(rows[old], key), median(rows[new], key)
-        print(f"  {label:38} {a:10{fmt[1:]}} {b:10{fmt[1:]}}   {b / a:5.2f}x")
+        ratio = f"{b / a:5.2f}x" if a > 0 else "  n/a"  # a tiny scenario may not grow RSS
+        print(f"  {label:38} {a:10{fmt[1:]}} {b:10{fmt[1:]}}   {ratio}")
     for label, rows, key, _ in table[:1] + table[2:3]:
         spread = {n: ", ".join(f"{r[key]:.3g}" for r in rows[n]) for n in subjects}
         print(f"  samples, {label}: {old} [{spread[old]}]; this tree [{spread[new]}]")
