@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import Any
@@ -26,6 +27,7 @@ from ptcflow.runtime import (
     Runtime,
     Step,
 )
+from ptcflow.runtime._executor import backend_clock
 from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,
@@ -539,3 +541,27 @@ async def test_statistics_count_outcomes() -> None:
     assert stats.max_in_flight == 2
     with pytest.raises(AttributeError):
         stats.started = 0  # type: ignore[misc]
+
+
+async def test_the_executor_clock_is_the_backends_clock() -> None:
+    """Deadlines are on anyio's clock; the executor reads that one (time.monotonic itself on
+    a loop that keeps asyncio's own time method)."""
+    clock = backend_clock()
+    before = anyio.current_time()
+    now = clock()
+    assert before <= now <= anyio.current_time()
+
+
+def test_a_loop_with_a_time_method_of_its_own_keeps_it() -> None:
+    class Shifted(asyncio.SelectorEventLoop):
+        def time(self) -> float:
+            return super().time() + 1000.0
+
+    async def clock_now() -> float:
+        return backend_clock()()
+
+    loop = Shifted()
+    try:
+        assert loop.run_until_complete(clock_now()) >= time.monotonic() + 999.0
+    finally:
+        loop.close()

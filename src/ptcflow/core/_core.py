@@ -510,11 +510,14 @@ class RunCore(Generic[F]):
         self.closing = True
         self._ending = (result, usage, reason, route)
         self._queue = None
-        if self.flights:
-            leftover = self.cancelling or cancelled(
-                f"run {self.run_id} ended before this directive finished"
-            )
-            for flight in self.flights:
+        # Usually the only flight listed is the one whose answer closed the run (it stays
+        # listed while its signals are folded): answered already, nothing to stop, so the
+        # reason is made only for a flight still running.
+        leftover = self.cancelling
+        for flight in self.flights:
+            if not flight.done and flight.cancel_reason is None:
+                if leftover is None:
+                    leftover = cancelled(f"run {self.run_id} ended before this directive finished")
                 self._stop(flight, leftover)
 
     def _settle(self) -> None:
