@@ -27,7 +27,7 @@ from ptcflow.runtime._entry import _in_event_loop
 from ptcflow.signature import Signature, Template, check_placeholders, parse
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
 from ptcflow.strategies.ptc._prompt import example_call, static_prompt
-from ptcflow.tools import Tool, for_agent, render_tool_signature
+from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
@@ -536,7 +536,7 @@ def _info(tool: Tool, *, example: bool) -> ToolInfo:
     return ToolInfo(
         name=tool.name,
         signature=render_tool_signature(tool),
-        description=tool.description,
+        description=describe_tool(tool),
         example=example_call(tool.name, tool.signature) if example else "",
     )
 

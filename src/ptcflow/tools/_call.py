@@ -156,6 +156,22 @@ async def call_tool(
             return await _general(tool, call_id, arguments, context, limiter, validation)
         failed = _failed(_Prepared(tool, list(args), kwargs, ()), _call(tool, call_id), exc)
         return failed.to_result()
+    types = tool._types
+    if types is not None and types.output is not None and not isinstance(output, _ENVELOPES):
+        # A typed return (a dataclass, a date...): its plain form is checked as dispatch does.
+        try:
+            output = types.output.dump(output)
+        except (TypeError, ValueError):
+            pass  # _finish tries again and reports it
+        else:
+            plain = _finish(
+                _Prepared(tool, list(args), kwargs, ()),
+                _call(tool, call_id),
+                output,
+                validation,
+                plain=True,
+            )
+            return plain.to_result()
     kind = type(output)
     expected = plan.output
     if kind is expected:

@@ -23,6 +23,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok, error_from_exception
+from ptcflow.signature import ConversionError
 from ptcflow.tools._catalog import render_tool_signature
 from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
 from ptcflow.tools._registry import find_by_name, for_agent, suggest_names
@@ -153,14 +154,29 @@ def _prepare_tool(
             {"tool": found.name, "where": "input", "errors": [f"{missing}: missing"]},
         )
     warnings.extend(notes)
+    types = found._types
+    if types is not None and types.inputs:
+        try:
+            types.load(kwargs)
+        except ConversionError as exc:
+            return _error(
+                call,
+                "validation",
+                f"invalid arguments for tool {found.name!r}: {exc} "
+                f"(expected {render_tool_signature(found)})",
+                {"tool": found.name, "where": "input", "errors": [str(exc)]},
+            )
     return _Prepared(found, args, kwargs, tuple(warnings))
 
 
-def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -> ToolResult:
+def _finish(
+    prepared: _Prepared, call: ToolCall, output: Any, validation: str, *, plain: bool = False
+) -> ToolResult:
     tool = prepared.tool
     effects: tuple[Any, ...] = ()
     if isinstance(output, Ok):
         output, effects = output.payload, tuple(output.effects)
+        plain = False
     elif isinstance(output, Err | ErrorEnvelope):
         error = output.error if isinstance(output, Err) else output
         effects = tuple(output.effects) if isinstance(output, Err) else ()
@@ -173,6 +189,12 @@ def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -
             effects=effects,
         )
     warnings = prepared.warnings
+    types = tool._types
+    if not plain and types is not None and types.output is not None:
+        try:
+            output = types.output.dump(output)
+        except (TypeError, ValueError) as exc:
+            return _bad_output(tool, call, warnings, [f"cannot make plain data of it: {exc}"])
     if tool.signature is not None and tool.output_schema is not None:
         checked = tool.signature.validate_output(output, validation)
         if not checked.ok:
@@ -191,6 +213,24 @@ def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -
             )
         warnings = (*warnings, *checked.warnings)
     return ToolResult(id=call.id, name=tool.name, output=output, warnings=warnings, effects=effects)
+
+
+def _bad_output(
+    tool: Tool, call: ToolCall, warnings: tuple[str, ...], errors: list[str]
+) -> ToolResult:
+    return ToolResult(
+        id=call.id,
+        name=tool.name,
+        output=ErrorEnvelope.make(
+            "validation",
+            f"tool {tool.name!r} returned a value that does not match its declared output: "
+            + "; ".join(errors),
+            {"tool": tool.name, "where": "output", "errors": errors},
+            retryable=False,
+        ),
+        is_error=True,
+        warnings=warnings,
+    )
 
 
 def _failed(prepared: _Prepared, call: ToolCall, exc: Exception) -> ToolResult:

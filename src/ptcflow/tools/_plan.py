@@ -97,6 +97,8 @@ def make_plan(
     signature: Signature | None,
     validates_output: bool,
     binding: Binding,
+    converts_input: bool = False,
+    converts_output: bool = False,
 ) -> ToolPlan:
     """Decide once how :func:`~ptcflow.tools.call_tool` runs this tool.
 
@@ -108,11 +110,16 @@ def make_plan(
         validates_output: whether :func:`dispatch` validates outputs (a signature and an
             output schema).
         binding: how input reaches ``fn``'s parameters.
+        converts_input: some parameter is built into a Python type (no fast input).
+        converts_output: the return value is turned into plain data first (no fast
+            output).
     """
     how = ASYNC if is_async else (THREAD if blocking else INLINE)
-    fields = _fast_fields(signature, binding)
+    fields = None if converts_input else _fast_fields(signature, binding)
     output: type | None = None
-    if validates_output and signature is not None:
+    if converts_output:
+        output = Never
+    elif validates_output and signature is not None:
         node = signature.output
         output = Never
         if isinstance(node, Prim):
