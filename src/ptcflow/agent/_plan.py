@@ -10,6 +10,7 @@ plans itself here, in one pass, and hands the plan back.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
 from ptcflow.errors import RunError, UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, RunPlan, Runtime, Step
-from ptcflow.signature import Fields, Template, parse, render_type
+from ptcflow.signature import Fields, Template, is_record, parse, render_type, to_plain
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
@@ -76,19 +77,23 @@ def resolve_context(
                 f"context= is the failed Step of run {step.run_id} ({step.reason}); chain "
                 "successful Steps only (check step.ok, or use run_or_raise / then)"
             )
-        if not isinstance(step.value, Mapping):
+        value = to_plain(step.value) if is_record(step.value) else step.value
+        if not isinstance(value, Mapping):
             raise UsageError(
                 f"context= is a Step whose value is a {type(step.value).__name__}; a Step used "
                 "as context must return a map (its keys become ctx/ keys)"
             )
-        context = step.value
+        context = value
         if context_signature is None and step.signature:
             context_signature = _as_params(step.signature)
     if context is None:
         return {}, context_signature
+    if is_record(context):  # a typed context: a dataclass, a Struct, a pydantic model
+        context = to_plain(context, str_keys=True)
     if not isinstance(context, Mapping):
         raise UsageError(
-            f"context must be a mapping of names to values, got {type(context).__name__}"
+            f"context must be a mapping of names to values (or a dataclass, msgspec.Struct "
+            f"or pydantic model instance), got {type(context).__name__}"
         )
     bad = [k for k in context if not isinstance(k, str)]
     if bad:
@@ -98,7 +103,19 @@ def resolve_context(
             "context key 'fail' is reserved: programs read the previous turn's error as "
             "ctx/fail; rename the key"
         )
-    plain = msgspec.to_builtins(dict(context), str_keys=True)
+    try:
+        plain = to_plain(dict(context), str_keys=True)
+    except (TypeError, ValueError):
+        for key, value in context.items():
+            try:
+                to_plain(value, str_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"context key {key!r} holds a {type(value).__name__}, which is not plain "
+                    f"data ({exc}); pass JSON-like values (dicts, lists, strings, numbers, "
+                    "dataclasses, Structs, pydantic models), e.g. its id or str()"
+                ) from None
+        raise
     return plain, context_signature
 
 
@@ -211,7 +228,15 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             base=base,
             options=opts.inherited(),
         )
-    return build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
+    planned = build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
+    if agent.output_type is None:
+        return planned
+    inner = planned.finish
+
+    def typed(step: Step) -> Step:
+        return agent.typed(inner(step) if inner is not None else step)
+
+    return dataclasses.replace(planned, finish=typed)
 
 
 def build(

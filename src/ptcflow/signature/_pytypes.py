@@ -39,6 +39,7 @@ __all__ = (
     "format_notes",
     "import_type",
     "is_pydantic_model",
+    "is_record",
     "needs_conversion",
     "to_plain",
     "type_path",
@@ -221,7 +222,7 @@ def _enc_hook(value: Any) -> Any:
     )
 
 
-def to_plain(value: Any) -> Any:
+def to_plain(value: Any, *, str_keys: bool = False) -> Any:
     """Return ``value`` as plain JSON data: dataclasses, Structs, TypedDicts and pydantic
     models become dicts, enums their values, dates and UUIDs ISO strings, ``bytes`` base64.
 
@@ -236,7 +237,19 @@ def to_plain(value: Any) -> Any:
         >>> to_plain([Meeting(datetime.date(2026, 5, 1))])
         [{'at': '2026-05-01'}]
     """
-    return msgspec.to_builtins(value, enc_hook=_enc_hook)
+    return msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=str_keys)
+
+
+def is_record(value: Any) -> bool:
+    """Whether ``value`` is an instance of a dataclass, a ``msgspec.Struct`` or a pydantic
+    model (a typed record whose plain form is a map)."""
+    if isinstance(value, type):
+        return False
+    return (
+        dataclasses.is_dataclass(value)
+        or isinstance(value, msgspec.Struct)
+        or is_pydantic_model(type(value))
+    )
 
 
 class Converter:

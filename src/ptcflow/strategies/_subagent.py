@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ptcflow.core._trace import StepFail
 from ptcflow.signals import ProgramError
-from ptcflow.signature import Signature, render_type
+from ptcflow.signature import ConversionError, Converter, Signature, import_type, render_type
 
 __all__ = ("check_fail", "check_return", "epoch_ms", "span_ms")
 
@@ -27,19 +27,42 @@ _FAIL_HELP: Final = (
 
 
 def check_return(
-    signature: Signature | None, value: Any, mode: str
+    signature: Signature | None, value: Any, mode: str, output_type: str | None = None
 ) -> tuple[ProgramError | None, list[str]]:
-    """Validate a returned value against the signature's output in ``mode``.
+    """Validate a returned value against the signature's output in ``mode``, then, with an
+    ``output_type`` (``module:qualname``), check that the type can be built from it (its
+    formats, enum values, a pydantic model's validators).
 
     Returns:
         ``(problem, warnings)``: the problem to feed back (category ``validation``, one
         line per path that failed) or ``None``, and the warnings of ``warn_only``.
+
+    Raises:
+        UsageError: ``output_type`` cannot be imported in this process (a Temporal worker
+            without the package that defines it).
     """
     if signature is None:
         return None, []
     result = signature.validate_output(value, mode)
     if result.ok:
-        return None, list(result.warnings)
+        warnings = list(result.warnings)
+        if output_type is None or mode == "disabled":
+            return None, warnings
+        try:
+            Converter(import_type(output_type)).load(value)
+        except ConversionError as exc:
+            where = output_type.rpartition(":")[2]
+            if mode == "warn_only":
+                return None, [*warnings, f"{exc} (as {where})"]
+            return (
+                ProgramError(
+                    category="validation",
+                    message=f"the returned value does not fit {where}:\n- {exc}\n"
+                    "Fix the value and return it again.",
+                ),
+                [],
+            )
+        return None, warnings
     expected = render_type(signature.output, "prompt")
     lines = "\n".join(f"- {e}" for e in result.errors)
     return (

@@ -116,6 +116,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         trace: keep the turn trace on the Step: ``True``, ``False`` or ``"on_error"``.
         debug: also keep each turn's parsed program, ``ctx/`` and memory in the trace.
         name: the agent's name (telemetry, logs).
+        output_type: the ``module:qualname`` of the Python type the returned value must
+            also fit (set by ``SubAgent(output_type=...)``; imported where the run is
+            checked: on Temporal, the worker).
 
     Raises:
         ConfigError: an option is out of range.
@@ -149,6 +152,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     debug: bool = False
     name: str = "subagent"
+    output_type: str | None = None
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
