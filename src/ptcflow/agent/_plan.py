@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
+import structlog
 
 from ptcflow.agent._mission import BudgetedLLM, Lineage, Mission, MissionLimits
 from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
@@ -30,11 +31,14 @@ __all__ = (
     "AgentOptions",
     "SubAgentError",
     "build",
+    "check_context",
     "execute",
     "plan",
     "resolve_context",
     "source_for",
 )
+
+_LOG: Final = structlog.get_logger("ptcflow")
 
 
 class SubAgentError(RunError):
@@ -111,9 +115,8 @@ def resolve_context(
                 to_plain(value, str_keys=True)
             except (TypeError, ValueError) as exc:
                 raise UsageError(
-                    f"context key {key!r} holds a {type(value).__name__}, which is not plain "
-                    f"data ({exc}); pass JSON-like values (dicts, lists, strings, numbers, "
-                    "dataclasses, Structs, pydantic models), e.g. its id or str()"
+                    f"context key {key!r}: {exc} (pass what a program needs of it, e.g. its "
+                    "id or str())"
                 ) from None
         raise
     return plain, context_signature
@@ -210,6 +213,8 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             )
         context = input
     ctx, ctx_sig = resolve_context(context, opts.context_signature)
+    mode = str(opts.signature_validation).lstrip(":")
+    ctx = check_context(agent, ctx, mode)
     chosen = agent.llm if agent.llm is not None else opts.llm
     base: ModelSource | None = runtime.model_source
     if chosen is None and base is None:
@@ -228,15 +233,64 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             base=base,
             options=opts.inherited(),
         )
+    keep_trace = opts.trace
+    if mode == "warn_only" and keep_trace is not True:
+        opts = msgspec.structs.replace(opts, trace=True)  # read the warnings, then drop it
     planned = build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
-    if agent.output_type is None:
+    if agent.output_type is None and mode != "warn_only":
         return planned
     inner = planned.finish
 
-    def typed(step: Step) -> Step:
-        return agent.typed(inner(step) if inner is not None else step)
+    def finish(step: Step) -> Step:
+        step = inner(step) if inner is not None else step
+        if mode == "warn_only":
+            step = _log_warnings(agent, step, keep_trace)
+        return agent.typed(step)
 
-    return dataclasses.replace(planned, finish=typed)
+    return dataclasses.replace(planned, finish=finish)
+
+
+def check_context(agent: SubAgent, ctx: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The context of a top-level run checked against the agent's parameters, as
+    ``as_tool`` checks its arguments: strings holding numbers coerced, wrong types and
+    missing parameters refused (``warn_only``: logged; ``disabled``: not checked).
+
+    Raises:
+        UsageError: the context does not match (every problem, by key).
+    """
+    sig = agent.parsed_signature
+    if sig is None or not sig.params or mode == "disabled":
+        return ctx
+    checked = sig.validate_input(ctx, mode)
+    if not checked.ok:
+        params = ", ".join(f"{p.name} {render_type(p.type)}" for p in sig.params)
+        raise UsageError(
+            f"SubAgent({agent.name!r}): the context does not match its parameters "
+            f"({params}): {'; '.join(checked.errors)}. Fix the context, or run with "
+            "signature_validation='warn_only' (or 'disabled')"
+        )
+    if checked.warnings:
+        _LOG.warning("context coerced", agent=agent.name, warnings=list(checked.warnings))
+    return dict(checked.value)
+
+
+def _log_warnings(agent: SubAgent, step: Step, keep_trace: Any) -> Step:
+    """Log (structlog, ``warning``) what ``warn_only`` let through, then keep the trace
+    only as the run's ``trace`` option asked."""
+    if step.trace is not None:
+        for turn in step.trace.turns:
+            problem = turn.execution.error
+            if problem is not None and problem.category == "validation_warning":
+                _LOG.warning(
+                    "validation warning",
+                    agent=agent.name,
+                    run_id=step.run_id,
+                    turn=turn.turn,
+                    warnings=problem.message,
+                )
+    if keep_trace is False or (keep_trace == "on_error" and step.ok):
+        step = msgspec.structs.replace(step, trace=None)
+    return step
 
 
 def build(

@@ -217,7 +217,7 @@ def _enc_hook(value: Any) -> Any:
     if type(value).__name__ == "Keyword" and isinstance(name, str):
         return name
     raise TypeError(
-        f"a {type(value).__qualname__} is not plain data: return dicts, lists, strings, "
+        f"a {type(value).__qualname__} is not plain data: use dicts, lists, strings, "
         "numbers, dataclasses, msgspec Structs or pydantic models"
     )
 
