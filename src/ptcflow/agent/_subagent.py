@@ -489,7 +489,9 @@ class SubAgent:
         if self.output != "ptc":
             parts.append(f"output={self.output!r}")
         if self.output_type is not None:
-            parts.append(f"output_type={getattr(self.output_type, '__qualname__', self.output_type)}")
+            parts.append(
+                f"output_type={getattr(self.output_type, '__qualname__', self.output_type)}"
+            )
         if self.llm is not None:
             parts.append(f"llm={_llm_text(self.llm)!r}")
         if self.mission_timeout is not None:
@@ -554,11 +556,14 @@ class SubAgent:
         """
         retry: LLMRetry = self.llm_retry
         if signature_validation.lstrip(":") == "strict":
-            loose = [n for n, t in self.tools.items() if t.signature is None]
+            loose = {n: t.untyped for n, t in self.tools.items() if t.untyped}
             if loose:
+                listed = "; ".join(f"{n}: {', '.join(what)}" for n, what in loose.items())
                 raise UsageError(
                     f"SubAgent({self.name!r}): signature_validation='strict' requires every "
-                    f"tool to have a signature; these have none: {loose}"
+                    f"tool to be fully typed; untyped: {listed}. Annotate the parameters "
+                    '(x: int) or give the tool a signature, e.g. tools=[(fn, "(x :int) -> '
+                    ':int")]'
                 )
         common: dict[str, Any] = {
             "prompt": self.prompt,

@@ -467,4 +467,5 @@ def _record_fields(hint: type) -> list[tuple[str, Any, str]]:
         return [(k, _strip_required(h), "") for k, h in hints.items()]
     if issubclass(hint, msgspec.Struct):
         return [(f.encode_name, hints.get(f.name, Any), "") for f in msgspec.structs.fields(hint)]
-    return [(f.name, hints.get(f.name, Any), "") for f in dataclasses.fields(hint)]
+    record: Any = hint  # a dataclass (checked by _is_record)
+    return [(f.name, hints.get(f.name, Any), "") for f in dataclasses.fields(record)]

@@ -265,6 +265,30 @@ class Tool:
             output_schema=self.output_schema,
         )
 
+    @property
+    def untyped(self) -> list[str]:
+        """What of its contract the tool does not specify: ``["(no signature)"]`` when it
+        has none (a ``pass_input`` tool), else the parameters that have neither a type
+        hint nor a type in the signature (they accept anything). Empty for a fully
+        specified tool (``signature_validation="strict"`` requires that).
+
+        Example:
+            >>> def loose(x, y: int) -> int: ...
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     Tool.from_function(loose).untyped
+            ['x']
+        """
+        sig = self.signature
+        if sig is None:
+            return ["(no signature)"]
+        params = self._params
+        if params is None:
+            return []
+        hinted = {p.name for p in params if p.hint is not _EMPTY_HINT}
+        return [p.name for p in sig.params if _is_any(p.type) and p.name not in hinted]
+
     def replace(self, **changes: Any) -> Tool:
         """Return a copy with some constructor arguments changed.
 
@@ -366,6 +390,8 @@ class Tool:
             return fn.replace(**overrides) if overrides else fn
         tool_name = name if name is not None else callable_name(fn)
         params, output_hint_ = inspect_callable(fn)
+        if signature is None and input_schema is None and _takes_the_map(fn, params):
+            pass_input = True  # the spec's ``fn _args -> ...``: the whole argument map
         explicit_output = output_schema is not None
         ctx = context_param(params)
         doc = parse_docstring(callable_doc(fn))
@@ -416,6 +442,20 @@ class Tool:
 _COMPARED: Final = tuple(
     s for s in Tool.__slots__ if s not in ("_binding", "_plan", "_types", "_returns")
 )
+
+
+def _takes_the_map(fn: Callable[..., Any], params: list[ParamInfo]) -> bool:
+    """True for the spec's anonymous-function tool: a lambda of one unannotated
+    parameter (``lambda _args: ...``), or any function whose only parameter is an
+    unannotated ``_args`` / ``args``: it receives the whole argument map."""
+    if len(params) != 1:
+        return False
+    (only,) = params
+    if only.kind not in ("keyword", "positional") or only.has_default:
+        return False
+    if only.hint is not _EMPTY_HINT:
+        return False
+    return getattr(fn, "__name__", "") == "<lambda>" or only.name in ("_args", "args")
 
 
 def _new_tool(params: Any, returns: Any, **fields: Any) -> Tool:

@@ -27,9 +27,7 @@ class ToolTypes:
 
     __slots__ = ("inputs", "output")
 
-    def __init__(
-        self, inputs: tuple[tuple[str, Converter], ...], output: Converter | None
-    ) -> None:
+    def __init__(self, inputs: tuple[tuple[str, Converter], ...], output: Converter | None) -> None:
         self.inputs = inputs
         self.output = output
 
@@ -87,4 +85,3 @@ def tool_types(
     if not inputs and output is None:
         return None
     return ToolTypes(tuple(inputs), output)
-

@@ -25,7 +25,7 @@ from ptcflow.errors import RunError, UsageError
 from ptcflow.lisp import LispError, extract_code, from_python, pr_str
 from ptcflow.runtime import UNSET, Runtime, Step
 from ptcflow.signals import ErrorEnvelope
-from ptcflow.signature import Signature, parse, render_type
+from ptcflow.signature import Signature, is_record, parse, render_type, to_plain
 from ptcflow.strategies import ReAct, StepFail
 from ptcflow.strategies.ptc._prompt import example_value
 from ptcflow.tools import render_tool_signature
@@ -212,15 +212,39 @@ def _samples(agent: SubAgent, sig: Signature, sample: Any) -> list[Mapping[str, 
                 "the model sees the data's shape and the function is checked on it"
             )
         return [{}]
+    if is_record(sample):
+        sample = to_plain(sample)
     items = [sample] if isinstance(sample, Mapping) else sample
     if not isinstance(items, Sequence) or isinstance(items, str) or not items:
-        raise UsageError(f"{where}: sample= must be an input map or a non-empty list of them")
+        raise UsageError(
+            f"{where}: sample= must be an input map or a non-empty list of them (or, for a "
+            "one-parameter signature, a list of values of that parameter)"
+        )
+    out: list[Mapping[str, Any]] = []
     for i, item in enumerate(items):
-        checked = sig.validate_input(item) if isinstance(item, Mapping) else None
+        item = to_plain(item) if is_record(item) else item
+        checked = sig.validate_input(item) if _is_input(sig, item) else None
+        if checked is None and len(sig.params) == 1:
+            # The spec's form: sample=sample_reports for (report :map), a list of values.
+            wrapped = {sig.params[0].name: item}
+            alt = sig.validate_input(wrapped)
+            if alt.ok:
+                item, checked = wrapped, alt
         if checked is None or not checked.ok:
             problem = "; ".join(checked.errors) if checked else f"a {type(item).__name__}"
             raise UsageError(f"{where}: sample {i} is not an input of {agent.signature}: {problem}")
-    return list(items)
+        out.append(item)
+    return out
+
+
+def _is_input(sig: Signature, item: Any) -> bool:
+    """Whether ``item`` is written as an input map (keys naming parameters), not as the
+    value of a one-parameter signature's parameter."""
+    if not isinstance(item, Mapping):
+        return False
+    if len(sig.params) != 1:
+        return True
+    return sig.params[0].name in item
 
 
 def _system_prompt(agent: SubAgent, sig: Signature) -> str:
