@@ -13,9 +13,25 @@ from typing import Any, Final
 
 from ptcflow.core._trace import StepFail
 from ptcflow.signals import ProgramError
-from ptcflow.signature import ConversionError, Converter, Signature, import_type, render_type
+from ptcflow.signature import (
+    ConversionError,
+    Converter,
+    Signature,
+    import_type,
+    parse as parse_signature,
+    render_type,
+)
 
-__all__ = ("check_fail", "check_return", "epoch_ms", "span_ms")
+__all__ = (
+    "call_warnings",
+    "check_fail",
+    "check_return",
+    "coercible_inputs",
+    "epoch_ms",
+    "span_ms",
+)
+
+_SCHEMA_PRIMS: Final = {"integer": "int", "number": "float", "boolean": "bool"}
 
 _TIME: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?"
@@ -73,6 +89,46 @@ def check_return(
         ),
         [],
     )
+
+
+def coercible_inputs(specs: Any) -> dict[str, str]:
+    """For each tool spec whose input has an int, float or bool argument: the tool's
+    name -> its arguments as signature text (the ones whose sent value may be coerced).
+
+    Example:
+        >>> from ptcflow.signals import ToolSpec
+        >>> coercible_inputs([ToolSpec(name="check", input_schema={"type": "object",
+        ...     "properties": {"id": {"type": "integer"}, "q": {"type": "string"}}})])
+        {'check': '(id :int?) -> :any'}
+    """
+    out: dict[str, str] = {}
+    for spec in specs:
+        props = (
+            spec.input_schema.get("properties") if isinstance(spec.input_schema, Mapping) else None
+        )
+        if not isinstance(props, Mapping):
+            continue
+        params = []
+        for name, schema in props.items():
+            kind = schema.get("type") if isinstance(schema, Mapping) else None
+            if isinstance(kind, list):
+                kind = next((k for k in kind if k != "null"), None)
+            prim = _SCHEMA_PRIMS.get(kind) if isinstance(kind, str) else None
+            if prim is not None and isinstance(name, str) and name.isidentifier():
+                params.append(f"{name} :{prim}?")
+        if params:
+            out[spec.name] = f"({', '.join(params)}) -> :any"
+    return out
+
+
+def call_warnings(inputs: Mapping[str, str], name: str, args: Any) -> tuple[str, ...]:
+    """The coercion warnings of a successful tool call (``id: coerced string "42" to
+    int``), found again from its arguments and the tool's input (see
+    :func:`coercible_inputs`); only top-level arguments are seen."""
+    text = inputs.get(name)
+    if text is None or not isinstance(args, Mapping):
+        return ()
+    return tuple(parse_signature(text).validate_input(args).warnings)
 
 
 def check_fail(value: Any) -> StepFail | ProgramError:

@@ -62,6 +62,7 @@ from ptcflow.signals import (
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
+from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
 from ptcflow.strategies.ptc._outcome import ptc_outcome
 from ptcflow.strategies.ptc._prompt import data_inventory, static_prompt, tool_info_from_spec
@@ -194,7 +195,11 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         tool_names = tuple(s.name for s in run.tools if s.name not in _SYSTEM_TOOLS)
         judgment = not tool_names and self.max_turns == 1
         state = PtcState(
-            run_id=run.run_id, request_id=run.request_id, judgment=judgment, tool_names=tool_names
+            run_id=run.run_id,
+            request_id=run.request_id,
+            judgment=judgment,
+            tool_names=tool_names,
+            tool_inputs=coercible_inputs(s for s in run.tools if s.name not in _SYSTEM_TOOLS),
         )
         raw = {} if run.input is None else run.input
         if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):

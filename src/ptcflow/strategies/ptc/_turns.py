@@ -180,6 +180,7 @@ def next_turn(
         output=output,
         problem=problem,
         limits=ptc.prompt_limit,
+        tool_inputs=state.tool_inputs,
     )
     messages = (*state.messages, Message(role="user", content=text))
     directive = ptc.llm_directive(state.run_id, n + 1, state.request_id, messages)
