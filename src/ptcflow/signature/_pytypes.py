@@ -285,7 +285,17 @@ class Converter:
             validate = hint.model_validate
             self._load = validate
             self.dump = _pydantic_dump
+        elif _msgspec_refuses(hint) and union_args(hint):
+            self._load = _union_load([Converter(m) for m in union_args(hint) or ()])
+            self.dump = to_plain
         else:
+            reason = _msgspec_refuses(hint)
+            if reason:
+                raise UsageError(
+                    f"cannot build {_name(hint)} from plain data: {reason}. Tell the records "
+                    "of a union apart with msgspec Structs (class A(msgspec.Struct, "
+                    "tag=True)), or make the union the whole parameter or return type"
+                )
             self._load = _msgspec_load(hint)
             self.dump = to_plain
 
@@ -313,6 +323,40 @@ class Converter:
 
     def __repr__(self) -> str:
         return f"Converter({getattr(self.hint, '__qualname__', self.hint)!r})"
+
+
+def _name(hint: Any) -> str:
+    return str(getattr(hint, "__qualname__", hint))
+
+
+def _msgspec_refuses(hint: Any) -> str:
+    """Why msgspec cannot convert to ``hint`` (``""`` when it can)."""
+    try:
+        msgspec.json.Decoder(hint, dec_hook=_dec_hook)
+    except TypeError as exc:
+        return str(exc).split(" - type ", 1)[0]
+    return ""
+
+
+def _union_load(members: list[Converter]) -> Callable[[Any], Any]:
+    """A union msgspec cannot tell apart (two dataclasses, a pydantic model and another
+    record): the first member the value fits, in the order written."""
+    none_ok = any(m.hint is type(None) for m in members)
+
+    def load(value: Any) -> Any:
+        if value is None and none_ok:
+            return None
+        problems = []
+        for member in members:
+            if member.hint is type(None):
+                continue
+            try:
+                return member.load(value)
+            except ConversionError as exc:
+                problems.append(f"as {_name(member.hint)}: {exc}")
+        raise ValueError("fits no member of the union (" + "; ".join(problems) + ")")
+
+    return load
 
 
 def _pydantic_dump(value: Any) -> Any:
