@@ -214,7 +214,7 @@ def test_k10_strict_refuses_untyped_tools_naming_the_parameters() -> None:
 
 def test_j3_a_one_argument_lambda_receives_the_argument_map() -> None:
     seen: list[Any] = []
-    agent = SubAgent(prompt="Go", tools={"get_time": lambda _args: (seen.append(_args), "noon")[1]})
+    agent = SubAgent(prompt="Go", tools={"get_time": lambda _args: seen.insert(0, _args) or "noon"})  # type: ignore[func-returns-value]
     step = agent.run_sync(llm=ScriptedLLM(['(return (call "get_time" {:tz "UTC"}))']))
     assert step.ok and step.value == "noon" and seen == [{"tz": "UTC"}]
     assert agent.tools["get_time"].pass_input
