@@ -375,3 +375,26 @@ def test_a_union_msgspec_cannot_tell_apart_inside_a_type_is_refused_at_definitio
 
     with pytest.raises(UsageError, match=r"cannot build .* tag=True"):
         tool(send)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"customer": {"name": "Ada", "zip": {"code": "01500"}}},
+        {"customer": {"name": "Ada", "zip": {"code": "1"}}},
+        {"customer": {"name": "Ada", "zip": {"code": "01500"}}, "extra": 1},
+        {"customer": None},
+        {},
+    ],
+)
+@pytest.mark.parametrize("mode", ["enabled", "strict", "warn_only", "disabled"])
+async def test_the_typed_fast_path_answers_as_dispatch_does(
+    anyio_backend: str, args: dict[str, Any], mode: str
+) -> None:
+    fast = await call_tool(register, "c1", args, validation=mode)
+    slow = await dispatch(
+        [register], ToolCall(id="c1", name="register", input=args), validation=mode
+    )
+    assert fast == slow.to_result()
+    if mode == "strict" and "extra" in args:
+        assert isinstance(fast, Err) and "extra: unexpected argument" in fast.error.message

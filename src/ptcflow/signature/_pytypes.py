@@ -275,12 +275,14 @@ class Converter:
         ptcflow.signature._pytypes.ConversionError: x: expected int, got string
     """
 
-    __slots__ = ("_load", "dump", "hint")
+    __slots__ = ("_load", "dump", "hint", "validated")
 
     def __init__(self, hint: Any) -> None:
         self.hint = hint
         self._load: Callable[[Any], Any]
         self.dump: Callable[[Any], Any]
+        #: An instance of exactly ``hint`` was validated when it was built (pydantic).
+        self.validated = is_pydantic_model(hint)
         if is_pydantic_model(hint):
             validate = hint.model_validate
             self._load = validate

@@ -120,7 +120,22 @@ def _prepare_tool(
         )
     warnings: list[str] = []
     values: Mapping[str, Any] = raw
-    if found.signature is not None:
+    types = found._types
+    if types is not None and types.covers_input and validation != "disabled":
+        # Every parameter is built by its Python type, which checks it: one check, not two.
+        if validation == "strict":
+            extra = [k for k in raw if k not in types.names]
+            if extra:
+                errors = [f"{k}: unexpected argument" for k in extra]
+                return _error(
+                    call,
+                    "validation",
+                    f"invalid arguments for tool {found.name!r}: "
+                    + "; ".join(errors)
+                    + f" (expected {render_tool_signature(found)})",
+                    {"tool": found.name, "where": "input", "errors": errors},
+                )
+    elif found.signature is not None:
         checked = found.signature.validate_input(raw, validation)
         if not checked.ok:
             return _error(
@@ -154,7 +169,6 @@ def _prepare_tool(
             {"tool": found.name, "where": "input", "errors": [f"{missing}: missing"]},
         )
     warnings.extend(notes)
-    types = found._types
     if types is not None and types.inputs:
         try:
             types.load(kwargs)

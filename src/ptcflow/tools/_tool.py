@@ -218,7 +218,13 @@ class Tool:
         set_(self, "context_param", ctx)
         binding = Binding(self.name, params, ctx, pass_input=self.pass_input)
         set_(self, "_binding", binding)
-        types = tool_types(params, ctx, output_hint(returns), pass_input=self.pass_input)
+        types = tool_types(
+            params,
+            ctx,
+            output_hint(returns),
+            pass_input=self.pass_input,
+            declared=frozenset(p.name for p in signature.params) if signature else None,
+        )
         set_(self, "_types", types)
         plan = make_plan(
             fn,
@@ -229,6 +235,7 @@ class Tool:
             binding=binding,
             converts_input=types is not None and bool(types.inputs),
             converts_output=types is not None and types.output is not None,
+            typed=types.fast_load(binding.direct_names()) if types is not None else None,
         )
         set_(self, "_plan", plan)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from typing import Any, Final
 
 from ptcflow.signature import Converter, needs_conversion
@@ -23,13 +24,24 @@ class ToolTypes:
         inputs: ``(parameter name, converter)`` for each parameter whose hint is not plain
             data (a dataclass, a Struct, a pydantic model, a date, an enum...).
         output: the converter of the return value, or ``None`` when it is plain.
+        covers_input: every parameter the signature declares is built by a converter,
+            which checks (and leniently coerces) it: the signature's own input check is
+            skipped (the converter's errors name the same paths).
+        names: the converted parameters' names.
     """
 
-    __slots__ = ("inputs", "output")
+    __slots__ = ("covers_input", "inputs", "names", "output")
 
-    def __init__(self, inputs: tuple[tuple[str, Converter], ...], output: Converter | None) -> None:
+    def __init__(
+        self,
+        inputs: tuple[tuple[str, Converter], ...],
+        output: Converter | None,
+        covers_input: bool = False,
+    ) -> None:
         self.inputs = inputs
         self.output = output
+        self.covers_input = covers_input
+        self.names = frozenset(name for name, _ in inputs)
 
     def load(self, kwargs: dict[str, Any]) -> None:
         """Replace the plain values of typed parameters in ``kwargs`` by typed values.
@@ -43,6 +55,40 @@ class ToolTypes:
                 value = kwargs[name]
                 if value is not None or not _admits_none(conv):
                     kwargs[name] = conv.load(value, name)
+
+    def fast_load(
+        self, direct: tuple[tuple[str, bool, bool], ...] | None
+    ) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
+        """For :func:`call_tool`: a function that turns the model's arguments into the
+        keyword arguments of the call in one step, or says ``None`` (then the general path
+        runs, and reports what is wrong). Only when every parameter is converted and the
+        arguments can be passed by name (``direct``: see ``Binding.direct_names``)."""
+        if not self.covers_input or direct is None:
+            return None
+        names = frozenset(name for name, _, _ in direct)
+        required = tuple(name for name, needed, _ in direct if needed)
+        inputs = self.inputs
+        count = len(names)
+
+        def load(arguments: dict[str, Any]) -> dict[str, Any] | None:
+            if len(arguments) > count:
+                return None
+            for name in required:
+                if name not in arguments:
+                    return None
+            kwargs: dict[str, Any] = {}
+            for name, conv in inputs:
+                if name in arguments:
+                    value = arguments[name]
+                    if value is None:
+                        return None  # a default or a nullable type: the general path
+                    try:
+                        kwargs[name] = conv.load(value, name)
+                    except ConversionError:
+                        return None
+            return kwargs if len(kwargs) == len(arguments) else None
+
+        return load
 
     def dump(self, value: Any) -> Any:
         """The plain form of a returned value (as it is when no converter is needed)."""
@@ -63,6 +109,7 @@ def tool_types(
     output_hint: Any,
     *,
     pass_input: bool,
+    declared: frozenset[str] | None = None,
 ) -> ToolTypes | None:
     """The converters of a tool (``None`` when every hint is plain data).
 
@@ -71,6 +118,7 @@ def tool_types(
         context: the ``ToolContext`` parameter (never converted).
         output_hint: the payload's return hint (``Ok[T]`` already unwrapped to ``T``).
         pass_input: the function takes the whole input map: parameters are not converted.
+        declared: the names of the signature's parameters (``None``: no signature).
     """
     inputs: list[tuple[str, Converter]] = []
     if params is not None and not pass_input:
@@ -84,4 +132,6 @@ def tool_types(
         output = Converter(output_hint)
     if not inputs and output is None:
         return None
-    return ToolTypes(tuple(inputs), output)
+    extra = params is not None and any(p.kind == "var_keyword" for p in params)
+    covers = declared is not None and not extra and declared == {n for n, _ in inputs}
+    return ToolTypes(tuple(inputs), output, covers)
