@@ -219,8 +219,7 @@ class SubAgent:
         setattr_ = object.__setattr__
         setattr_(self, "signature", text)
         setattr_(self, "_typed", Converter(hint))
-        qualname = getattr(hint, "__qualname__", "")
-        if isinstance(hint, type) and "<locals>" not in qualname:
+        if isinstance(hint, type):
             setattr_(self, "_type_path", type_path(hint))
 
     def typed(self, step: Step) -> Step:

@@ -144,6 +144,14 @@ _MSGSPEC_NAMES: Final = {
     "`null`": "nil",
 }
 _NESTED: Final = "\x00"
+_MSGSPEC_PROBLEMS: Final = {
+    "Invalid RFC3339 encoded datetime": "expected " + _FORMAT_HELP["date-time"],
+    "Invalid RFC3339 encoded date": "expected " + _FORMAT_HELP["date"],
+    "Invalid RFC3339 encoded time": "expected " + _FORMAT_HELP["time"],
+    "Invalid UUID": "expected " + _FORMAT_HELP["uuid"],
+    "Invalid decimal string": "expected " + _FORMAT_HELP["decimal"],
+    "Invalid base64 encoded string": "expected bytes as a base64 string",
+}
 
 
 def _from_msgspec(exc: Exception, prefix: str) -> ConversionError:
@@ -155,6 +163,7 @@ def _from_msgspec(exc: Exception, prefix: str) -> ConversionError:
     if _NESTED in problem:  # a pydantic error inside: "loc\x00problem"
         inner_path, problem = problem.split(_NESTED, 1)
         path = _join(path, inner_path)
+    problem = _MSGSPEC_PROBLEMS.get(problem, problem)
     for raw, name in _MSGSPEC_NAMES.items():
         problem = problem.replace(raw, name)
     problem = problem.replace("`", "")
@@ -379,11 +388,17 @@ def _msgspec_load(hint: Any) -> Callable[[Any], Any]:
 # -- types by name, for runs that cross a process (journals, Temporal workers) ----------
 
 
+_KNOWN: dict[str, Any] = {}
+"""The types named in this process: found again without an import (a class defined in a
+script, a notebook or a function); another process imports them by name."""
+
+
 def type_path(tp: Any) -> str:
-    """The ``module:qualname`` that :func:`import_type` finds ``tp`` by.
+    """The ``module:qualname`` that :func:`import_type` finds ``tp`` by (in this process
+    always; in another one when the class is importable by that name).
 
     Raises:
-        UsageError: ``tp`` is defined inside a function (it cannot be imported by name).
+        UsageError: ``tp`` is not a class.
 
     Example:
         >>> import decimal
@@ -394,7 +409,9 @@ def type_path(tp: Any) -> str:
     qualname = getattr(tp, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str):
         raise UsageError(f"output_type must be a class, got {tp!r}")
-    return f"{module}:{qualname}"
+    path = f"{module}:{qualname}"
+    _KNOWN[path] = tp
+    return path
 
 
 def import_type(path: str) -> Any:
@@ -404,6 +421,9 @@ def import_type(path: str) -> Any:
         UsageError: the module cannot be imported or has no such class (on a Temporal
             worker: the package defining it is not installed there).
     """
+    known = _KNOWN.get(path)
+    if known is not None:
+        return known
     module_name, _, qualname = path.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
