@@ -279,3 +279,29 @@ def test_the_strategy_carries_the_type_by_name() -> None:
     assert isinstance(ptc, PTC) and ptc.output_type == f"{__name__}:Invoice"
     state, _ = ptc.init(RunInfo(run_id="r", input={"name": "a", "tier": "b"}))
     assert state.status == "awaiting_llm"
+
+
+@dataclasses.dataclass
+class Score:
+    score: float
+
+
+@dataclasses.dataclass
+class Report:
+    amount: int
+
+
+def test_a_compiled_agent_keeps_the_output_type_and_takes_typed_inputs() -> None:
+    scorer = SubAgent(
+        prompt="Score {{report}}", signature="(report :map)", output_type=Score, name="s"
+    )
+    llm = ScriptedLLM([f"```clojure\n{FUNCTION}\n```"])
+    compiled = scorer.compile_sync(llm=llm, sample=[{"amount": 5}])
+    assert compiled.output_type is Score
+    assert compiled.execute_sync({"report": {"amount": 2}}).value == Score(2.0)
+    (one,) = compiled.execute_many_sync([{"report": Report(amount=3)}])
+    assert one.value == Score(3.0)
+    tool_value = compiled.as_tool().fn({"report": {"amount": 4}})
+    import anyio
+
+    assert anyio.run(lambda: tool_value) == {"score": 4.0}

@@ -170,6 +170,7 @@ async def compile_agent(
         name=agent.name,
         description=agent.description,
         program_limits=agent.program_limits,
+        output_type=agent.output_type,
     )
     results = await compiled.execute_many(samples, chunk_size=1)
     for i, result in enumerate(results):
