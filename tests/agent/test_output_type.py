@@ -305,3 +305,21 @@ def test_a_compiled_agent_keeps_the_output_type_and_takes_typed_inputs() -> None
     import anyio
 
     assert anyio.run(lambda: tool_value) == {"score": 4.0}
+
+
+def test_an_llm_tool_with_an_output_type_checks_the_answer_and_answers_plain_data() -> None:
+    from ptcflow import LLMTool
+
+    rate = LLMTool(prompt="Rate {{text}}", signature="(text :string)", output_type=Rating)
+    assert str(rate.signature) == "llm_tool(text :string) -> {score :int, why :string?}"
+    boss = SubAgent(prompt="Go", tools={"rate": rate}, signature="{score :int}", max_turns=2)
+    llm = ScriptedLLM(
+        [
+            block('(return (call "rate" {:text "ok"}))'),
+            block("{:score 9}"),  # the judgment: refused by the validator, the call fails
+            block("(return {:score 1})"),
+        ]
+    )
+    step = boss.run_sync(llm=llm)
+    assert step.ok and step.value == {"score": 1}
+    assert "score must be between 0 and 5" in llm.requests[2].messages[-1].content
