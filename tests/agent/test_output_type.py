@@ -323,3 +323,13 @@ def test_an_llm_tool_with_an_output_type_checks_the_answer_and_answers_plain_dat
     step = boss.run_sync(llm=llm)
     assert step.ok and step.value == {"score": 1}
     assert "score must be between 0 and 5" in llm.requests[2].messages[-1].content
+
+
+def test_a_step_with_a_typed_value_encodes_with_msgspec() -> None:
+    from ptcflow.signature import to_plain
+
+    step = Step(run_id="r", ok=True, value=Rating(score=3))
+    data = msgspec.json.decode(msgspec.json.encode(step, enc_hook=to_plain))
+    assert data["value"] == {"score": 3, "why": ""}
+    typed = Step(run_id="r", ok=True, value=Invoice("A", 1.0, datetime.date(2026, 1, 2)))
+    assert msgspec.json.decode(msgspec.json.encode(typed))["value"]["due"] == "2026-01-02"
