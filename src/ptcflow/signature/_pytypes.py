@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
-import enum
 import importlib
 import pathlib
 import re
@@ -478,16 +477,6 @@ def _notes(schema: Any, path: str, out: list[str], depth: int) -> None:
     items = schema.get("items")
     if isinstance(items, Mapping):
         _notes(items, f"{path}[]" if path else "[]", out, depth + 1)
-
-
-def enum_values(tp: type[enum.Enum]) -> list[Any]:
-    """The JSON values of an enum's members."""
-    return [m.value for m in tp]
-
-
-def is_dataclass_type(tp: Any) -> bool:
-    """Whether ``tp`` is a dataclass (the class, not an instance)."""
-    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 
 
 def union_args(hint: Any) -> tuple[Any, ...] | None:
