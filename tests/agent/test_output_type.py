@@ -333,3 +333,17 @@ def test_a_step_with_a_typed_value_encodes_with_msgspec() -> None:
     assert data["value"] == {"score": 3, "why": ""}
     typed = Step(run_id="r", ok=True, value=Invoice("A", 1.0, datetime.date(2026, 1, 2)))
     assert msgspec.json.decode(msgspec.json.encode(typed))["value"]["due"] == "2026-01-02"
+
+
+def test_a_saved_compiled_agent_loads_with_its_agents_output_type(tmp_path: Any) -> None:
+    from ptcflow import CompiledAgent
+
+    scorer = SubAgent(
+        prompt="Score {{report}}", signature="(report :map)", output_type=Score, name="s"
+    )
+    compiled = scorer.compile_sync(
+        llm=ScriptedLLM([f"```clojure\n{FUNCTION}\n```"]), sample=[{"amount": 5}]
+    )
+    path = compiled.save(tmp_path / "s.clj")
+    loaded = CompiledAgent.load(path, agent=scorer)
+    assert loaded.execute_sync({"report": {"amount": 1}}).value == Score(1.0)

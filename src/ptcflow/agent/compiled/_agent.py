@@ -346,7 +346,8 @@ class CompiledAgent:
             tools: the tools it may call (default: ``agent``'s tools); every tool named
                 in its header must be among them.
             agent: the :class:`~ptcflow.SubAgent` it was compiled from: its signature must
-                be the file's, and its name, tools and program limits are the defaults.
+                be the file's, and its name, tools, program limits and output_type are the
+                defaults.
             program_limits: overrides of :class:`ptcflow.lisp.Limits` per input.
 
         Returns:
@@ -399,6 +400,7 @@ class CompiledAgent:
                 program_limits=program_limits
                 if program_limits is not None
                 else (agent.program_limits if agent is not None else None),
+                output_type=getattr(agent, "output_type", None),
             )
         except UsageError as exc:
             raise CompiledFileError(f"{where}: {exc}") from None
