@@ -28,7 +28,7 @@ from ptcflow.signals import ErrorEnvelope
 from ptcflow.signature import Signature, is_record, parse, render_type, to_plain
 from ptcflow.strategies import ReAct, StepFail
 from ptcflow.strategies.ptc._prompt import example_value
-from ptcflow.tools import render_tool_signature
+from ptcflow.tools import describe_tool, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
@@ -256,7 +256,7 @@ def _system_prompt(agent: SubAgent, sig: Signature) -> str:
     tools = ["## Tools you can call"]
     for tool in agent.tools.values():
         tools.append(f"- {render_tool_signature(tool)}")
-        tools.extend(f"  {line}" for line in tool.description.splitlines() if line.strip())
+        tools.extend(f"  {line}" for line in describe_tool(tool).splitlines() if line.strip())
     if len(tools) == 1:
         tools.append("- none: compute the result from the arguments.")
     args = " ".join(p.name.replace("_", "-") for p in sig.params)
