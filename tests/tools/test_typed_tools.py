@@ -398,3 +398,16 @@ async def test_the_typed_fast_path_answers_as_dispatch_does(
     assert fast == slow.to_result()
     if mode == "strict" and "extra" in args:
         assert isinstance(fast, Err) and "extra: unexpected argument" in fast.error.message
+
+
+class Opaque:
+    """A class ptcflow does not know how to build."""
+
+
+async def test_a_class_it_cannot_build_reaches_the_function_as_sent(anyio_backend: str) -> None:
+    def keep(x: Opaque) -> str:
+        return type(x).__name__
+
+    t = Tool.from_function(keep, signature="(x :map) -> :string")
+    assert t._types is None
+    assert await call_tool(t, "c1", {"x": {"a": 1}}) == Ok(payload="dict")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import enum
 import importlib
 import pathlib
 import re
@@ -107,7 +108,14 @@ def _needs(hint: Any, depth: int) -> bool:
     if typing.is_typeddict(hint):
         hints = _hints_of(hint)
         return any(_needs(h, depth + 1) for h in hints.values())
-    return True
+    # Only the types ptcflow knows how to build; any other class (given an explicit
+    # signature) reaches the function as the model sent it, as before.
+    return (
+        dataclasses.is_dataclass(hint)
+        or issubclass(hint, msgspec.Struct | enum.Enum)
+        or is_pydantic_model(hint)
+        or any(base in STRING_FORMATS for base in hint.__mro__)
+    )
 
 
 def _hints_of(owner: type) -> dict[str, Any]:
