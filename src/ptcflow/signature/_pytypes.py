@@ -8,8 +8,8 @@ JSON data; a :class:`Converter`, built once per type, turns that data into the t
 (``msgspec.convert``, or the model's own ``model_validate`` for pydantic) and a typed value
 back into plain data (``msgspec.to_builtins``, or ``model_dump(mode="json")``).
 
-pydantic is never imported here: a class is a pydantic model when pydantic is already
-imported (``sys.modules``) and the class derives from its ``BaseModel``.
+pydantic is never imported here: a class is a pydantic model when ``pydantic.main`` is
+already imported (``sys.modules``) and the class derives from its ``BaseModel``.
 """
 
 from __future__ import annotations
@@ -72,10 +72,13 @@ _PLAIN: Final = frozenset({str, int, float, bool, type(None), dict, list, tuple,
 
 def is_pydantic_model(tp: Any) -> bool:
     """Whether ``tp`` is a pydantic v2 model class (pydantic is not imported to tell)."""
-    pydantic = sys.modules.get("pydantic")
-    if pydantic is None or not isinstance(tp, type):
+    # pydantic.main, not pydantic: the package loads BaseModel lazily, and asking it for
+    # BaseModel would import it (in a Temporal workflow sandbox, an import it refuses).
+    # No model class exists before pydantic.main is loaded.
+    main = sys.modules.get("pydantic.main")
+    if main is None or not isinstance(tp, type):
         return False
-    base = getattr(pydantic, "BaseModel", None)
+    base = main.__dict__.get("BaseModel")
     return base is not None and issubclass(tp, base) and hasattr(tp, "model_validate")
 
 
