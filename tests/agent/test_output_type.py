@@ -275,6 +275,7 @@ async def test_run_agent_module_function_passes_output_type(anyio_backend: str) 
 
 
 def test_the_strategy_carries_the_type_by_name() -> None:
+    assert BILLER.describe()["output_type"] == f"{__name__}:Invoice"
     ptc = BILLER.strategy()
     assert isinstance(ptc, PTC) and ptc.output_type == f"{__name__}:Invoice"
     state, _ = ptc.init(RunInfo(run_id="r", input={"name": "a", "tier": "b"}))

@@ -529,6 +529,7 @@ class SubAgent:
             "llm": None if self.llm is None else _llm_text(self.llm),
             "memory_limit": self.memory_limit,
             "program_limits": dict(self.program_limits),
+            "output_type": self._type_path,
         }
 
     def strategy(
