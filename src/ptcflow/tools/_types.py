@@ -8,8 +8,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, Final
 
-from ptcflow.signature import Converter, needs_conversion
-from ptcflow.signature._pytypes import ConversionError
+from ptcflow.signature import ConversionError, Converter, needs_conversion
 from ptcflow.tools._introspect import ParamInfo
 
 __all__ = ("ConversionError", "ToolTypes", "tool_types")
