@@ -59,6 +59,32 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     trace: Trace | None = None
     signature: str | None = None
 
+    def __repr__(self) -> str:
+        """Compact: the value (shortened), why it ended, turns and tokens; the trace,
+        signals and prompts stay on their fields (``step.trace``,
+        ``ptcflow.agent.format_trace(step)``)."""
+        parts = [f"run_id={self.run_id!r}", f"ok={self.ok}"]
+        if self.ok or self.value is not None:
+            parts.append(f"value={_short(repr(self.value))}")
+        if self.error is not None:
+            parts.append(f"error={self.error.type}: {_short(self.error.message)}")
+        if self.reason:
+            parts.append(f"reason={self.reason!r}")
+        if self.fail is not None:
+            parts.append(f"fail={self.fail.reason!r}")
+        if self.turns:
+            parts.append(f"turns={self.turns}")
+        if self.tool_calls:
+            parts.append(f"tool_calls={self.tool_calls}")
+        usage = self.usage
+        if usage.input_tokens or usage.output_tokens:
+            parts.append(f"tokens={usage.input_tokens}+{usage.output_tokens}")
+        if self.trace is not None:
+            parts.append(f"trace=<{len(self.trace.turns)} turn(s)>")
+        if self.signals:
+            parts.append(f"signals=<{len(self.signals)}>")
+        return f"Step({', '.join(parts)})"
+
     def unwrap(self) -> Any:
         """Return :attr:`value`, or raise :class:`~ptcflow.errors.RunError` if the run failed.
 
@@ -70,6 +96,13 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         err = self.error
         text = f"{err.type}: {err.message}" if err is not None else "the run failed"
         raise RunError(f"run {self.run_id} failed: {text}", err)
+
+
+_REPR_WIDTH: Final = 200
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _REPR_WIDTH else text[: _REPR_WIDTH - 3] + "..."
 
 
 def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:

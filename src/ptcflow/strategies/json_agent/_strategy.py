@@ -124,6 +124,8 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         trace: keep the turn trace: ``True``, ``False`` or ``"on_error"``.
         debug: also keep the context in the trace.
         name: the agent's name.
+        output_type: the ``module:qualname`` of the Python type the answer must also fit
+            (set by ``SubAgent(output_type=...)``; imported where the run is checked).
 
     Raises:
         ConfigError: an option is out of range.
@@ -151,6 +153,7 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     debug: bool = False
     name: str = "subagent"
+    output_type: str | None = None
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
@@ -284,7 +287,9 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             return self._out_of_turns(state, None), _NONE
         value, problem = _decode(done.text)
         if problem is None:
-            problem, _ = check_return(self._sig(), value, self.signature_validation)
+            problem, _ = check_return(
+                self._sig(), value, self.signature_validation, self.output_type
+            )
         calls = (*state.calls[:-1], _replace(state.calls[-1], value=value, problem=problem))
         state = _replace(state, calls=calls)
         if problem is None:

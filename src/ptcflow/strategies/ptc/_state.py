@@ -69,6 +69,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         memory: memory kept for the next program, ``{name: PTC-Lisp text}``.
         functions: functions kept for the next program, ``{name: defn source}``.
         tool_names: the tools programs may call.
+        tool_inputs: tool name -> its int/float/bool arguments as signature text (to
+            report the coercions of a call's arguments; see ``coercible_inputs``).
         llm_call_id: the model call in flight, if any.
         program_call_id: the program in flight, if any.
         usage_seen: whether ``ai.usage`` arrived for the model call in flight.
@@ -98,6 +100,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     memory: dict[str, str] = {}
     functions: dict[str, str] = {}
     tool_names: tuple[str, ...] = ()
+    tool_inputs: dict[str, str] = {}
     llm_call_id: str | None = None
     program_call_id: str | None = None
     usage_seen: bool = False

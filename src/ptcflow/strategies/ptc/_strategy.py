@@ -62,6 +62,7 @@ from ptcflow.signals import (
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
+from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
 from ptcflow.strategies.ptc._outcome import ptc_outcome
 from ptcflow.strategies.ptc._prompt import data_inventory, static_prompt, tool_info_from_spec
@@ -116,6 +117,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         trace: keep the turn trace on the Step: ``True``, ``False`` or ``"on_error"``.
         debug: also keep each turn's parsed program, ``ctx/`` and memory in the trace.
         name: the agent's name (telemetry, logs).
+        output_type: the ``module:qualname`` of the Python type the returned value must
+            also fit (set by ``SubAgent(output_type=...)``; imported where the run is
+            checked: on Temporal, the worker).
 
     Raises:
         ConfigError: an option is out of range.
@@ -149,6 +153,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     debug: bool = False
     name: str = "subagent"
+    output_type: str | None = None
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
@@ -190,7 +195,11 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         tool_names = tuple(s.name for s in run.tools if s.name not in _SYSTEM_TOOLS)
         judgment = not tool_names and self.max_turns == 1
         state = PtcState(
-            run_id=run.run_id, request_id=run.request_id, judgment=judgment, tool_names=tool_names
+            run_id=run.run_id,
+            request_id=run.request_id,
+            judgment=judgment,
+            tool_names=tool_names,
+            tool_inputs=coercible_inputs(s for s in run.tools if s.name not in _SYSTEM_TOOLS),
         )
         raw = {} if run.input is None else run.input
         if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
