@@ -183,13 +183,13 @@ class ActivityHost:
             if beat:
                 activity.heartbeat(encode_record(done))
 
-        performer = ResumingPerformer(
-            self._performer, record, heartbeat, frozenset(call.agent_tools)
-        )
-        run = ActivityRun(
+        activity_run = ActivityRun(
             directive,
+            inner=self._performer,
+            record=record,
+            on_record=heartbeat,
+            agents=frozenset(call.agent_tools),
             executor=self._executor,
-            performer=performer,
             tools=tools,
             llm=self.llm,
             llm_is_resolver=self._llm_is_resolver,
@@ -199,9 +199,10 @@ class ActivityHost:
             snapshot=call.snapshot,
             terminals=self._terminals,
         )
+        performer = activity_run.performer
         tel = self._executor.telemetry
         if tel is not None and tel.tracing:
-            run.otel_context = current_context()
+            activity_run.run.otel_context = current_context()
         async with anyio.create_task_group() as tg:
             if beat:
                 assert info.heartbeat_timeout is not None
@@ -209,12 +210,12 @@ class ActivityHost:
             with anyio.CancelScope() as program:
                 if call.agent_tools:
                     tg.start_soon(suspend_when_blocked, performer, program)
-                run.start(self._executor.clock())
-                await drive(run)
+                activity_run.start(self._executor.clock())
+                await drive(activity_run.run)
             tg.cancel_scope.cancel()
         if performer.suspended:
-            return _suspended(run, performer, info.attempt)
-        return self._outcome(call, run, info.attempt)
+            return _suspended(activity_run, performer, info.attempt)
+        return self._outcome(call, activity_run, info.attempt)
 
     def _outcome(self, call: ActivityCall, run: ActivityRun, attempt: int) -> ActivityOutcome:
         ctx = run.performed
