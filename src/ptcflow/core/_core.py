@@ -101,10 +101,10 @@ class RunCore(Generic[F]):
 
     # fmt: off
     __slots__ = (
-        "_ending", "_folding", "_log", "_make", "_now", "_publish", "_queue", "_refused", "_stamp",
+        "_ending", "_folding", "_log", "_now", "_publish", "_queue", "_refused", "_stamp",
         "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "input",
-        "late_results", "name", "parent_run_id", "recorded", "request_id", "run_id", "seq",
-        "started_at", "state", "step", "strategy", "to_cancel", "to_perform", "tool_calls",
+        "late_results", "make_flight", "name", "parent_run_id", "recorded", "request_id", "run_id",
+        "seq", "started_at", "state", "step", "strategy", "to_cancel", "to_perform", "tool_calls",
         "tool_specs", "traceparent", "turns", "usage",
     )
     # fmt: on
@@ -142,7 +142,9 @@ class RunCore(Generic[F]):
         self._stamp = stamp
         self._terminals = terminals or TerminalTable()
         self._log = log
-        self._make: Callable[[Directive, Any, F | None], F] = make_flight or cast(Any, Flight)
+        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or cast(Any, Flight)
+        """Makes the flights (an attribute: a driver may replace it, say once the run is
+        over, when only sub-calls of work that outlived the run can still be opened)."""
         self.state: Any = None
         self.seq = 0
         self.flights: dict[F, None] = {}
@@ -318,7 +320,7 @@ class RunCore(Generic[F]):
         :meth:`finish`. Its signals carry ``call_id = directive.id`` and ``causation_id =
         parent.directive.id``; it is answered (with the parent's reason) before its parent.
         """
-        flight = self._make(directive, parent.state, parent)
+        flight = self.make_flight(directive, parent.state, parent)
         flight.cancel_reason = parent.cancel_reason
         if parent.done:  # the parent was answered (abandoned): this call never starts
             flight.done = True
@@ -436,7 +438,7 @@ class RunCore(Generic[F]):
             if not isinstance(d, Directive):
                 self._crash(not_a_directive(d), "returning directives")
                 return
-            flight = self._make(d, self.state, None)
+            flight = self.make_flight(d, self.state, None)
             problems = d.problems()
             if problems:
                 self._answer(flight, invalid_directive(d, problems), 1, 0.0)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
-from ptcflow.core import Flight, RunCore, Step, TerminalTable
+from ptcflow.core import Flight, RunCore, Step
 from ptcflow.directives import Directive, ProgramCache
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
@@ -60,10 +60,11 @@ class LocalRun:
     """One run on the local driver: the run core it holds, and the driver's state.
 
     Args:
-        strategy / input / run_id / ...: the run core's arguments (see ``RunCore``).
+        core: the run's core (``RunCore``), not started; the run makes its flights
+            (:class:`DirectiveContext`) and carries out its work from now on.
         executor: the Runtime's shared resources.
         performer: performs the run's directives.
-        tools: the run's tools.
+        tools: the run's tools (the core's ``tool_specs`` are their specs).
         llm: the run's provider or model resolver.
         llm_is_resolver: whether ``llm`` is a resolver (decided once per run).
         llm_model: the provider's own model name (what LLM directives naming none use).
@@ -82,7 +83,6 @@ class LocalRun:
         "llm",
         "llm_is_resolver",
         "llm_model",
-        "one_attempt",
         "otel_context",
         "own_deadline",
         "performer",
@@ -98,8 +98,7 @@ class LocalRun:
 
     def __init__(
         self,
-        strategy: Any,
-        input: Any,
+        core: RunCore[DirectiveContext],
         *,
         executor: Executor,
         performer: Performer,
@@ -108,30 +107,9 @@ class LocalRun:
         llm_is_resolver: bool,
         llm_model: str,
         agents: dict[str, Any],
-        run_id: str,
-        request_id: str | None = None,
-        parent_run_id: str | None = None,
-        name: str | None = None,
-        deadline: float = math.inf,
-        publish: Callable[[Signal], None] | None = None,
-        record: bool = False,
-        terminals: TerminalTable | None = None,
     ) -> None:
-        self.core: RunCore[DirectiveContext] = RunCore(
-            strategy,
-            input,
-            run_id=run_id,
-            request_id=request_id,
-            parent_run_id=parent_run_id,
-            tool_specs=tools.specs,
-            name=name,
-            deadline=deadline,
-            publish=publish,
-            record=record,
-            terminals=terminals,
-            log=executor.log,
-            make_flight=self._new_flight,
-        )
+        core.make_flight = self._new_flight
+        self.core = core
         """The run's bookkeeping: every event goes to it, its work comes back."""
         self.executor = executor
         self.performer = performer
@@ -144,9 +122,6 @@ class LocalRun:
         """The run's Step once it is over (the core's, as ``finish_step`` made it)."""
         self.counted = False
         """True once :meth:`begin` counted the run (and opened its span)."""
-        self.one_attempt = False
-        """True when its directives get one attempt each (their retries are someone
-        else's: a Temporal activity's); sub-calls keep theirs."""
         self.span: Span | None = None
         self.otel_context: Any = None
         self.own_deadline = math.inf
@@ -244,7 +219,8 @@ class LocalRun:
                 parent_run_id=self.parent_run_id,
                 request_id=self.request_id,
             )
-        self.start(ex.clock())
+        self.core.start(ex.clock())
+        self._carry_out()
 
     def start(self, now: float) -> None:
         """Start the run (``ai.request.started``, the strategy's first directives), without
@@ -312,7 +288,7 @@ class LocalRun:
         deadline and span)."""
         if parent is None:
             turns = self.turn_spans
-            ctx = DirectiveContext(
+            return DirectiveContext(
                 directive,
                 state,
                 run=self,
@@ -330,19 +306,7 @@ class LocalRun:
                     parent=self.otel_context,
                 ),
             )
-            if self.one_attempt:
-                ctx.no_retry = True
-            return ctx
-        return DirectiveContext(
-            directive,
-            state,
-            parent,
-            run=self,
-            max_retries=directive.max_retries,
-            attempt_ms=self.executor.retry.attempt_timeout_ms,
-            deadline=parent.deadline,
-            otel_parent=parent.otel_context,
-        )
+        return subcall_context(directive, state, parent)
 
     def _carry_out(self) -> None:
         """Carry out the work the last event handed out, in the core's order: perform,
@@ -412,43 +376,43 @@ class LocalRun:
                 if ex.log is not None:
                     ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
         self.step = step
-        if self.counted:
-            self._count_end(step)
+        # Only sub-calls of work that outlived the run can still be opened: their context
+        # comes from their parent's, and the core no longer refers back to this run (no
+        # reference cycle: the run is freed as soon as nobody holds it, without the
+        # garbage collector).
+        self.core.make_flight = subcall_context
+        if self.counted:  # count the ended run, end its span (and its turns'), log it
+            ex.counters.runs_active -= 1
+            ex.counters.late_results += self.core.late_results
+            tel = ex.telemetry
+            if self.turn_spans:
+                end_turns(self.turn_spans)
+            if tel is not None and self.span is not None:
+                usage = step.usage
+                tel.end_span(
+                    self.span,
+                    Ok(payload=None) if step.error is None else Err(error=step.error),
+                    {
+                        "gen_ai.usage.input_tokens": usage.input_tokens,
+                        "gen_ai.usage.output_tokens": usage.output_tokens,
+                    },
+                )
+            if ex.log_events:
+                ex.log.debug(
+                    "run.finished",
+                    run_id=self.run_id,
+                    agent=self.name,
+                    ok=step.ok,
+                    reason=step.reason,
+                    error_type=None if step.error is None else step.error.type,
+                    duration_ms=step.duration_ms,
+                    turns=step.turns,
+                    tool_calls=step.tool_calls,
+                )
         if self.done is not None:
             self.done.set()
         if self.wake is not None:
             self.wake.set()
-
-    def _count_end(self, step: Step) -> None:
-        """Count the ended run, end its span (and its turns'), log it."""
-        ex = self.executor
-        ex.counters.runs_active -= 1
-        ex.counters.late_results += self.core.late_results
-        tel = ex.telemetry
-        if self.turn_spans:
-            end_turns(self.turn_spans)
-        if tel is not None and self.span is not None:
-            usage = step.usage
-            tel.end_span(
-                self.span,
-                Ok(payload=None) if step.error is None else Err(error=step.error),
-                {
-                    "gen_ai.usage.input_tokens": usage.input_tokens,
-                    "gen_ai.usage.output_tokens": usage.output_tokens,
-                },
-            )
-        if ex.log_events:
-            ex.log.debug(
-                "run.finished",
-                run_id=self.run_id,
-                agent=self.name,
-                ok=step.ok,
-                reason=step.reason,
-                error_type=None if step.error is None else step.error.type,
-                duration_ms=step.duration_ms,
-                turns=step.turns,
-                tool_calls=step.tool_calls,
-            )
 
 
 class DirectiveContext(Flight):
@@ -580,3 +544,21 @@ class DirectiveContext(Flight):
         if tel is not None and kind is not None and self.span is not None:
             duration = self.run.executor.clock() - self.started_at
             kind.close_span(self, tel, self.result, duration)
+
+
+def subcall_context(
+    directive: Directive, state: Any, parent: DirectiveContext | None
+) -> DirectiveContext:
+    """The context of a sub-call of ``parent``: its run, deadline and span parent are its
+    parent's."""
+    assert parent is not None, "the run is over: only sub-calls can be opened"
+    return DirectiveContext(
+        directive,
+        state,
+        parent,
+        run=parent.run,
+        max_retries=directive.max_retries,
+        attempt_ms=parent.run.executor.retry.attempt_timeout_ms,
+        deadline=parent.deadline,
+        otel_parent=parent.otel_context,
+    )

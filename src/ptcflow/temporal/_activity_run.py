@@ -22,7 +22,6 @@ again with their results in the record (see ``_drive``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,7 +29,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import RunCore, TerminalTable
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Step
@@ -135,8 +134,8 @@ class ActivityRun:
     """The local driver's run of one directive inside an activity (see the module doc).
 
     It holds what it reuses: a :class:`~ptcflow.runtime.lowlevel.LocalRun` of the one
-    directive (not counted as a run of the worker; the directive gets one attempt, as
-    Temporal retries it; its sub-calls keep their own retries) and the
+    directive (not counted as a run of the worker: :meth:`start` starts it without
+    :meth:`~ptcflow.runtime.lowlevel.LocalRun.begin`) and the
     :class:`ResumingPerformer` that performs it; it collects the run's signals as journal
     lines for the workflow.
 
@@ -190,9 +189,18 @@ class ActivityRun:
         self.top_id = directive.id
         self.skip_started = isinstance(directive, ToolExec)
         self.performer = ResumingPerformer(inner, record, on_record, agents, self.results)
-        self.run = LocalRun(
+        core: RunCore[DirectiveContext] = RunCore(
             _Single(directive, last_terminal_type(terminals, directive), snapshot),
             None,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            tool_specs=tools.specs,
+            publish=self._collect,
+            terminals=terminals,
+            log=executor.log,
+        )
+        self.run = LocalRun(
+            core,
             executor=executor,
             performer=self.performer,
             tools=tools,
@@ -200,21 +208,18 @@ class ActivityRun:
             llm_is_resolver=llm_is_resolver,
             llm_model=llm_model,
             agents={},
-            run_id=run_id,
-            parent_run_id=parent_run_id,
-            deadline=math.inf,
-            publish=self._collect,
-            terminals=terminals,
         )
-        self.run.one_attempt = True
 
     def start(self, now: float) -> None:
         """Start the run: its one directive goes to the driver (``drive(self.run)``)."""
         run = self.run
         run.start(now)
         # The core accepted the one directive (the workflow's core checked its fields
-        # already, so it is not answered at once): the driver performs it.
-        self.performed = run.ready
+        # already, so it is not answered at once): the driver performs it, in one attempt
+        # (Temporal retries it; its sub-calls keep their own retries).
+        ctx = self.performed = run.ready
+        assert ctx is not None
+        ctx.no_retry = True
 
     def _collect(self, signal: Signal) -> None:
         if signal.call_id is None:  # the activity run's own start and end
