@@ -37,6 +37,10 @@ class Performer(Protocol):
     """How a run's directives get performed (``_perform.Performer``; a protocol here so
     that this module does not import the one that imports it)."""
 
+    def kind_of(self, directive: Directive) -> Any:
+        """The kind (``kinds.Kind``) that performs ``directive``."""
+        ...
+
     def spawn(self, ctx: DirectiveContext) -> None:
         """Perform ``ctx`` in a task of the Runtime's task group."""
         ...
@@ -288,10 +292,12 @@ class LocalRun:
         deadline and span)."""
         if parent is None:
             turns = self.turn_spans
-            return DirectiveContext(
+            kind = self.performer.kind_of(directive)
+            ctx: DirectiveContext = kind.context(
                 directive,
                 state,
                 run=self,
+                kind=kind,
                 max_retries=directive.max_retries,
                 attempt_ms=self.executor.retry.attempt_timeout_ms,
                 deadline=self.core.deadline,
@@ -306,6 +312,7 @@ class LocalRun:
                     parent=self.otel_context,
                 ),
             )
+            return ctx
         return subcall_context(directive, state, parent)
 
     def _carry_out(self) -> None:
@@ -439,7 +446,8 @@ class DirectiveContext(Flight):
         traceparent: the W3C trace context its signals carry (its span's).
         span: the OpenTelemetry span of this directive, when tracing is on.
         snapshot: the strategy's snapshot when the directive was emitted (tool calls).
-        data: private data of the directive's handler (free for custom handlers).
+        data: free for a custom handler (the built-in kinds keep their own state in
+            fields of their own context classes).
     """
 
     run: LocalRun = cast("LocalRun", None)
@@ -447,6 +455,7 @@ class DirectiveContext(Flight):
     handed: bool = False
     """True once handed to the driver to perform (else the core answered it itself)."""
     kind: Any = None
+    """The directive's kind (``kinds.Kind``): how it is performed."""
     attempt: int = 0
     max_retries: int = 0
     attempt_ms: int | None = None
@@ -552,13 +561,17 @@ def subcall_context(
     """The context of a sub-call of ``parent``: its run, deadline and span parent are its
     parent's."""
     assert parent is not None, "the run is over: only sub-calls can be opened"
-    return DirectiveContext(
+    run = parent.run
+    kind = run.performer.kind_of(directive)
+    ctx: DirectiveContext = kind.context(
         directive,
         state,
         parent,
-        run=parent.run,
+        run=run,
+        kind=kind,
         max_retries=directive.max_retries,
-        attempt_ms=parent.run.executor.retry.attempt_timeout_ms,
+        attempt_ms=run.executor.retry.attempt_timeout_ms,
         deadline=parent.deadline,
         otel_parent=parent.otel_context,
     )
+    return ctx

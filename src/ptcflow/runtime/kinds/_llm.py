@@ -33,17 +33,33 @@ from ptcflow.signals import (
     StreamAssembler,
 )
 
-__all__ = ("is_resolver", "llm_kinds", "model_of")
+__all__ = ("ModelCall", "is_resolver", "llm_kinds", "model_of")
 
 
-def _llm_prepare_sync(ctx: DirectiveContext) -> None:
-    """Resolve the provider and model name of an LLM directive into ``ctx.data`` (an
-    ``Err`` when that fails: the attempt returns it without calling anything)."""
+class ModelCall(DirectiveContext):
+    """The context of a model directive: the provider and model name it resolved to.
+
+    Attributes:
+        provider: the provider that answers it (``None`` until resolved, or when that
+            failed).
+        model: the model name the request carries.
+        refused: why no provider could be resolved (its attempt returns this error
+            without calling anything).
+    """
+
+    provider: Any = None
+    model: str = ""
+    refused: Err | None = None
+
+
+def _llm_prepare_sync(ctx: ModelCall) -> None:
+    """Resolve the provider and model name of an LLM directive (``ctx.refused`` when that
+    fails)."""
     run = ctx.run
     llm = run.llm
     d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
     if llm is None:
-        ctx.data = validation(
+        ctx.refused = validation(
             f"{type(d).__name__} {d.id!r} needs a model, but the run "
             "has none: pass llm=... to Runtime(...) or rt.run(...)"
         )
@@ -55,9 +71,10 @@ def _llm_prepare_sync(ctx: DirectiveContext) -> None:
             provider = llm
             name = d.model or d.model_alias or run.llm_model
     except ConfigError as exc:
-        ctx.data = validation(str(exc))
+        ctx.refused = validation(str(exc))
         return
-    ctx.data = (provider, name)
+    ctx.provider = provider
+    ctx.model = name
 
 
 def model_of(llm: Any) -> str:
@@ -74,7 +91,7 @@ def _provider_name(provider: Any) -> str:
     return str(getattr(provider, "name", "") or type(provider).__name__)
 
 
-def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
+def _classify(exc: Exception, provider: Any, ctx: ModelCall) -> Err:
     if isinstance(exc, ProviderError):
         ctx.retry_after = exc.retry_after
         return Err(error=exc.envelope)
@@ -95,11 +112,11 @@ def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
     )
 
 
-def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
-    """The request of an ``LLMGenerate`` / ``LLMStream`` for the resolved ``model``."""
+def _llm_request(ctx: ModelCall) -> LLMRequest:
+    """The request of an ``LLMGenerate`` / ``LLMStream`` for its resolved model."""
     d: Any = ctx.directive  # LLMGenerate | LLMStream
     return LLMRequest(
-        model=model,
+        model=ctx.model,
         messages=d.messages,
         tools=d.tools,
         tool_choice=d.tool_choice,
@@ -108,18 +125,18 @@ def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
     )
 
 
-def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
+def _limiter(ctx: ModelCall, provider: Any) -> Any:
     """The provider's concurrency limiter (``None``: it has none)."""
     return ctx.run.executor.provider_limiter(_provider_name(provider))
 
 
-def _generate_call(ctx: DirectiveContext) -> Any:
+def _generate_call(ctx: ModelCall) -> Any:
     """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
     or the ``Err`` of a model that could not be resolved."""
-    if isinstance(ctx.data, Err):
-        return ctx.data
-    provider, model = ctx.data
-    request = _llm_request(ctx, model)
+    if ctx.refused is not None:
+        return ctx.refused
+    provider = ctx.provider
+    request = _llm_request(ctx)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.generate(request)
@@ -132,13 +149,12 @@ async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
         return await fn(*args)
 
 
-def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
-    provider, model = ctx.data
-    return _check_response(response, provider, model, LLMResponse)
+def _generate_settle(ctx: ModelCall, response: Any) -> Any:
+    return _check_response(response, ctx.provider, ctx.model, LLMResponse)
 
 
-def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
-    return _classify(exc, ctx.data[0], ctx)
+def _llm_fail(ctx: ModelCall, exc: Exception) -> Any:
+    return _classify(exc, ctx.provider, ctx)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -172,18 +188,18 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
     )
 
 
-def _stream_call(ctx: DirectiveContext) -> Any:
-    if isinstance(ctx.data, Err):  # the model could not be resolved
-        return ctx.data
-    provider, model = ctx.data
-    request = _llm_request(ctx, model)
+def _stream_call(ctx: ModelCall) -> Any:
+    if ctx.refused is not None:  # the model could not be resolved
+        return ctx.refused
+    provider = ctx.provider
+    request = _llm_request(ctx)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return _consume(ctx, provider, request)
     return _limited(limiter, _consume, ctx, provider, request)
 
 
-async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
+async def _consume(ctx: ModelCall, provider: Any, req: LLMRequest) -> Any:
     assembler = StreamAssembler()
     chunks = provider.stream(req)
     try:
@@ -214,12 +230,12 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
     return _check_response(response, provider, req.model, LLMResponse)
 
 
-def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
-    provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
-    return (_provider_name(provider) if provider is not None else ""), model
+def _model_of(ctx: ModelCall) -> tuple[str, str]:
+    provider = ctx.provider
+    return (_provider_name(provider) if provider is not None else ""), ctx.model
 
 
-def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
+def _llm_span(ctx: ModelCall, tel: Telemetry) -> None:
     d = ctx.directive
     op = "embeddings" if isinstance(d, LLMEmbed) else "chat"
     pname, model = _model_of(ctx)
@@ -239,7 +255,7 @@ def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
             tel.content(span, "gen_ai.embeddings.input", d.inputs)
 
 
-def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
+def _llm_close(ctx: ModelCall, tel: Telemetry, result: Any, duration: float) -> None:
     op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
     pname, model = _model_of(ctx)
     usage = None
@@ -271,31 +287,31 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 # -- LLMEmbed --------------------------------------------------------------------------
 
 
-def _embed_call(ctx: DirectiveContext) -> Any:
-    if isinstance(ctx.data, Err):  # the model could not be resolved
-        return ctx.data
-    provider, model = ctx.data
+def _embed_call(ctx: ModelCall) -> Any:
+    if ctx.refused is not None:  # the model could not be resolved
+        return ctx.refused
+    provider = ctx.provider
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
-    request = EmbedRequest(model=model, inputs=d.inputs)
+    request = EmbedRequest(model=ctx.model, inputs=d.inputs)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.embed(request)
     return _limited(limiter, provider.embed, request)
 
 
-def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
-    provider, model = ctx.data
-    return _check_response(response, provider, model, EmbedResponse)
+def _embed_settle(ctx: ModelCall, response: Any) -> Any:
+    return _check_response(response, ctx.provider, ctx.model, EmbedResponse)
 
 
-def llm_kinds() -> dict[type[Any], Kind]:
+def llm_kinds() -> dict[type[Any], Kind[Any]]:
     """The kinds of the model directives."""
     common: dict[str, Any] = {
         "prepare_sync": _llm_prepare_sync,
         "open_span": _llm_span,
         "close_span": _llm_close,
         "error_type": PROVIDER_ERROR,
+        "context": ModelCall,
     }
     return {
         LLMGenerate: Kind(
