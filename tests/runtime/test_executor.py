@@ -19,13 +19,13 @@ from ptcflow.directives import (
     ToolExec,
 )
 from ptcflow.runtime import (
-    DirectiveContext,
     Limits,
     ProviderError,
     RetryPolicy,
     Runtime,
     Step,
 )
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,

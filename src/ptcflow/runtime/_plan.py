@@ -19,7 +19,7 @@ from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime.kinds._llm import is_resolver
 
 if TYPE_CHECKING:
-    from ptcflow.core._step import Step
+    from ptcflow.core import Step
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 

@@ -25,16 +25,19 @@ import msgspec
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
-from ptcflow.runtime._driver import drive
-from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._perform import Performer
-from ptcflow.runtime._telemetry import current_context
-from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.runtime.kinds._llm import is_resolver, model_of
+from ptcflow.runtime.lowlevel import (
+    Executor,
+    Performer,
+    Toolbox,
+    current_context,
+    drive,
+    is_resolver,
+    model_of,
+)
 from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope
 from ptcflow.temporal._activity_run import (
     NO_CHILD,

@@ -29,13 +29,11 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ptcflow.core import RunCore, TerminalTable
+from ptcflow.core import Outcome, RunCore, RunInfo, TerminalTable
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Step
-from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._run import DirectiveContext, LocalRun
-from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.lowlevel import DirectiveContext, Executor, LocalRun, Toolbox
 from ptcflow.signals import (
     TOOL_RESULT,
     TOOL_STARTED,
@@ -50,7 +48,6 @@ from ptcflow.signals import (
     encode_signal,
     json_safe,
 )
-from ptcflow.strategies import Outcome, RunInfo
 from ptcflow.temporal._spec import PendingCall
 
 __all__ = (

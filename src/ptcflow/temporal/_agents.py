@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ptcflow.agent._mission import BudgetedLLM, BudgetedResolver
+from ptcflow.agent.lowlevel import BudgetedLLM, BudgetedResolver
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Unset
-from ptcflow.runtime._plan import plan_of
+from ptcflow.runtime.lowlevel import plan_of
 
 if TYPE_CHECKING:
     from ptcflow.runtime import Step

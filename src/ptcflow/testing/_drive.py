@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from ptcflow.core._fold import Folds
+from ptcflow.core import Folds
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.signals import (
