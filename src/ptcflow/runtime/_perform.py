@@ -59,17 +59,17 @@ class Performer:
     def __init__(self, executor: Executor, run_child: ChildRunner) -> None:
         self.executor = executor
         self._run_child = run_child
-        self._kinds: dict[type[Any], Kind[Any]] = builtin_kinds()
+        self._kinds: dict[type[Any], Kind] = builtin_kinds()
         for cls, handler in executor.handlers.items():
             self._kinds[cls] = custom_kind(cls, handler)
         self.limited = executor.global_limiter is not None
         """Attempts wait for the global limiter (``Limits.max_directives``)."""
 
-    def kind_of(self, directive: Directive) -> Kind[Any]:
+    def kind_of(self, directive: Directive) -> Kind:
         """The kind of ``directive`` (its class's handler, else its nearest base's)."""
         cls = type(directive)
         kind = self._kinds.get(cls)
-        if kind is None:  # first seen: decided once per class
+        if kind is None:
             for base in cls.__mro__[1:]:
                 kind = self._kinds.get(base)
                 if kind is not None or base is Directive:
@@ -107,7 +107,7 @@ class Performer:
         model call counts (memory, garbage collection), so the attempt loop is here.
         """
         ex = self.executor
-        kind: Kind[Any] = ctx.kind  # the run made the context of its kind
+        kind = ctx.kind = self._kinds.get(type(ctx.directive)) or self.kind_of(ctx.directive)
         timeout_ms = ctx.directive.timeout_ms
         if timeout_ms is not None:
             ctx.deadline = min(ctx.deadline, ex.clock() + timeout_ms / 1000.0)
@@ -197,7 +197,7 @@ class Performer:
         await anyio.sleep(delay)
         return True
 
-    async def _guarded_attempt(self, ctx: DirectiveContext, kind: Kind[Any]) -> Ok[Any] | Err:
+    async def _guarded_attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
         """One attempt under the global limiter and the attempt timeout (when set)."""
         limiter = self.executor.global_limiter
         if limiter is None:
@@ -205,7 +205,7 @@ class Performer:
         async with limiter:
             return await self._timed_attempt(ctx, kind)
 
-    async def _timed_attempt(self, ctx: DirectiveContext, kind: Kind[Any]) -> Ok[Any] | Err:
+    async def _timed_attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
         attempt_ms = ctx.attempt_ms
         limit = math.inf if attempt_ms is None else self.executor.clock() + attempt_ms / 1000.0
         with anyio.CancelScope(deadline=limit) as scope:
@@ -228,7 +228,7 @@ class Performer:
             )
         )
 
-    def _failed(self, ctx: DirectiveContext, kind: Kind[Any], exc: Exception) -> Ok[Any] | Err:
+    def _failed(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> Ok[Any] | Err:
         """An attempt's work raised ``exc``: the kind's reading of it, else a crash."""
         if kind.fail is None:
             return self._crash(ctx, kind, exc)
@@ -250,7 +250,7 @@ class Performer:
             )
         )
 
-    def _crash(self, ctx: DirectiveContext, kind: Kind[Any], exc: Exception) -> Err:
+    def _crash(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> Err:
         d = ctx.directive
         log = self.executor.log
         if log is not None:
@@ -271,7 +271,7 @@ class Performer:
             )
         )
 
-    def _stray(self, ctx: DirectiveContext, kind: Kind[Any], exc: BaseException) -> Err:
+    def _stray(self, ctx: DirectiveContext, kind: Kind, exc: BaseException) -> Err:
         d = ctx.directive
         error = error_from_exception(exc, type=kind.error_type, retryable=False)
         message = (

@@ -19,27 +19,24 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
+import msgspec
 
 from ptcflow.core import Flight, RunCore, Step
 from ptcflow.directives import Directive, ProgramCache
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
-from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
+from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, ProgramToolCall, Signal
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ("DirectiveContext", "LocalRun", "Performer")
+__all__ = ("DirectiveContext", "LocalRun", "ModelChoice", "Performer")
 
 
 class Performer(Protocol):
     """How a run's directives get performed (``_perform.Performer``; a protocol here so
     that this module does not import the one that imports it)."""
-
-    def kind_of(self, directive: Directive) -> Any:
-        """The kind (``kinds.Kind``) that performs ``directive``."""
-        ...
 
     def spawn(self, ctx: DirectiveContext) -> None:
         """Perform ``ctx`` in a task of the Runtime's task group."""
@@ -292,12 +289,10 @@ class LocalRun:
         deadline and span)."""
         if parent is None:
             turns = self.turn_spans
-            kind = self.performer.kind_of(directive)
-            ctx: DirectiveContext = kind.context(
+            return DirectiveContext(
                 directive,
                 state,
                 run=self,
-                kind=kind,
                 max_retries=directive.max_retries,
                 attempt_ms=self.executor.retry.attempt_timeout_ms,
                 deadline=self.core.deadline,
@@ -312,7 +307,6 @@ class LocalRun:
                     parent=self.otel_context,
                 ),
             )
-            return ctx
         return subcall_context(directive, state, parent)
 
     def _carry_out(self) -> None:
@@ -422,6 +416,13 @@ class LocalRun:
             self.wake.set()
 
 
+class ModelChoice(msgspec.Struct, frozen=True, gc=False):
+    """The provider and model name a model directive resolved to (the model kinds')."""
+
+    provider: Any
+    name: str
+
+
 class DirectiveContext(Flight):
     """What a directive handler may use while it performs one directive.
 
@@ -447,7 +448,8 @@ class DirectiveContext(Flight):
         span: the OpenTelemetry span of this directive, when tracing is on.
         snapshot: the strategy's snapshot when the directive was emitted (tool calls).
         data: free for a custom handler (the built-in kinds keep their own state in
-            fields of their own context classes).
+            typed fields: ``model`` / ``refused`` for model calls, ``completed`` for
+            programs).
     """
 
     run: LocalRun = cast("LocalRun", None)
@@ -455,7 +457,6 @@ class DirectiveContext(Flight):
     handed: bool = False
     """True once handed to the driver to perform (else the core answered it itself)."""
     kind: Any = None
-    """The directive's kind (``kinds.Kind``): how it is performed."""
     attempt: int = 0
     max_retries: int = 0
     attempt_ms: int | None = None
@@ -471,6 +472,14 @@ class DirectiveContext(Flight):
     scope: anyio.CancelScope | None = None
     used_indexes: set[tuple[int, int]] | None = None
     """The ``(attempt, index)`` pairs its handler gave ``call_tool``."""
+    # The built-in kinds' own state, typed (one record class for every kind: the hot
+    # paths read the same attributes of the same class whatever the directive).
+    model: ModelChoice | None = None
+    """The model kinds': the provider and model name the directive resolved to."""
+    refused: Err | None = None
+    """The model kinds': why no model could be resolved (its attempt returns this)."""
+    completed: dict[int, ProgramToolCall] | None = None
+    """The program kind's: the program's tool calls its attempts completed, by index."""
 
     @property
     def run_id(self) -> str:
@@ -561,17 +570,13 @@ def subcall_context(
     """The context of a sub-call of ``parent``: its run, deadline and span parent are its
     parent's."""
     assert parent is not None, "the run is over: only sub-calls can be opened"
-    run = parent.run
-    kind = run.performer.kind_of(directive)
-    ctx: DirectiveContext = kind.context(
+    return DirectiveContext(
         directive,
         state,
         parent,
-        run=run,
-        kind=kind,
+        run=parent.run,
         max_retries=directive.max_retries,
-        attempt_ms=run.executor.retry.attempt_timeout_ms,
+        attempt_ms=parent.run.executor.retry.attempt_timeout_ms,
         deadline=parent.deadline,
         otel_parent=parent.otel_context,
     )
-    return ctx

@@ -24,7 +24,11 @@ from ptcflow.runtime._driver import (
 from ptcflow.runtime._executor import Executor as Executor
 from ptcflow.runtime._perform import Performer as Performer
 from ptcflow.runtime._plan import plan_of as plan_of
-from ptcflow.runtime._run import DirectiveContext as DirectiveContext, LocalRun as LocalRun
+from ptcflow.runtime._run import (
+    DirectiveContext as DirectiveContext,
+    LocalRun as LocalRun,
+    ModelChoice as ModelChoice,
+)
 from ptcflow.runtime._telemetry import (
     attach as attach,
     current_context as current_context,
@@ -32,12 +36,7 @@ from ptcflow.runtime._telemetry import (
 )
 from ptcflow.runtime._toolbox import Toolbox as Toolbox
 from ptcflow.runtime.kinds._base import Handler as Handler, Kind as Kind
-from ptcflow.runtime.kinds._llm import (
-    ModelCall as ModelCall,
-    is_resolver as is_resolver,
-    model_of as model_of,
-)
-from ptcflow.runtime.kinds._program import ProgramRun as ProgramRun
+from ptcflow.runtime.kinds._llm import is_resolver as is_resolver, model_of as model_of
 
 __all__ = (
     "CANCEL_GRACE_S",
@@ -46,9 +45,8 @@ __all__ = (
     "Handler",
     "Kind",
     "LocalRun",
-    "ModelCall",
+    "ModelChoice",
     "Performer",
-    "ProgramRun",
     "Toolbox",
     "attach",
     "current_context",

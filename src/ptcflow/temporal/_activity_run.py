@@ -272,10 +272,6 @@ class ResumingPerformer:
         """True when calls wait and all of them are agent calls."""
         return bool(self.pending) and self.in_flight <= len(self.pending)
 
-    def kind_of(self, directive: Directive) -> Any:
-        """The kind that performs ``directive`` (the worker's)."""
-        return self.inner.kind_of(directive)
-
     def spawn(self, ctx: DirectiveContext) -> None:
         """Perform ``ctx`` in a task of the worker's task group."""
         self.inner.spawn(ctx)

@@ -1,17 +1,14 @@
 """The :class:`Kind` record (how one directive class is performed) and shared pieces.
 
 A kind says how to prepare a directive (before and after its span opens), how to perform
-one attempt, and which span describes it; what it keeps per directive (a resolved model,
-the calls a program completed) is a field of its own context class, a
-:class:`DirectiveContext` subclass the run makes for each directive of that kind. The
-performer supplies everything else (deadlines, retries, limits, cancellation); the run
-core publishes the terminal signal.
+one attempt, and which span describes it. The performer supplies everything else
+(deadlines, retries, limits, cancellation); the run core publishes the terminal signal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
 from ptcflow.core import tool_name_of
 from ptcflow.directives import ToolExec
@@ -20,8 +17,6 @@ from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.signals import INTERNAL, VALIDATION, Err, ErrorEnvelope
 
 __all__ = ("Handler", "Kind", "tool_close", "tool_span", "validation")
-
-C = TypeVar("C", bound=DirectiveContext)
 
 
 class Handler(Protocol):
@@ -54,7 +49,7 @@ def _nothing(ctx: DirectiveContext) -> Any:  # pragma: no cover - prepare answer
     raise AssertionError("this directive kind is answered by its prepare step")
 
 
-class Kind(Generic[C]):
+class Kind:
     """The handler registration of one directive class (see the module docstring).
 
     One attempt is ``settle(ctx, await call(ctx))``, or ``fail(ctx, exc)`` when the awaited
@@ -75,15 +70,11 @@ class Kind(Generic[C]):
         open_span / close_span: the directive's span (no-ops by default).
         retries: whether retryable failures are retried.
         error_type: the error type of a stray ``CancelledError`` the work raised.
-        context: the class of its directives' contexts: a :class:`DirectiveContext`
-            subclass whose fields are the kind's own per-directive state (default:
-            :class:`DirectiveContext`, whose ``data`` a custom handler may use).
     """
 
     __slots__ = (
         "call",
         "close_span",
-        "context",
         "error_type",
         "fail",
         "label",
@@ -98,16 +89,15 @@ class Kind(Generic[C]):
         self,
         label: str,
         *,
-        call: Callable[[C], Any] = _nothing,
-        settle: Callable[[C, Any], Any] | None = None,
-        fail: Callable[[C, Exception], Any] | None = None,
-        prepare_sync: Callable[[C], None] | None = None,
-        prepare: Callable[[C], Err | None] | None = None,
-        open_span: Callable[[C, Telemetry], None] = _no_span,
-        close_span: Callable[[C, Telemetry, Any, float], None] = _no_close,
+        call: Callable[[DirectiveContext], Any] = _nothing,
+        settle: Callable[[DirectiveContext, Any], Any] | None = None,
+        fail: Callable[[DirectiveContext, Exception], Any] | None = None,
+        prepare_sync: Callable[[DirectiveContext], None] | None = None,
+        prepare: Callable[[DirectiveContext], Err | None] | None = None,
+        open_span: Callable[[DirectiveContext, Telemetry], None] = _no_span,
+        close_span: Callable[[DirectiveContext, Telemetry, Any, float], None] = _no_close,
         retries: bool = True,
         error_type: str = INTERNAL,
-        context: type[C] = DirectiveContext,  # type: ignore[assignment]
     ) -> None:
         self.label = label
         self.call = call
@@ -119,7 +109,6 @@ class Kind(Generic[C]):
         self.close_span = close_span
         self.retries = retries
         self.error_type = error_type
-        self.context = context
 
     def __repr__(self) -> str:
         return f"<Kind {self.label}>"

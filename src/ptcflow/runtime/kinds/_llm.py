@@ -15,7 +15,7 @@ from ptcflow.providers._protocol import (
     ModelResolver,
     ProviderError,
 )
-from ptcflow.runtime._run import DirectiveContext
+from ptcflow.runtime._run import DirectiveContext, ModelChoice
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind, validation
 from ptcflow.signals import (
@@ -33,28 +33,12 @@ from ptcflow.signals import (
     StreamAssembler,
 )
 
-__all__ = ("ModelCall", "is_resolver", "llm_kinds", "model_of")
+__all__ = ("is_resolver", "llm_kinds", "model_of")
 
 
-class ModelCall(DirectiveContext):
-    """The context of a model directive: the provider and model name it resolved to.
-
-    Attributes:
-        provider: the provider that answers it (``None`` until resolved, or when that
-            failed).
-        model: the model name the request carries.
-        refused: why no provider could be resolved (its attempt returns this error
-            without calling anything).
-    """
-
-    provider: Any = None
-    model: str = ""
-    refused: Err | None = None
-
-
-def _llm_prepare_sync(ctx: ModelCall) -> None:
-    """Resolve the provider and model name of an LLM directive (``ctx.refused`` when that
-    fails)."""
+def _llm_prepare_sync(ctx: DirectiveContext) -> None:
+    """Resolve the provider and model name of an LLM directive into ``ctx.model``
+    (``ctx.refused`` when that fails: the attempt returns it without calling anything)."""
     run = ctx.run
     llm = run.llm
     d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
@@ -73,8 +57,7 @@ def _llm_prepare_sync(ctx: ModelCall) -> None:
     except ConfigError as exc:
         ctx.refused = validation(str(exc))
         return
-    ctx.provider = provider
-    ctx.model = name
+    ctx.model = ModelChoice(provider, name)
 
 
 def model_of(llm: Any) -> str:
@@ -91,7 +74,7 @@ def _provider_name(provider: Any) -> str:
     return str(getattr(provider, "name", "") or type(provider).__name__)
 
 
-def _classify(exc: Exception, provider: Any, ctx: ModelCall) -> Err:
+def _classify(exc: Exception, provider: Any, ctx: DirectiveContext) -> Err:
     if isinstance(exc, ProviderError):
         ctx.retry_after = exc.retry_after
         return Err(error=exc.envelope)
@@ -112,11 +95,11 @@ def _classify(exc: Exception, provider: Any, ctx: ModelCall) -> Err:
     )
 
 
-def _llm_request(ctx: ModelCall) -> LLMRequest:
-    """The request of an ``LLMGenerate`` / ``LLMStream`` for its resolved model."""
+def _llm_request(ctx: DirectiveContext, model: str) -> LLMRequest:
+    """The request of an ``LLMGenerate`` / ``LLMStream`` for the resolved ``model``."""
     d: Any = ctx.directive  # LLMGenerate | LLMStream
     return LLMRequest(
-        model=ctx.model,
+        model=model,
         messages=d.messages,
         tools=d.tools,
         tool_choice=d.tool_choice,
@@ -125,18 +108,19 @@ def _llm_request(ctx: ModelCall) -> LLMRequest:
     )
 
 
-def _limiter(ctx: ModelCall, provider: Any) -> Any:
+def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
     """The provider's concurrency limiter (``None``: it has none)."""
     return ctx.run.executor.provider_limiter(_provider_name(provider))
 
 
-def _generate_call(ctx: ModelCall) -> Any:
+def _generate_call(ctx: DirectiveContext) -> Any:
     """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
     or the ``Err`` of a model that could not be resolved."""
     if ctx.refused is not None:
         return ctx.refused
-    provider = ctx.provider
-    request = _llm_request(ctx)
+    choice = _chosen(ctx)
+    provider = choice.provider
+    request = _llm_request(ctx, choice.name)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.generate(request)
@@ -149,12 +133,20 @@ async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
         return await fn(*args)
 
 
-def _generate_settle(ctx: ModelCall, response: Any) -> Any:
-    return _check_response(response, ctx.provider, ctx.model, LLMResponse)
+def _chosen(ctx: DirectiveContext) -> ModelChoice:
+    """The model ``ctx`` resolved to (its work started: it resolved one)."""
+    choice = ctx.model
+    assert choice is not None
+    return choice
 
 
-def _llm_fail(ctx: ModelCall, exc: Exception) -> Any:
-    return _classify(exc, ctx.provider, ctx)
+def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
+    choice = _chosen(ctx)
+    return _check_response(response, choice.provider, choice.name, LLMResponse)
+
+
+def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+    return _classify(exc, _chosen(ctx).provider, ctx)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -188,18 +180,19 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
     )
 
 
-def _stream_call(ctx: ModelCall) -> Any:
+def _stream_call(ctx: DirectiveContext) -> Any:
     if ctx.refused is not None:  # the model could not be resolved
         return ctx.refused
-    provider = ctx.provider
-    request = _llm_request(ctx)
+    choice = _chosen(ctx)
+    provider = choice.provider
+    request = _llm_request(ctx, choice.name)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return _consume(ctx, provider, request)
     return _limited(limiter, _consume, ctx, provider, request)
 
 
-async def _consume(ctx: ModelCall, provider: Any, req: LLMRequest) -> Any:
+async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any:
     assembler = StreamAssembler()
     chunks = provider.stream(req)
     try:
@@ -230,12 +223,12 @@ async def _consume(ctx: ModelCall, provider: Any, req: LLMRequest) -> Any:
     return _check_response(response, provider, req.model, LLMResponse)
 
 
-def _model_of(ctx: ModelCall) -> tuple[str, str]:
-    provider = ctx.provider
-    return (_provider_name(provider) if provider is not None else ""), ctx.model
+def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
+    choice = ctx.model
+    return ("", "") if choice is None else (_provider_name(choice.provider), choice.name)
 
 
-def _llm_span(ctx: ModelCall, tel: Telemetry) -> None:
+def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     d = ctx.directive
     op = "embeddings" if isinstance(d, LLMEmbed) else "chat"
     pname, model = _model_of(ctx)
@@ -255,7 +248,7 @@ def _llm_span(ctx: ModelCall, tel: Telemetry) -> None:
             tel.content(span, "gen_ai.embeddings.input", d.inputs)
 
 
-def _llm_close(ctx: ModelCall, tel: Telemetry, result: Any, duration: float) -> None:
+def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
     op = "embeddings" if isinstance(ctx.directive, LLMEmbed) else "chat"
     pname, model = _model_of(ctx)
     usage = None
@@ -287,31 +280,32 @@ def _llm_close(ctx: ModelCall, tel: Telemetry, result: Any, duration: float) -> 
 # -- LLMEmbed --------------------------------------------------------------------------
 
 
-def _embed_call(ctx: ModelCall) -> Any:
+def _embed_call(ctx: DirectiveContext) -> Any:
     if ctx.refused is not None:  # the model could not be resolved
         return ctx.refused
-    provider = ctx.provider
+    choice = _chosen(ctx)
+    provider = choice.provider
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
-    request = EmbedRequest(model=ctx.model, inputs=d.inputs)
+    request = EmbedRequest(model=choice.name, inputs=d.inputs)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.embed(request)
     return _limited(limiter, provider.embed, request)
 
 
-def _embed_settle(ctx: ModelCall, response: Any) -> Any:
-    return _check_response(response, ctx.provider, ctx.model, EmbedResponse)
+def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
+    choice = _chosen(ctx)
+    return _check_response(response, choice.provider, choice.name, EmbedResponse)
 
 
-def llm_kinds() -> dict[type[Any], Kind[Any]]:
+def llm_kinds() -> dict[type[Any], Kind]:
     """The kinds of the model directives."""
     common: dict[str, Any] = {
         "prepare_sync": _llm_prepare_sync,
         "open_span": _llm_span,
         "close_span": _llm_close,
         "error_type": PROVIDER_ERROR,
-        "context": ModelCall,
     }
     return {
         LLMGenerate: Kind(

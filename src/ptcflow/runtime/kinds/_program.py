@@ -10,7 +10,7 @@ limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
 ``Err`` for a cancellation, the directive's deadline, or a crash of this kind.
 
 Calls that completed are kept on the directive's context as they complete
-(:attr:`ProgramRun.completed`), so a later
+(:attr:`DirectiveContext.completed`), so a later
 attempt (after a retryable failure such as an attempt timeout) answers them from that record
 (``replay=``, with the missing calls performed: ``resume``) and no completed tool call is
 ever repeated. What the programs of a run share is kept for the whole run
@@ -34,27 +34,16 @@ from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind
 from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramOutput, ProgramToolCall
 
-__all__ = ("PROGRAM_KIND", "ProgramRun")
+__all__ = ("PROGRAM_KIND",)
 
 OPERATION = "execute_program"
 
 
-class ProgramRun(DirectiveContext):
-    """The context of a ``RunProgram``: the calls its attempts completed.
-
-    Attributes:
-        completed: the program's tool calls completed so far, over all attempts, by
-            index (a later attempt answers them from here).
-    """
-
-    completed: dict[int, ProgramToolCall] | None = None
-
-
-def _call(ctx: ProgramRun) -> Any:
+def _call(ctx: DirectiveContext) -> Any:
     return _perform(ctx)
 
 
-async def _perform(ctx: ProgramRun) -> ProgramOutput:
+async def _perform(ctx: DirectiveContext) -> ProgramOutput:
     """One attempt: run the program, its calls through ``ctx.call_tool``."""
     d: Any = ctx.directive  # RunProgram
     done = ctx.completed
@@ -81,7 +70,7 @@ async def _perform(ctx: ProgramRun) -> ProgramOutput:
     )
 
 
-def _settle(ctx: ProgramRun, output: ProgramOutput) -> Ok[ProgramOutput]:
+def _settle(ctx: DirectiveContext, output: ProgramOutput) -> Ok[ProgramOutput]:
     ex = ctx.run.executor
     if ex.log_events:
         error = output.error
@@ -101,7 +90,7 @@ def _settle(ctx: ProgramRun, output: ProgramOutput) -> Ok[ProgramOutput]:
     return Ok(payload=output)
 
 
-def _prepare(ctx: ProgramRun) -> Err | None:
+def _prepare(ctx: DirectiveContext) -> Err | None:
     ex = ctx.run.executor
     if ex.log_events:
         d: Any = ctx.directive  # RunProgram
@@ -116,7 +105,7 @@ def _prepare(ctx: ProgramRun) -> Err | None:
     return None
 
 
-def _open_span(ctx: ProgramRun, tel: Telemetry) -> None:
+def _open_span(ctx: DirectiveContext, tel: Telemetry) -> None:
     """Open the ``execute_program {agent}`` span (the program's calls nest under it)."""
     d: Any = ctx.directive  # RunProgram
     run = ctx.run
@@ -134,7 +123,7 @@ def _open_span(ctx: ProgramRun, tel: Telemetry) -> None:
     tel.content(span, "ptcflow.program.source", d.source)  # model output: opt-in only
 
 
-def _close_span(ctx: ProgramRun, tel: Telemetry, result: Any, duration: float) -> None:
+def _close_span(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: float) -> None:
     """End the program's span: its outcome, calls and memory; a program error is its
     ``error.type`` (the category), described by the category only unless content is on."""
     attrs: dict[str, Any] = {}
@@ -166,6 +155,5 @@ PROGRAM_KIND = Kind(
     prepare=_prepare,
     open_span=_open_span,
     close_span=_close_span,
-    context=ProgramRun,
 )
 """How a ``RunProgram`` is performed (see the module docstring)."""

@@ -203,7 +203,7 @@ def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
 # -- tables -----------------------------------------------------------------------------------
 
 
-def builtin_kinds() -> dict[type[Any], Kind[Any]]:
+def builtin_kinds() -> dict[type[Any], Kind]:
     """Return a fresh table of the built-in directive kinds that perform something."""
     return {
         **llm_kinds(),
@@ -221,7 +221,7 @@ def builtin_kinds() -> dict[type[Any], Kind[Any]]:
     }
 
 
-def custom_kind(cls: type[Directive], handler: Handler) -> Kind[Any]:
+def custom_kind(cls: type[Directive], handler: Handler) -> Kind:
     """Wrap a user handler ``async def handler(directive, ctx) -> result`` as a kind."""
 
     def call(ctx: DirectiveContext) -> Any:
@@ -240,7 +240,7 @@ def custom_kind(cls: type[Directive], handler: Handler) -> Kind[Any]:
     )
 
 
-def unknown_kind(cls: type[Any]) -> Kind[Any]:
+def unknown_kind(cls: type[Any]) -> Kind:
     """The kind of a directive class nobody registered a handler for."""
 
     def prepare(ctx: DirectiveContext) -> Err:
