@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from ptcflow.core._step import Step
+from ptcflow.core import Step
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset

@@ -10,9 +10,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ptcflow.core._flight import cancelled
-from ptcflow.core._step import Step
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import RunCore, Step, TerminalTable, cancelled
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
@@ -267,21 +265,27 @@ class Runtime:
         rid = options.run_id or new_id("run_")
         agents = options.agents
         assert self._executor is not None and self._performer is not None
-        run = LocalRun(
+        toolbox = self._toolbox if tools is None else Toolbox.build(tools)
+        core: RunCore[DirectiveContext] = RunCore(
             strategy,
             input,
-            executor=self._executor,
-            performer=self._performer,
-            tools=self._toolbox if tools is None else Toolbox.build(tools),
-            llm=source,
-            agents=self.agents if agents is None else {**self.agents, **agents},
             run_id=rid,
             request_id=options.request_id or rid,
+            tool_specs=toolbox.specs,
             name=name,
             deadline=deadline,
             publish=self._publish,
             record=options.record,
             terminals=self._terminals,
+            log=self._executor.log,
+        )
+        run = LocalRun(
+            core,
+            executor=self._executor,
+            performer=self._performer,
+            tools=toolbox,
+            llm=source,
+            agents=self.agents if agents is None else {**self.agents, **agents},
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
             run.own_deadline = deadline
@@ -422,21 +426,26 @@ class Runtime:
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
                 check_model(strategy, source)
-        child = LocalRun(
+        core: RunCore[DirectiveContext] = RunCore(
             strategy,
             input,
+            run_id=f"{parent.run_id}/{d.id}",
+            request_id=d.request_id or parent.request_id,
+            parent_run_id=parent.run_id,
+            tool_specs=tools.specs,
+            name=name,
+            deadline=deadline,
+            publish=self._publish,
+            terminals=self._terminals,
+            log=parent.executor.log,
+        )
+        child = LocalRun(
+            core,
             executor=parent.executor,
             performer=parent.performer,
             tools=tools,
             llm=source,
             agents=parent.agents,
-            run_id=f"{parent.run_id}/{d.id}",
-            request_id=d.request_id or parent.request_id,
-            parent_run_id=parent.run_id,
-            name=name,
-            deadline=deadline,
-            publish=self._publish,
-            terminals=self._terminals,
         )
         if plan is not None:
             child.inherit = plan.inherit

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from ptcflow.core._fold import Folds
-from ptcflow.core._protocol import RunInfo
+from ptcflow.core import Folds, RunInfo
 from ptcflow.errors import UsageError
 from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.signals import ProgramError
 from ptcflow.signature import (
     ConversionError,

@@ -20,8 +20,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
-from ptcflow.core._trace import StepFail
+from ptcflow.core import Outcome, RunInfo, StepFail
 from ptcflow.directives import Directive, LLMGenerate
 from ptcflow.errors import ConfigError
 from ptcflow.signals import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.core._protocol import Outcome
-from ptcflow.core._trace import (
+from ptcflow.core import (
     ExecutionTrace,
+    Outcome,
     ProgramTrace,
     PromptTrace,
     TokenCounts,

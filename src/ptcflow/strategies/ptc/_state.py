@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Usage
 
 __all__ = ("PtcState", "PtcStatus", "PtcTurn")

@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
+from ptcflow.core import Outcome, RunInfo
 from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse

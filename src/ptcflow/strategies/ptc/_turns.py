@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.directives import Directive
 from ptcflow.signals import (
     VALIDATION,

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
+from ptcflow.core import Outcome, RunInfo
 from ptcflow.directives import (
     Directive,
     EmitRequestError,
