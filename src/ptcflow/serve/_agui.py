@@ -1,0 +1,409 @@
+"""A run's signals as AG-UI events (the ``ag-ui-protocol`` package's types and encoder).
+
+:class:`AGUIStream` folds the signals of one run and of its child runs into AG-UI events:
+
+* ``RUN_STARTED`` / ``RUN_FINISHED`` (the run's value as ``result``; a cancelled run with
+  the ``cancelled`` outcome) / ``RUN_ERROR`` (the error's message, its type as ``code``);
+* ``TEXT_MESSAGE_START`` / ``CONTENT`` / ``END`` from ``ai.llm.delta`` as the model
+  streams, or one whole message from ``ai.llm.response`` when it does not (a SubAgent's
+  model call: its text is the program);
+* ``TOOL_CALL_START`` / ``ARGS`` / ``END`` from ``ai.tool.started`` and
+  ``TOOL_CALL_RESULT`` from ``ai.tool.result`` (a program's tool calls included);
+* ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
+  whose events carry ``subagentRunId``;
+* ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
+  ``{"mission": {node id: node}, "memory": {run id: {name: PTC-Lisp text}}}``: the mission
+  tree of :mod:`ptcflow.trace` and each SubAgent's memory after each program.
+
+Content is redacted as the live page redacts it (``sanitize``; known ``secrets``
+scrubbed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.signals import (
+    LLM_DELTA,
+    LLM_RESPONSE,
+    PROGRAM_RESULT,
+    REQUEST_COMPLETED,
+    REQUEST_FAILED,
+    REQUEST_STARTED,
+    TOOL_RESULT,
+    TOOL_STARTED,
+    Err,
+    Ok,
+    ProgramOutput,
+    Secrets,
+    Signal,
+    sanitize,
+)
+from ptcflow.trace import Mission
+
+from ._asgi import BadRequest, Disconnect, RunStreamEndpoint
+
+__all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
+
+_ENCODER = EventEncoder()
+
+
+def _pointer(key: str) -> str:
+    """One JSON Pointer segment (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _delta(ops: list[dict[str, Any]]) -> StateDeltaEvent:
+    """A ``STATE_DELTA`` of JSON Patch operations (validated into the protocol's types)."""
+    return StateDeltaEvent.model_validate({"delta": ops})
+
+
+class AGUIStream:
+    """The AG-UI events of run ``root`` and its child runs, one signal at a time.
+
+    Args:
+        root: the ptcflow run id of the top-level run.
+        thread_id: the AG-UI thread id (from the client's ``RunAgentInput``).
+        run_id: the AG-UI run id (from the client's ``RunAgentInput``; default ``root``).
+        state: send ``STATE_SNAPSHOT`` / ``STATE_DELTA`` of the mission tree and memory.
+        secrets: secret values scrubbed from what is sent.
+
+    Example:
+        >>> from ptcflow.signals import RequestStartedData
+        >>> stream = AGUIStream("r1", thread_id="t1", state=False)
+        >>> [e.type.value for e in stream.events(Signal.create(
+        ...     "ai.request.started", RequestStartedData(input="hi"), run_id="r1", seq=1))]
+        ['RUN_STARTED']
+    """
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        thread_id: str,
+        run_id: str | None = None,
+        state: bool = True,
+        secrets: Secrets | None = None,
+    ) -> None:
+        self.root = root
+        self.thread_id = thread_id
+        self.run_id = run_id or root
+        self.state = state
+        self.secrets = secrets if secrets else None
+        self.mission = Mission(secrets=secrets) if state else None
+        self.done = False
+        self._prefix = root + "/"
+        self._open: dict[str, str | None] = {}  # message id -> its subagent run id
+        self._tools: set[str] = set()  # tool calls started and not yet answered
+        self._names: dict[str, str] = {}  # run id -> agent name
+        self._memory: dict[str, dict[str, str]] = {}
+
+    def owns(self, signal: Signal) -> bool:
+        """True for a signal of the run or of one of its child runs."""
+        run = signal.run_id or ""
+        return run == self.root or run.startswith(self._prefix)
+
+    def _clean(self, value: Any) -> Any:
+        value = sanitize(value)
+        return self.secrets.scrub_value(value) if self.secrets is not None else value
+
+    def _json(self, value: Any) -> str:
+        return json.dumps(self._clean(value), ensure_ascii=False, separators=(",", ":"))
+
+    def events(self, signal: Signal) -> list[BaseEvent]:
+        """The events for one signal (none for a signal of another run)."""
+        if self.done or not self.owns(signal):
+            return []
+        run = signal.run_id or ""
+        sub = None if run == self.root else run
+        out: list[BaseEvent] = []
+        changed = self.mission.add(signal) if self.mission is not None else []
+        kind = signal.type
+        data: Any = signal.data
+        call = signal.call_id or ""
+        ending = False
+        if kind == REQUEST_STARTED:
+            self._names[run] = getattr(data, "agent", "") or ""
+            if sub is None:
+                out.append(
+                    RunStartedEvent(
+                        thread_id=self.thread_id,
+                        run_id=self.run_id,
+                        metadata={"ptcflow": {"run_id": self.root}},
+                    )
+                )
+                if self.mission is not None:
+                    snapshot = {n.id: n.to_json() for n in self.mission.walk()}
+                    out.append(StateSnapshotEvent(snapshot={"mission": snapshot, "memory": {}}))
+                    changed = []
+            else:
+                parent = signal.parent_run_id
+                out.append(
+                    SubagentStartedEvent(
+                        subagent_run_id=run,
+                        name=self._names[run] or "agent",
+                        parent_subagent_run_id=parent if parent and parent != self.root else None,
+                        parent_tool_call_id=run[len(parent) + 1 :] if parent else None,
+                    )
+                )
+        elif kind == LLM_DELTA:
+            text = data.chunk.text
+            if text:
+                if call not in self._open:
+                    self._open[call] = sub
+                    out.append(self._start_message(call, run, sub))
+                out.append(
+                    TextMessageContentEvent(message_id=call, delta=text, subagent_run_id=sub)
+                )
+        elif kind == LLM_RESPONSE:
+            if call in self._open:
+                del self._open[call]
+                out.append(TextMessageEndEvent(message_id=call, subagent_run_id=sub))
+            elif isinstance(data.result, Ok) and data.result.payload.text:
+                out.append(self._start_message(call, run, sub))
+                out.append(
+                    TextMessageContentEvent(
+                        message_id=call, delta=data.result.payload.text, subagent_run_id=sub
+                    )
+                )
+                out.append(TextMessageEndEvent(message_id=call, subagent_run_id=sub))
+        elif kind == TOOL_STARTED:
+            self._tool_call(out, call, data.tool_name, data.arguments, sub)
+        elif kind == TOOL_RESULT:
+            if call not in self._tools:  # answered without a start (an unknown tool...)
+                self._tool_call(out, call, data.tool_name, {}, sub)
+            self._tools.discard(call)
+            result = data.result
+            content = (
+                self._json(result.payload)
+                if isinstance(result, Ok)
+                else self._json({"error": {"type": result.error.type, "message": result.error.message}})
+            )  # fmt: skip
+            out.append(
+                ToolCallResultEvent(
+                    message_id=f"{call}/result",
+                    tool_call_id=call,
+                    content=content,
+                    role="tool",
+                    subagent_run_id=sub,
+                )
+            )
+        elif kind == PROGRAM_RESULT and self.mission is not None:
+            result = data.result
+            if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
+                memory = dict(result.payload.memory)
+                if memory != self._memory.get(run):
+                    self._memory[run] = memory
+                    op = {"op": "add", "path": f"/memory/{_pointer(run)}", "value": self._clean(memory)}  # fmt: skip
+                    out.append(_delta([op]))
+        elif kind in (REQUEST_COMPLETED, REQUEST_FAILED):
+            ending = sub is None
+            result = data.result
+            if sub is not None:
+                if isinstance(result, Ok):
+                    out.append(
+                        SubagentFinishedEvent(
+                            subagent_run_id=run, result=self._clean(result.payload)
+                        )
+                    )
+                else:
+                    out.append(
+                        SubagentErrorEvent(
+                            subagent_run_id=run,
+                            message=self._clean(result.error.message),
+                            code=result.error.type,
+                        )
+                    )
+        if changed and kind != LLM_DELTA:  # a streamed call's node is sent when it ends
+            ops = [
+                {"op": "add", "path": f"/mission/{_pointer(n.id)}", "value": n.to_json()}
+                for n in changed
+            ]
+            out.append(_delta(ops))
+        if ending:
+            out.extend(self._finish(signal))
+        return out
+
+    def _start_message(self, message_id: str, run: str, sub: str | None) -> TextMessageStartEvent:
+        return TextMessageStartEvent(
+            message_id=message_id,
+            role="assistant",
+            name=self._names.get(run) or None,
+            subagent_run_id=sub,
+        )
+
+    def _tool_call(
+        self, out: list[BaseEvent], call: str, name: str, args: Any, sub: str | None
+    ) -> None:
+        self._tools.add(call)
+        out.append(ToolCallStartEvent(tool_call_id=call, tool_call_name=name, subagent_run_id=sub))
+        out.append(
+            ToolCallArgsEvent(tool_call_id=call, delta=self._json(args), subagent_run_id=sub)
+        )
+        out.append(ToolCallEndEvent(tool_call_id=call, subagent_run_id=sub))
+
+    def _finish(self, signal: Signal) -> list[BaseEvent]:
+        """Close what is open, then the run's last event."""
+        self.done = True
+        out: list[BaseEvent] = [
+            TextMessageEndEvent(message_id=message, subagent_run_id=sub)
+            for message, sub in self._open.items()
+        ]
+        self._open.clear()
+        result = signal.data.result
+        if isinstance(result, Ok):
+            out.append(
+                RunFinishedEvent(
+                    thread_id=self.thread_id,
+                    run_id=self.run_id,
+                    result=self._clean(result.payload),
+                )
+            )
+        elif isinstance(result, Err) and result.error.type == "cancelled":
+            out.append(
+                RunFinishedEvent(
+                    thread_id=self.thread_id,
+                    run_id=self.run_id,
+                    outcome=RunFinishedCancelledOutcome(),
+                )
+            )
+        else:
+            error = result.error
+            out.append(RunErrorEvent(message=self._clean(error.message), code=error.type))
+        return out
+
+    def feed(self, signal: Signal) -> bytes:
+        """The events of one signal, encoded as server-sent events (``b""``: none)."""
+        events = self.events(signal)
+        if not events:
+            return b""
+        return "".join(_ENCODER.encode(event) for event in events).encode()
+
+    def dropped(self, message: str) -> bytes:
+        """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client
+        that is dropped for reading too slowly."""
+        self.done = True
+        event = RunErrorEvent(message=message, code="client_too_slow")
+        return _ENCODER.encode(event).encode()
+
+
+def parse_run_input(body: bytes) -> RunAgentInput:
+    """An AG-UI ``RunAgentInput`` from a request body, validated by the protocol's model.
+
+    Raises:
+        BadRequest: (422) the body is not a valid ``RunAgentInput``; the message names
+            each field at fault.
+    """
+    try:
+        return RunAgentInput.model_validate_json(body)
+    except ValidationError as exc:
+        errors = [
+            {"path": ".".join(str(p) for p in e["loc"]) or "$", "message": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        listed = "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5])
+        raise BadRequest(
+            f"the body is not an AG-UI RunAgentInput ({len(errors)} error(s)): {listed}",
+            details=errors,
+        ) from None
+
+
+def last_user_text(run_input: RunAgentInput) -> str:
+    """The text of the last user message of an AG-UI input (``""`` when there is none):
+    the default input of a run served over AG-UI."""
+    for message in reversed(run_input.messages):
+        if getattr(message, "role", None) != "user":
+            continue
+        content = message.content
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(getattr(part, "text", "") or "" for part in content)
+        return ""
+    return ""
+
+
+def agui_endpoint(
+    runtime: Runtime | Callable[[], Runtime],
+    agent: Any = None,
+    *,
+    start: Callable[[Runtime, RunAgentInput, str], RunHandle] | None = None,
+    input: Callable[[RunAgentInput], Any] = last_user_text,
+    state: bool = True,
+    buffer: int = 1024,
+    on_disconnect: Disconnect = "cancel",
+    secrets: Secrets | None = None,
+) -> RunStreamEndpoint[RunAgentInput]:
+    """An ASGI endpoint serving an agent over AG-UI: ``POST`` a ``RunAgentInput``, read
+    the run as an SSE stream of AG-UI events.
+
+    Args:
+        runtime: the open Runtime (its bus a ``SignalBus``), or a function returning it.
+        agent: the agent or strategy to run (``rt.start(agent, input(run_input))``).
+        start: instead of ``agent``: ``start(runtime, run_input, run_id) -> RunHandle``
+            (start the run with that ``run_id``).
+        input: the run's input from the AG-UI input (default: the last user message's
+            text).
+        state: send the mission tree and the SubAgents' memory as AG-UI state.
+        buffer: signals a client may fall behind before it gets ``RUN_ERROR``
+            (``client_too_slow``) and is dropped; the run never waits for a client.
+        on_disconnect: ``"cancel"`` (default): a client that goes away (or is dropped)
+            cancels its run; ``"continue"``: the run goes on.
+        secrets: secret values scrubbed from what is sent.
+
+    A malformed body is answered ``422`` with ``{"error": ..., "details": [{"path",
+    "message"}]}``. Mount it with Starlette: ``Route("/agui", endpoint,
+    methods=["POST"])``.
+    """
+    if (agent is None) == (start is None):
+        raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
+
+    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> RunHandle:
+        if start is not None:
+            return start(rt, run_input, run_id)
+        return rt.start(agent, input(run_input), run_id=run_id)
+
+    def _stream(run_input: RunAgentInput, run_id: str) -> AGUIStream:
+        return AGUIStream(
+            run_id,
+            thread_id=run_input.thread_id,
+            run_id=run_input.run_id,
+            state=state,
+            secrets=secrets,
+        )
+
+    return RunStreamEndpoint(
+        runtime,
+        parse=parse_run_input,
+        start=_start,
+        stream=_stream,
+        buffer=buffer,
+        on_disconnect=on_disconnect,
+    )
