@@ -8,7 +8,7 @@ import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -40,10 +40,10 @@ def _free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+async def serving(app: Any, *, lifespan: Literal["on", "off"] = "off") -> AsyncIterator[str]:
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan)
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)

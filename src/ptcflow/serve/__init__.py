@@ -1,7 +1,8 @@
-"""Serve agents to people and to other agents: a run streamed as AG-UI events
+"""Serve agents to people and to other agents: a run streamed over SSE as AG-UI events
 (:func:`agui_endpoint`) or as the Vercel AI SDK's UI message stream
-(:func:`ui_message_stream_endpoint`) over SSE, with bounded buffers per client and the run cancelled when its
-client goes away. Needs ``pip install 'ptcflow[agui]'``. See docs/streaming.md.
+(:func:`ui_message_stream_endpoint`), with a bounded buffer per client and the run
+cancelled when its client goes away; agents as MCP tools (:func:`mcp_server`).
+Needs ``pip install 'ptcflow[agui]'`` (and ``ptcflow[mcp]`` for MCP). See docs/streaming.md.
 """
 
 from __future__ import annotations
@@ -24,18 +25,30 @@ from ptcflow.serve._asgi import (
     RunStreamEndpoint as RunStreamEndpoint,
     StreamStatistics as StreamStatistics,
 )
+from ptcflow.serve._mcp import (
+    AgentTool as AgentTool,
+    agent_tool as agent_tool,
+    mcp_http_app as mcp_http_app,
+    mcp_server as mcp_server,
+    serve_mcp_stdio as serve_mcp_stdio,
+)
 
 __all__ = (
     "UI_MESSAGE_STREAM_HEADERS",
     "AGUIStream",
+    "AgentTool",
     "BadRequest",
     "RunStream",
     "RunStreamEndpoint",
     "StreamStatistics",
     "UIMessageStream",
+    "agent_tool",
     "agui_endpoint",
     "last_user_message_text",
     "last_user_text",
+    "mcp_http_app",
+    "mcp_server",
     "parse_run_input",
+    "serve_mcp_stdio",
     "ui_message_stream_endpoint",
 )
