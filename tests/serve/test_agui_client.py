@@ -56,12 +56,17 @@ async def serving(app: Any, *, lifespan: Literal["on", "off"] = "off") -> AsyncI
             server.should_exit = True
 
 
-async def run_node(app: Any, question: str) -> dict[str, Any]:
+async def run_node(
+    app: Any, question: str, *, path: str = "", lifespan: Literal["on", "off"] = "off"
+) -> dict[str, Any]:
+    """Serve ``app``, let the real client run ``question`` against ``path``, return what it
+    printed."""
     folder = npm_folder(AGUI_CLIENT)
     script = node_script(folder, "agui_client.mjs")
-    async with serving(app) as url:
+    async with serving(app, lifespan=lifespan) as url:
         with anyio.fail_after(60):
-            done = await anyio.run_process(["node", str(script), url, question], check=False)
+            command = ["node", str(script), url + path, question]
+            done = await anyio.run_process(command, check=False)
     assert done.returncode == 0, done.stderr.decode()
     out: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
     return out
