@@ -22,9 +22,10 @@ scrubbed).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
 
+import msgspec
 from ag_ui.core import (
     BaseEvent,
     RunAgentInput,
@@ -59,6 +60,7 @@ from ptcflow.signals import (
     REQUEST_STARTED,
     TOOL_RESULT,
     TOOL_STARTED,
+    USAGE,
     Err,
     Ok,
     ProgramOutput,
@@ -80,9 +82,103 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _delta(ops: list[dict[str, Any]]) -> StateDeltaEvent:
-    """A ``STATE_DELTA`` of JSON Patch operations (validated into the protocol's types)."""
-    return StateDeltaEvent.model_validate({"delta": ops})
+_Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
+"""An event to send: its class and its field values (``None`` values left out)."""
+
+
+def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
+    return cls, {k: v for k, v in values.items() if v is not None}
+
+
+def _delta(ops: list[dict[str, Any]]) -> _Spec:
+    """A ``STATE_DELTA`` of JSON Patch operations."""
+    return StateDeltaEvent, {"delta": ops}
+
+
+_json_bytes = msgspec.json.Encoder().encode
+_MISSING: Any = object()
+_TEMPLATES: dict[tuple[Any, ...], list[bytes] | None] = {}
+
+
+def _template(
+    cls: type[BaseEvent], keys: tuple[str, ...], consts: tuple[tuple[str, Any], ...] = ()
+) -> list[bytes] | None:
+    """The encoder's output for ``cls`` with these fields, cut around each field's value:
+    made once by the protocol's own types and ``EventEncoder`` with a placeholder string
+    per field (and ``consts`` as they are). ``None`` when a field takes no string (the
+    event is then built each time)."""
+    marks: dict[str, Any] = {key: f"\x01{n}\x01" for n, key in enumerate(keys)}
+    try:
+        text = _ENCODER.encode(cls(**marks, **dict(consts)))
+    except ValidationError as exc:  # a field that takes a map: a map placeholder
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else ""
+            if key in marks and isinstance(marks[key], str):
+                marks[key] = {marks[key]: 0}
+        try:
+            text = _ENCODER.encode(cls(**marks, **dict(consts)))
+        except ValidationError:
+            return None
+    found = []
+    for key in keys:
+        literal = json.dumps(marks[key], separators=(",", ":"))
+        if text.count(literal) != 1:
+            return None
+        found.append((text.index(literal), literal))
+    parts, at = [], 0
+    for index, literal in sorted(found):
+        parts.append(text[at:index].encode())
+        at = index + len(literal)
+    parts.append(text[at:].encode())
+    order = [key for _, key in sorted(zip([i for i, _ in found], keys, strict=True))]
+    if tuple(order) != keys:  # fields in the encoder's order: keep the template's
+        _ORDER[(cls, keys)] = tuple(order)
+    return parts
+
+
+_ORDER: dict[tuple[type[BaseEvent], tuple[str, ...]], tuple[str, ...]] = {}
+_FIXED: dict[type[BaseEvent], str] = {TextMessageStartEvent: "role", ToolCallResultEvent: "role"}
+"""A field that takes a few literal values: a template per value."""
+_DELTA_HEAD, _DELTA_TAIL = _ENCODER.encode(StateDeltaEvent(delta=[])).encode().split(b"[]")
+
+
+def _content_template() -> list[bytes]:
+    parts = _template(TextMessageContentEvent, ("message_id", "delta"))
+    assert parts is not None and len(parts) == 3, "TEXT_MESSAGE_CONTENT: messageId, delta"
+    return parts
+
+
+def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
+    """One event as the protocol's ``EventEncoder`` writes it. Each (class, fields) pair is
+    encoded once by the protocol's types (:func:`_template`); after that only the values
+    are encoded (msgspec), into the template's places."""
+    if cls is StateDeltaEvent:
+        return _DELTA_HEAD + _json_bytes(values["delta"]) + _DELTA_TAIL
+    fixed = _FIXED.get(cls)
+    consts: tuple[tuple[str, Any], ...] = ()
+    if fixed is not None and fixed in values:
+        values = dict(values)
+        consts = ((fixed, values.pop(fixed)),)
+    keys = tuple(values)
+    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
+    if parts is _MISSING:
+        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
+    if parts is None:
+        return _ENCODER.encode(cls(**values, **dict(consts))).encode()
+    order = _ORDER.get((cls, keys), keys)
+    out = [parts[0]]
+    for n, key in enumerate(order, 1):
+        out.append(_json_bytes(values[key]))
+        out.append(parts[n])
+    return b"".join(out)
+
+
+_CONTENT = _content_template()
+"""TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
+
+
+_PLAIN = (int, float, bool, type(None))
+"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
 
 
 class AGUIStream:
@@ -131,21 +227,28 @@ class AGUIStream:
         return run == self.root or run.startswith(self._prefix)
 
     def _clean(self, value: Any) -> Any:
+        if type(value) in _PLAIN and self.secrets is None:
+            return value
         value = sanitize(value)
         return self.secrets.scrub_value(value) if self.secrets is not None else value
 
     def _json(self, value: Any) -> str:
-        return json.dumps(self._clean(value), ensure_ascii=False, separators=(",", ":"))
+        return _json_bytes(self._clean(value)).decode()
 
     def events(self, signal: Signal) -> list[BaseEvent]:
         """The events for one signal (none for a signal of another run)."""
+        return [cls(**values) for cls, values in self._specs(signal)]
+
+    def _specs(self, signal: Signal) -> list[_Spec]:
+        """What :meth:`events` builds: each event's class and field values."""
         if self.done or not self.owns(signal):
             return []
         run = signal.run_id or ""
         sub = None if run == self.root else run
-        out: list[BaseEvent] = []
-        changed = self.mission.add(signal) if self.mission is not None else []
+        out: list[_Spec] = []
         kind = signal.type
+        # a streamed chunk changes no node of the tree
+        changed = self.mission.add(signal) if self.mission is not None and kind != LLM_DELTA else []
         data: Any = signal.data
         call = signal.call_id or ""
         ending = False
@@ -153,7 +256,8 @@ class AGUIStream:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
                 out.append(
-                    RunStartedEvent(
+                    _E(
+                        RunStartedEvent,
                         thread_id=self.thread_id,
                         run_id=self.run_id,
                         metadata={"ptcflow": {"run_id": self.root}},
@@ -161,12 +265,13 @@ class AGUIStream:
                 )
                 if self.mission is not None:
                     snapshot = {n.id: n.to_json() for n in self.mission.walk()}
-                    out.append(StateSnapshotEvent(snapshot={"mission": snapshot, "memory": {}}))
+                    out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
                     changed = []
             else:
                 parent = signal.parent_run_id
                 out.append(
-                    SubagentStartedEvent(
+                    _E(
+                        SubagentStartedEvent,
                         subagent_run_id=run,
                         name=self._names[run] or "agent",
                         parent_subagent_run_id=parent if parent and parent != self.root else None,
@@ -180,20 +285,23 @@ class AGUIStream:
                     self._open[call] = sub
                     out.append(self._start_message(call, run, sub))
                 out.append(
-                    TextMessageContentEvent(message_id=call, delta=text, subagent_run_id=sub)
+                    _E(TextMessageContentEvent, message_id=call, delta=text, subagent_run_id=sub)
                 )
         elif kind == LLM_RESPONSE:
             if call in self._open:
                 del self._open[call]
-                out.append(TextMessageEndEvent(message_id=call, subagent_run_id=sub))
+                out.append(_E(TextMessageEndEvent, message_id=call, subagent_run_id=sub))
             elif isinstance(data.result, Ok) and data.result.payload.text:
                 out.append(self._start_message(call, run, sub))
                 out.append(
-                    TextMessageContentEvent(
-                        message_id=call, delta=data.result.payload.text, subagent_run_id=sub
+                    _E(
+                        TextMessageContentEvent,
+                        message_id=call,
+                        delta=data.result.payload.text,
+                        subagent_run_id=sub,
                     )
                 )
-                out.append(TextMessageEndEvent(message_id=call, subagent_run_id=sub))
+                out.append(_E(TextMessageEndEvent, message_id=call, subagent_run_id=sub))
         elif kind == TOOL_STARTED:
             self._tool_call(out, call, data.tool_name, data.arguments, sub)
         elif kind == TOOL_RESULT:
@@ -207,7 +315,8 @@ class AGUIStream:
                 else self._json({"error": {"type": result.error.type, "message": result.error.message}})
             )  # fmt: skip
             out.append(
-                ToolCallResultEvent(
+                _E(
+                    ToolCallResultEvent,
                     message_id=f"{call}/result",
                     tool_call_id=call,
                     content=content,
@@ -229,19 +338,22 @@ class AGUIStream:
             if sub is not None:
                 if isinstance(result, Ok):
                     out.append(
-                        SubagentFinishedEvent(
-                            subagent_run_id=run, result=self._clean(result.payload)
+                        _E(
+                            SubagentFinishedEvent,
+                            subagent_run_id=run,
+                            result=self._clean(result.payload),
                         )
                     )
                 else:
                     out.append(
-                        SubagentErrorEvent(
+                        _E(
+                            SubagentErrorEvent,
                             subagent_run_id=run,
                             message=self._clean(result.error.message),
                             code=result.error.type,
                         )
                     )
-        if changed and kind != LLM_DELTA:  # a streamed call's node is sent when it ends
+        if changed and kind != USAGE:  # usage comes right before the response that sends it
             ops = [
                 {"op": "add", "path": f"/mission/{_pointer(n.id)}", "value": n.to_json()}
                 for n in changed
@@ -251,8 +363,9 @@ class AGUIStream:
             out.extend(self._finish(signal))
         return out
 
-    def _start_message(self, message_id: str, run: str, sub: str | None) -> TextMessageStartEvent:
-        return TextMessageStartEvent(
+    def _start_message(self, message_id: str, run: str, sub: str | None) -> _Spec:
+        return _E(
+            TextMessageStartEvent,
             message_id=message_id,
             role="assistant",
             name=self._names.get(run) or None,
@@ -260,27 +373,30 @@ class AGUIStream:
         )
 
     def _tool_call(
-        self, out: list[BaseEvent], call: str, name: str, args: Any, sub: str | None
+        self, out: list[_Spec], call: str, name: str, args: Any, sub: str | None
     ) -> None:
         self._tools.add(call)
-        out.append(ToolCallStartEvent(tool_call_id=call, tool_call_name=name, subagent_run_id=sub))
         out.append(
-            ToolCallArgsEvent(tool_call_id=call, delta=self._json(args), subagent_run_id=sub)
+            _E(ToolCallStartEvent, tool_call_id=call, tool_call_name=name, subagent_run_id=sub)
         )
-        out.append(ToolCallEndEvent(tool_call_id=call, subagent_run_id=sub))
+        out.append(
+            _E(ToolCallArgsEvent, tool_call_id=call, delta=self._json(args), subagent_run_id=sub)
+        )
+        out.append(_E(ToolCallEndEvent, tool_call_id=call, subagent_run_id=sub))
 
-    def _finish(self, signal: Signal) -> list[BaseEvent]:
+    def _finish(self, signal: Signal) -> list[_Spec]:
         """Close what is open, then the run's last event."""
         self.done = True
-        out: list[BaseEvent] = [
-            TextMessageEndEvent(message_id=message, subagent_run_id=sub)
+        out: list[_Spec] = [
+            _E(TextMessageEndEvent, message_id=message, subagent_run_id=sub)
             for message, sub in self._open.items()
         ]
         self._open.clear()
         result = signal.data.result
         if isinstance(result, Ok):
             out.append(
-                RunFinishedEvent(
+                _E(
+                    RunFinishedEvent,
                     thread_id=self.thread_id,
                     run_id=self.run_id,
                     result=self._clean(result.payload),
@@ -288,7 +404,8 @@ class AGUIStream:
             )
         elif isinstance(result, Err) and result.error.type == "cancelled":
             out.append(
-                RunFinishedEvent(
+                _E(
+                    RunFinishedEvent,
                     thread_id=self.thread_id,
                     run_id=self.run_id,
                     outcome=RunFinishedCancelledOutcome(),
@@ -296,15 +413,57 @@ class AGUIStream:
             )
         else:
             error = result.error
-            out.append(RunErrorEvent(message=self._clean(error.message), code=error.type))
+            out.append(_E(RunErrorEvent, message=self._clean(error.message), code=error.type))
         return out
 
     def feed(self, signal: Signal) -> bytes:
         """The events of one signal, encoded as server-sent events (``b""``: none)."""
-        events = self.events(signal)
-        if not events:
+        if signal.type == LLM_DELTA and signal.run_id == self.root and signal.call_id in self._open:
+            # the hot path: one streamed chunk of a message of the run, already started
+            text = signal.data.chunk.text
+            return self._content(signal.call_id, text) if text and not self.done else b""
+        specs = self._specs(signal)
+        if not specs:
             return b""
-        return "".join(_ENCODER.encode(event) for event in events).encode()
+        if len(specs) == 1:
+            return _encode(*specs[0])
+        return b"".join([_encode(cls, values) for cls, values in specs])
+
+    def _content(self, message_id: str, text: str) -> bytes:
+        return _CONTENT[0] + _json_bytes(message_id) + _CONTENT[1] + _json_bytes(text) + _CONTENT[2]  # fmt: skip
+
+    def feed_many(self, signals: Iterable[Signal]) -> bytes:
+        """The events of several signals at once (what a client is sent when it has fallen
+        behind): consecutive chunks of one message become one ``TEXT_MESSAGE_CONTENT``."""
+        out: list[bytes] = []
+        call: str | None = None
+        texts: list[str] = []
+        for signal in signals:
+            if signal.type == LLM_DELTA and signal.run_id == self.root:
+                text = signal.data.chunk.text
+                if text and not self.done:
+                    if signal.call_id not in self._open:  # the message starts
+                        if texts:
+                            out.append(self._content(call or "", "".join(texts)))
+                            call, texts = None, []
+                        message = signal.call_id or ""
+                        self._open[message] = None
+                        out.append(_encode(*self._start_message(message, self.root, None)))
+                    if call != signal.call_id:
+                        if texts:
+                            out.append(self._content(call or "", "".join(texts)))
+                        call, texts = signal.call_id, []
+                    texts.append(text)
+                continue
+            if texts:
+                out.append(self._content(call or "", "".join(texts)))
+                call, texts = None, []
+            chunk = self.feed(signal)
+            if chunk:
+                out.append(chunk)
+        if texts:
+            out.append(self._content(call or "", "".join(texts)))
+        return b"".join(out)
 
     def dropped(self, message: str) -> bytes:
         """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client

@@ -19,7 +19,7 @@ those of ``uiMessageChunkSchema`` in the ``ai`` npm package, checked against ``a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -60,6 +60,14 @@ def _sse(chunk: dict[str, Any]) -> bytes:
     return b"data: " + _encode(chunk) + b"\n\n"
 
 
+def _text_delta(id: str, delta: str) -> bytes:
+    return _sse({"type": "text-delta", "id": id, "delta": delta})
+
+
+_PLAIN = (int, float, bool, type(None))
+"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
+
+
 class UIMessageStream:
     """The UI message stream chunks of run ``root`` and its child runs, one signal at a
     time (:meth:`chunks`), or encoded (:meth:`feed`).
@@ -86,6 +94,8 @@ class UIMessageStream:
         return run == self.root or run.startswith(self._prefix)
 
     def _clean(self, value: Any) -> Any:
+        if type(value) in _PLAIN and self.secrets is None:
+            return value
         value = sanitize(value)
         return self.secrets.scrub_value(value) if self.secrets is not None else value
 
@@ -193,6 +203,32 @@ class UIMessageStream:
             return b""
         body = b"".join(_sse(chunk) for chunk in chunks)
         return body + _DONE if self.done else body
+
+    def feed_many(self, signals: Iterable[Signal]) -> bytes:
+        """The chunks of several signals at once (what a client is sent when it has fallen
+        behind): consecutive deltas of one text become one ``text-delta``."""
+        out: list[bytes] = []
+        call: str | None = None
+        texts: list[str] = []
+        for signal in signals:
+            if signal.type == LLM_DELTA and signal.call_id in self._open and self.owns(signal):
+                text = signal.data.chunk.text
+                if text and not self.done:
+                    if call != signal.call_id:
+                        if texts:
+                            out.append(_text_delta(call or "", "".join(texts)))
+                        call, texts = signal.call_id, []
+                    texts.append(text)
+                continue
+            if texts:
+                out.append(_text_delta(call or "", "".join(texts)))
+                call, texts = None, []
+            chunk = self.feed(signal)
+            if chunk:
+                out.append(chunk)
+        if texts:
+            out.append(_text_delta(call or "", "".join(texts)))
+        return b"".join(out)
 
     def dropped(self, message: str) -> bytes:
         """An ``error`` chunk then ``[DONE]``: the end of a client dropped for reading too

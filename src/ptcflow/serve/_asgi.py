@@ -64,6 +64,11 @@ class RunStream(Protocol):
         nothing to send)."""
         ...
 
+    def feed_many(self, signals: Iterable[Signal]) -> bytes:
+        """The encoded events of several signals (a client behind the run gets them
+        merged where the protocol allows: consecutive text chunks of one message)."""
+        ...
+
     def dropped(self, message: str) -> bytes:
         """The error event a client gets before it is dropped for reading too slowly."""
         ...
@@ -288,9 +293,9 @@ class RunStreamEndpoint(Generic[R]):
                     try:
                         with chunks:
                             async for signal in signals:
-                                if not owns(signal):
-                                    continue
-                                chunk = stream.feed(signal)
+                                # with what is buffered behind it: merged where it can be
+                                batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]
+                                chunk = stream.feed_many(batch)
                                 if chunk:
                                     chunks.send_nowait(chunk)  # never waits for the client
                                 if stream.done:
