@@ -220,6 +220,8 @@ class AGUIStream:
         self._tools: set[str] = set()  # tool calls started and not yet answered
         self._names: dict[str, str] = {}  # run id -> agent name
         self._memory: dict[str, dict[str, str]] = {}
+        self._dirty: dict[str, Any] = {}  # mission nodes changed and not yet sent
+        self._batching = False  # in feed_many: nodes are sent once, at the batch's end
 
     def owns(self, signal: Signal) -> bool:
         """True for a signal of the run or of one of its child runs."""
@@ -354,14 +356,24 @@ class AGUIStream:
                         )
                     )
         if changed and kind != USAGE:  # usage comes right before the response that sends it
-            ops = [
-                {"op": "add", "path": f"/mission/{_pointer(n.id)}", "value": n.to_json()}
-                for n in changed
-            ]
-            out.append(_delta(ops))
+            for node in changed:
+                self._dirty[node.id] = node
+            if not self._batching:
+                out.append(self._nodes_delta())
         if ending:
+            if self._dirty:
+                out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _nodes_delta(self) -> _Spec:
+        """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
+        ops = [
+            {"op": "add", "path": f"/mission/{_pointer(key)}", "value": node.to_json()}
+            for key, node in self._dirty.items()
+        ]
+        self._dirty.clear()
+        return _delta(ops)
 
     def _start_message(self, message_id: str, run: str, sub: str | None) -> _Spec:
         return _E(
@@ -436,6 +448,16 @@ class AGUIStream:
         """The events of several signals at once (what a client is sent when it has fallen
         behind): consecutive chunks of one message become one ``TEXT_MESSAGE_CONTENT``."""
         out: list[bytes] = []
+        self._batching = True
+        try:
+            self._batch(signals, out)
+        finally:
+            self._batching = False
+        if self._dirty and not self.done:
+            out.append(_encode(*self._nodes_delta()))
+        return b"".join(out)
+
+    def _batch(self, signals: Iterable[Signal], out: list[bytes]) -> None:
         call: str | None = None
         texts: list[str] = []
         for signal in signals:
@@ -463,7 +485,6 @@ class AGUIStream:
                 out.append(chunk)
         if texts:
             out.append(self._content(call or "", "".join(texts)))
-        return b"".join(out)
 
     def dropped(self, message: str) -> bytes:
         """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client
