@@ -6,7 +6,8 @@ streams its signals to the browser, which draws the trace viewer's waterfall liv
 
 Routes:
 
-* ``GET /``: the viewer page, with a form that starts a mission.
+* ``GET /``: the viewer page, with a form that starts a mission (``GET /?protocol=agui``:
+  the same page reading the mission over AG-UI from ``POST /agui``).
 * ``GET /missions/stream?question=...``: runs the mission and streams it as server-sent
   events (``event: signal`` per signal, then ``event: end``). A client that goes away
   cancels its run: the planner and every agent under it stop, each pending call ending
@@ -134,8 +135,9 @@ def create_app(
     service = Service(latency, handlers)
 
     async def index(request: Request) -> Response:
+        agui = "/agui" if request.query_params.get("protocol") == "agui" else None
         return HTMLResponse(
-            live_page("/missions/stream", question=QUESTION, title="ptcflow service")
+            live_page("/missions/stream", question=QUESTION, title="ptcflow service", agui=agui)
         )
 
     async def runs(request: Request) -> Response:
