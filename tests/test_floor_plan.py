@@ -29,7 +29,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"core", "program", "mcp"}),
     frozenset({"strategies", "runtime"}),
     frozenset({"agent", "trace", "testing"}),
-    frozenset({"temporal", "demo"}),
+    frozenset({"temporal", "demo", "serve"}),
     frozenset({"cli", "__init__"}),
 )
 FLOOR = {package: level for level, packages in enumerate(FLOORS) for package in packages}

@@ -24,7 +24,7 @@ from ptcflow.agent._plan import SubAgentError, execute, plan
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions
-from ptcflow.runtime._entry import _in_event_loop
+from ptcflow.runtime.lowlevel import in_event_loop
 from ptcflow.signals import ErrorEnvelope
 from ptcflow.signature import (
     ConversionError,
@@ -326,7 +326,7 @@ class SubAgent:
         Raises:
             UsageError: called inside a running event loop (``await agent.run(...)``).
         """
-        if _in_event_loop():
+        if in_event_loop():
             raise UsageError(
                 "run_sync() was called inside a running event loop; use `await agent.run(...)`"
             )
@@ -400,7 +400,7 @@ class SubAgent:
         Raises:
             UsageError: called inside a running event loop (``await agent.compile(...)``).
         """
-        if _in_event_loop():
+        if in_event_loop():
             raise UsageError(
                 "compile_sync() was called inside a running event loop; use "
                 "`await agent.compile(...)`"

@@ -52,8 +52,8 @@ from ptcflow.signals import (
     ToolSpec,
     Usage,
     json_safe,
+    stamp as default_stamp,
 )
-from ptcflow.signals._signal import stamp as default_stamp
 
 __all__ = ("Flight", "RunCore", "cancelled")
 

@@ -88,7 +88,7 @@ def run_sync(
             there instead), for a bad argument, or without an ``input`` for a strategy.
     """
     _check_input(strategy, input, {k: v for k, v in kwargs.items() if k not in _RUN_KWARGS})
-    if _in_event_loop():
+    if in_event_loop():
         raise UsageError(
             "run_sync() was called inside a running event loop; it would block that loop. "
             "Use `await ptcflow.runtime.run(...)` (or a Runtime) in async code instead."
@@ -134,7 +134,9 @@ def _check_input(strategy: Any, input: Any, options: Mapping[str, Any]) -> None:
         )
 
 
-def _in_event_loop() -> bool:
+def in_event_loop() -> bool:
+    """True when called from inside a running event loop (asyncio, or trio when loaded):
+    where a ``*_sync`` entry point must refuse to start a loop of its own."""
     try:
         asyncio.get_running_loop()
         return True

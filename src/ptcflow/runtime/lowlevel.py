@@ -21,6 +21,7 @@ from ptcflow.runtime._driver import (
     drive as drive,
     wait_done as wait_done,
 )
+from ptcflow.runtime._entry import in_event_loop as in_event_loop
 from ptcflow.runtime._executor import Executor as Executor
 from ptcflow.runtime._perform import Performer as Performer
 from ptcflow.runtime._plan import plan_of as plan_of
@@ -51,6 +52,7 @@ __all__ = (
     "current_context",
     "detach",
     "drive",
+    "in_event_loop",
     "invalid_child_arguments",
     "plan_of",
     "wait_done",

@@ -98,7 +98,12 @@ from ptcflow.signals._secrets import (
     secrets_of_headers as secrets_of_headers,
     secrets_of_url as secrets_of_url,
 )
-from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
+from ptcflow.signals._signal import (
+    Signal as Signal,
+    new_id as new_id,
+    stamp as stamp,
+    uuid7 as uuid7,
+)
 
 __all__ = (
     "AUTH",
@@ -177,6 +182,7 @@ __all__ = (
     "sanitize",
     "secrets_of_headers",
     "secrets_of_url",
+    "stamp",
     "tool_result_content",
     "uuid7",
 )

@@ -30,7 +30,7 @@ from ptcflow.agent.compiled._source import (
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.lisp import Limits
 from ptcflow.runtime import Step
-from ptcflow.runtime._entry import _in_event_loop
+from ptcflow.runtime.lowlevel import in_event_loop
 from ptcflow.signals import Err, ErrorEnvelope
 from ptcflow.signature import (
     ConversionError,
@@ -433,7 +433,7 @@ def _now() -> datetime:
 
 
 def _no_loop(name: str, instead: str) -> None:
-    if _in_event_loop():
+    if in_event_loop():
         raise UsageError(
             f"{name}() was called inside a running event loop; use `await compiled.{instead}(...)`"
         )
