@@ -29,6 +29,7 @@ from ptcflow.lisp._carry import (
 )
 from ptcflow.lisp._frontend import extract_code as extract_code
 from ptcflow.lisp._runner import (
+    PARSE_MAX_CHARS as PARSE_MAX_CHARS,
     LispResult as LispResult,
     ReplayMismatch as ReplayMismatch,
     ToolCallRecord as ToolCallRecord,
@@ -44,6 +45,7 @@ from ptcflow.lisp.printer import pr_str as pr_str
 from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
+    "PARSE_MAX_CHARS",
     "Keyword",
     "LimitExceeded",
     "Limits",
