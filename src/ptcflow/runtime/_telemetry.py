@@ -38,7 +38,7 @@ from opentelemetry import context as otel_context, metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ptcflow.runtime._genai_messages import encode_content, input_messages, output_messages
-from ptcflow.signals import Err, LLMResponse, Ok, Usage
+from ptcflow.signals import REDACTED, Err, LLMResponse, Ok, Usage, is_secret_key, sanitize
 
 __all__ = ("Telemetry",)
 
@@ -46,6 +46,9 @@ _FAILURES: Final = logging.getLogger("ptcflow.telemetry")
 _UNRECORDED: Final = trace.INVALID_SPAN
 """A directive's stand-in span when metrics are recorded without tracing: the directive is
 closed (and its metrics recorded) as with a span, and nothing is traced."""
+_METADATA: Final = "ptcflow.directive.metadata."
+"""The prefix of the span attributes that carry a directive's ``metadata``."""
+_METADATA_CHARS: Final = 1000  # the longest metadata value on a span
 _NOOP_TRACER_PROVIDERS = ("ProxyTracerProvider", "NoOpTracerProvider")
 _NOOP_METER_PROVIDERS = ("_ProxyMeterProvider", "NoOpMeterProvider")
 _SCOPE = "ptcflow"
@@ -277,6 +280,26 @@ class Telemetry:
         shape = _FORMATS.get(key)
         try:
             span.set_attribute(key, encode_content(shape(value) if shape is not None else value))
+        except Exception as exc:
+            self.failed("setting a span attribute", exc)
+
+    def metadata(self, span: Span | None, metadata: Mapping[str, Any]) -> None:
+        """Set a directive's ``metadata`` on its span, as ``ptcflow.directive.metadata.<key>``
+        attributes: strings, numbers and booleans as they are, anything else as JSON (secret
+        keys redacted, bounded, see :func:`~ptcflow.signals.sanitize`)."""
+        if span is None or span is _UNRECORDED:
+            return
+        attrs: dict[str, Any] = {}
+        for key, value in metadata.items():
+            if is_secret_key(str(key)):
+                value = REDACTED
+            elif isinstance(value, str):
+                value = value[:_METADATA_CHARS]
+            elif not isinstance(value, int | float):  # bool is an int
+                value = encode_content(sanitize(value), _METADATA_CHARS)
+            attrs[f"{_METADATA}{key}"] = value
+        try:
+            span.set_attributes(attrs)
         except Exception as exc:
             self.failed("setting a span attribute", exc)
 
