@@ -7,12 +7,14 @@ tests/lisp/ticking.py for the measure)."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import anyio
 import pytest
+from greenlet import greenlet
 
-from ptcflow.lisp import Limits, run_sync
+from ptcflow.lisp import Limits, run, run_sync
 
 from .ticking import Ticked, run_ticking
 
@@ -76,6 +78,11 @@ async def test_a_program_under_default_limits_keeps_the_loop_ticking(
         if t.max_gap_s > MAX_GAP_S:  # a stall repeats; a host pausing this VM does not
             t = await run_ticking(source, tools=TOOLS, limits=limits)
     err = t.result.error
+    print(  # the figures: pytest -s tests/lisp/test_default_limits_gap.py
+        f"{source[:60]!r}: loop gap {t.max_gap_s * 1000:.0f} ms CPU "
+        f"({t.max_wall_gap_s * 1000:.0f} ms wall), RSS +{t.rss_growth / 1e6:.0f} MB, "
+        f"{t.seconds:.2f} s, {err.category if err else 'ok'}"
+    )
     assert (None if err is None else err.category) in outcomes, str(err)
     if err is not None:
         assert "failed unexpectedly" not in err.message, str(err)
@@ -84,3 +91,19 @@ async def test_a_program_under_default_limits_keeps_the_loop_ticking(
     assert t.max_gap_s <= MAX_GAP_S, (
         f"the loop waited {t.max_gap_s * 1000:.0f} ms ({t.max_wall_gap_s * 1000:.0f} ms wall)"
     )
+
+
+async def test_a_run_cancelled_while_a_pmap_element_yields_leaves_no_greenlet() -> None:
+    # the element's yield goes up through the pmap: a cancellation then ends every element
+    source = "(pmap (fn [x] (loop [i 0] (if (< i 100000000) (recur (inc i)) i))) (range 4))"
+    limits = Limits(timeout_ms=60_000, max_steps=10**9, max_loop_iterations=10**9)
+    with anyio.move_on_after(0.3) as scope:
+        await run(source, limits=limits)
+    assert scope.cancelled_caught
+    gc.collect()
+    alive = [
+        g
+        for g in gc.get_objects()
+        if isinstance(g, greenlet) and g.parent is not None and not g.dead
+    ]
+    assert not alive, alive

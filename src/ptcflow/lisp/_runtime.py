@@ -244,6 +244,7 @@ class RunState:
                 # An element yielding to the event loop does it now, through every pmap
                 # above it: kept in the batch, it would wait for its siblings (and theirs,
                 # at every level of a recursion) to run up to their own next suspension.
+                active[i] = (g, r)  # a cancellation meanwhile ends it with the others
                 self.suspend(YIELD)
                 r = g.switch(None)
                 self.depth = depth
