@@ -27,9 +27,10 @@ _PROGRESS_EVERY: Final = 8192
 
 
 class _Counter:
-    __slots__ = ("left", "limit", "next_progress", "progress", "what")
+    __slots__ = ("budget", "left", "limit", "next_progress", "progress", "what")
 
     def __init__(self, limit: int, what: str, progress: Callable[[], None] | None) -> None:
+        self.budget = active_budget()  # the run's, for sorting large maps and sets in chunks
         self.left = limit
         self.limit = limit
         self.what = what
@@ -103,12 +104,12 @@ def _conv(x: Any, budget: _Counter, depth: int, keep: bool) -> Any:
             raise budget.too_big()
         return {
             (k.name if type(k) is Keyword else _key(k, budget)): _conv(v, budget, d, keep)
-            for k, v in ordered_items(x, active_budget())
+            for k, v in ordered_items(x, budget.budget)
         }
     if t is frozenset:
         if len(x) > budget.left:
             raise budget.too_big()
-        return [_conv(v, budget, d, keep) for v in ordered(x, active_budget())]
+        return [_conv(v, budget, d, keep) for v in ordered(x, budget.budget)]
     if t is Regex:
         return x.source
     return to_python(x)  # raises the standard type error for functions
