@@ -379,6 +379,7 @@ class RunCore(Generic[F]):
                 parent_run_id=self.parent_run_id,
                 causation_id=d.id if flight.parent is None else flight.parent.directive.id,
                 traceparent=flight.traceparent,
+                metadata=d.metadata or None,
             )
         if self._publish is not None:
             self._publish(signal)

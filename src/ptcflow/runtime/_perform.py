@@ -118,6 +118,8 @@ class Performer:
         token = None
         if tel is not None:
             kind.open_span(ctx, tel)
+            if ctx.directive.metadata:
+                tel.metadata(ctx.span, ctx.directive.metadata)
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | None = None
         guarded = self.limited or ctx.attempt_ms is not None

@@ -93,6 +93,7 @@ from ptcflow.signals._sanitize import (
     sanitize as sanitize,
 )
 from ptcflow.signals._secrets import (
+    PUBLIC_HEADERS as PUBLIC_HEADERS,
     Secrets as Secrets,
     redact_url as redact_url,
     secrets_of_headers as secrets_of_headers,
@@ -116,6 +117,7 @@ __all__ = (
     "LLM_RESPONSE",
     "PROGRAM_RESULT",
     "PROVIDER_ERROR",
+    "PUBLIC_HEADERS",
     "RATE_LIMITED",
     "REDACTED",
     "REQUEST_COMPLETED",
