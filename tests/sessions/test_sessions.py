@@ -14,6 +14,7 @@ from ptcflow.runtime import Runtime
 from ptcflow.sessions import (
     CorruptTurnError,
     MemoryStore,
+    PostgresStore,
     SessionConflictError,
     SessionStore,
     SQLiteStore,
@@ -26,10 +27,15 @@ from ptcflow.testing import ScriptedLLM
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
     if request.param == "memory":
         yield MemoryStore()
+        return
+    if request.param == "postgres":
+        postgres = PostgresStore(request.getfixturevalue("pg_dsn"))
+        yield postgres
+        postgres.close()
         return
     sqlite = SQLiteStore(tmp_path / "sessions.db")
     yield sqlite

@@ -32,8 +32,9 @@ class PostgresStore:
     """Sessions in PostgreSQL, shared by every process that opens the same database.
 
     psycopg 3's *sync* API runs in a worker thread (``anyio.to_thread``, one at a time on
-    one connection): its async API is written for asyncio's loop, and the store must work
-    on trio too. One row per turn, primary key ``(session_id, turn)``: an append is one
+    one connection): its async API needs asyncio's loop (under trio,
+    ``AsyncConnection.connect`` raises ``RuntimeError: no running event loop``, psycopg
+    3.3.9), and the store must work on trio too. One row per turn, primary key ``(session_id, turn)``: an append is one
     ``INSERT`` in one transaction; a turn number already taken by another replica raises
     :class:`~ptcflow.sessions.SessionConflictError` (optimistic: no lock is held while a
     run thinks). A broken connection (the server stopped or restarted) raises
