@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 from ptcflow import SubAgent, UsageError
 from ptcflow.runtime import RunOptions, Runtime
 from ptcflow.sessions import check_history
-from ptcflow.signals import Message, ToolCall
-from ptcflow.strategies import ReAct
+from ptcflow.signals import Message, Ok, ToolCall
+from ptcflow.strategies import Outcome, ReAct, RunInfo
 from ptcflow.testing import ScriptedLLM
 
 pytestmark = pytest.mark.anyio
@@ -74,12 +74,47 @@ async def test_a_tool_call_without_its_result_is_refused_before_any_model_call()
     assert llm.calls == 0
 
 
+class _NoConversation:
+    """A strategy without a ``conversation`` method."""
+
+    name = "plain"
+
+    def init(self, run: RunInfo) -> tuple[None, tuple[()]]:
+        return None, ()
+
+    def handle(self, state: None, signal: object) -> tuple[None, tuple[()]]:
+        return None, ()
+
+    def outcome(self, state: None) -> Outcome:
+        return Outcome(result=Ok(payload=1))
+
+    def snapshot(self, state: None) -> None:
+        return None
+
+
 async def test_a_strategy_that_keeps_no_conversation_refuses_a_history() -> None:
-    agent = SubAgent(prompt="Add {{x}}", signature="(x :int) -> :int")
-    llm = ScriptedLLM(["(return 1)"])
+    async with Runtime(llm=ScriptedLLM([])) as rt:
+        with pytest.raises(UsageError, match="_NoConversation keeps no conversation"):
+            await rt.run(_NoConversation(), "x", history=[Message(role="user", content="hi")])
+
+
+async def test_a_ptc_subagent_follow_up_sees_earlier_answers_in_its_task() -> None:
+    agent = SubAgent(prompt="{{question}}", signature="(question :string) -> :int")
+    llm = ScriptedLLM(["(return 5)", "(return 10)"])
     async with Runtime(llm=llm) as rt:
-        with pytest.raises(UsageError, match="keeps no conversation"):
-            await rt.run(agent, context={"x": 1}, history=[Message(role="user", content="hi")])
+        first = await rt.run(agent, context={"question": "What is 2 + 3?"})
+        assert first.value == 5
+        assert [(m.role, m.content) for m in first.messages] == [
+            ("user", "What is 2 + 3?"),
+            ("assistant", "5"),
+        ]
+        second = await rt.run(agent, context={"question": "Double it."}, history=first.messages)
+    assert second.value == 10
+    task = llm.requests[-1].messages[1].content
+    assert task == (
+        "## Earlier in this conversation\nuser: What is 2 + 3?\nassistant: 5\n\n## Now\nDouble it."
+    )
+    assert [m.content for m in second.messages] == ["What is 2 + 3?", "5", "Double it.", "10"]
 
 
 async def test_the_json_mode_continues_a_conversation() -> None:

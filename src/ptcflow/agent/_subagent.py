@@ -293,10 +293,11 @@ class SubAgent:
                 the mission this run starts when its tools include agents: nesting depth
                 and a turn budget shared by every agent it calls (default: depth 3, 20
                 turns).
-            history: the conversation so far (an earlier ``step.messages``), for an agent
-                with ``output="json"`` (its ``step.messages`` continues it).
-            session: a :class:`~ptcflow.Session` to continue (``output="json"``): its
-                messages are the history, the run's own are stored as its next turn.
+            history: the conversation so far (an earlier ``step.messages``); the run's
+                ``step.messages`` continues it. A PTC-Lisp agent reads the last questions
+                and answers at the top of its task; ``output="json"`` gets the messages.
+            session: a :class:`~ptcflow.Session` to continue: its messages are the
+                history, the run's own are stored as its next turn.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,

@@ -256,7 +256,7 @@ class Runtime:
         if options.history and not callable(getattr(strategy, "conversation", None)):
             raise UsageError(
                 f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history= and session= work with ReAct and SubAgent(output='json')"
+                "history= and session= work with ReAct and SubAgents"
             )
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
