@@ -166,3 +166,14 @@ def test_check_history_accepts_whole_exchanges_and_refuses_any_dropped_result(
         dropped = data.draw(st.sampled_from(results))
         with pytest.raises(UsageError, match="no tool message answers it"):
             check_history(history[:dropped] + history[dropped + 1 :])
+
+
+async def test_the_journal_carries_the_history_so_a_continued_run_replays() -> None:
+    from ptcflow.strategies import replay
+
+    llm = ScriptedLLM(["one", "two"])
+    async with Runtime(llm=llm) as rt:
+        first = await rt.run(ReAct(), "hi")
+        second = await rt.run(ReAct(), "again", history=first.messages, record=True)
+    state = replay(ReAct(), list(second.signals))  # no model, no tool
+    assert ReAct().conversation(state) == second.messages

@@ -197,7 +197,10 @@ class RunCore(Generic[F]):
         """Publish ``ai.request.started``, initialise the strategy, accept its directives."""
         self.started_at = self._now = now
         started = RequestStartedData(
-            input=json_safe(self.input), agent=self.name, tools=self.tool_specs
+            input=json_safe(self.input),
+            agent=self.name,
+            tools=self.tool_specs,
+            history=self.history,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
