@@ -26,7 +26,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"errors"}),
     frozenset({"signals", "signature", "lisp"}),
     frozenset({"directives", "tools", "providers"}),
-    frozenset({"core", "program", "mcp"}),
+    frozenset({"core", "program", "mcp", "sessions"}),
     frozenset({"strategies", "runtime"}),
     frozenset({"agent", "trace", "testing"}),
     frozenset({"temporal", "demo", "serve"}),

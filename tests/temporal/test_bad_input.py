@@ -117,3 +117,16 @@ async def test_large_payloads_kept_in_external_storage_stay_out_of_history(
     history = await client.get_workflow_handle(run_id).fetch_history()
     assert history.events and sum(e.ByteSize() for e in history.events) < 100_000
     assert any((tmp_path / "payloads").iterdir())
+
+
+async def test_history_and_sessions_are_refused_until_temporal_takes_them(
+    client: Any, options: TemporalOptions
+) -> None:
+    from ptcflow import Session
+    from ptcflow.signals import Message
+
+    async with TemporalRuntime(client=client, options=options) as trt:
+        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+            trt.run(analyst(), "emea", history=[Message(role="user", content="hi")]).close()
+        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+            trt.run(analyst(), "emea", session=Session("s")).close()

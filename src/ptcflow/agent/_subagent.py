@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,6 +25,7 @@ from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions
 from ptcflow.runtime.lowlevel import in_event_loop
+from ptcflow.sessions import Session
 from ptcflow.signals import ErrorEnvelope
 from ptcflow.signature import (
     ConversionError,
@@ -263,6 +264,8 @@ class SubAgent:
         run_id: str | None = None,
         record: bool = False,
         mission_limits: MissionLimits | Mapping[str, Any] | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -290,6 +293,11 @@ class SubAgent:
                 the mission this run starts when its tools include agents: nesting depth
                 and a turn budget shared by every agent it calls (default: depth 3, 20
                 turns).
+            history: the conversation so far (an earlier ``step.messages``); the run's
+                ``step.messages`` continues it. A PTC-Lisp agent reads the last questions
+                and answers at the top of its task; ``output="json"`` gets the messages.
+            session: a :class:`~ptcflow.Session` to continue: its messages are the
+                history, the run's own are stored as its next turn.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -304,6 +312,8 @@ class SubAgent:
             llm=llm,
             run_id=run_id,
             record=record,
+            history=history,
+            session=session,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,

@@ -33,7 +33,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details
+from ptcflow.core._step import Step, step_details, step_messages
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -45,6 +45,7 @@ from ptcflow.signals import (
     TOOL_RESULT,
     USAGE,
     Err,
+    Message,
     Ok,
     RequestEndData,
     RequestStartedData,
@@ -97,15 +98,16 @@ class RunCore(Generic[F]):
         make_flight: ``(directive, state, parent) -> flight``: makes the record of each
             accepted directive and sub-call (default: :class:`Flight`; a driver passes
             its own subclass, which carries its per-directive state).
+        history: the conversation before this run (``RunInfo.history``), checked.
     """
 
     # fmt: off
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_publish", "_queue", "_refused", "_stamp",
-        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "input",
-        "late_results", "make_flight", "name", "parent_run_id", "recorded", "request_id", "run_id",
-        "seq", "started_at", "state", "step", "strategy", "to_cancel", "to_perform", "tool_calls",
-        "tool_specs", "traceparent", "turns", "usage",
+        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "history",
+        "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
+        "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
+        "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
     )
     # fmt: on
 
@@ -127,8 +129,10 @@ class RunCore(Generic[F]):
         traceparent: str | None = None,
         log: Any = None,
         make_flight: Callable[[Directive, Any, F | None], F] | None = None,
+        history: tuple[Message, ...] = (),
     ) -> None:
         self.strategy = strategy
+        self.history = history
         self.input = input
         self.run_id = run_id
         self.request_id = request_id or run_id
@@ -193,7 +197,10 @@ class RunCore(Generic[F]):
         """Publish ``ai.request.started``, initialise the strategy, accept its directives."""
         self.started_at = self._now = now
         started = RequestStartedData(
-            input=json_safe(self.input), agent=self.name, tools=self.tool_specs
+            input=json_safe(self.input),
+            agent=self.name,
+            tools=self.tool_specs,
+            history=self.history,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
@@ -202,6 +209,7 @@ class RunCore(Generic[F]):
             request_id=self.request_id,
             parent_run_id=self.parent_run_id,
             tools=self.tool_specs,
+            history=self.history,
         )
         self._folding = True
         try:
@@ -594,5 +602,6 @@ class RunCore(Generic[F]):
             tool_calls=self.tool_calls,
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
+            messages=step_messages(self.strategy, self.state),
             **step_details(self.strategy, self.state),
         )

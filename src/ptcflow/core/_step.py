@@ -10,9 +10,9 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Signal, Usage
+from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
 
-__all__ = ("Step", "step_details")
+__all__ = ("Step", "step_details", "step_messages")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -39,6 +39,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         signature: the output signature of the SubAgent that produced :attr:`value`
             (passing this Step as the next agent's ``context`` uses it as the context's
             types).
+        messages: the conversation so far, for a strategy that keeps one (ReAct, the
+            JSON mode): the run's history first, then this run's messages (its system
+            prompt left out), so ``history=step.messages`` continues it; else empty.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -58,6 +61,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     fail: StepFail | None = None
     trace: Trace | None = None
     signature: str | None = None
+    messages: tuple[Message, ...] = ()
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -118,3 +122,12 @@ def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
     if outcome is None:
         return _NO_DETAILS
     return {"fail": outcome.fail, "trace": outcome.trace, "signature": outcome.signature}
+
+
+def step_messages(strategy: Any, state: Any) -> tuple[Message, ...]:
+    """The conversation of a finished run: ``strategy.conversation(state)`` for a strategy
+    that keeps one, else empty."""
+    conversation = getattr(strategy, "conversation", None)
+    if conversation is None or state is None:
+        return ()
+    return tuple(conversation(state))

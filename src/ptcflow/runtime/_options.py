@@ -9,7 +9,7 @@ option fails at the call, naming the option.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
@@ -17,6 +17,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
+from ptcflow.sessions import Session, check_history
 
 __all__ = ("RunOptions",)
 
@@ -42,6 +43,13 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         agents: extra agents this run's ``RunChild`` directives may start.
         record: keep the run's signals on ``Step.signals``.
         name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+        history: the conversation so far (``Message`` structs or mappings of their
+            fields, e.g. an earlier ``step.messages``), checked when given: every tool call
+            must have its result. The strategy continues it (ReAct, the JSON mode); one
+            that keeps no conversation refuses it.
+        session: a :class:`~ptcflow.sessions.Session` to continue: its messages are the
+            history, and the run's own messages are appended as one turn when it succeeds.
+            Not together with ``history``.
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -65,6 +73,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     agents: Mapping[str, Any] | None = None
     record: bool = False
     name: str | None = None
+    history: Sequence[Any] = ()
+    session: Session | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()
@@ -81,6 +91,18 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 raise UsageError(f"{field} must be a string or None, got {value!r}")
         if not isinstance(self.record, bool):
             raise UsageError(f"record must be True or False, got {self.record!r}")
+        if self.history is None or self.history:  # None, a list, dicts: the checked tuple
+            msgspec.structs.force_setattr(self, "history", check_history(self.history or ()))
+        if self.session is not None:
+            if not isinstance(self.session, Session):
+                raise UsageError(
+                    f"session must be a ptcflow.Session, got {type(self.session).__name__}"
+                )
+            if self.history:
+                raise UsageError(
+                    "give a run history= or session=, not both: a session's history is its "
+                    "stored messages"
+                )
         if self.agents is not None and not isinstance(self.agents, Mapping):
             raise UsageError(
                 f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"

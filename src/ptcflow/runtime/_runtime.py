@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
 from ptcflow.core import RunCore, Step, TerminalTable, cancelled
@@ -23,6 +24,7 @@ from ptcflow.runtime._plan import RunPlan, check_model, plan_of
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.sessions import Session, SessionError
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -251,6 +253,11 @@ class Runtime:
                 )
             if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
                 self._strategy_types.add(cls)  # checked once per strategy class
+        if options.history and not callable(getattr(strategy, "conversation", None)):
+            raise UsageError(
+                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
+                "history= and session= work with ReAct and SubAgents"
+            )
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
@@ -277,6 +284,7 @@ class Runtime:
             publish=self._publish,
             record=options.record,
             terminals=self._terminals,
+            history=tuple(options.history),
             log=self._executor.log,
         )
         run = LocalRun(
@@ -307,6 +315,8 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -328,6 +338,13 @@ class Runtime:
             agents: extra agents this run's ``RunChild`` directives may start.
             record: keep the run's signals on ``Step.signals``.
             name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+            history: the conversation so far (e.g. an earlier ``step.messages``): the
+                strategy continues it, and ``step.messages`` holds it followed by this
+                run's messages. Checked: every tool call must have its result.
+            session: a :class:`~ptcflow.sessions.Session`: its messages are the history,
+                and a successful run's own messages are stored as its next turn (runs on
+                one session in this process take turns). Storing can raise
+                :class:`~ptcflow.sessions.SessionError` (``.step`` holds the run's Step).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -351,13 +368,39 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            history=history,
+            session=session,
             agent_options=agent_options,
         )
-        run = self._open(
-            strategy, input, given if options is None else RunOptions.merge(options, given)
-        )
+        chosen = given if options is None else RunOptions.merge(options, given)
+        if chosen.session is not None:
+            self._check_open()
+            return self._run_in_session(strategy, input, chosen, chosen.session)
+        run = self._open(strategy, input, chosen)
         otel_parent = current_context() if self._tracing else None
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
+
+    async def _run_in_session(
+        self, strategy: Any, input: Any, options: RunOptions, session: Session
+    ) -> Step:
+        """Run with ``session``'s messages as the history; store the run's own messages as
+        the session's next turn when it succeeds (its lock held throughout)."""
+        async with session.turn() as turns:
+            history = tuple(m for turn in turns for m in turn.messages)
+            run = self._open(
+                strategy, input, msgspec.structs.replace(options, session=None, history=history)
+            )
+            otel_parent = current_context() if self._tracing else None
+            step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
+            if not step.ok:
+                return step  # a failed run stores nothing: retry it on the same session
+            new = step.messages[len(history) :]
+            try:
+                await session.append(len(turns), step.run_id, new)
+            except SessionError as exc:
+                exc.step = step
+                raise
+            return step
 
     def start(
         self,
@@ -372,6 +415,8 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -389,11 +434,17 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            history=history,
+            session=session,
             agent_options=agent_options,
         )
-        run = self._open(
-            strategy, input, given if options is None else RunOptions.merge(options, given)
-        )
+        chosen = given if options is None else RunOptions.merge(options, given)
+        if chosen.session is not None:
+            raise UsageError(
+                "rt.start() does not take a session yet; use `await rt.run(..., session=...)` "
+                "(in a task of your own to run it in the background)"
+            )
+        run = self._open(strategy, input, chosen)
         self._runs[run] = None
         run.own_deadline = run.deadline  # driven in another task: enforce it all
         run.begin(current_context() if self._tracing else None)

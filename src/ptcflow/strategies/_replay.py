@@ -86,6 +86,7 @@ def replay(
         request_id=start.request_id,
         parent_run_id=start.parent_run_id,
         tools=tools,
+        history=data.history if isinstance(data, RequestStartedData) else (),
     )
     state, _ = strategy.init(run)
     run_id = start.run_id

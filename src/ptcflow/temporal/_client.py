@@ -219,6 +219,11 @@ class TemporalRuntime:
     def _plan(
         self, target: Any, input: Any, options: RunOptions
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
+        if options.history or options.session is not None:
+            raise UsageError(
+                "TemporalRuntime does not take history= or session= yet (docs/conversations.md, "
+                "'Not built yet'); run conversations on a local Runtime"
+            )
         planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(

@@ -32,6 +32,7 @@ from ptcflow.signals import (
     VALIDATION,
     Err,
     ErrorEnvelope,
+    Message,
     Ok,
     ProgramError,
     RequestEndData,
@@ -205,7 +206,11 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         system = self._system(raw, has_tools=bool(run.tools))
         react = self._react(system)
         first = RunInfo(
-            run_id=run.run_id, input=expanded, request_id=run.request_id, tools=run.tools
+            run_id=run.run_id,
+            input=expanded,
+            request_id=run.request_id,
+            tools=run.tools,
+            history=run.history,
         )
         react_state, out = react.init(first)
         call = JsonCall(sent=len(react_state.messages))
@@ -213,6 +218,13 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             state, react=react_state, system=system, expanded_prompt=expanded, calls=(call,)
         )
         return state, out
+
+    def conversation(self, state: JsonState) -> tuple[Message, ...]:
+        """The conversation so far: the run's history, then its own messages (the task
+        with its context, the model's answers, tool results, feedback); the system prompt
+        left out."""
+        react = state.react
+        return () if react is None else react.messages[react.opening :]
 
     def _system(self, ctx: Mapping[str, Any], *, has_tools: bool) -> str:
         sig = self._sig()

@@ -84,6 +84,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         first_time: the time of the first signal folded in.
         last_time: the time of the last signal folded in.
         rejected: requests rejected as busy (ids ``{run_id}/reject/{n}``).
+        history: the conversation before this run (``RunInfo.history``), returned with
+            the run's task and answer as the Step's ``messages``.
     """
 
     describes_step: ClassVar[bool] = True
@@ -113,6 +115,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     first_time: str = ""
     last_time: str = ""
     rejected: int = 0
+    history: tuple[Message, ...] = ()
 
     @property
     def turn(self) -> int:

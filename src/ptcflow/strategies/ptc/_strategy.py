@@ -64,6 +64,7 @@ from ptcflow.signals import (
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
 from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
+from ptcflow.strategies.ptc._history import conversation_of, with_earlier_turns
 from ptcflow.strategies.ptc._outcome import ptc_outcome
 from ptcflow.strategies.ptc._prompt import data_inventory, static_prompt, tool_info_from_spec
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
@@ -223,7 +224,8 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             ctx, types=self._context_types(sig), sample_chars=self.prompt_limit.sample_chars
         )
         system = f"{head}\n\n{inventory}\n\n{tail}"
-        messages = (Message(role="system", content=system), Message(role="user", content=expanded))
+        task = with_earlier_turns(run.history, expanded) if run.history else expanded
+        messages = (Message(role="system", content=system), Message(role="user", content=task))
         directive = self.llm_directive(run.run_id, 1, run.request_id, messages)
         state = _replace(
             state,
@@ -233,6 +235,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             ctx=ctx,
             llm_call_id=directive.id,
             turns=(PtcTurn(turn=1, sent=len(messages)),),
+            history=run.history,
         )
         return state, (directive,)
 
@@ -249,6 +252,12 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         if state.status not in _ENDED:
             return None
         return ptc_outcome(state, trace=self.trace, debug=self.debug, signature=self.signature)
+
+    def conversation(self, state: PtcState) -> tuple[Message, ...]:
+        """The conversation after this run: its history, the task, and the returned value
+        as JSON once completed (the programs and their results stay in the trace)."""
+        completed = state.status == "completed"
+        return conversation_of(state.history, state.expanded_prompt, completed, state.value)
 
     def snapshot(self, state: PtcState) -> Any:
         """The state as plain JSON data."""
