@@ -1,39 +1,30 @@
 """What the programs of one run share, and the memory a program reads and writes.
 
-Split out of :mod:`ptcflow.directives._program`: :class:`ProgramCache`, the memory's texts
-read into values before a program (:func:`memory_in`) and written back after it
-(:func:`memory_out`), and whether a program's ``return`` ends the run, so that its memory
-is not needed (:func:`return_ends_run`).
+:class:`ProgramCache`, the memory's texts read into values before a program
+(:func:`memory_in`) and written back after it (:func:`memory_out`), and whether a
+program's ``return`` ends the run, so that its memory is not needed
+(:func:`return_ends_run`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
-if TYPE_CHECKING:
-    from ptcflow.directives._program import RunProgram
-    from ptcflow.signature import Signature
+from ptcflow.directives import RunProgram
+from ptcflow.lisp import memory_from_data, memory_to_data
+from ptcflow.signature import Signature, parse
 
-__all__ = (
-    "NEVER_REJECTS",
-    "VALIDATION_MODES",
-    "ProgramCache",
-    "memory_in",
-    "memory_out",
-    "return_ends_run",
-)
+_NEVER_REJECTS = frozenset(("warn_only", "disabled"))
 
-VALIDATION_MODES: Final = frozenset(("enabled", "strict", "warn_only", "disabled"))
-"""The modes of :meth:`ptcflow.signature.Signature.validate_output` (``":strict"`` too)."""
-NEVER_REJECTS: Final = frozenset(("warn_only", "disabled"))
-"""The modes in which a returned value is never rejected."""
+__all__ = ("ProgramCache", "memory_in", "memory_out", "return_ends_run")
 
 
 class ProgramCache:
     """What the programs of one run share, so that each turn does not redo the last one's work.
 
-    A runtime keeps one per run and passes it to :func:`perform_program` for every program
+    A runtime keeps one per run and passes it to
+    :func:`~ptcflow.program.perform_program` for every program
     of the run (program values are immutable, so sharing them is safe):
 
     * ``converted``: the ``ctx`` values programs converted into PTC-Lisp data,
@@ -66,8 +57,6 @@ class ProgramCache:
 
 def memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
     """The directive's memory as PTC-Lisp values (texts the cache holds are not read)."""
-    from ptcflow.lisp import memory_from_data
-
     known = cache.memory
     values: dict[str, Any] = {}
     unread: dict[str, str] = {}
@@ -92,8 +81,6 @@ def memory_out(
     it came in with (so a text never changes from turn to turn, cache or not), the others
     are printed. With a ``limit``, a value whose text alone passes it raises
     ``LimitExceeded`` (without a limit, such a value is dropped with the reason)."""
-    from ptcflow.lisp import memory_to_data
-
     known = cache.memory
     texts: dict[str, str] = {}
     unprinted: dict[str, Any] = {}
@@ -129,11 +116,9 @@ def return_ends_run(directive: RunProgram, value: Any, cache: ProgramCache) -> b
     if mode is None:
         return False
     text = directive.return_signature
-    if text is None or mode.lstrip(":") in NEVER_REJECTS:
+    if text is None or mode.lstrip(":") in _NEVER_REJECTS:
         return True
     sig = cache.signatures.get(text)
     if sig is None:
-        from ptcflow.signature import parse
-
         sig = cache.signatures[text] = parse(text)
     return sig.validate_output(value, mode).ok

@@ -56,9 +56,10 @@ from ptcflow.signature._template import (
     Template as Template,
     check_placeholders as check_placeholders,
 )
-from ptcflow.signature._validate import ValidationResult as ValidationResult
+from ptcflow.signature._validate import MODES as MODES, ValidationResult as ValidationResult
 
 __all__ = (
+    "MODES",
     "ConversionError",
     "Converter",
     "Field",

@@ -24,9 +24,9 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.directives import plain_value
 from ptcflow.errors import UsageError
 from ptcflow.lisp import Limits, LispError, LispResult, run
+from ptcflow.program import plain_value
 from ptcflow.runtime import Step
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature
