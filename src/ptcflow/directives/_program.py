@@ -51,10 +51,11 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         return_validation: the mode in which the strategy checks a returned value against
             ``return_signature`` (``enabled``, ``strict``, ``warn_only``, ``disabled``), or
             ``None``: not known. When it is set, a program whose ``return`` the strategy
-            will accept (the run ends with it) does not write its memory: the output keeps
-            the memory and functions it was given, and ``memory_limit_bytes`` does not
-            apply to it. ``None`` (also a directive from an older journal): the memory is
-            written after every program that succeeds.
+            will accept (the run ends with it: :func:`ptcflow.signature.validate_return`
+            answers for both) does not write its memory: the output keeps the memory and
+            functions it was given, and ``memory_limit_bytes`` does not apply to it.
+            ``None`` (also a directive from an older journal): the memory is written
+            after every program that succeeds.
     """
 
     source: str

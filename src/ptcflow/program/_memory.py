@@ -13,9 +13,7 @@ from typing import Any
 
 from ptcflow.directives import RunProgram
 from ptcflow.lisp import memory_from_data, memory_to_data
-from ptcflow.signature import Signature, parse
-
-_NEVER_REJECTS = frozenset(("warn_only", "disabled"))
+from ptcflow.signature import Signature, parse, validate_return
 
 __all__ = ("ProgramCache", "memory_in", "memory_out", "return_ends_run")
 
@@ -106,19 +104,19 @@ def return_ends_run(directive: RunProgram, value: Any, cache: ProgramCache) -> b
     """Whether the strategy accepts ``value`` returned by the directive's program, so that
     the run ends there and the program's memory is never read again.
 
-    The same check as the PTC strategy's, on the same plain value:
-    ``Signature.validate_output(value, mode).ok`` of the directive's ``return_signature``
-    (parsed once per cache); no signature, or a mode that never rejects, accepts anything.
-    A directive without ``return_validation`` (one from an older journal) cannot tell:
-    ``False``, and the memory is written as it always was.
+    The strategy's own answer: :func:`ptcflow.signature.validate_return` of the
+    directive's ``return_signature`` (parsed once per cache) in its ``return_validation``
+    mode, on the same plain value the strategy receives. A directive without
+    ``return_validation`` (one from an older journal, or a debug run that keeps every
+    turn's memory) cannot tell: ``False``, and the memory is written as it always was.
     """
     mode = directive.return_validation
     if mode is None:
         return False
     text = directive.return_signature
-    if text is None or mode.lstrip(":") in _NEVER_REJECTS:
-        return True
-    sig = cache.signatures.get(text)
-    if sig is None:
-        sig = cache.signatures[text] = parse(text)
-    return sig.validate_output(value, mode).ok
+    sig = None
+    if text is not None:
+        sig = cache.signatures.get(text)
+        if sig is None:
+            sig = cache.signatures[text] = parse(text)
+    return validate_return(sig, value, mode, warnings=False).ok

@@ -20,6 +20,7 @@ from ptcflow.signature import (
     import_type,
     parse as parse_signature,
     render_type,
+    validate_return,
 )
 
 __all__ = (
@@ -49,6 +50,12 @@ def check_return(
     ``output_type`` (``module:qualname``), check that the type can be built from it (its
     formats, enum values, a pydantic model's validators).
 
+    The signature's check is :func:`ptcflow.signature.validate_return`, the one answer to
+    "does this ``return`` end the run" that the program host also asks (to write no memory
+    for a program whose ``return`` ends the run). The ``output_type`` check is this
+    function's alone: a strategy with an ``output_type`` does not let the host answer (its
+    ``RunProgram.return_validation`` is ``None``), so the two never disagree.
+
     Returns:
         ``(problem, warnings)``: the problem to feed back (category ``validation``, one
         line per path that failed) or ``None``, and the warnings of ``warn_only``.
@@ -57,12 +64,10 @@ def check_return(
         UsageError: ``output_type`` cannot be imported in this process (a Temporal worker
             without the package that defines it).
     """
-    if signature is None:
-        return None, []
-    result = signature.validate_output(value, mode)
+    result = validate_return(signature, value, mode)
     if result.ok:
         warnings = list(result.warnings)
-        if output_type is None or mode == "disabled":
+        if output_type is None or mode == "disabled" or signature is None:
             return None, warnings
         try:
             Converter(import_type(output_type)).load(value)
@@ -79,6 +84,7 @@ def check_return(
                 [],
             )
         return None, warnings
+    assert signature is not None  # no signature accepts anything
     expected = render_type(signature.output, "prompt")
     lines = "\n".join(f"- {e}" for e in result.errors)
     return (
