@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import ptcflow.directives
+from ptcflow import SubAgent
 from ptcflow.directives import RunProgram
 from ptcflow.errors import UsageError
 from ptcflow.program import (
@@ -22,9 +23,12 @@ from ptcflow.program import (
     plain_value,
     return_ends_run,
 )
+from ptcflow.runtime import Runtime
 from ptcflow.signals import Err, Ok, ProgramToolCall
 from ptcflow.signature import parse
+from ptcflow.strategies import PTC, JsonAgent
 from ptcflow.strategies._subagent import check_return
+from ptcflow.testing import ScriptedLLM
 
 pytestmark = pytest.mark.anyio
 
@@ -140,3 +144,40 @@ def test_plain_value_turns_real_keywords_into_names() -> None:
             return "other"
 
     assert plain_value({Keyword("k"): [Keyword("v"), NotAKeyword()]}) == {"k": ["v", "other"]}
+
+
+class Counting:
+    """A PTC strategy that counts the outcomes it builds for terminal states."""
+
+    describes_step = True
+
+    def __init__(self, inner: PTC | JsonAgent) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.built: list[Any] = []
+
+    def init(self, run: Any) -> Any:
+        return self.inner.init(run)
+
+    def handle(self, state: Any, signal: Any) -> Any:
+        return self.inner.handle(state, signal)
+
+    def outcome(self, state: Any) -> Any:
+        out = self.inner.outcome(state)
+        if out is not None:
+            self.built.append(state)
+        return out
+
+    def snapshot(self, state: Any) -> Any:
+        return self.inner.snapshot(state)
+
+
+async def test_the_step_reuses_the_outcome_that_ended_the_run() -> None:
+    agent = SubAgent(prompt="Sum", signature="{sum :int}", max_turns=2)
+    strategy = Counting(agent.strategy())
+    llm = ScriptedLLM(["(return {:sum (+ 1 2)})"])
+    async with Runtime(llm=llm) as rt:
+        step = await rt.run(strategy, {})
+    assert step.ok and step.value == {"sum": 3}
+    assert step.trace is not None and step.signature == "{sum :int}"
+    assert len(strategy.built) == 1  # built once: the Step took the run's own
