@@ -31,7 +31,7 @@ from ptcflow.runtime import Step
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature
 from ptcflow.strategies import StepFail
-from ptcflow.strategies._subagent import check_fail
+from ptcflow.strategies.ptc import check_fail
 from ptcflow.tools import Tool, call_tool
 
 __all__ = ("ChunkRunner",)
