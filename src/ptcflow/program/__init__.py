@@ -6,8 +6,8 @@ its sub-call function; any async code may pass its own) and describes what it di
 resume from, ...); :func:`plain_value` turns program values into plain JSON data. The
 memory kept between turns is read in and written out here (:func:`memory_in`,
 :func:`memory_out`), except after a ``return`` that ends the run
-(:func:`return_ends_run`, the strategy's own answer). See docs/subagent.md, "Running a
-program without a runtime".
+(:func:`return_ends_run`, the strategy's own answer). See docs/subagent.md, "The program
+directive".
 
 It sits above the directive data and the interpreter (:mod:`ptcflow.directives`,
 :mod:`ptcflow.lisp`, which know nothing of it) and below the strategies and runtimes.
