@@ -63,7 +63,7 @@ def test_a_moved_name_still_resolves_in_directives_with_a_warning(name: str) -> 
 
 def test_directives_has_no_other_missing_name() -> None:
     with pytest.raises(AttributeError, match="no attribute 'run_program'"):
-        ptcflow.directives.run_program  # noqa: B018
+        getattr(ptcflow.directives, "run_program")  # noqa: B009
 
 
 def test_the_directives_package_is_data_importing_no_host_and_no_interpreter() -> None:

@@ -7,8 +7,9 @@ names still resolve here for one release, with a ``DeprecationWarning``.
 
 from __future__ import annotations
 
+import importlib
 import warnings
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from ptcflow.directives._base import (
     RESERVED_CONTEXT_KEY as RESERVED_CONTEXT_KEY,
@@ -36,19 +37,27 @@ __all__ = (
     "ToolExec",
 )
 
+# Names that moved to the program host, each read from there for one release with a
+# DeprecationWarning naming the new spelling (as ``ptcflow.tools`` does for its moved name).
+# The host is named by a string and imported only when an old name is read: ``directives``
+# is data, and ``ptcflow.program`` is built on top of it.
 _MOVED: Final = frozenset(("ProgramCache", "ProgramRouter", "perform_program", "plain_value"))
-"""Names that moved to :mod:`ptcflow.program` (kept here, warning, for one release)."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"ptcflow.directives.{name} moved to ptcflow.program.{name}; import it from "
-            "there (the old name goes away in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        import ptcflow.program
+def _moved_attribute(name: str) -> object:
+    """Resolve a name that moved to :mod:`ptcflow.program`, warning that it did."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"ptcflow.directives.{name} moved to ptcflow.program.{name}; import it from "
+        "there (the old name goes away in the next release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module("ptcflow.program"), name)
 
-        return getattr(ptcflow.program, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+# The module-level ``__getattr__`` is hidden from type checkers, so that they keep reporting
+# unknown names of this module (the old spelling included) instead of typing them all Any.
+if not TYPE_CHECKING:
+    __getattr__ = _moved_attribute
