@@ -24,11 +24,11 @@ from ptcflow.program import (
     return_ends_run,
 )
 from ptcflow.runtime import Runtime
-from ptcflow.signals import Err, Ok, ProgramToolCall
+from ptcflow.signals import Err, LLMResponse, Ok, ProgramToolCall
 from ptcflow.signature import parse
-from ptcflow.strategies import PTC, JsonAgent
+from ptcflow.strategies import PTC, JsonAgent, RunInfo
 from ptcflow.strategies._subagent import check_return
-from ptcflow.testing import ScriptedLLM
+from ptcflow.testing import ScriptedLLM, SignalFactory
 
 pytestmark = pytest.mark.anyio
 
@@ -181,3 +181,20 @@ async def test_the_step_reuses_the_outcome_that_ended_the_run() -> None:
     assert step.ok and step.value == {"sum": 3}
     assert step.trace is not None and step.signature == "{sum :int}"
     assert len(strategy.built) == 1  # built once: the Step took the run's own
+
+
+@pytest.mark.parametrize(
+    ("fields", "host_answers"),
+    [({}, True), ({"debug": True}, False), ({"output_type": "decimal:Decimal"}, False)],
+)
+def test_the_host_answers_only_when_its_check_is_the_strategys_whole_check(
+    fields: dict[str, Any], host_answers: bool
+) -> None:
+    """With an output_type the strategy also checks the value fits the type, which the
+    host cannot: the directive then leaves the memory to be written (no mode to answer)."""
+    ptc = PTC(prompt="Count", signature="{n :int}", **fields)
+    state, (ask,) = ptc.init(RunInfo(run_id="r1", input={}))
+    reply = SignalFactory("r1").llm_response(ask, LLMResponse(text="(return {:n 1})"))
+    _, (program,) = ptc.handle(state, reply)
+    assert isinstance(program, RunProgram) and program.return_signature == "{n :int}"
+    assert (program.return_validation is not None) is host_answers
