@@ -7,12 +7,16 @@ Needs ``pip install 'ptcflow[agui]'`` (and ``ptcflow[mcp]`` for MCP). See docs/s
 
 from __future__ import annotations
 
-from ptcflow.serve._agui import (
-    AGUIStream as AGUIStream,
-    agui_endpoint as agui_endpoint,
-    last_user_text as last_user_text,
-    parse_run_input as parse_run_input,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use: the AG-UI names need the agui extra
+    from ptcflow.serve._agui import (
+        AGUIStream as AGUIStream,
+        agui_endpoint as agui_endpoint,
+        last_user_text as last_user_text,
+        parse_run_input as parse_run_input,
+    )
 from ptcflow.serve._aisdk import (
     UI_MESSAGE_STREAM_HEADERS as UI_MESSAGE_STREAM_HEADERS,
     UIMessageStream as UIMessageStream,
@@ -52,3 +56,27 @@ __all__ = (
     "serve_mcp_stdio",
     "ui_message_stream_endpoint",
 )
+
+_AGUI = frozenset({"AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input"})
+
+
+def __getattr__(name: str) -> Any:
+    """The AG-UI names, imported on first use (``import ptcflow.serve`` needs no extra).
+
+    Raises:
+        ConfigError: ``ag-ui-protocol`` is not installed (``pip install 'ptcflow[agui]'``).
+    """
+    if name not in _AGUI:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module("ptcflow.serve._agui")
+    except ModuleNotFoundError as exc:
+        from ptcflow.errors import ConfigError
+
+        raise ConfigError(
+            f"ptcflow.serve.{name} needs the AG-UI protocol package ({exc.name} is not "
+            "installed): pip install 'ptcflow[agui]'"
+        ) from None
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
