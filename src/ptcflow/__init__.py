@@ -45,6 +45,7 @@ from ptcflow.runtime import (
     Runtime as Runtime,
     Step as Step,
     Telemetry as Telemetry,
+    UsageLimits as UsageLimits,
     run as run,
     run_sync as run_sync,
 )
@@ -78,6 +79,7 @@ __all__ = (
     "Tool",
     "ToolContext",
     "UsageError",
+    "UsageLimits",
     "__version__",
     "compile",
     "preview_prompt",

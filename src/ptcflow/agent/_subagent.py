@@ -22,7 +22,7 @@ from ptcflow.agent._model import LLMRetry, model_kind
 from ptcflow.agent._plan import SubAgentError, execute, plan
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
-from ptcflow.runtime import RunOptions
+from ptcflow.runtime import RunOptions, UsageLimits
 from ptcflow.runtime._entry import _in_event_loop
 from ptcflow.signature import Signature, Template, check_placeholders, parse
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
@@ -185,6 +185,7 @@ class SubAgent:
         run_id: str | None = None,
         record: bool = False,
         mission_limits: MissionLimits | Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -212,6 +213,8 @@ class SubAgent:
                 the mission this run starts when its tools include agents: nesting depth
                 and a turn budget shared by every agent it calls (default: depth 3, 20
                 turns).
+            usage_limits: the :class:`~ptcflow.UsageLimits` (tokens, requests, tool calls,
+                cost) of the run and every agent it calls, together.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -226,6 +229,7 @@ class SubAgent:
             llm=llm,
             run_id=run_id,
             record=record,
+            usage_limits=usage_limits,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,

@@ -33,10 +33,18 @@ from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._run import DirectiveContext as DirectiveContext
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
+from ptcflow.runtime._usage import (
+    PRICE_UNKNOWN as PRICE_UNKNOWN,
+    USAGE_LIMIT_EXCEEDED as USAGE_LIMIT_EXCEEDED,
+    UsageLimits as UsageLimits,
+    UsageMeter as UsageMeter,
+)
 from ptcflow.runtime.kinds._base import Handler as Handler
 
 __all__ = (
+    "PRICE_UNKNOWN",
     "UNSET",
+    "USAGE_LIMIT_EXCEEDED",
     "ChildTool",
     "DirectiveContext",
     "EmbedRequest",
@@ -59,6 +67,8 @@ __all__ = (
     "Step",
     "Telemetry",
     "Unset",
+    "UsageLimits",
+    "UsageMeter",
     "backoff_delay",
     "run",
     "run_sync",

@@ -17,6 +17,7 @@ from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._runtime import Runtime
 from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime._usage import UsageLimits
 
 __all__ = ("run", "run_sync")
 
@@ -36,6 +37,7 @@ async def run(
     timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
     run_id: str | None = None,
     record: bool = False,
+    usage_limits: UsageLimits | None = None,
 ) -> Step:
     """Run one strategy in a temporary :class:`Runtime` and return its Step. Blocks.
 
@@ -59,7 +61,9 @@ async def run(
         handlers=handlers,
         agents=agents,
     ) as rt:
-        options = RunOptions(timeout=timeout, run_id=run_id, record=record)
+        options = RunOptions(
+            timeout=timeout, run_id=run_id, record=record, usage_limits=usage_limits
+        )
         return await rt.run(strategy, input, options=options)
 
 

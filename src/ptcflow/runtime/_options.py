@@ -17,6 +17,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
+from ptcflow.runtime._usage import UsageLimits
 
 __all__ = ("RunOptions",)
 
@@ -42,6 +43,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         agents: extra agents this run's ``RunChild`` directives may start.
         record: keep the run's signals on ``Step.signals``.
         name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+        usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests, tool
+            calls, cost), shared by every child run it starts (default: the Runtime's).
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -65,6 +68,7 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     agents: Mapping[str, Any] | None = None
     record: bool = False
     name: str | None = None
+    usage_limits: UsageLimits | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()
@@ -81,6 +85,10 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 raise UsageError(f"{field} must be a string or None, got {value!r}")
         if not isinstance(self.record, bool):
             raise UsageError(f"record must be True or False, got {self.record!r}")
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise UsageError(
+                f"usage_limits must be a UsageLimits, got {type(self.usage_limits).__name__}"
+            )
         if self.agents is not None and not isinstance(self.agents, Mapping):
             raise UsageError(
                 f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"

@@ -27,6 +27,7 @@ from ptcflow.runtime._config import backoff_delay
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import attach, detach
+from ptcflow.runtime._usage import admit_subcall
 from ptcflow.runtime.kinds._base import Kind
 from ptcflow.runtime.kinds._tool import builtin_kinds, custom_kind, unknown_kind
 from ptcflow.signals import (
@@ -326,6 +327,8 @@ class Performer:
                     )
                 if problems:
                     result = _invalid(sub, problems)
+                elif run.meter is not None and (over := admit_subcall(run, self.executor.clock())):
+                    result = over
                 else:
                     with anyio.CancelScope() as scope:
                         ctx.scope = scope

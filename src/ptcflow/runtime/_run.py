@@ -26,6 +26,7 @@ from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
+from ptcflow.runtime._usage import UsageMeter, admit, charge
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         "finish_step",
         "inherit",
         "llm",
+        "meter",
         "otel_context",
         "own_deadline",
         "performer",
@@ -146,6 +148,9 @@ class LocalRun(RunCore["DirectiveContext"]):
         """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
+        self.meter: UsageMeter | None = None
+        """The usage budget the run counts against (``usage_limits=``; a child run
+        shares its parent's), else ``None``."""
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
@@ -192,6 +197,8 @@ class LocalRun(RunCore["DirectiveContext"]):
     def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
         now = self.executor.clock()
+        if self.meter is not None and type(result) is Ok:
+            result = charge(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
 
@@ -233,6 +240,8 @@ class LocalRun(RunCore["DirectiveContext"]):
     def on_perform(self, ctx: DirectiveContext) -> None:
         """Give a new directive to the driver when it is idle, else to a task."""
         ctx.handed = True
+        if self.meter is not None:
+            admit(self, ctx, self.executor.clock())
         counters = self.executor.counters
         counters.started += 1
         counters.in_flight = n = counters.in_flight + 1

@@ -25,6 +25,7 @@ from ptcflow.runtime._plan import RunPlan, check_model, plan_of
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime._usage import UsageLimits, UsageMeter
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -98,6 +99,8 @@ class Runtime:
         handlers: handlers for extra directive kinds, ``{MyDirective: handler}``.
         agents: agents child runs may start by name (``RunChild``), ``{name: strategy}``.
         rand: the random source of backoff jitter (``random.random``; fix it in tests).
+        usage_limits: the :class:`~ptcflow.UsageLimits` of every run that gives none
+            (each run, with its children, counts against its own copy).
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -121,6 +124,7 @@ class Runtime:
         handlers: Mapping[type[Directive], Callable[..., Any]] | None = None,
         agents: Mapping[str, Any] | None = None,
         rand: Callable[[], float] | None = None,
+        usage_limits: UsageLimits | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -143,6 +147,12 @@ class Runtime:
                 )
         self.agents = dict(agents or {})
         self._rand = rand
+        if usage_limits is not None and not isinstance(usage_limits, UsageLimits):
+            raise UsageError(
+                f"usage_limits must be a UsageLimits, got {type(usage_limits).__name__}"
+            )
+        self.usage_limits = usage_limits
+        """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
         self._tg: TaskGroup | None = None
         self._executor: Executor | None = None
@@ -288,6 +298,9 @@ class Runtime:
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
+        limits = options.usage_limits or self.usage_limits
+        if limits is not None:
+            run.meter = UsageMeter(limits)
         return run
 
     def run(
@@ -303,6 +316,7 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        usage_limits: UsageLimits | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -324,6 +338,9 @@ class Runtime:
             agents: extra agents this run's ``RunChild`` directives may start.
             record: keep the run's signals on ``Step.signals``.
             name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+            usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests,
+                tool calls, cost), shared by the child runs it starts; past one the run
+                fails with ``usage_limit_exceeded`` (default: the Runtime's).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -347,6 +364,7 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            usage_limits=usage_limits,
             agent_options=agent_options,
         )
         run = self._open(
@@ -368,6 +386,7 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        usage_limits: UsageLimits | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -385,6 +404,7 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            usage_limits=usage_limits,
             agent_options=agent_options,
         )
         run = self._open(
@@ -441,6 +461,7 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+        child.meter = parent.meter  # one budget for the whole tree
         if deadline < enclosing:
             child.own_deadline = deadline
         return await drive(child, start=True, otel_parent=ctx.otel_context)
