@@ -40,6 +40,8 @@ from ptcflow.errors import (
 )
 from ptcflow.runtime import (
     Limits as Limits,
+    ModelPrice as ModelPrice,
+    PriceTable as PriceTable,
     RetryPolicy as RetryPolicy,
     RunHandle as RunHandle,
     Runtime as Runtime,
@@ -62,6 +64,8 @@ __all__ = (
     "LLMTool",
     "Limits",
     "MissionLimits",
+    "ModelPrice",
+    "PriceTable",
     "ProgramError",
     "PtcflowError",
     "ReAct",

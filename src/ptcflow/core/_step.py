@@ -39,6 +39,11 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         signature: the output signature of the SubAgent that produced :attr:`value`
             (passing this Step as the next agent's ``context`` uses it as the context's
             types).
+        cost_usd: US dollars of the run's own model calls (child runs not included),
+            priced by the Runtime's ``prices``; ``None`` when a model it called has no
+            price (see :attr:`unpriced_models`: the cost is unknown, not zero) or when
+            the run was not priced.
+        unpriced_models: the models the run called that have no price.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -58,6 +63,8 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     fail: StepFail | None = None
     trace: Trace | None = None
     signature: str | None = None
+    cost_usd: float | None = None
+    unpriced_models: tuple[str, ...] = ()
 
     def unwrap(self) -> Any:
         """Return :attr:`value`, or raise :class:`~ptcflow.errors.RunError` if the run failed.

@@ -14,6 +14,7 @@ from ptcflow.providers._errors import (
     parse_retry_after as parse_retry_after,
 )
 from ptcflow.providers._openai import OpenAIProvider as OpenAIProvider
+from ptcflow.providers._prices import ModelPrice as ModelPrice, PriceTable as PriceTable
 from ptcflow.providers._protocol import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
@@ -32,10 +33,12 @@ __all__ = (
     "EmbedRequest",
     "LLMProvider",
     "LLMRequest",
+    "ModelPrice",
     "ModelRegistry",
     "ModelResolver",
     "ModelSource",
     "OpenAIProvider",
+    "PriceTable",
     "ProviderConfig",
     "ProviderError",
     "classify_sdk_error",

@@ -11,8 +11,10 @@ from ptcflow.providers import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
     LLMRequest as LLMRequest,
+    ModelPrice as ModelPrice,
     ModelResolver as ModelResolver,
     ModelSource as ModelSource,
+    PriceTable as PriceTable,
     ProviderError as ProviderError,
 )
 from ptcflow.runtime._child import ChildTool as ChildTool, ParentRun as ParentRun
@@ -54,10 +56,12 @@ __all__ = (
     "LLMProvider",
     "LLMRequest",
     "Limits",
+    "ModelPrice",
     "ModelResolver",
     "ModelSource",
     "ParentRun",
     "Plannable",
+    "PriceTable",
     "ProviderError",
     "RetryPolicy",
     "RunHandle",

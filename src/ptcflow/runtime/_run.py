@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
+import msgspec
 
 from ptcflow.core._core import RunCore
 from ptcflow.core._flight import Flight
@@ -26,7 +27,7 @@ from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
-from ptcflow.runtime._usage import UsageMeter, admit, charge
+from ptcflow.runtime._usage import RunCost, UsageMeter, account, admit, cost_attributes
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class LocalRun(RunCore["DirectiveContext"]):
 
     __slots__ = (
         "agents",
+        "costs",
         "done",
         "driver_idle",
         "executor",
@@ -148,6 +150,9 @@ class LocalRun(RunCore["DirectiveContext"]):
         """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
+        self.costs: RunCost | None = None
+        """The priced cost of the run's own model calls (``Step.cost_usd``), when the
+        Runtime prices calls."""
         self.meter: UsageMeter | None = None
         """The usage budget the run counts against (``usage_limits=``; a child run
         shares its parent's), else ``None``."""
@@ -197,8 +202,8 @@ class LocalRun(RunCore["DirectiveContext"]):
     def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
         now = self.executor.clock()
-        if self.meter is not None and type(result) is Ok:
-            result = charge(self, ctx, result, now)
+        if type(result) is Ok and (self.costs is not None or self.meter is not None):
+            result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
 
@@ -291,6 +296,11 @@ class LocalRun(RunCore["DirectiveContext"]):
             except Exception as exc:  # the run is over: report it, keep the Step as is
                 if ex.log is not None:
                     ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
+        costs = self.costs
+        if costs is not None:
+            self.step = step = msgspec.structs.replace(
+                step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
+            )
         ex.counters.runs_active -= 1
         ex.counters.late_results += self.late_results
         tel = ex.telemetry
@@ -298,13 +308,16 @@ class LocalRun(RunCore["DirectiveContext"]):
             end_turns(self.turn_spans)
         if tel is not None and self.span is not None:
             usage = step.usage
+            attrs: dict[str, Any] = {
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+            }
+            if costs is not None:
+                cost_attributes(attrs, usage, step.cost_usd, step.unpriced_models)
             tel.end_span(
                 self.span,
                 Ok(payload=None) if step.error is None else Err(error=step.error),
-                {
-                    "gen_ai.usage.input_tokens": usage.input_tokens,
-                    "gen_ai.usage.output_tokens": usage.output_tokens,
-                },
+                attrs,
             )
         if ex.log_events:
             ex.log.debug(

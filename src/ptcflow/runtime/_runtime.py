@@ -15,7 +15,7 @@ from ptcflow.core._step import Step
 from ptcflow.core._terminals import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
-from ptcflow.providers import ModelSource
+from ptcflow.providers import ModelPrice, ModelSource, PriceTable
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
@@ -25,7 +25,7 @@ from ptcflow.runtime._plan import RunPlan, check_model, plan_of
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.runtime._usage import UsageLimits, UsageMeter
+from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -101,6 +101,9 @@ class Runtime:
         rand: the random source of backoff jitter (``random.random``; fix it in tests).
         usage_limits: the :class:`~ptcflow.UsageLimits` of every run that gives none
             (each run, with its children, counts against its own copy).
+        prices: what model calls cost: a :class:`~ptcflow.providers.PriceTable`, or
+            ``{model: ModelPrice(...)}`` on top of genai-prices' table (the ``prices``
+            extra); default: that table alone. A model with no price has an unknown cost.
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -125,6 +128,7 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         rand: Callable[[], float] | None = None,
         usage_limits: UsageLimits | None = None,
+        prices: PriceTable | Mapping[str, ModelPrice] | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -152,6 +156,8 @@ class Runtime:
                 f"usage_limits must be a UsageLimits, got {type(usage_limits).__name__}"
             )
         self.usage_limits = usage_limits
+        self.prices = PriceTable.of(prices)
+        """What model calls cost (``Step.cost_usd``, the ``max_cost_usd`` budget)."""
         """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
         self._tg: TaskGroup | None = None
@@ -298,6 +304,7 @@ class Runtime:
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
+        run.costs = RunCost(self.prices)
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
             run.meter = UsageMeter(limits)
@@ -462,6 +469,7 @@ class Runtime:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
         child.meter = parent.meter  # one budget for the whole tree
+        child.costs = RunCost(self.prices)
         if deadline < enclosing:
             child.own_deadline = deadline
         return await drive(child, start=True, otel_parent=ctx.otel_context)

@@ -13,26 +13,25 @@ they get a cancellation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import msgspec
 
 from ptcflow.directives import LLMGenerate, ToolExec
 from ptcflow.errors import ConfigError
+from ptcflow.providers import PriceTable
 from ptcflow.signals import USAGE, Err, ErrorEnvelope, Ok, Usage, UsageData
-
-if TYPE_CHECKING:
-    from ptcflow.runtime._run import DirectiveContext, LocalRun
 
 __all__ = (
     "PRICE_UNKNOWN",
     "USAGE_LIMIT_EXCEEDED",
+    "RunCost",
     "UsageLimits",
     "UsageMeter",
+    "account",
     "admit",
     "admit_subcall",
-    "charge",
+    "cost_attributes",
 )
 
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
@@ -40,9 +39,6 @@ USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 
 PRICE_UNKNOWN: Final = "price_unknown"
 """The error type of a run with a ``max_cost_usd`` budget that called a model with no price."""
-
-Pricer = Callable[[str, Usage], "float | None"]
-"""``(model, usage) -> US dollars`` of one model call, ``None`` when the model has no price."""
 
 
 class UsageLimits(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=True):
@@ -133,8 +129,6 @@ class UsageMeter:
 
     Args:
         limits: the budgets.
-        price: ``(model, usage) -> dollars | None`` (``None``: no prices; the cost of
-            every call is unknown).
 
     Attributes:
         requests: model calls started.
@@ -149,11 +143,10 @@ class UsageMeter:
         (True, 'max_requests')
     """
 
-    __slots__ = ("cost_usd", "limits", "price", "requests", "tool_calls", "unpriced", "usage")
+    __slots__ = ("cost_usd", "limits", "requests", "tool_calls", "unpriced", "usage")
 
-    def __init__(self, limits: UsageLimits, price: Pricer | None = None) -> None:
+    def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
-        self.price = price
         self.requests = 0
         self.tool_calls = 0
         self.usage = Usage()
@@ -182,25 +175,24 @@ class UsageMeter:
         self.tool_calls += 1
         return None
 
-    def charge(self, model: str, usage: Usage) -> tuple[float | None, Err | None]:
-        """Count a model response: its cost (``None``: unknown) and the error of the
+    def charge(self, model: str, usage: Usage, cost: float | None) -> Err | None:
+        """Count a model response (its cost: ``None`` when unknown); the error of the
         first budget it passes (``None``: none)."""
         self.usage = total = self.usage + usage
-        cost = None if self.price is None else self.price(model, usage)
         if cost is None:
             self.unpriced.add(model)
         else:
             self.cost_usd += cost
         lim = self.limits
         if lim.max_input_tokens is not None and total.input_tokens > lim.max_input_tokens:
-            return cost, exceeded("max_input_tokens", total.input_tokens, lim.max_input_tokens)
+            return exceeded("max_input_tokens", total.input_tokens, lim.max_input_tokens)
         if lim.max_output_tokens is not None and total.output_tokens > lim.max_output_tokens:
-            return cost, exceeded("max_output_tokens", total.output_tokens, lim.max_output_tokens)
+            return exceeded("max_output_tokens", total.output_tokens, lim.max_output_tokens)
         if lim.max_total_tokens is not None and total.total_tokens > lim.max_total_tokens:
-            return cost, exceeded("max_total_tokens", total.total_tokens, lim.max_total_tokens)
+            return exceeded("max_total_tokens", total.total_tokens, lim.max_total_tokens)
         if lim.max_cost_usd is not None:
             if cost is None:
-                return cost, Err(
+                return Err(
                     error=ErrorEnvelope.make(
                         PRICE_UNKNOWN,
                         f"the run has a cost budget (max_cost_usd={lim.max_cost_usd}) but "
@@ -212,17 +204,18 @@ class UsageMeter:
                     )
                 )
             if self.cost_usd > lim.max_cost_usd:
-                return cost, exceeded(
+                return exceeded(
                     "max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars"
                 )
-        return cost, None
+        return None
 
 
-def admit(run: LocalRun, ctx: DirectiveContext, now: float) -> None:
-    """A directive of ``run`` is about to be performed: count it when it is a model call
+def admit(run: Any, ctx: Any, now: float) -> None:
+    """A directive of ``run`` (a ``LocalRun``; ``ctx``, its ``DirectiveContext``) is about
+    to be performed: count it when it is a model call
     or a tool call; past a budget, cancel the run with the error (the directive then
     ends with it, unperformed)."""
-    meter = run.meter
+    meter: UsageMeter | None = run.meter
     assert meter is not None
     d = ctx.directive
     if isinstance(d, LLMGenerate):
@@ -235,10 +228,10 @@ def admit(run: LocalRun, ctx: DirectiveContext, now: float) -> None:
         run.cancel(over, now)
 
 
-def admit_subcall(run: LocalRun, now: float) -> Err | None:
+def admit_subcall(run: Any, now: float) -> Err | None:
     """A program's tool call is about to start: the error that answers it when it would
     pass ``max_tool_calls`` (the run is cancelled with it), else ``None``."""
-    meter = run.meter
+    meter: UsageMeter | None = run.meter
     if meter is None:
         return None
     over = meter.admit_tool_call()
@@ -247,21 +240,77 @@ def admit_subcall(run: LocalRun, now: float) -> Err | None:
     return over
 
 
-def charge(run: LocalRun, ctx: DirectiveContext, result: Ok[Any], now: float) -> Ok[Any] | Err:
-    """A directive of ``run`` answered ``result``: count a model response's tokens and
-    cost. Past a budget, the run is cancelled with the error, which becomes the call's
-    result (the strategy never acts on a response past the budget); its tokens still
-    count (an ``ai.usage`` signal, the Step's usage)."""
-    meter = run.meter
-    assert meter is not None
-    if not isinstance(ctx.directive, LLMGenerate) or not meter.limits.checks_tokens:
+class RunCost:
+    """The cost of one run's own model calls (``Step.cost_usd``), priced with a
+    :class:`~ptcflow.providers.PriceTable`.
+
+    Attributes:
+        prices: the table.
+        usd: dollars of the priced calls.
+        unpriced: models called that have no price (then the run's cost is unknown).
+    """
+
+    __slots__ = ("prices", "unpriced", "usd")
+
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self.usd = 0.0
+        self.unpriced: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"<RunCost usd={self.usd:.6f} unpriced={self.unpriced}>"
+
+    def add(self, model: str, usage: Usage) -> float | None:
+        """Price one call; its dollars, ``None`` when ``model`` has no price."""
+        cost = self.prices.cost(model, usage)
+        if cost is None:
+            if model not in self.unpriced:
+                self.unpriced.append(model)
+        else:
+            self.usd += cost
+        return cost
+
+    @property
+    def total(self) -> float | None:
+        """The run's dollars; ``None`` when a model it called has no price."""
+        return None if self.unpriced else round(self.usd, 12)
+
+
+def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
+    """A directive of ``run`` answered ``result``: price a model response (the run's cost)
+    and count it against the run's budget. Past a budget, the run is cancelled with the
+    error, which becomes the call's result (the strategy never acts on a response past the
+    budget); its tokens still count (an ``ai.usage`` signal, the Step's usage)."""
+    d = ctx.directive
+    if not isinstance(d, LLMGenerate):
         return result
     response = result.payload
     usage: Usage = response.usage
-    _, over = meter.charge(response.model or ctx.directive.model or "", usage)
+    model = response.model or d.model or ""
+    costs: RunCost | None = run.costs
+    cost = None if costs is None else costs.add(model, usage)
+    meter: UsageMeter | None = run.meter
+    if meter is None or not meter.limits.checks_tokens:
+        return result
+    over = meter.charge(model, usage, cost)
     if over is None:
         return result
     run.cancel(over, now)
     run.emit(ctx, USAGE, UsageData(usage=usage, model=response.model))
     run.usage = run.usage + usage
     return over
+
+
+def cost_attributes(
+    attrs: dict[str, Any], usage: Usage, cost: float | None, unpriced: tuple[str, ...] | str
+) -> None:
+    """Add the cache tokens and the cost (or why it is unknown) to a span's attributes."""
+    if usage.cache_read_tokens:
+        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        attrs["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write_tokens
+    if cost is not None:
+        attrs["ptcflow.cost_usd"] = cost
+    elif unpriced:
+        models = unpriced if isinstance(unpriced, str) else ", ".join(unpriced)
+        attrs["ptcflow.cost_unknown"] = f"no price for {models}"

@@ -11,6 +11,7 @@ from ptcflow.errors import ConfigError
 from ptcflow.providers import EmbedRequest, LLMRequest, ProviderError
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime._usage import cost_attributes
 from ptcflow.runtime.kinds._base import Kind, validation
 from ptcflow.signals import (
     LLM_DELTA,
@@ -230,6 +231,10 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
         }
         if resp.model:
             attrs["gen_ai.response.model"] = resp.model
+        costs = ctx.run.costs
+        if costs is not None and usage is not None and op == "chat":
+            name = resp.model or model
+            cost_attributes(attrs, usage, costs.prices.cost(name, usage), name)
         if isinstance(resp, LLMResponse):
             attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
             if tel.capture_content:
