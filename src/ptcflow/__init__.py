@@ -38,6 +38,7 @@ from ptcflow.errors import (
     RunError as RunError,
     UsageError as UsageError,
 )
+from ptcflow.providers import FallbackModel as FallbackModel
 from ptcflow.runtime import (
     Limits as Limits,
     ModelPrice as ModelPrice,
@@ -60,6 +61,7 @@ __version__ = "0.1.0"
 __all__ = (
     "CompiledAgent",
     "ConfigError",
+    "FallbackModel",
     "InternalError",
     "LLMTool",
     "Limits",
