@@ -32,6 +32,7 @@ from ptcflow.runtime._executor import (
 )
 from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
+from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
 from ptcflow.runtime._run import DirectiveContext as DirectiveContext
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
@@ -63,6 +64,8 @@ __all__ = (
     "Plannable",
     "PriceTable",
     "ProviderError",
+    "RateLimit",
+    "RateLimiter",
     "RetryPolicy",
     "RunHandle",
     "RunOptions",

@@ -22,6 +22,7 @@ from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of
+from ptcflow.runtime._rate import RateLimit, RateLimiter
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
@@ -104,6 +105,8 @@ class Runtime:
         prices: what model calls cost: a :class:`~ptcflow.providers.PriceTable`, or
             ``{model: ModelPrice(...)}`` on top of genai-prices' table (the ``prices``
             extra); default: that table alone. A model with no price has an unknown cost.
+        rate_limits: ``{provider or "provider:model": RateLimit(...)}``: requests and
+            tokens per minute, shared by every run on this Runtime.
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -129,6 +132,7 @@ class Runtime:
         rand: Callable[[], float] | None = None,
         usage_limits: UsageLimits | None = None,
         prices: PriceTable | Mapping[str, ModelPrice] | None = None,
+        rate_limits: Mapping[str, RateLimit] | RateLimiter | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -157,6 +161,12 @@ class Runtime:
             )
         self.usage_limits = usage_limits
         self.prices = PriceTable.of(prices)
+        self.rate_limiter = (
+            rate_limits
+            if isinstance(rate_limits, RateLimiter) or rate_limits is None
+            else RateLimiter(rate_limits)
+        )
+        """The requests- and tokens-per-minute limits every run on this Runtime shares."""
         """What model calls cost (``Step.cost_usd``, the ``max_cost_usd`` budget)."""
         """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
@@ -260,6 +270,8 @@ class Runtime:
             source = llm
         else:
             source = ModelSource.of(llm)
+        if source is not None and self.rate_limiter is not None:
+            source = source.wrapped(self.rate_limiter.wrap)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -445,6 +457,8 @@ class Runtime:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
             source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
+            if source is not None and self.rate_limiter is not None:
+                source = source.wrapped(self.rate_limiter.wrap)
             if isinstance(plan.timeout, float | int):
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
