@@ -40,6 +40,7 @@ from ptcflow.errors import (
 )
 from ptcflow.providers import FallbackModel as FallbackModel
 from ptcflow.runtime import (
+    Guardrails as Guardrails,
     Limits as Limits,
     ModelPrice as ModelPrice,
     PriceTable as PriceTable,
@@ -63,6 +64,7 @@ __all__ = (
     "CompiledAgent",
     "ConfigError",
     "FallbackModel",
+    "Guardrails",
     "InternalError",
     "LLMTool",
     "Limits",

@@ -30,6 +30,15 @@ from ptcflow.runtime._executor import (
     Executor as Executor,
     ExecutorStatistics as ExecutorStatistics,
 )
+from ptcflow.runtime._guards import (
+    GUARDRAIL as GUARDRAIL,
+    GUARDRAIL_FAILED as GUARDRAIL_FAILED,
+    GUARDRAIL_TRIPPED as GUARDRAIL_TRIPPED,
+    GuardInfo as GuardInfo,
+    Guardrails as Guardrails,
+    Rewrite as Rewrite,
+    Trip as Trip,
+)
 from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
@@ -45,6 +54,9 @@ from ptcflow.runtime._usage import (
 from ptcflow.runtime.kinds._base import Handler as Handler
 
 __all__ = (
+    "GUARDRAIL",
+    "GUARDRAIL_FAILED",
+    "GUARDRAIL_TRIPPED",
     "PRICE_UNKNOWN",
     "UNSET",
     "USAGE_LIMIT_EXCEEDED",
@@ -53,6 +65,8 @@ __all__ = (
     "EmbedRequest",
     "Executor",
     "ExecutorStatistics",
+    "GuardInfo",
+    "Guardrails",
     "Handler",
     "LLMProvider",
     "LLMRequest",
@@ -67,12 +81,14 @@ __all__ = (
     "RateLimit",
     "RateLimiter",
     "RetryPolicy",
+    "Rewrite",
     "RunHandle",
     "RunOptions",
     "RunPlan",
     "Runtime",
     "Step",
     "Telemetry",
+    "Trip",
     "Unset",
     "UsageLimits",
     "UsageMeter",

@@ -45,6 +45,7 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
         usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests, tool
             calls, cost), shared by every child run it starts (default: the Runtime's).
+        guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (default: the Runtime's).
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -69,6 +70,7 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     record: bool = False
     name: str | None = None
     usage_limits: UsageLimits | None = None
+    guardrails: Any = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()

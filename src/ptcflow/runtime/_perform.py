@@ -25,6 +25,7 @@ from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
 from ptcflow.runtime._executor import Executor
+from ptcflow.runtime._guards import guard_tool
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import attach, detach
 from ptcflow.runtime._usage import admit_subcall
@@ -109,6 +110,10 @@ class Performer:
         """
         ex = self.executor
         kind = ctx.kind = self._kinds.get(type(ctx.directive)) or self.kind_of(ctx.directive)
+        checked: Ok[Any] | Err | None = None
+        guards = ctx.run.guards
+        if guards is not None and guards.tool and type(ctx.directive) is ToolExec:
+            checked = await guard_tool(ctx)  # may rewrite the arguments, or trip
         timeout_ms = ctx.directive.timeout_ms
         if timeout_ms is not None:
             ctx.deadline = min(ctx.deadline, ex.clock() + timeout_ms / 1000.0)
@@ -120,11 +125,11 @@ class Performer:
         if tel is not None:
             kind.open_span(ctx, tel)
             token = attach(ctx.otel_context)
-        result: Ok[Any] | Err | None = None
+        result: Ok[Any] | Err | None = checked
         guarded = self.limited or ctx.attempt_ms is not None
         own = anyio.CancelScope(deadline=ctx.deadline) if ctx.deadline < ctx.run.deadline else None
         try:
-            if kind.prepare is not None:
+            if kind.prepare is not None and result is None:
                 result = kind.prepare(ctx)
             with own or _UNSCOPED:
                 outer = ctx.scope

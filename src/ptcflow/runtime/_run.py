@@ -79,6 +79,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         "driver_idle",
         "executor",
         "finish_step",
+        "guards",
         "inherit",
         "llm",
         "meter",
@@ -150,6 +151,8 @@ class LocalRun(RunCore["DirectiveContext"]):
         """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
+        self.guards: Any = None
+        """The run's :class:`~ptcflow.runtime.Guardrails` (its tool guards run here)."""
         self.costs: RunCost | None = None
         """The priced cost of the run's own model calls (``Step.cost_usd``), when the
         Runtime prices calls."""

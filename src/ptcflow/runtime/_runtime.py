@@ -19,6 +19,7 @@ from ptcflow.providers import ModelPrice, ModelSource, PriceTable
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._guards import Guardrails, guarded_drive
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of
@@ -107,6 +108,7 @@ class Runtime:
             extra); default: that table alone. A model with no price has an unknown cost.
         rate_limits: ``{provider or "provider:model": RateLimit(...)}``: requests and
             tokens per minute, shared by every run on this Runtime.
+        guardrails: the :class:`~ptcflow.runtime.Guardrails` of every run that gives none.
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -133,6 +135,7 @@ class Runtime:
         usage_limits: UsageLimits | None = None,
         prices: PriceTable | Mapping[str, ModelPrice] | None = None,
         rate_limits: Mapping[str, RateLimit] | RateLimiter | None = None,
+        guardrails: Guardrails | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -167,6 +170,10 @@ class Runtime:
             else RateLimiter(rate_limits)
         )
         """The requests- and tokens-per-minute limits every run on this Runtime shares."""
+        if guardrails is not None and not isinstance(guardrails, Guardrails):
+            raise UsageError(f"guardrails must be a Guardrails, got {type(guardrails).__name__}")
+        self.guardrails = guardrails
+        """The guards of every run that gives none of its own."""
         """What model calls cost (``Step.cost_usd``, the ``max_cost_usd`` budget)."""
         """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
@@ -317,6 +324,7 @@ class Runtime:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
         run.costs = RunCost(self.prices)
+        run.guards = options.guardrails or self.guardrails
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
             run.meter = UsageMeter(limits)
@@ -336,6 +344,7 @@ class Runtime:
         record: bool = False,
         name: str | None = None,
         usage_limits: UsageLimits | None = None,
+        guardrails: Guardrails | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -360,6 +369,8 @@ class Runtime:
             usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests,
                 tool calls, cost), shared by the child runs it starts; past one the run
                 fails with ``usage_limit_exceeded`` (default: the Runtime's).
+            guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (input, output and
+                tool-call guards; default: the Runtime's).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -384,12 +395,15 @@ class Runtime:
             record=record,
             name=name,
             usage_limits=usage_limits,
+            guardrails=guardrails,
             agent_options=agent_options,
         )
         run = self._open(
             strategy, input, given if options is None else RunOptions.merge(options, given)
         )
         otel_parent = current_context() if self._tracing else None
+        if run.guards is not None:
+            return guarded_drive(run, self._runs, otel_parent)
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
 
     def start(
@@ -406,6 +420,7 @@ class Runtime:
         record: bool = False,
         name: str | None = None,
         usage_limits: UsageLimits | None = None,
+        guardrails: Guardrails | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -424,6 +439,7 @@ class Runtime:
             record=record,
             name=name,
             usage_limits=usage_limits,
+            guardrails=guardrails,
             agent_options=agent_options,
         )
         run = self._open(
@@ -483,6 +499,7 @@ class Runtime:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
         child.meter = parent.meter  # one budget for the whole tree
+        child.guards = parent.guards
         child.costs = RunCost(self.prices)
         if deadline < enclosing:
             child.own_deadline = deadline
