@@ -139,6 +139,7 @@ class FallbackModel:
         if not isinstance(cooldown_s, int | float) or cooldown_s < 0:
             raise ConfigError(f"FallbackModel(cooldown_s=...) must be >= 0, got {cooldown_s!r}")
         self._entries = tuple(_Entry(m) for m in models)
+        self._opened = False
         self.failures = failures
         self.cooldown_s = float(cooldown_s)
         self._clock = clock
@@ -176,32 +177,36 @@ class FallbackModel:
         first = entry is self._entries[0]
         return entry.provider, (request_model if first and request_model else own or request_model)
 
-    def _order(self) -> list[_Entry]:
+    def _order(self) -> tuple[_Entry, ...]:
+        if not self._opened:  # no circuit was ever opened: no clock needed
+            return self._entries
         now = self._now()
-        closed = [e for e in self._entries if e.open_until <= now]
-        return closed or list(self._entries)
+        closed = tuple(e for e in self._entries if e.open_until <= now)
+        return closed or self._entries
 
     def _failed(self, entry: _Entry, exc: BaseException) -> None:
         entry.streak += 1
         if entry.streak >= self.failures:
             entry.open_until = self._now() + self.cooldown_s
             entry.streak = 0
+            self._opened = True
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Generate with the first model that answers (see the class)."""
         observe = FALLBACK_OBSERVER.get()
         order = self._order()
-        if observe is not None:
+        if observe is not None and len(order) < len(self._entries):
             for skipped in self._entries:
                 if skipped not in order:
                     observe(skipped.label, "skipped", None)
         last: BaseException | None = None
         for entry in order:
             provider, model = self._resolve(entry, request.model)
+            sent = (
+                request if model == request.model else msgspec.structs.replace(request, model=model)
+            )
             try:
-                response: LLMResponse = await provider.generate(
-                    msgspec.structs.replace(request, model=model)
-                )
+                response: LLMResponse = await provider.generate(sent)
             except Exception as exc:
                 self._failed(entry, exc)
                 if observe is not None:

@@ -14,7 +14,7 @@ then corrected by the usage the provider reports.
 
 from __future__ import annotations
 
-import math
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ from ptcflow.signals import RATE_LIMITED, EmbedResponse, ErrorEnvelope, LLMChunk
 __all__ = ("RateLimit", "RateLimitedLLM", "RateLimiter")
 
 RATE_LIMIT_TOO_LOW: Final = "rate_limit_too_low"
+_NO_KEY: Final[Any] = object()
 
 
 class RateLimit(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=True):
@@ -89,7 +90,8 @@ class RateLimiter:
 
     Args:
         limits: ``{provider or "provider:model": RateLimit}``.
-        clock: seconds (default: ``anyio.current_time``).
+        clock: seconds, for the buckets' refill (default: ``time.monotonic``; the
+            deadline check uses the event loop's clock).
         sleep: waits (default: ``anyio.sleep``).
 
     Raises:
@@ -111,29 +113,42 @@ class RateLimiter:
                     f"rate_limits[{key!r}] must be a RateLimit(...), got {type(value).__name__}"
                 )
         self.limits = dict(limits)
-        self._clock = clock or anyio.current_time
+        self._clock = clock or time.monotonic
         self._sleep = sleep or anyio.sleep
         self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._wrappers: dict[int, RateLimitedLLM] = {}
+        self._keys: dict[tuple[int, str], str | None] = {}
 
     def __repr__(self) -> str:
         return f"RateLimiter({self.limits!r})"
 
     def wrap(self, provider: Any) -> Any:
-        """``provider`` under these limits (once: a provider already under them is kept)."""
+        """``provider`` under these limits (once: a provider already under them is kept;
+        the wrapper of a provider is made once and reused by every run)."""
+        found = self._wrappers.get(id(provider))
+        if found is not None and found.inner is provider:
+            return found
         inner = provider
         while inner is not None:
             if isinstance(inner, RateLimitedLLM) and inner.limiter is self:
                 return provider
             inner = getattr(inner, "inner", None)
-        return RateLimitedLLM(provider, self)
+        wrapper = RateLimitedLLM(provider, self)
+        if len(self._wrappers) < 1024:  # bounded: a Runtime's providers are few
+            self._wrappers[id(provider)] = wrapper
+        return wrapper
 
     def key_of(self, provider: Any, model: str) -> str | None:
         """The limit that applies to ``model`` of ``provider`` (``None``: none)."""
+        cache_key = (id(provider), model)
+        found: Any = self._keys.get(cache_key, _NO_KEY)
+        if found is not _NO_KEY:
+            return None if found is None else str(found)
         name = str(getattr(provider, "name", "") or type(provider).__name__)
-        for key in (f"{name}:{model}", model, name):
-            if key in self.limits:
-                return key
-        return None
+        key = next((k for k in (f"{name}:{model}", model, name) if k in self.limits), None)
+        if len(self._keys) < 4096:
+            self._keys[cache_key] = key
+        return key
 
     def _bucket(self, key: str, kind: str, per_minute: int, now: float) -> _Bucket:
         bucket = self._buckets.get((key, kind))
@@ -144,6 +159,18 @@ class RateLimiter:
     async def acquire(self, key: str, tokens: int) -> tuple[_Bucket | None, int]:
         """Wait for one request and ``tokens`` under ``key``'s limit; the token bucket
         and the tokens reserved (to correct with the real usage).
+
+        Raises:
+            ProviderError: see :meth:`take`.
+        """
+        bucket, wait = self.take(key, tokens)
+        if wait > 0:
+            await self.hold(key, wait, bucket, tokens)
+        return bucket, tokens
+
+    def take(self, key: str, tokens: int) -> tuple[_Bucket | None, float]:
+        """Reserve one request and ``tokens`` under ``key``'s limit, without waiting: the
+        token bucket and the seconds to wait (:meth:`hold`) before sending.
 
         Raises:
             ProviderError: ``rate_limit_too_low`` (one request needs more tokens than a
@@ -174,9 +201,18 @@ class RateLimiter:
         if limit.requests_per_minute is not None:
             bucket = self._bucket(key, "requests", limit.requests_per_minute, now)
             wait = max(wait, bucket.reserve(1, now))
+        return tokens_bucket, wait
+
+    async def hold(self, key: str, wait: float, tokens_bucket: _Bucket | None, tokens: int) -> None:
+        """Wait ``wait`` seconds for a reservation of :meth:`take` (given back when the
+        wait is cancelled or would pass the deadline).
+
+        Raises:
+            ProviderError: ``rate_limited`` when the wait would pass the deadline.
+        """
         if wait > 0:
             deadline = anyio.current_effective_deadline()
-            if now + wait > deadline:
+            if anyio.current_time() + wait > deadline:
                 self._undo(key, tokens_bucket, tokens)
                 raise ProviderError(
                     ErrorEnvelope.make(
@@ -195,7 +231,6 @@ class RateLimiter:
             except BaseException:
                 self._undo(key, tokens_bucket, tokens)
                 raise
-        return tokens_bucket, tokens
 
     def _undo(self, key: str, tokens_bucket: _Bucket | None, tokens: int) -> None:
         if tokens_bucket is not None:
@@ -207,8 +242,10 @@ class RateLimiter:
 
 def estimate_tokens(request: LLMRequest) -> int:
     """About how many input tokens ``request`` sends (4 characters a token)."""
-    chars = sum(len(m.content or "") for m in request.messages)
-    return max(1, math.ceil(chars / 4))
+    chars = 0
+    for m in request.messages:
+        chars += len(m.content)
+    return chars // 4 + 1
 
 
 class RateLimitedLLM:
@@ -229,10 +266,14 @@ class RateLimitedLLM:
         if key is None:
             response: LLMResponse = await self.inner.generate(request)
             return response
-        bucket, reserved = await self.limiter.acquire(key, estimate_tokens(request))
+        limiter = self.limiter
+        tokens = 0 if limiter.limits[key].tokens_per_minute is None else estimate_tokens(request)
+        bucket, wait = limiter.take(key, tokens)
+        if wait > 0:
+            await limiter.hold(key, wait, bucket, tokens)
         response = await self.inner.generate(request)
         if bucket is not None:
-            bucket.give(reserved - response.usage.total_tokens)
+            bucket.give(tokens - response.usage.total_tokens)
         return response
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:

@@ -170,6 +170,7 @@ class Runtime:
             else RateLimiter(rate_limits)
         )
         """The requests- and tokens-per-minute limits every run on this Runtime shares."""
+        self._limited_source: ModelSource | None = None
         if guardrails is not None and not isinstance(guardrails, Guardrails):
             raise UsageError(f"guardrails must be a Guardrails, got {type(guardrails).__name__}")
         self.guardrails = guardrails
@@ -259,6 +260,15 @@ class Runtime:
             )
         raise UsageError("this Runtime is closed; create a new Runtime(...) to run more agents")
 
+    def _limited(self, source: ModelSource) -> ModelSource:
+        """``source`` under the rate limits (the Runtime's own model: wrapped once)."""
+        assert self.rate_limiter is not None
+        if source is self.model_source:
+            if self._limited_source is None:
+                self._limited_source = source.wrapped(self.rate_limiter.wrap)
+            return self._limited_source
+        return source.wrapped(self.rate_limiter.wrap)
+
     def _open(self, strategy: Any, input: Any, options: RunOptions) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
@@ -278,7 +288,7 @@ class Runtime:
         else:
             source = ModelSource.of(llm)
         if source is not None and self.rate_limiter is not None:
-            source = source.wrapped(self.rate_limiter.wrap)
+            source = self._limited(source)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -474,7 +484,7 @@ class Runtime:
             tools = Toolbox.build(plan.tools)
             source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
             if source is not None and self.rate_limiter is not None:
-                source = source.wrapped(self.rate_limiter.wrap)
+                source = self._limited(source)
             if isinstance(plan.timeout, float | int):
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
