@@ -220,6 +220,12 @@ class TemporalRuntime:
     def _plan(
         self, target: Any, input: Any, options: RunOptions
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
+        unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
+        if unsupported:
+            raise UsageError(
+                f"{unsupported} are not enforced on Temporal yet (docs/controls.md): run on "
+                "the local Runtime, or bound a durable mission with MissionLimits"
+            )
         planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(
