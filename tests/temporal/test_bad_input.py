@@ -127,4 +127,4 @@ def test_controls_not_enforced_on_temporal_are_refused(option: str) -> None:
     value = UsageLimits(max_requests=1) if option == "usage_limits" else Guardrails()
     rt = TemporalRuntime(address="127.0.0.1:1")
     with pytest.raises(UsageError, match=f"'{option}'.* not enforced on Temporal yet"):
-        rt.run(ReAct(), "x", **{option: value})
+        rt.run(ReAct(), "x", **{option: value}).close()  # never reached: run() raises
