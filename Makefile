@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS := dev,otel,openai,anthropic,mcp,service,temporal
+EXTRAS := dev,otel,openai,anthropic,mcp,service,temporal,agui
 export PIP_CONSTRAINT := $(CURDIR)/requirements/constraints.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 

@@ -16,18 +16,36 @@ they cost no more than before: a call that needs a coercion (``{"x": "2", "y": 3
 general path); and two more fast-path shapes: a call leaving optional parameters out
 (``search(query="q")``, returning a list) and a tool taking a ``ToolContext``.
 
+Typed tools (``--typed``): ``ship(parcel) -> parcel`` with the parcel (an address, a
+weight, a list of tags) typed four ways, each called through ``call_tool``: as a
+``TypedDict`` (plain dicts in and out: the baseline), a dataclass, a ``msgspec.Struct``
+and a pydantic model. Goal: the dataclass and the Struct cost at most 1.3x the plain dicts.
+The pydantic tool is set beside what pydantic-ai does with the same model for one tool
+call (its ``function_schema`` validator's ``validate_python`` on the arguments, the call,
+and ``model_dump(mode="json")`` of the result), measured in a separate interpreter that has
+pydantic-ai (``--peer-python``, default ``/tmp/pai/bin/python`` when it exists) with the
+same number of calls; and, in this process, beside pydantic's own ``TypeAdapter``
+``validate_python`` + ``model_dump`` of the same data (what pydantic-ai calls underneath).
+
 Run:  .venv/bin/python bench/tool_call.py [--repeats 15] [--number 20000] [--backend trio]
+      .venv/bin/python bench/tool_call.py --typed [--peer-python /tmp/pai/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
+import msgspec
 
 from ptcflow.signals import Err, Ok
 from ptcflow.tools import Tool, ToolCall, ToolContext, call_tool, dispatch, for_agent
@@ -124,11 +142,212 @@ def report(medians: dict[str, dict[str, float]], backend: str) -> bool:
     return ratio <= GOAL
 
 
+# -- typed tools ----------------------------------------------------------------------------
+
+TYPED_GOAL = 1.3  # a dataclass or Struct tool's CPU time over the plain-dict tool's, at most
+
+
+class AddressDict(TypedDict):
+    city: str
+    zip: str
+
+
+class ParcelDict(TypedDict):
+    to: AddressDict
+    weight: int
+    tags: list[str]
+
+
+@dataclasses.dataclass
+class AddressDC:
+    city: str
+    zip: str
+
+
+@dataclasses.dataclass
+class ParcelDC:
+    to: AddressDC
+    weight: int
+    tags: list[str]
+
+
+class AddressStruct(msgspec.Struct):
+    city: str
+    zip: str
+
+
+class ParcelStruct(msgspec.Struct):
+    to: AddressStruct
+    weight: int
+    tags: list[str]
+
+
+async def ship_plain(parcel: ParcelDict) -> ParcelDict:
+    """Ship a parcel (plain dicts)."""
+    return parcel
+
+
+async def ship_dataclass(parcel: ParcelDC) -> ParcelDC:
+    """Ship a parcel (dataclasses)."""
+    return parcel
+
+
+async def ship_struct(parcel: ParcelStruct) -> ParcelStruct:
+    """Ship a parcel (msgspec Structs)."""
+    return parcel
+
+
+PARCEL = {"to": {"city": "Oslo", "zip": "0150"}, "weight": 3, "tags": ["fragile", "urgent"]}
+
+PEER = """
+import asyncio, json, statistics, sys, time
+import pydantic
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_ai._function_schema import function_schema
+
+class Address(pydantic.BaseModel):
+    city: str
+    zip: str
+
+class Parcel(pydantic.BaseModel):
+    to: Address
+    weight: int
+    tags: list[str]
+
+async def ship(parcel: Parcel) -> Parcel:
+    return parcel
+
+fs = function_schema(ship, GenerateJsonSchema)
+PARCEL = json.loads(sys.argv[3])
+
+async def one_call():
+    args = fs.validator.validate_python({"parcel": PARCEL})
+    out = await fs.call(args, None)
+    return out.model_dump(mode="json")
+
+async def main(repeats, number):
+    assert await one_call() == PARCEL
+    samples = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(number):
+            await one_call()
+        samples.append((time.process_time() - start) / number * 1e6)
+    print(json.dumps({"us": statistics.median(samples)}))
+
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+"""
+
+
+def _pydantic_tool() -> tuple[Tool, Callable[[], Any]]:
+    """The pydantic tool, and the same work done by pydantic's TypeAdapter alone."""
+    import pydantic
+
+    class Address(pydantic.BaseModel):
+        city: str
+        zip: str
+
+    class Parcel(pydantic.BaseModel):
+        to: Address
+        weight: int
+        tags: list[str]
+
+    async def ship_pydantic(parcel: Any) -> Any:
+        """Ship a parcel (pydantic)."""
+        return parcel
+
+    ship_pydantic.__annotations__ = {"parcel": Parcel, "return": Parcel}
+    adapter = pydantic.TypeAdapter(Parcel)
+
+    def by_hand() -> Any:
+        return adapter.validate_python(PARCEL).model_dump(mode="json")
+
+    return Tool.from_function(ship_pydantic), by_hand
+
+
+async def typed_main(repeats: int, number: int) -> dict[str, float]:
+    tools = {
+        "plain dicts (TypedDict)": Tool.from_function(ship_plain),
+        "dataclass": Tool.from_function(ship_dataclass),
+        "msgspec.Struct": Tool.from_function(ship_struct),
+    }
+    pydantic_tool, by_hand = _pydantic_tool()
+    tools["pydantic model"] = pydantic_tool
+    for t in tools.values():
+        assert await call_tool(t, "c", {"parcel": PARCEL}) == Ok(payload=PARCEL), t
+    samples: dict[str, list[float]] = {label: [] for label in [*tools, "TypeAdapter by hand"]}
+    for r in range(repeats):
+        order = list(tools) if r % 2 == 0 else list(reversed(tools))
+        for label in order:
+            t = tools[label]
+            start = time.process_time()
+            for _ in range(number):
+                await call_tool(t, "call_1", {"parcel": dict(PARCEL)})
+            samples[label].append((time.process_time() - start) / number * 1e6)
+        start = time.process_time()
+        for _ in range(number):
+            by_hand()
+        samples["TypeAdapter by hand"].append((time.process_time() - start) / number * 1e6)
+    return {label: statistics.median(s) for label, s in samples.items()}
+
+
+def peer_figure(python: str, repeats: int, number: int) -> float | None:
+    """pydantic-ai's µs per tool call, from the interpreter that has it (None: not there)."""
+    if not python or not os.path.exists(python):
+        return None
+    out = subprocess.run(
+        [python, "-c", PEER, str(repeats), str(number), json.dumps(PARCEL)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        print(f"pydantic-ai peer failed: {out.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    return float(json.loads(out.stdout)["us"])
+
+
+def typed_report(medians: dict[str, float], peer: float | None, backend: str) -> bool:
+    base = medians["plain dicts (TypedDict)"]
+    print(f"CPU µs per call_tool of ship(parcel) -> parcel (median), backend {backend}")
+    for label, us in medians.items():
+        print(f"{label:28} {us:8.2f}  ({us / base:4.2f}x plain dicts)")
+    ok = True
+    for label in ("dataclass", "msgspec.Struct"):
+        ratio = medians[label] / base
+        verdict = "PASS" if ratio <= TYPED_GOAL else "MISS"
+        ok = ok and ratio <= TYPED_GOAL
+        print(f"{label}: {ratio:.2f}x plain dicts (goal <= {TYPED_GOAL}): {verdict}")
+    mine = medians["pydantic model"]
+    if peer is not None:
+        print(f"pydantic-ai, same model, one tool call (its interpreter): {peer:8.2f}")
+        verdict = "PASS" if mine <= peer else "MISS"
+        ok = ok and mine <= peer
+        print(
+            f"pydantic model: ptcflow {mine:.2f} vs pydantic-ai {peer:.2f} µs "
+            f"({mine / peer:.2f}x): {verdict}"
+        )
+    else:
+        print("pydantic-ai not available (--peer-python): compared with TypeAdapter only")
+    hand = medians["TypeAdapter by hand"]
+    print(
+        f"pydantic model: ptcflow call_tool {mine:.2f} vs TypeAdapter validate+dump alone "
+        f"{hand:.2f} µs (+{mine - hand:.2f} µs for the call, the signature check, the envelope)"
+    )
+    return ok
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--number", type=int, default=20000)
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    parser.add_argument("--typed", action="store_true", help="the typed-tool comparison")
+    parser.add_argument("--peer-python", default="/tmp/pai/bin/python")
     args = parser.parse_args()
+    if args.typed:
+        typed = anyio.run(typed_main, args.repeats, args.number, backend=args.backend)
+        peer = peer_figure(args.peer_python, args.repeats, args.number)
+        raise SystemExit(0 if typed_report(typed, peer, args.backend) else 1)
     result = anyio.run(main, args.repeats, args.number, backend=args.backend)
     raise SystemExit(0 if report(result, args.backend) else 1)

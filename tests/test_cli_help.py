@@ -16,7 +16,14 @@ from ptcflow.signals import Message
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["demo", "--help"], ["model-server", "--help"], ["worker", "--help"]]
+    "argv",
+    [
+        ["--help"],
+        ["demo", "--help"],
+        ["model-server", "--help"],
+        ["worker", "--help"],
+        ["mcp", "serve", "--help"],
+    ],
 )
 def test_help_has_no_markup(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:

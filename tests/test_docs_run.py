@@ -132,7 +132,9 @@ def namespace_for(block: Block, namespaces: dict[str, dict[str, Any]]) -> dict[s
 
 
 def run(block: Block, namespaces: dict[str, dict[str, Any]]) -> None:
-    code = compile(block.source, block.where, "exec")
+    # dont_inherit: a block runs as a reader's script would, without this module's
+    # ``from __future__ import annotations`` (string annotations need a real module).
+    code = compile(block.source, block.where, "exec", dont_inherit=True)
     if not block.runs:
         return
     namespace = namespace_for(block, namespaces)

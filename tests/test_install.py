@@ -78,12 +78,26 @@ async def main() -> object:
 assert anyio.run(main) == 522_250
 """
 
+PYDANTIC = """
+import sys, anyio, pydantic
+from ptcflow.tools import call_tool, tool
+class Point(pydantic.BaseModel):
+    x: int
+    y: int
+@tool
+def flip(p: Point) -> Point:
+    return Point(x=p.y, y=p.x)
+result = anyio.run(call_tool, flip, "c1", {"p": {"x": 1, "y": 2}})
+assert result.payload == {"x": 2, "y": 1}, result
+"""
+
 CASES = {
     "": NO_EXTRAS,
     "otel": OTEL,
     "openai": PROVIDER.format(cls="OpenAIProvider"),
     "anthropic": PROVIDER.format(cls="AnthropicProvider"),
     "mcp": MCP.format(server=str(ROOT / "examples" / "providers_mcp_server.py")),
+    "pydantic": PYDANTIC,
 }
 
 

@@ -6,16 +6,21 @@ streams its signals to the browser, which draws the trace viewer's waterfall liv
 
 Routes:
 
-* ``GET /``: the viewer page, with a form that starts a mission.
+* ``GET /``: the viewer page, with a form that starts a mission (``GET /?protocol=agui``:
+  the same page reading the mission over AG-UI from ``POST /agui``).
 * ``GET /missions/stream?question=...``: runs the mission and streams it as server-sent
   events (``event: signal`` per signal, then ``event: end``). A client that goes away
   cancels its run: the planner and every agent under it stop, each pending call ending
   with ``cancelled``.
+* ``POST /agui``: the same mission over the AG-UI protocol: an AG-UI ``RunAgentInput``
+  in (its last user message is the question), an SSE stream of AG-UI events out (run,
+  text messages, tool calls, sub-agents, the mission tree as state); a client that goes
+  away cancels its mission here too (``ptcflow.serve.agui_endpoint``).
 * ``GET /runs``: how each mission of this process ended (``running``, ``ok``, ``error``,
   ``cancelled``).
 
-Needs the ``service`` extra (Starlette and uvicorn). Everything runs offline on the
-scripted model of ``service_mission.py``.
+Needs the ``service`` extra (Starlette and uvicorn) and ``agui`` for ``/agui``. Everything
+runs offline on the scripted model of ``service_mission.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ptcflow.runtime import Runtime
+from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.serve import agui_endpoint, last_user_text
 from ptcflow.signals import SignalBus, new_id
 from ptcflow.trace import LiveMission, live_page, sse_event
 
@@ -129,17 +135,27 @@ def create_app(
     service = Service(latency, handlers)
 
     async def index(request: Request) -> Response:
+        agui = "/agui" if request.query_params.get("protocol") == "agui" else None
         return HTMLResponse(
-            live_page("/missions/stream", question=QUESTION, title="ptcflow service")
+            live_page("/missions/stream", question=QUESTION, title="ptcflow service", agui=agui)
         )
 
     async def runs(request: Request) -> Response:
         return JSONResponse(service.runs)
 
+    def runtime() -> Runtime:
+        assert service.runtime is not None, "the app's lifespan opens the Runtime"
+        return service.runtime
+
+    def start_agui(rt: Runtime, run_input: Any, run_id: str) -> RunHandle:
+        question = last_user_text(run_input) or QUESTION
+        return start_mission(rt, question, run_id=run_id, latency=service.latency)
+
     app = Starlette(
         routes=[
             Route("/", index),
             Route("/missions/stream", MissionStream(service)),
+            Route("/agui", agui_endpoint(runtime, start=start_agui), methods=["POST"]),
             Route("/runs", runs),
         ],
         lifespan=service.lifespan,

@@ -54,6 +54,7 @@ from ptcflow.runtime import (
     run as run,
     run_sync as run_sync,
 )
+from ptcflow.sessions import Session as Session
 from ptcflow.signature import Signature as Signature, SignatureError as SignatureError
 from ptcflow.strategies import ReAct as ReAct, Strategy as Strategy
 from ptcflow.tools import Tool as Tool, ToolContext as ToolContext, tool as tool
@@ -79,6 +80,7 @@ __all__ = (
     "RunError",
     "RunHandle",
     "Runtime",
+    "Session",
     "Signature",
     "SignatureError",
     "Step",

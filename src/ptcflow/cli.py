@@ -26,7 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``ptcflow model-server [--port N]`` serves the OpenAI and Anthropic wire protocols on
     127.0.0.1 until interrupted (see :func:`ptcflow.testing.open_model_server`).
     ``ptcflow trace show|export|open JOURNAL`` shows a recorded run (docs/trace.md);
-    ``ptcflow serve --example`` runs the example agent service (examples/service/).
+    ``ptcflow serve --example`` runs the example agent service (examples/service/);
+    ``ptcflow mcp serve --example`` serves the demo's agents as MCP tools over stdio.
     ``ptcflow worker --task-queue Q`` runs a Temporal worker (docs/temporal.md).
     """
     parser = argparse.ArgumentParser(prog="ptcflow", description=DESCRIPTION)
@@ -67,8 +68,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--latency-ms", type=float, default=400.0, help="scripted model latency (default 400)"
     )
+    mcp = sub.add_parser("mcp", help="serve agents as MCP tools")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    mcp_serve = mcp_sub.add_parser(
+        "serve",
+        help="serve the demo's agents as MCP tools over stdio, on the scripted model",
+        description="Serve the demo's two agents as MCP tools over stdio (point any MCP "
+        "client at `ptcflow mcp serve --example`): analyst (a ReAct agent: a prompt in, an "
+        "answer out) and revenue-analyst (a SubAgent writing PTC-Lisp: revenue per city in "
+        "euros), both on the scripted model, offline. Needs the 'mcp' extra.",
+    )
+    mcp_serve.add_argument("--example", action="store_true", required=True, help="the demo")
     add_worker_command(sub.add_parser)
     args = parser.parse_args(argv)
+    if args.command == "mcp":
+        return anyio.run(_serve_mcp_example)
     if args.command == "worker":
         return run_worker_command(args)
     if args.command == "trace":
@@ -108,6 +122,30 @@ async def _with_model(run: Callable[..., Awaitable[Any]], model: str | None) -> 
     async with ModelRegistry.from_config(default=model) as models:
         await models.connect()  # a missing key or unknown alias fails here, before any call
         return await run(llm=models)
+
+
+async def _serve_mcp_example() -> int:
+    """Serve the demo's agents over stdio until the client closes the connection."""
+    from ptcflow.demo import (
+        analyst,
+        demo_agent,
+        demo_tools,
+        mission_turn,
+        revenue_agent,
+    )
+    from ptcflow.runtime import LLMRequest, Runtime
+    from ptcflow.serve import serve_mcp_stdio
+    from ptcflow.signals import SignalBus
+    from ptcflow.testing import ScriptedLLM
+
+    def answer(request: LLMRequest) -> Any:  # the ReAct analyst calls tools natively
+        return analyst(request) if request.tools else mission_turn(request)
+
+    agents = {"analyst": demo_agent(), "revenue-analyst": revenue_agent()}
+    model = ScriptedLLM(answer, model="demo-analyst")
+    async with Runtime(llm=model, tools=demo_tools(), bus=SignalBus()) as rt:
+        await serve_mcp_stdio(agents, rt, name="ptcflow-example")
+    return 0
 
 
 async def _serve_models(port: int) -> None:

@@ -132,7 +132,7 @@ def test_strict_validation_needs_a_signature_on_every_tool() -> None:
     loose = Tool("loose", lambda payload: payload, pass_input=True, input_schema={"type": "object"})
     agent = SubAgent(prompt="Go", tools=[loose, list_emails])
     assert agent.tools["loose"].signature is None
-    with pytest.raises(UsageError, match=r"strict.*\['loose'\]"):
+    with pytest.raises(UsageError, match=r"strict.*untyped: loose: \(no signature\)"):
         agent.strategy(signature_validation="strict")
     assert isinstance(agent.strategy(signature_validation="enabled"), PTC)
 

@@ -12,7 +12,8 @@ from ptcflow import Step, SubAgent, SubAgentError
 from ptcflow.agent import run as run_agent, run_or_raise, then
 from ptcflow.directives import RunProgram
 from ptcflow.errors import UsageError
-from ptcflow.runtime import DirectiveContext, Runtime
+from ptcflow.runtime import Runtime
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import ProgramOutput
 from ptcflow.testing import ScriptedLLM
 

@@ -1,7 +1,8 @@
 """A second driver of the run core, for the contract suite: plain asyncio, no anyio.
 
-It has the shape a durable-workflow driver has (issue 19): it polls the core's work
-lists after every event, performs each directive as one asyncio task (an "activity"),
+It follows the one driver protocol (``docs/runtime.md``, "Writing a driver"), with the
+public face only (``ptcflow.core``): after every event it takes the work the core handed
+out (``to_cancel``, ``to_perform``, ``answered``), performs each directive as one asyncio task (an "activity"),
 turns the task's outcome into the directive's terminal (``core.finish``), cancels tasks
 the core interrupts, and tells the core when the deadline passes, reading time only from
 the loop. Retries and timeouts are its own (a workflow gives them to the activity's retry
@@ -18,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.core._core import Flight, RunCore
+from ptcflow.core import Flight, RunCore
 from ptcflow.directives import (
     Directive,
     LLMGenerate,

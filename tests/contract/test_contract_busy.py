@@ -15,7 +15,8 @@ import pytest
 from contract_kit import CASES, Case, Recorder, check_contract, of_run
 
 from ptcflow.directives import Directive
-from ptcflow.runtime import DirectiveContext, Runtime
+from ptcflow.runtime import Runtime
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import REQUEST_ERROR, REQUEST_STARTED, RequestStartedData
 from ptcflow.strategies import RunInfo
 from ptcflow.testing import ScriptedLLM

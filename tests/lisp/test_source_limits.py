@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from ptcflow.lisp import Limits, analyze, parse, run_sync
+import pytest
+
+from ptcflow.lisp import PARSE_MAX_CHARS, LimitExceeded, Limits, analyze, parse, run_sync
 from ptcflow.lisp.limits import Budget
 
 LONG = " ".join(f"(+ {i} 1)" for i in range(1800))  # ~18,700 characters, 7,200 tokens
@@ -69,3 +71,35 @@ def test_parse_and_analyze_outside_a_run_are_not_charged() -> None:
     assert len(parse(LONG)) == 1800
     assert analyze(LONG).nslots == 0
     assert budget.steps == 0
+
+
+def test_parse_refuses_a_text_over_max_chars_before_reading_it() -> None:
+    big = '(count "' + "x" * 5_000_000 + '")'
+    for read in (parse, analyze):
+        tracemalloc.start()
+        try:
+            with pytest.raises(LimitExceeded) as info:
+                read(big)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert info.value.limit == "max_source_chars"
+        assert f"over max_chars={PARSE_MAX_CHARS}" in info.value.message
+        assert peak < 1_000_000  # nothing was read
+    assert len(parse("(+ 1 2)", max_chars=7)) == 1
+    with pytest.raises(LimitExceeded):
+        parse("(+ 1 2)", max_chars=6)
+
+
+def test_a_long_string_literal_reads_in_memory_proportional_to_its_length() -> None:
+    # The token pattern once kept backtracking state per character: 5 MB of string
+    # literal took 1.1 GB and 4 s to read.
+    text = "x" * 2_000_000 + '\\n\\"'
+    tracemalloc.start()
+    try:
+        (form,) = parse(f'"{text}"', max_chars=3_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert form.value == "x" * 2_000_000 + '\n"'  # type: ignore[attr-defined]
+    assert peak < 20_000_000

@@ -111,6 +111,17 @@ async def configured(
         llm = OpenAIProvider(
             base_url=url, api_key="sk-other", default_headers={"X-Api-Key": KEY}, model="m"
         )
+    elif way == "hyphenated_header":  # matched by no secret-looking name before
+        llm = OpenAIProvider(
+            base_url=url, api_key="sk-other", default_headers={"X-Custom-Auth": KEY}, model="m"
+        )
+    elif way == "unknown_header":  # a header name that says nothing: secret unless known
+        headers = {"X-Routing": KEY, "Accept": "application/json", "OpenAI-Beta": "assistants=v2"}
+        llm = OpenAIProvider(base_url=url, api_key="sk-other", default_headers=headers, model="m")
+    elif way == "anthropic_header":
+        llm = AnthropicProvider(
+            base_url=base, api_key="sk-other", default_headers={"X-Custom-Auth": KEY}, model="m"
+        )
     elif way == "auth_header":
         headers = {"Authorization": f"Bearer {KEY}"}
         llm = OpenAIProvider(base_url=url, default_headers=headers, model="m")
@@ -126,6 +137,10 @@ async def configured(
         )
     elif way == "registry_headers":
         config = ProviderConfig(kind="openai-compatible", base_url=url, headers={"api-key": KEY})
+        llm = ModelRegistry(providers={"local": config}, default="local:m")
+    elif way == "registry_hyphenated_header":
+        headers = {"X-Custom-Auth": KEY}
+        config = ProviderConfig(kind="openai-compatible", base_url=url, headers=headers)
         llm = ModelRegistry(providers={"local": config}, default="local:m")
     elif way == "anthropic_api_key":
         llm = AnthropicProvider(base_url=base, api_key=KEY, model="m")
@@ -144,11 +159,15 @@ WAYS = [
     "OPENAI_API_KEY",
     "openai_client",
     "default_headers",
+    "hyphenated_header",
+    "unknown_header",
+    "anthropic_header",
     "auth_header",
     "url_userinfo",
     "url_query",
     "registry",
     "registry_headers",
+    "registry_hyphenated_header",
     "anthropic_api_key",
     "anthropic_client",
 ]

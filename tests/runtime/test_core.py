@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ptcflow.core._core import Flight, RunCore, cancelled
+from ptcflow.core import Flight, RunCore, cancelled
 from ptcflow.directives import Directive, EmitToolError, LLMGenerate, ToolExec
 from ptcflow.runtime import Step
 from ptcflow.signals import (
@@ -207,25 +207,33 @@ def test_a_sub_call_has_its_own_terminal_answered_before_its_parent() -> None:
     assert step is not None and step.ok and step.value == ["program done"]
 
 
-def test_a_driver_can_override_the_hooks_instead_of_polling() -> None:
+def test_a_driver_makes_its_own_records_and_reads_the_work_each_event_hands_out() -> None:
     seen: list[str] = []
 
-    class Driver(RunCore[Flight]):
-        def on_perform(self, flight: Flight) -> None:
+    class Record(Flight, eq=False):
+        performed: bool = False
+
+    def carry_out(core: RunCore[Record]) -> None:
+        for flight in core.to_perform or ():
+            flight.performed = True
             seen.append(f"perform {flight.directive.id}")
-
-        def on_answered(self, flight: Flight) -> None:
+        for flight in core.answered or ():
             seen.append(f"answered {flight.directive.id}")
+        core.to_perform = core.answered = None
+        if core.step is not None:
+            seen.append(f"end {core.step.ok}")
 
-        def on_end(self, step: Step) -> None:
-            seen.append(f"end {step.ok}")
-
-    core: Driver = Driver(Probe([ToolExec(id="t", tool_name="x")]), "go", run_id="r")
+    core: RunCore[Record] = RunCore(
+        Probe([ToolExec(id="t", tool_name="x")]), "go", run_id="r", make_flight=Record
+    )
     core.start(0.0)
-    assert core.to_perform is None  # the hook took it
+    carry_out(core)
     (flight,) = core.flights
+    assert isinstance(flight, Record) and flight.performed
     core.finish(flight, Ok(payload=1), 0.0)
+    carry_out(core)
     assert seen == ["perform t", "answered t", "end True"]
+    assert core.to_perform is None and core.to_cancel is None and core.answered is None
 
 
 def test_signals_published_while_folding_are_folded_in_order() -> None:

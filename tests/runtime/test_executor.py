@@ -20,7 +20,6 @@ from ptcflow.directives import (
     ToolExec,
 )
 from ptcflow.runtime import (
-    DirectiveContext,
     Limits,
     ProviderError,
     RetryPolicy,
@@ -28,6 +27,7 @@ from ptcflow.runtime import (
     Step,
 )
 from ptcflow.runtime._executor import backend_clock
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,

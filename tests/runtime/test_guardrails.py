@@ -141,3 +141,20 @@ async def test_a_guard_that_raises_or_hangs_is_a_typed_outcome() -> None:
         "return None, Rewrite(value) or Trip(reason)"
         in _tripped(step, "guardrail_failed")["reason"]
     )
+
+
+async def test_a_session_run_is_guarded_and_a_tripped_run_stores_no_turn() -> None:
+    from ptcflow import Session
+
+    session = Session("guarded")
+    async with Runtime(llm=ScriptedLLM([Turn(text="fine")] * 2), tools=[add]) as rt:
+        with anyio.fail_after(20):
+            step = await rt.run(
+                ReAct(), "my secret", guardrails=Guardrails(input=[no_secrets]), session=session
+            )
+            assert _tripped(step)["stage"] == "input"
+            assert await session.turns() == ()
+            step = await rt.run(
+                ReAct(), "hi", guardrails=Guardrails(input=[no_secrets]), session=session
+            )
+    assert step.ok and len(await session.turns()) == 1

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ptcflow.directives import Directive, EmitToolError, LLMGenerate, RunChild, ToolExec
-from ptcflow.runtime import DirectiveContext, Runtime, Step
+from ptcflow.runtime import Runtime, Step
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import (
     Err,
     ErrorEnvelope,

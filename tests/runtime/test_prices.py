@@ -115,8 +115,15 @@ async def test_the_step_carries_the_cost() -> None:
 
 
 async def test_an_unknown_model_has_an_unknown_cost() -> None:
-    step = await _run(ScriptedLLM(_turns(1), model="mine"))
+    step = await _run(ScriptedLLM(_turns(1), model="mine"), prices={"other": PRICE})
     assert step.ok and step.cost_usd is None and step.unpriced_models == ("mine",)
+
+
+async def test_runs_are_not_priced_unless_asked() -> None:
+    # nothing looked up per response: not even a model genai-prices knows is priced
+    for model in ("mine", "gpt-4.1-mini"):
+        step = await _run(ScriptedLLM(_turns(1), model=model))
+        assert step.ok and step.cost_usd is None and step.unpriced_models == ()
 
 
 async def test_a_cost_budget_ends_the_run() -> None:
@@ -142,7 +149,9 @@ async def test_spans_carry_cache_tokens_and_cost() -> None:
         llm=ScriptedLLM(_turns(0), model="mine"), telemetry=telemetry, prices={"mine": PRICE}
     ) as rt:
         await rt.run(ReAct(), "go")
-    async with Runtime(llm=ScriptedLLM(_turns(0), model="other"), telemetry=telemetry) as rt:
+    async with Runtime(
+        llm=ScriptedLLM(_turns(0), model="other"), telemetry=telemetry, prices={"mine": PRICE}
+    ) as rt:
         await rt.run(ReAct(), "go")
     spans = {s.name: attrs(s) for s in exporter.get_finished_spans()}
     chat = spans["chat mine"]
@@ -156,7 +165,8 @@ async def test_spans_carry_cache_tokens_and_cost() -> None:
 
 
 async def test_the_trace_summary_prices_cache_tokens() -> None:
-    async with Runtime(llm=ScriptedLLM(_turns(1), model="gpt-4.1-mini"), tools=[add]) as rt:
+    llm = ScriptedLLM(_turns(1), model="gpt-4.1-mini")
+    async with Runtime(llm=llm, tools=[add], prices=PriceTable()) as rt:
         step = await rt.run(ReAct(), "go", record=True)
     mission = Mission()
     for signal in step.signals:

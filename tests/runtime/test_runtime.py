@@ -202,7 +202,7 @@ async def test_a_strategy_that_raises_in_init_fails_cleanly() -> None:
 
 
 async def test_unknown_signal_types_are_routed_and_ignored() -> None:
-    from ptcflow.runtime import DirectiveContext
+    from ptcflow.runtime.lowlevel import DirectiveContext
 
     class Ping(Directive, frozen=True, kw_only=True, tag="ping_test"):
         pass

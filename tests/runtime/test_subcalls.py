@@ -16,7 +16,8 @@ import pytest
 
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
-from ptcflow.runtime import DirectiveContext, Limits, Runtime, Step
+from ptcflow.runtime import Limits, Runtime, Step
+from ptcflow.runtime.lowlevel import DirectiveContext
 from ptcflow.signals import TOOL_RESULT, TOOL_STARTED, Err, Ok, Signal
 from ptcflow.tools import tool
 

@@ -9,6 +9,7 @@ from ptcflow.signals import (
     REDACTED,
     ErrorEnvelope,
     Secrets,
+    is_secret_key,
     redact_url,
     secrets_of_headers,
     secrets_of_url,
@@ -112,3 +113,20 @@ def test_urls_and_headers() -> None:
         "Basic dXNlcjpwYXNz",
         "dXNlcjpwYXNz",
     ]
+
+
+def test_every_header_is_secret_unless_known_to_carry_none() -> None:
+    headers = {
+        "X-Custom-Auth": "gw-0123456789",  # hyphenated: once matched by no rule
+        "X-Routing": "tenant-0123456789",  # a name that says nothing
+        "x-short": "abc123",  # under 8 characters and no secret's name: a flag, not a key
+        "X-Session-Auth": "s3cr3t",  # a secret's name: kept however short
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "User-Agent": "my-service/1.2.3 (linux)",
+        "OpenAI-Beta": "assistants=v2",
+        "anthropic-version": "2023-06-01",
+        "anthropic-beta": "prompt-caching-2024-07-31",
+    }
+    assert secrets_of_headers(headers) == ["gw-0123456789", "tenant-0123456789", "s3cr3t"]
+    assert is_secret_key("X-Custom-Auth") and is_secret_key("x_custom_auth")

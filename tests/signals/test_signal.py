@@ -137,6 +137,7 @@ def test_create_accepts_every_field_but_id_and_time() -> None:
         "parent_run_id": "p",
         "causation_id": "d",
         "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "metadata": {"origin": "action"},
     }
     s = Signal.create("ai.usage", 1, source="src", **fields)  # type: ignore[arg-type]
     assert {k: getattr(s, k) for k in fields} == fields

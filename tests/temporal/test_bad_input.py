@@ -128,3 +128,16 @@ def test_controls_not_enforced_on_temporal_are_refused(option: str) -> None:
     rt = TemporalRuntime(address="127.0.0.1:1")
     with pytest.raises(UsageError, match=f"'{option}'.* not enforced on Temporal yet"):
         rt.run(ReAct(), "x", **{option: value}).close()  # never reached: run() raises
+
+
+async def test_history_and_sessions_are_refused_until_temporal_takes_them(
+    client: Any, options: TemporalOptions
+) -> None:
+    from ptcflow import Session
+    from ptcflow.signals import Message
+
+    async with TemporalRuntime(client=client, options=options) as trt:
+        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+            trt.run(analyst(), "emea", history=[Message(role="user", content="hi")]).close()
+        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+            trt.run(analyst(), "emea", session=Session("s")).close()

@@ -264,7 +264,7 @@ def test_unhinted_parameters_become_any_with_a_warning() -> None:
 
 
 def test_unsupported_hint_names_the_tool_and_parameter() -> None:
-    def f(x: int | str) -> int:
+    def f(x: complex) -> int:
         return 1
 
     with pytest.raises(SignatureError, match="tool 'f', x: unsupported type hint"):

@@ -286,3 +286,21 @@ def test_the_live_service_shows_bars_before_the_mission_ends(tab: Any, service_u
     assert tab.evaluate("document.body.dataset.live") == "stopped"
     cancelled = tab.evaluate(STATUS_WAIT, "cancelled")
     assert cancelled == {"ok": 1, "cancelled": 1}
+
+
+def test_the_page_reads_the_mission_over_agui(tab: Any, service_url: str) -> None:
+    # the same page, fed by the standard protocol: POST /agui, the tree from AG-UI state
+    tab.goto(service_url + "/?protocol=agui")
+    tab.wait_for_selector("body[data-ready='1']")
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 2")
+    tab.wait_for_function("document.body.dataset.live === 'ok'", timeout=30_000)
+    assert tab.evaluate("ptcTrace.count()") == sum(KINDS.values())
+    running_nodes = "[...ptcTrace.nodes.values()].filter(n => n.st === 'running').length"
+    assert tab.evaluate(running_nodes) == 0
+    tab.wait_for_function("document.querySelectorAll('.row:not([hidden]) .bar').length > 0")
+    # Stop aborts the request: the endpoint sees the client go and cancels that mission
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 2")
+    tab.click("#stop")
+    assert tab.evaluate("document.body.dataset.live") == "stopped"

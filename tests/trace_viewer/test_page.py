@@ -35,7 +35,9 @@ def test_open_writes_a_page_that_needs_no_network(
     assert opened == [out.resolve().as_uri()]
     html = out.read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # no CDN, no fetch
-    assert "import " not in html and "fetch(" not in html
+    assert "import " not in html
+    # the script's live code (EventSource, the AG-UI fetch) runs on a live page only
+    assert html.count("fetch(") == 1 and _data(html).get("live") is None
     assert len(_data(html)["nodes"]) == sum(KINDS.values())
 
 
@@ -84,6 +86,8 @@ def test_prices_and_live_settings_reach_the_page() -> None:
         "stream": "/missions/stream",
         "question": "why?",
     }
+    over_agui = _data(live_page("/missions/stream", agui="/agui"))["live"]
+    assert over_agui == {"stream": "/missions/stream", "question": "", "agui": "/agui"}
 
 
 def test_no_content_keeps_times_and_errors_only(tmp_path: Path) -> None:

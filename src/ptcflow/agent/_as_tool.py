@@ -19,7 +19,7 @@ from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import ParentRun, RunPlan, Step
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope, Ok, json_safe
-from ptcflow.signature import parse, redact_firewalled
+from ptcflow.signature import parse, redact_firewalled, to_plain
 from ptcflow.tools import Tool
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class AgentCall:
         step = await self.agent.run(llm=llm, context=arguments)
         if not step.ok:
             raise SubAgentError(step)
-        return step.value
+        return to_plain(step.value)  # an output_type's instance goes back to plain data
 
     def plan_child(self, parent: ParentRun, arguments: dict[str, Any]) -> RunPlan | Err:
         """The child run of this agent for a call from ``parent``, or the call's error.

@@ -36,6 +36,10 @@ class LLMTool(Tool):
         name: the tool's name (default ``"llm_tool"``; a ``{"name": LLMTool(...)}``
             mapping names it too).
         max_turns: turns of the multi-turn form (default 5; a judgment has one).
+        output_type: the answer as a Python type (a dataclass, a pydantic model...): the
+            signature's output is derived from it (``signature`` then gives only the
+            parameters) and the answer must fit it (validators included); the caller
+            gets its plain form.
 
     Raises:
         ConfigError: a placeholder that is not a signature parameter (the spec's
@@ -67,10 +71,20 @@ class LLMTool(Tool):
         tools: Any = None,
         name: str = "llm_tool",
         max_turns: int | None = None,
+        output_type: Any = None,
     ) -> None:
         where = f"LLMTool({name!r})"
         if not isinstance(signature, str):
             raise ConfigError(f"{where}: signature must be a signature string, got {signature!r}")
+        if output_type is not None:
+            # The answer's type: the output of the signature (checked, validators run);
+            # the caller still gets plain data (it is a program or a model).
+            signature = (
+                SubAgent(
+                    prompt="-", signature=signature, output_type=output_type, name=name
+                ).signature
+                or signature
+            )
         if isinstance(prompt, str):
             problems = check_placeholders(prompt, parse(signature))
             if problems:
@@ -88,6 +102,7 @@ class LLMTool(Tool):
             max_turns=(max_turns or 5) if tools else 1,
             name=name,
             description=description,
+            output_type=output_type,
         )
         bound = None if llm == "caller" else llm
         if bound is not None and model_kind(bound) is None:

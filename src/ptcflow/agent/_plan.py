@@ -10,17 +10,19 @@ plans itself here, in one pass, and hands the plan back.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
+import structlog
 
 from ptcflow.agent._mission import BudgetedLLM, Lineage, Mission, MissionLimits
 from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
 from ptcflow.errors import RunError, UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, RunPlan, Runtime, Step
-from ptcflow.signature import Fields, Template, parse, render_type
+from ptcflow.signature import Fields, Template, is_record, parse, render_type, to_plain
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
@@ -29,11 +31,14 @@ __all__ = (
     "AgentOptions",
     "SubAgentError",
     "build",
+    "check_context",
     "execute",
     "plan",
     "resolve_context",
     "source_for",
 )
+
+_LOG: Final = structlog.get_logger("ptcflow")
 
 
 class SubAgentError(RunError):
@@ -76,19 +81,23 @@ def resolve_context(
                 f"context= is the failed Step of run {step.run_id} ({step.reason}); chain "
                 "successful Steps only (check step.ok, or use run_or_raise / then)"
             )
-        if not isinstance(step.value, Mapping):
+        value = to_plain(step.value) if is_record(step.value) else step.value
+        if not isinstance(value, Mapping):
             raise UsageError(
                 f"context= is a Step whose value is a {type(step.value).__name__}; a Step used "
                 "as context must return a map (its keys become ctx/ keys)"
             )
-        context = step.value
+        context = value
         if context_signature is None and step.signature:
             context_signature = _as_params(step.signature)
     if context is None:
         return {}, context_signature
+    if is_record(context):  # a typed context: a dataclass, a Struct, a pydantic model
+        context = to_plain(context, str_keys=True)
     if not isinstance(context, Mapping):
         raise UsageError(
-            f"context must be a mapping of names to values, got {type(context).__name__}"
+            f"context must be a mapping of names to values (or a dataclass, msgspec.Struct "
+            f"or pydantic model instance), got {type(context).__name__}"
         )
     bad = [k for k in context if not isinstance(k, str)]
     if bad:
@@ -98,7 +107,18 @@ def resolve_context(
             "context key 'fail' is reserved: programs read the previous turn's error as "
             "ctx/fail; rename the key"
         )
-    plain = msgspec.to_builtins(dict(context), str_keys=True)
+    try:
+        plain = to_plain(dict(context), str_keys=True)
+    except (TypeError, ValueError):
+        for key, value in context.items():
+            try:
+                to_plain(value, str_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"context key {key!r}: {exc} (pass what a program needs of it, e.g. its "
+                    "id or str())"
+                ) from None
+        raise
     return plain, context_signature
 
 
@@ -193,6 +213,8 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             )
         context = input
     ctx, ctx_sig = resolve_context(context, opts.context_signature)
+    mode = str(opts.signature_validation).lstrip(":")
+    ctx = check_context(agent, ctx, mode)
     chosen = agent.llm if agent.llm is not None else opts.llm
     base: ModelSource | None = runtime.model_source
     if chosen is None and base is None:
@@ -211,7 +233,64 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             base=base,
             options=opts.inherited(),
         )
-    return build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
+    keep_trace = opts.trace
+    if mode == "warn_only" and keep_trace is not True:
+        opts = msgspec.structs.replace(opts, trace=True)  # read the warnings, then drop it
+    planned = build(agent, ctx, ctx_sig, opts, chosen=chosen, base=base, lineage=lineage)
+    if agent.output_type is None and mode != "warn_only":
+        return planned
+    inner = planned.finish
+
+    def finish(step: Step) -> Step:
+        step = inner(step) if inner is not None else step
+        if mode == "warn_only":
+            step = _log_warnings(agent, step, keep_trace)
+        return agent.typed(step)
+
+    return dataclasses.replace(planned, finish=finish)
+
+
+def check_context(agent: SubAgent, ctx: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The context of a top-level run checked against the agent's parameters, as
+    ``as_tool`` checks its arguments: strings holding numbers coerced, wrong types and
+    missing parameters refused (``warn_only``: logged; ``disabled``: not checked).
+
+    Raises:
+        UsageError: the context does not match (every problem, by key).
+    """
+    sig = agent.parsed_signature
+    if sig is None or not sig.params or mode == "disabled":
+        return ctx
+    checked = sig.validate_input(ctx, mode)
+    if not checked.ok:
+        params = ", ".join(f"{p.name} {render_type(p.type)}" for p in sig.params)
+        raise UsageError(
+            f"SubAgent({agent.name!r}): the context does not match its parameters "
+            f"({params}): {'; '.join(checked.errors)}. Fix the context, or run with "
+            "signature_validation='warn_only' (or 'disabled')"
+        )
+    if checked.warnings:
+        _LOG.warning("context coerced", agent=agent.name, warnings=list(checked.warnings))
+    return dict(checked.value)
+
+
+def _log_warnings(agent: SubAgent, step: Step, keep_trace: Any) -> Step:
+    """Log (structlog, ``warning``) what ``warn_only`` let through, then keep the trace
+    only as the run's ``trace`` option asked."""
+    if step.trace is not None:
+        for turn in step.trace.turns:
+            problem = turn.execution.error
+            if problem is not None and problem.category == "validation_warning":
+                _LOG.warning(
+                    "validation warning",
+                    agent=agent.name,
+                    run_id=step.run_id,
+                    turn=turn.turn,
+                    warnings=problem.message,
+                )
+    if keep_trace is False or (keep_trace == "on_error" and step.ok):
+        step = msgspec.structs.replace(step, trace=None)
+    return step
 
 
 def build(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import msgspec
 
 from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._mission import MissionLimits
@@ -23,11 +24,27 @@ from ptcflow.agent._plan import SubAgentError, execute, plan
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
-from ptcflow.runtime._entry import _in_event_loop
-from ptcflow.signature import Signature, Template, check_placeholders, parse
+from ptcflow.runtime.lowlevel import in_event_loop
+from ptcflow.sessions import Session
+from ptcflow.signals import ErrorEnvelope
+from ptcflow.signature import (
+    ConversionError,
+    Converter,
+    Prim,
+    Signature,
+    SignatureError,
+    Template,
+    check_placeholders,
+    format_notes,
+    parse,
+    render_type,
+    schema_from_hint,
+    type_from_hint,
+    type_path,
+)
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
 from ptcflow.strategies.ptc._prompt import example_call, static_prompt
-from ptcflow.tools import Tool, for_agent, render_tool_signature
+from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
@@ -76,6 +93,12 @@ class SubAgent:
             (default 1 MB); going over ends the run as failed (``memory_limit``).
         program_limits: overrides of :class:`ptcflow.lisp.Limits` for every program
             (``{"timeout_ms": 2000}``).
+        output_type: the answer as a Python type: a dataclass, ``msgspec.Struct``,
+            ``TypedDict``, pydantic model, ``list[...]`` of them, an ``Enum``, a date...
+            The signature's output is derived from it (the prompt shows the compact
+            form), the returned value must fit it (its validators' errors go back to the
+            model), and ``step.value`` is an instance. Give it at module level when runs
+            cross a process (Temporal workers import it by name).
 
     Raises:
         UsageError: the definition is wrong (the message says where and how to fix it):
@@ -106,7 +129,10 @@ class SubAgent:
     output: str = "ptc"
     memory_limit: int = 1_000_000
     program_limits: Any = None
+    output_type: Any = None
     _system: tuple[str, str] = dataclasses.field(init=False, default=("", ""))
+    _typed: Converter | None = dataclasses.field(init=False, default=None)
+    _type_path: str | None = dataclasses.field(init=False, default=None)
 
     def __post_init__(self) -> None:
         where = f"SubAgent({self.name!r})"
@@ -143,6 +169,8 @@ class SubAgent:
             where, "llm must be a provider, a model name or alias, or a function, "
             f"got {type(self.llm).__name__}",
         )  # fmt: skip
+        if self.output_type is not None:
+            self._set_output_type(where)
         sig = parse(self.signature) if self.signature is not None else None
         Template(self.prompt)  # malformed templates raise here, with a caret
         if sig is not None:
@@ -169,6 +197,57 @@ class SubAgent:
         if self.output == "ptc":
             setattr_(self, "_system", self._static_prompt(sig))
 
+    def _set_output_type(self, where: str) -> None:
+        hint = self.output_type
+        try:
+            node = type_from_hint(hint)
+        except SignatureError as exc:
+            raise ConfigError(f"{where}: output_type: {exc.reason}") from None
+        if self.signature is None:
+            text = render_type(node)
+        else:
+            text = self.signature
+            if isinstance(text, str) and "->" not in text and text.rstrip().endswith(")"):
+                text += " -> :any"  # the parameters only: output_type gives the output
+            given = parse(text)
+            if given.output != Prim(name="any") and given.output != node:
+                raise ConfigError(
+                    f"{where}: the signature's output {render_type(given.output)} and "
+                    f"output_type ({render_type(node)}) disagree: give the output once "
+                    "(drop the '-> ...' part of the signature)"
+                )
+            text = msgspec.structs.replace(given, output=node).render()
+        setattr_ = object.__setattr__
+        setattr_(self, "signature", text)
+        setattr_(self, "_typed", Converter(hint))
+        if isinstance(hint, type):
+            setattr_(self, "_type_path", type_path(hint))
+
+    def typed(self, step: Step) -> Step:
+        """``step`` with its plain value built into :attr:`output_type` (as it is when the
+        agent has none, or the run failed).
+
+        Runs that were recorded or ran elsewhere (a journal, a Temporal handle) carry the
+        plain value; this gives the typed one back.
+
+        Returns:
+            The Step; a failed one (``validation``) when the value does not fit.
+        """
+        conv = self._typed
+        if conv is None or not step.ok:
+            return step
+        try:
+            value = conv.load(step.value)
+        except ConversionError as exc:
+            error = ErrorEnvelope.make(
+                "validation",
+                f"SubAgent({self.name!r}): the answer does not fit output_type: {exc}",
+                {"where": "output", "errors": [str(exc)]},
+                retryable=False,
+            )
+            return msgspec.structs.replace(step, ok=False, error=error, reason="validation")
+        return msgspec.structs.replace(step, value=value)
+
     # -- running ------------------------------------------------------------------------
 
     async def run(
@@ -186,6 +265,8 @@ class SubAgent:
         record: bool = False,
         mission_limits: MissionLimits | Mapping[str, Any] | None = None,
         usage_limits: UsageLimits | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -215,6 +296,11 @@ class SubAgent:
                 turns).
             usage_limits: the :class:`~ptcflow.UsageLimits` (tokens, requests, tool calls,
                 cost) of the run and every agent it calls, together.
+            history: the conversation so far (an earlier ``step.messages``); the run's
+                ``step.messages`` continues it. A PTC-Lisp agent reads the last questions
+                and answers at the top of its task; ``output="json"`` gets the messages.
+            session: a :class:`~ptcflow.Session` to continue: its messages are the
+                history, the run's own are stored as its next turn.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -230,6 +316,8 @@ class SubAgent:
             run_id=run_id,
             record=record,
             usage_limits=usage_limits,
+            history=history,
+            session=session,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,
@@ -252,7 +340,7 @@ class SubAgent:
         Raises:
             UsageError: called inside a running event loop (``await agent.run(...)``).
         """
-        if _in_event_loop():
+        if in_event_loop():
             raise UsageError(
                 "run_sync() was called inside a running event loop; use `await agent.run(...)`"
             )
@@ -326,7 +414,7 @@ class SubAgent:
         Raises:
             UsageError: called inside a running event loop (``await agent.compile(...)``).
         """
-        if _in_event_loop():
+        if in_event_loop():
             raise UsageError(
                 "compile_sync() was called inside a running event loop; use "
                 "`await agent.compile(...)`"
@@ -393,7 +481,13 @@ class SubAgent:
             signature=sig,
             max_turns=self.max_turns,
             judgment=self.judgment,
+            output_notes=self._output_notes(),
         )
+
+    def _output_notes(self) -> list[str]:
+        if self.output_type is None:
+            return []
+        return format_notes(schema_from_hint(self.output_type))
 
     def __repr__(self) -> str:
         parts = [
@@ -407,6 +501,10 @@ class SubAgent:
             parts.append(f"tool_catalog={list(self.tool_catalog)}")
         if self.output != "ptc":
             parts.append(f"output={self.output!r}")
+        if self.output_type is not None:
+            parts.append(
+                f"output_type={getattr(self.output_type, '__qualname__', self.output_type)}"
+            )
         if self.llm is not None:
             parts.append(f"llm={_llm_text(self.llm)!r}")
         if self.mission_timeout is not None:
@@ -445,6 +543,7 @@ class SubAgent:
             "llm": None if self.llm is None else _llm_text(self.llm),
             "memory_limit": self.memory_limit,
             "program_limits": dict(self.program_limits),
+            "output_type": self._type_path,
         }
 
     def strategy(
@@ -471,11 +570,14 @@ class SubAgent:
         """
         retry: LLMRetry = self.llm_retry
         if signature_validation.lstrip(":") == "strict":
-            loose = [n for n, t in self.tools.items() if t.signature is None]
+            loose = {n: t.untyped for n, t in self.tools.items() if t.untyped}
             if loose:
+                listed = "; ".join(f"{n}: {', '.join(what)}" for n, what in loose.items())
                 raise UsageError(
                     f"SubAgent({self.name!r}): signature_validation='strict' requires every "
-                    f"tool to have a signature; these have none: {loose}"
+                    f"tool to be fully typed; untyped: {listed}. Annotate the parameters "
+                    '(x: int) or give the tool a signature, e.g. tools=[(fn, "(x :int) -> '
+                    ':int")]'
                 )
         common: dict[str, Any] = {
             "prompt": self.prompt,
@@ -489,6 +591,7 @@ class SubAgent:
             "trace": trace,
             "debug": debug,
             "name": self.name,
+            "output_type": self._type_path,
         }
         if self.output == "json":
             return JsonAgent(**common)
@@ -540,7 +643,7 @@ def _info(tool: Tool, *, example: bool) -> ToolInfo:
     return ToolInfo(
         name=tool.name,
         signature=render_tool_signature(tool),
-        description=tool.description,
+        description=describe_tool(tool),
         example=example_call(tool.name, tool.signature) if example else "",
     )
 

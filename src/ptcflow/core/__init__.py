@@ -1,7 +1,68 @@
-"""The sans-I/O run core: the one API every driver shares."""
+"""The sans-I/O run core: the one API every driver shares, and what strategies are.
+
+Start here: ``_core.py`` (:class:`RunCore`) is the centre. It folds a run's signals into
+its strategy and decides everything that needs no event loop; a driver calls its events
+and carries out the work they hand out (``docs/runtime.md``, "Writing a driver"). Around
+it: ``_flight.py`` (:class:`Flight`, the record of one directive), ``_terminals.py`` (which
+signals end each directive), ``_step.py`` (:class:`Step`, how a run ended),
+``_protocol.py`` (:class:`Strategy`, :class:`RunInfo`, :class:`Outcome`: what a strategy
+is), ``_trace.py`` (the records a SubAgent's Step carries), ``_run_errors.py`` (the
+errors the core itself gives).
+
+Drivers (the local runtime, the Temporal workflow, a test's) and strategies import these
+names from here, never from the private modules. The core imports nothing of the
+runtime, the strategies or the agents.
+"""
 
 from __future__ import annotations
 
+from ptcflow.core._core import RunCore as RunCore
+from ptcflow.core._flight import Flight as Flight, cancelled as cancelled
 from ptcflow.core._fold import Folds as Folds
+from ptcflow.core._protocol import (
+    Outcome as Outcome,
+    RunInfo as RunInfo,
+    Strategy as Strategy,
+    Transition as Transition,
+)
+from ptcflow.core._step import Step as Step
+from ptcflow.core._terminals import (
+    TerminalTable as TerminalTable,
+    journal_safe as journal_safe,
+    tool_name_of as tool_name_of,
+    tool_terminal as tool_terminal,
+)
+from ptcflow.core._trace import (
+    ExecutionTrace as ExecutionTrace,
+    ProgramTrace as ProgramTrace,
+    PromptTrace as PromptTrace,
+    StepFail as StepFail,
+    TokenCounts as TokenCounts,
+    ToolCallTrace as ToolCallTrace,
+    Trace as Trace,
+    TurnTrace as TurnTrace,
+)
 
-__all__ = ("Folds",)
+__all__ = (
+    "ExecutionTrace",
+    "Flight",
+    "Folds",
+    "Outcome",
+    "ProgramTrace",
+    "PromptTrace",
+    "RunCore",
+    "RunInfo",
+    "Step",
+    "StepFail",
+    "Strategy",
+    "TerminalTable",
+    "TokenCounts",
+    "ToolCallTrace",
+    "Trace",
+    "Transition",
+    "TurnTrace",
+    "cancelled",
+    "journal_safe",
+    "tool_name_of",
+    "tool_terminal",
+)

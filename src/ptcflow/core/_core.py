@@ -3,13 +3,17 @@
 :class:`RunCore` folds a run's signals into its strategy and decides everything that does
 not need an event loop: signal numbering and correlation, which directives are in flight,
 exactly one terminal signal per directive, when the run is stalled, cancelled or past its
-deadline, and its :class:`~ptcflow.runtime.Step`. It never awaits, never reads a clock,
+deadline, and its :class:`~ptcflow.core.Step`. It never awaits, never reads a clock,
 never draws an id of its own and imports no backend: a *driver* performs the directives
-and tells the core what happened. The local anyio driver (``_driver.py``) is one; a
-durable workflow is another.
+and tells the core what happened. The local anyio driver (``ptcflow.runtime.lowlevel``'s
+``LocalRun``, which holds a core) is one; a durable workflow is another.
 
-The protocol a driver follows (the events in, the hooks out, what the core guarantees) is
-written in ``docs/runtime.md``, "Writing a driver".
+One protocol for every driver, as h11's ``Connection`` holds its ``ConnectionState``: the
+driver calls an event method (:meth:`RunCore.start`, :meth:`~RunCore.finish`, ...), then
+reads the work that event handed out (:attr:`~RunCore.to_perform`,
+:attr:`~RunCore.to_cancel`, :attr:`~RunCore.answered`, and :attr:`~RunCore.step` once the
+run is over). The whole protocol (the events in, the work out, what the core guarantees)
+is written in ``docs/runtime.md``, "Writing a driver".
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details
+from ptcflow.core._step import Step, step_details, step_messages
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -41,6 +45,7 @@ from ptcflow.signals import (
     TOOL_RESULT,
     USAGE,
     Err,
+    Message,
     Ok,
     RequestEndData,
     RequestStartedData,
@@ -48,8 +53,8 @@ from ptcflow.signals import (
     ToolSpec,
     Usage,
     json_safe,
+    stamp as default_stamp,
 )
-from ptcflow.signals._signal import stamp as default_stamp
 
 __all__ = ("Flight", "RunCore", "cancelled")
 
@@ -67,6 +72,14 @@ keeps asking for work while cancelled would otherwise loop for ever)."""
 class RunCore(Generic[F]):
     """The bookkeeping of one run, driven by events (``docs/runtime.md``, "Writing a driver").
 
+    Events in: :meth:`start` (or :meth:`resume`), :meth:`emit`, :meth:`finish`,
+    :meth:`cancel`, :meth:`expire`, :meth:`abandon`, :meth:`open_subcall`. Each returns at
+    once and leaves the work it made on the core, for the driver to take after the call:
+    :attr:`to_perform` (perform each, then :meth:`finish` it), :attr:`to_cancel` (stop each
+    one's work), :attr:`answered` (their terminal signal is out: the driver's accounting),
+    each a list while there is some, else ``None`` (the driver sets it back to ``None`` as
+    it takes it); :attr:`step` is set when the run is over.
+
     Args:
         strategy: the run's strategy (``init`` / ``handle`` / ``outcome`` / ``snapshot``).
         input: the run's input.
@@ -82,15 +95,19 @@ class RunCore(Generic[F]):
         terminals: the terminal signals of each directive class.
         traceparent: the W3C trace context of run-level signals.
         log: a structlog-style logger for strategy crashes (``None``: none).
+        make_flight: ``(directive, state, parent) -> flight``: makes the record of each
+            accepted directive and sub-call (default: :class:`Flight`; a driver passes
+            its own subclass, which carries its per-directive state).
+        history: the conversation before this run (``RunInfo.history``), checked.
     """
 
     # fmt: off
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_publish", "_queue", "_refused", "_stamp",
-        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "input",
-        "late_results", "name", "parent_run_id", "recorded", "request_id", "run_id", "seq",
-        "started_at", "state", "step", "strategy", "to_cancel", "to_perform", "tool_calls",
-        "tool_specs", "traceparent", "turns", "usage",
+        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "history",
+        "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
+        "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
+        "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
     )
     # fmt: on
 
@@ -111,8 +128,11 @@ class RunCore(Generic[F]):
         terminals: TerminalTable | None = None,
         traceparent: str | None = None,
         log: Any = None,
+        make_flight: Callable[[Directive, Any, F | None], F] | None = None,
+        history: tuple[Message, ...] = (),
     ) -> None:
         self.strategy = strategy
+        self.history = history
         self.input = input
         self.run_id = run_id
         self.request_id = request_id or run_id
@@ -126,15 +146,21 @@ class RunCore(Generic[F]):
         self._stamp = stamp
         self._terminals = terminals or TerminalTable()
         self._log = log
+        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or cast(Any, Flight)
+        """Makes the flights (an attribute: a driver may replace it, say once the run is
+        over, when only sub-calls of work that outlived the run can still be opened)."""
         self.state: Any = None
         self.seq = 0
         self.flights: dict[F, None] = {}
         """Accepted directives without their terminal yet, in acceptance order."""
-        # Work out for a polling driver, in order (the default hooks): a list while there
-        # is some, else None. The driver takes a list, sets None and carries it out.
+        # The work an event hands out, in order: a list while there is some, else None.
+        # After each event the driver takes each list (sets None) and carries it out.
         self.to_perform: list[F] | None = None
+        """Accepted directives to perform (then report with :meth:`finish`)."""
         self.to_cancel: list[F] | None = None
+        """Flights whose work must stop (their ``cancel_reason`` is set)."""
         self.answered: list[F] | None = None
+        """Directives whose terminal signal was published (sub-calls are not listed)."""
         self.cancelling: Err | None = None
         """The reason once the run is cancelled (its directives end with it)."""
         self.closing = False
@@ -171,7 +197,10 @@ class RunCore(Generic[F]):
         """Publish ``ai.request.started``, initialise the strategy, accept its directives."""
         self.started_at = self._now = now
         started = RequestStartedData(
-            input=json_safe(self.input), agent=self.name, tools=self.tool_specs
+            input=json_safe(self.input),
+            agent=self.name,
+            tools=self.tool_specs,
+            history=self.history,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
@@ -180,6 +209,7 @@ class RunCore(Generic[F]):
             request_id=self.request_id,
             parent_run_id=self.parent_run_id,
             tools=self.tool_specs,
+            history=self.history,
         )
         self._folding = True
         try:
@@ -298,7 +328,7 @@ class RunCore(Generic[F]):
         :meth:`finish`. Its signals carry ``call_id = directive.id`` and ``causation_id =
         parent.directive.id``; it is answered (with the parent's reason) before its parent.
         """
-        flight = self.new_flight(directive, parent)
+        flight = self.make_flight(directive, parent.state, parent)
         flight.cancel_reason = parent.cancel_reason
         if parent.done:  # the parent was answered (abandoned): this call never starts
             flight.done = True
@@ -310,40 +340,6 @@ class RunCore(Generic[F]):
             parent.subcalls = {}
         parent.subcalls[flight] = None
         return flight
-
-    # -- hooks: what a driver does with the work (override them, or poll the lists) -------
-
-    def new_flight(self, directive: Directive, parent: F | None) -> F:
-        """Make the record of an accepted directive (``parent``: of a sub-call).
-
-        Override to return the driver's own :class:`Flight` subclass.
-        """
-        return cast(F, Flight(directive, self.state if parent is None else parent.state, parent))
-
-    def on_perform(self, flight: F) -> None:
-        """``flight`` must be performed (default: append it to :attr:`to_perform`)."""
-        if self.to_perform is None:
-            self.to_perform = [flight]
-        else:
-            self.to_perform.append(flight)
-
-    def on_interrupt(self, flight: F) -> None:
-        """The work of ``flight`` must stop (default: append it to :attr:`to_cancel`)."""
-        if self.to_cancel is None:
-            self.to_cancel = [flight]
-        else:
-            self.to_cancel.append(flight)
-
-    def on_answered(self, flight: F) -> None:
-        """``flight``'s terminal signal was published (default: append it to
-        :attr:`answered`); sub-calls are not reported."""
-        if self.answered is None:
-            self.answered = [flight]
-        else:
-            self.answered.append(flight)
-
-    def on_end(self, step: Step) -> None:
-        """The run ended with ``step`` (default: nothing)."""
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -391,6 +387,7 @@ class RunCore(Generic[F]):
                 parent_run_id=self.parent_run_id,
                 causation_id=d.id if flight.parent is None else flight.parent.directive.id,
                 traceparent=flight.traceparent,
+                metadata=d.metadata or None,
             )
         if self._publish is not None:
             self._publish(signal)
@@ -450,7 +447,7 @@ class RunCore(Generic[F]):
             if not isinstance(d, Directive):
                 self._crash(not_a_directive(d), "returning directives")
                 return
-            flight = self.new_flight(d, None)
+            flight = self.make_flight(d, self.state, None)
             problems = d.problems()
             if problems:
                 self._answer(flight, invalid_directive(d, problems), 1, 0.0)
@@ -462,7 +459,10 @@ class RunCore(Generic[F]):
                 self._answer(flight, journal_safe(Err(error=d.error)), 1, 0.0)
             else:
                 self.flights[flight] = None
-                self.on_perform(flight)
+                if self.to_perform is None:
+                    self.to_perform = [flight]
+                else:
+                    self.to_perform.append(flight)
         if outcome is not None and not self.closing:
             result: Any = outcome.result
             if not isinstance(result, _RESULTS):
@@ -492,7 +492,10 @@ class RunCore(Generic[F]):
         # Still listed while its signals were folded in: the run cannot end between them.
         if flight.parent is None:
             self.flights.pop(flight, None)
-            self.on_answered(flight)
+            if self.answered is None:
+                self.answered = [flight]
+            else:
+                self.answered.append(flight)
         elif flight.parent.subcalls is not None:
             flight.parent.subcalls.pop(flight, None)
 
@@ -501,7 +504,10 @@ class RunCore(Generic[F]):
     def _stop(self, flight: F, reason: Err) -> None:
         if flight.cancel_reason is None and not flight.done:
             flight.cancel_reason = reason
-            self.on_interrupt(flight)
+            if self.to_cancel is None:
+                self.to_cancel = [flight]
+            else:
+                self.to_cancel.append(flight)
 
     def _close(self, result: Ok[Any] | Err, usage: Usage, reason: str, route: bool = True) -> None:
         """The outcome is known: stop folding, stop what is in flight, end once answered."""
@@ -596,6 +602,6 @@ class RunCore(Generic[F]):
             tool_calls=self.tool_calls,
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
+            messages=step_messages(self.strategy, self.state),
             **step_details(self.strategy, self.state),
         )
-        self.on_end(self.step)

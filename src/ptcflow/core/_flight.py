@@ -20,8 +20,9 @@ def cancelled(message: str) -> Err:
 class Flight(msgspec.Struct, eq=False):
     """One directive (or sub-call) of a run, from acceptance to its terminal signal.
 
-    Built by the core as ``flight_type(directive, state, parent)``; a driver may subclass
-    it to keep its own per-directive state (fields with defaults), or use :attr:`work`.
+    Built by the core with its ``make_flight(directive, state, parent)``; a driver may
+    pass a subclass to keep its own per-directive state (fields with defaults), or use
+    :attr:`work`.
 
     Attributes:
         directive: what to perform.

@@ -16,7 +16,7 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Ok, Signal, ToolSpec, Usage
+from ptcflow.signals import Err, Message, Ok, Signal, ToolSpec, Usage
 
 __all__ = ("Outcome", "RunInfo", "Strategy", "Transition")
 
@@ -35,6 +35,11 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     parent_run_id: str | None = None
     tools: tuple[ToolSpec, ...] = ()
     """The tools this run may call (name, description, input schema), as data."""
+    history: tuple[Message, ...] = ()
+    """The conversation before this run (``rt.run(..., history=...)``, or a session's),
+    checked: every tool call has its result. A strategy that continues conversations
+    puts it before the run's own messages and has a ``conversation(state)`` method
+    returning history plus its messages (the Step's ``messages``)."""
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):

@@ -10,9 +10,9 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Signal, Usage
+from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
 
-__all__ = ("Step", "step_details")
+__all__ = ("Step", "step_details", "step_messages")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -44,6 +44,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             price (see :attr:`unpriced_models`: the cost is unknown, not zero) or when
             the run was not priced.
         unpriced_models: the models the run called that have no price.
+        messages: the conversation so far, for a strategy that keeps one (ReAct, the
+            JSON mode): the run's history first, then this run's messages (its system
+            prompt left out), so ``history=step.messages`` continues it; else empty.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -65,6 +68,33 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     signature: str | None = None
     cost_usd: float | None = None
     unpriced_models: tuple[str, ...] = ()
+    messages: tuple[Message, ...] = ()
+
+    def __repr__(self) -> str:
+        """Compact: the value (shortened), why it ended, turns and tokens; the trace,
+        signals and prompts stay on their fields (``step.trace``,
+        ``ptcflow.agent.format_trace(step)``)."""
+        parts = [f"run_id={self.run_id!r}", f"ok={self.ok}"]
+        if self.ok or self.value is not None:
+            parts.append(f"value={_short(repr(self.value))}")
+        if self.error is not None:
+            parts.append(f"error={self.error.type}: {_short(self.error.message)}")
+        if self.reason:
+            parts.append(f"reason={self.reason!r}")
+        if self.fail is not None:
+            parts.append(f"fail={self.fail.reason!r}")
+        if self.turns:
+            parts.append(f"turns={self.turns}")
+        if self.tool_calls:
+            parts.append(f"tool_calls={self.tool_calls}")
+        usage = self.usage
+        if usage.input_tokens or usage.output_tokens:
+            parts.append(f"tokens={usage.input_tokens}+{usage.output_tokens}")
+        if self.trace is not None:
+            parts.append(f"trace=<{len(self.trace.turns)} turn(s)>")
+        if self.signals:
+            parts.append(f"signals=<{len(self.signals)}>")
+        return f"Step({', '.join(parts)})"
 
     def unwrap(self) -> Any:
         """Return :attr:`value`, or raise :class:`~ptcflow.errors.RunError` if the run failed.
@@ -77,6 +107,13 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         err = self.error
         text = f"{err.type}: {err.message}" if err is not None else "the run failed"
         raise RunError(f"run {self.run_id} failed: {text}", err)
+
+
+_REPR_WIDTH: Final = 200
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _REPR_WIDTH else text[: _REPR_WIDTH - 3] + "..."
 
 
 def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
@@ -92,3 +129,12 @@ def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
     if outcome is None:
         return _NO_DETAILS
     return {"fail": outcome.fail, "trace": outcome.trace, "signature": outcome.signature}
+
+
+def step_messages(strategy: Any, state: Any) -> tuple[Message, ...]:
+    """The conversation of a finished run: ``strategy.conversation(state)`` for a strategy
+    that keeps one, else empty."""
+    conversation = getattr(strategy, "conversation", None)
+    if conversation is None or state is None:
+        return ()
+    return tuple(conversation(state))

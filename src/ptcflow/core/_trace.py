@@ -90,6 +90,7 @@ class ToolCallTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         index: its position among the turn's calls, in issue order.
         child: for an agent used as a tool, the :class:`~ptcflow.runtime.Step` of the
             child run (with its own trace); ``None`` otherwise.
+        warnings: the coercions of its arguments (``id: coerced string "42" to int``).
     """
 
     name: str
@@ -99,6 +100,7 @@ class ToolCallTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     error: ProgramError | None = None
     index: int = 0
     child: Any = None
+    warnings: tuple[str, ...] = ()
 
 
 class ExecutionTrace(msgspec.Struct, frozen=True, gc=False, kw_only=True):

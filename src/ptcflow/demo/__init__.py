@@ -11,6 +11,7 @@ from __future__ import annotations
 from ptcflow.demo._mission import (
     MISSION_TASK as MISSION_TASK,
     mission_model as mission_model,
+    mission_turn as mission_turn,
     revenue_agent as revenue_agent,
     run_mission as run_mission,
 )
@@ -47,6 +48,7 @@ __all__ = (
     "load_orders",
     "load_rates",
     "mission_model",
+    "mission_turn",
     "question_for",
     "render_signal",
     "revenue_agent",

@@ -15,10 +15,10 @@ from typing import Any
 
 from ptcflow.agent import SubAgent, format_trace
 from ptcflow.demo._tools import convert_currency, search_orders
-from ptcflow.runtime import Step
+from ptcflow.runtime import LLMRequest, Step
 from ptcflow.testing import ScriptedLLM
 
-__all__ = ("MISSION_TASK", "mission_model", "revenue_agent", "run_mission")
+__all__ = ("MISSION_TASK", "mission_model", "mission_turn", "revenue_agent", "run_mission")
 
 MISSION_TASK = (
     "Which city brought the most revenue from delivered orders, in euros? "
@@ -71,6 +71,14 @@ def revenue_agent() -> SubAgent:
 def mission_model(*, latency: float = 0.0) -> ScriptedLLM:
     """The scripted model of the mission: three answers, the second one a mistake."""
     return ScriptedLLM([_LOOK, _TRY, _SOLVE], latency=latency, model="demo-analyst")
+
+
+def mission_turn(request: LLMRequest) -> str:
+    """The mission model's answer to ``request``, chosen by how many answers the agent has
+    had so far (a ScriptedLLM function: the mission can run any number of times, as it
+    does behind ``ptcflow mcp serve --example``)."""
+    answered = sum(message.role == "assistant" for message in request.messages)
+    return (_LOOK, _TRY, _SOLVE)[min(answered, 2)]
 
 
 async def run_mission(*, out: Callable[[str], None] = print, llm: Any = None) -> Step:

@@ -42,6 +42,7 @@ from ptcflow.lisp._forms import (
 )
 from ptcflow.lisp._frontend import extract_code as extract_code
 from ptcflow.lisp._runner import (
+    PARSE_MAX_CHARS as PARSE_MAX_CHARS,
     LispResult as LispResult,
     ReplayMismatch as ReplayMismatch,
     ToolCallRecord as ToolCallRecord,
@@ -57,6 +58,7 @@ from ptcflow.lisp.printer import pr_str as pr_str
 from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
+    "PARSE_MAX_CHARS",
     "Form",
     "Keyword",
     "LimitExceeded",

@@ -8,7 +8,9 @@ without building anything; :func:`to_python` turns a program's value back into J
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
 from ptcflow.lisp._colls import Map, Vector, mkey, unkey, vec
@@ -68,8 +70,16 @@ def to_python(x: object, *, keep_keywords: bool = False) -> Any:
 def ordered_items(m: Any, budget: Budget | None = None) -> list[tuple[Any, Any]]:
     """The entries of a map with decoded keys: host maps in their order, program maps sorted
     (a hash map's order is arbitrary, so printing and results stay deterministic); sorting
-    keys that are collections is charged to ``budget``."""
-    items = [(unkey(k), v) for k, v in m.items()]
+    keys that are collections is charged to ``budget``, and a large map is decoded and sorted
+    in chunks, letting the event loop run in between (``budget.poll``)."""
+    if budget is None or len(m) <= _CHUNK:
+        items = [(unkey(k), v) for k, v in m.items()]
+    else:
+        items = []
+        entries = iter(m.items())
+        while chunk := [(unkey(k), v) for k, v in islice(entries, _CHUNK)]:
+            items += chunk
+            budget.poll()
     if type(m) is not dict:
         from ptcflow.lisp.printer import sort_values
 
@@ -77,8 +87,8 @@ def ordered_items(m: Any, budget: Budget | None = None) -> list[tuple[Any, Any]]
     return items
 
 
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
+_CHUNK: Final = 8192  # entries decoded between two polls of the budget
+_first: Final = operator.itemgetter(0)
 
 
 def python_key(k: Any) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Final
 from ptcflow.lisp._colls import Map, Vector
 from ptcflow.lisp._convert import ordered_items, python_key
 from ptcflow.lisp.errors import LimitExceeded
+from ptcflow.lisp.limits import active_budget
 from ptcflow.lisp.printer import ordered
 from ptcflow.lisp.values import Keyword, Regex, to_python
 
@@ -26,9 +27,10 @@ _PROGRESS_EVERY: Final = 8192
 
 
 class _Counter:
-    __slots__ = ("left", "limit", "next_progress", "progress", "what")
+    __slots__ = ("budget", "left", "limit", "next_progress", "progress", "what")
 
     def __init__(self, limit: int, what: str, progress: Callable[[], None] | None) -> None:
+        self.budget = active_budget()  # the run's, for sorting large maps and sets in chunks
         self.left = limit
         self.limit = limit
         self.what = what
@@ -98,16 +100,16 @@ def _conv(x: Any, budget: _Counter, depth: int, keep: bool) -> Any:
             raise budget.too_big()
         return [_conv(v, budget, d, keep) for v in x]
     if t is dict or t is Map:
-        if len(x) > budget.left:
+        if 2 * len(x) > budget.left:  # a key and a value per entry: refused before sorting
             raise budget.too_big()
         return {
             (k.name if type(k) is Keyword else _key(k, budget)): _conv(v, budget, d, keep)
-            for k, v in ordered_items(x)
+            for k, v in ordered_items(x, budget.budget)
         }
     if t is frozenset:
         if len(x) > budget.left:
             raise budget.too_big()
-        return [_conv(v, budget, d, keep) for v in ordered(x)]
+        return [_conv(v, budget, d, keep) for v in ordered(x, budget.budget)]
     if t is Regex:
         return x.source
     return to_python(x)  # raises the standard type error for functions

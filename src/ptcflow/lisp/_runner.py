@@ -52,6 +52,7 @@ from ptcflow.lisp.limits import Budget, Limits
 from ptcflow.lisp.values import Builtin, LispFn, check_plain, from_python
 
 __all__ = (
+    "PARSE_MAX_CHARS",
     "LispResult",
     "ReplayMismatch",
     "ToolCallRecord",
@@ -104,17 +105,39 @@ def _default_builtins() -> Mapping[str, Builtin]:
     return BUILTINS
 
 
-def parse(source: str) -> tuple[Form, ...]:
+PARSE_MAX_CHARS = 200_000
+"""The default ``max_chars`` of :func:`parse` and :func:`analyze`: ten times a run's
+``Limits.max_source_chars`` (reading 200,000 characters of dense code takes about 0.5 s and
+10 MB; the text of a run is checked against its own, smaller limit)."""
+
+
+def parse(source: str, *, max_chars: int = PARSE_MAX_CHARS) -> tuple[Form, ...]:
     """Read PTC-Lisp source into forms (with line and column).
 
+    Args:
+        source: the program text.
+        max_chars: refuse a longer text before reading it (reading takes time and memory
+            in proportion to the text, in one go: this function is synchronous).
+
     Raises:
-        LispError: category ``"parse"``.
+        LispError: category ``"parse"``; :class:`~ptcflow.lisp.LimitExceeded` (category
+            ``"limit"``, ``limit == "max_source_chars"``) for a text over ``max_chars``.
 
     Example:
         >>> len(parse("(def x 1) (+ x 2)"))
         2
     """
+    _check_length(source, max_chars, "parse")
     return read(source)
+
+
+def _check_length(source: str, max_chars: int, fn: str) -> None:
+    if len(source) > max_chars:
+        raise LimitExceeded(
+            "max_source_chars",
+            f"{fn}: the text is {len(source)} characters long, over max_chars={max_chars}; "
+            f"pass a shorter text, or a larger {fn}(..., max_chars=...) when you trust it",
+        )
 
 
 def analyze(
@@ -124,6 +147,7 @@ def analyze(
     ctx_keys: Collection[str] | None = None,
     memory_keys: Collection[str] | Mapping[str, Any] = (),
     builtins: Mapping[str, Builtin] | None = None,
+    max_chars: int = PARSE_MAX_CHARS,
 ) -> Program:
     """Parse (when given text) and analyze a program without running it.
 
@@ -135,17 +159,21 @@ def analyze(
             then the names holding functions (``defn`` in an earlier turn) shadow builtins of
             the same name, as this program's own ``def``s do; other names never do.
         builtins: the builtin registry (default: all of ``ptcflow.lisp.builtins``).
+        max_chars: refuse a longer text before reading it (see :func:`parse`).
 
     Returns:
         The analyzed program (``.tools_used`` lists the tools it names).
 
     Raises:
-        LispError: ``parse``, ``analysis``, ``unbound``, ``arity`` or ``unknown_tool``.
+        LispError: ``parse``, ``analysis``, ``unbound``, ``arity`` or ``unknown_tool``;
+            ``limit`` for a text over ``max_chars``.
 
     Example:
         >>> sorted(analyze('(call "search" {:q "x"})', tool_names=["search"]).tools_used)
         ['search']
     """
+    if isinstance(source, str):
+        _check_length(source, max_chars, "analyze")
     return _analyze(source, tool_names, ctx_keys, memory_keys, builtins, None)
 
 

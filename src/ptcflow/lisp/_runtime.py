@@ -179,6 +179,7 @@ class RunState:
             budget.limits.max_collection_size,
             keep_keywords=False,
             what=f'the arguments of tool "{name}"',
+            progress=self.progress,
         )
         outcome = self.suspend(ToolRequest(name, py_args))
         if outcome.error is not None:
@@ -194,6 +195,11 @@ class RunState:
         answer = getcurrent().parent.switch(request)
         self.depth = depth
         return answer
+
+    def progress(self) -> None:
+        """Check the deadline and let the event loop run (a long conversion calls it)."""
+        self.budget.check_time()
+        self.suspend(YIELD)
 
     def yield_now(self) -> None:
         """Let the event loop run (installed as ``Budget.maybe_yield``)."""
@@ -234,6 +240,14 @@ class RunState:
         def advance(i: int, g: greenlet, answer: Any) -> None:
             r = g.switch(answer) if answer is not _START else g.switch()
             self.depth = depth
+            while r is YIELD and not g.dead:
+                # An element yielding to the event loop does it now, through every pmap
+                # above it: kept in the batch, it would wait for its siblings (and theirs,
+                # at every level of a recursion) to run up to their own next suspension.
+                active[i] = (g, r)  # a cancellation meanwhile ends it with the others
+                self.suspend(YIELD)
+                r = g.switch(None)
+                self.depth = depth
             if g.dead:
                 results[i] = r
                 active.pop(i, None)

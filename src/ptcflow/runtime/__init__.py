@@ -1,12 +1,16 @@
 """The runtime: performs directives and drives strategies to a :class:`Step`.
 
 ``async with Runtime(llm=..., tools=...) as rt: step = await rt.run(strategy, input)``.
-See docs/runtime.md and docs/telemetry.md.
+See docs/runtime.md and docs/telemetry.md. Who writes a driver or a directive kind of
+their own finds the machinery underneath in :mod:`ptcflow.runtime.lowlevel`.
 """
 
 from __future__ import annotations
 
-from ptcflow.core._step import Step as Step
+import warnings
+from typing import Any
+
+from ptcflow.core import Step as Step
 from ptcflow.providers import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
@@ -26,10 +30,7 @@ from ptcflow.runtime._config import (
     backoff_delay as backoff_delay,
 )
 from ptcflow.runtime._entry import run as run, run_sync as run_sync
-from ptcflow.runtime._executor import (
-    Executor as Executor,
-    ExecutorStatistics as ExecutorStatistics,
-)
+from ptcflow.runtime._executor import ExecutorStatistics as ExecutorStatistics
 from ptcflow.runtime._guards import (
     GUARDRAIL as GUARDRAIL,
     GUARDRAIL_FAILED as GUARDRAIL_FAILED,
@@ -42,7 +43,6 @@ from ptcflow.runtime._guards import (
 from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
-from ptcflow.runtime._run import DirectiveContext as DirectiveContext
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
 from ptcflow.runtime._usage import (
@@ -51,7 +51,6 @@ from ptcflow.runtime._usage import (
     UsageLimits as UsageLimits,
     UsageMeter as UsageMeter,
 )
-from ptcflow.runtime.kinds._base import Handler as Handler
 
 __all__ = (
     "GUARDRAIL",
@@ -61,13 +60,10 @@ __all__ = (
     "UNSET",
     "USAGE_LIMIT_EXCEEDED",
     "ChildTool",
-    "DirectiveContext",
     "EmbedRequest",
-    "Executor",
     "ExecutorStatistics",
     "GuardInfo",
     "Guardrails",
-    "Handler",
     "LLMProvider",
     "LLMRequest",
     "Limits",
@@ -96,3 +92,23 @@ __all__ = (
     "run",
     "run_sync",
 )
+
+_MOVED = frozenset({"DirectiveContext", "Executor", "Handler"})
+"""Names that moved to :mod:`ptcflow.runtime.lowlevel` (driver and kind authors' face)."""
+
+
+def __getattr__(name: str) -> Any:
+    """Old spellings of names that moved to :mod:`ptcflow.runtime.lowlevel`, with a
+    ``DeprecationWarning`` (they go in a future release)."""
+    if name in _MOVED:
+        warnings.warn(
+            f"ptcflow.runtime.{name} moved to ptcflow.runtime.lowlevel: import it from "
+            f"there (from ptcflow.runtime.lowlevel import {name}); the old spelling will "
+            "be removed in a future release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from ptcflow.runtime import lowlevel
+
+        return getattr(lowlevel, name)
+    raise AttributeError(f"module 'ptcflow.runtime' has no attribute {name!r}")

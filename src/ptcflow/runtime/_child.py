@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope
 
 if TYPE_CHECKING:
-    from ptcflow.core._step import Step
+    from ptcflow.core import Step
     from ptcflow.signals import Ok
 
 __all__ = ("ChildTool", "ParentRun", "invalid_child_arguments")

@@ -5,7 +5,8 @@ inside one cancel scope that carries the run's deadline when that is tighter tha
 awaiting task's own (whose enclosing scopes enforce theirs; a run they cut short past its
 deadline ends with ``timeout``). A sequential run (model, tool, model, ...) therefore
 spawns no task. Directives that arrive while the driver is busy (parallel tool calls) run
-in tasks of the Runtime's task group (``LocalRun.pump`` decides which).
+in tasks of the Runtime's task group (the run decides which, as it carries out the work
+the core hands out).
 
 Cancelling the awaiting task cancels the run: every directive still gets its terminal
 signal, the run ends ``cancelled`` (or ``timeout`` past its deadline), and the
@@ -16,8 +17,7 @@ from __future__ import annotations
 
 import anyio
 
-from ptcflow.core._flight import cancelled
-from ptcflow.core._step import Step
+from ptcflow.core import Step, cancelled
 from ptcflow.runtime._run import LocalRun
 
 __all__ = ("CANCEL_GRACE_S", "drive", "wait_done")
@@ -66,7 +66,8 @@ async def drive(
                         run.report(ctx, result)
         except anyio.get_cancelled_exc_class():
             _leave(run)
-            if run.step is None and run.cancelling is None and not run.closing:
+            core = run.core
+            if run.step is None and core.cancelling is None and not core.closing:
                 now = run.executor.clock()
                 if now >= run.deadline:
                     run.expire(now)  # an enclosing scope enforced the run's deadline
@@ -77,7 +78,7 @@ async def drive(
         _leave(run)
         if run.step is None:
             # the driver's scope ended the loop: the run's deadline passed
-            if run.cancelling is None and not run.closing:
+            if run.core.cancelling is None and not run.core.closing:
                 run.expire(run.executor.clock())
             await wait_finished(run)
         assert run.step is not None
@@ -107,7 +108,7 @@ async def wait_finished(run: LocalRun) -> None:
             log = run.executor.log
             if log is not None:
                 log.warning(
-                    "run.cancel_grace_exceeded", run_id=run.run_id, in_flight=len(run.flights)
+                    "run.cancel_grace_exceeded", run_id=run.run_id, in_flight=len(run.core.flights)
                 )
             run.abandon(run.executor.clock())
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from ptcflow.core._step import Step
+from ptcflow.core import Step
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
@@ -38,19 +38,25 @@ async def run(
     run_id: str | None = None,
     record: bool = False,
     usage_limits: UsageLimits | None = None,
+    **options: Any,
 ) -> Step:
-    """Run one strategy in a temporary :class:`Runtime` and return its Step. Blocks.
+    """Run one strategy, or an agent, in a temporary :class:`Runtime` and return its Step.
+    Blocks.
 
-    Takes the arguments of :class:`Runtime` and of :meth:`Runtime.run`.
+    Takes the arguments of :class:`Runtime` and of :meth:`Runtime.run`. An agent (a
+    :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`) takes its own
+    run options too (``run(agent, context={...}, llm=llm)``) and may need no input.
 
     Raises:
         UsageError: a bad argument (the error itself, never wrapped in an exception
-            group), or no ``input``: a one-shot run has nothing else to work on.
+            group), options for a strategy, or no ``input`` for a strategy: a one-shot
+            run has nothing else to work on.
 
     Example:
         >>> # step = await run(ReAct(), "What is 2 + 3?", llm=ScriptedLLM([...]), tools=[add])
+        >>> # step = await run(SubAgent(prompt="Hi {{who}}"), context={"who": "Ada"}, llm=llm)
     """
-    _check_input(input)
+    _check_input(strategy, input, options)
     async with Runtime(
         llm=llm,
         tools=tools,
@@ -61,10 +67,14 @@ async def run(
         handlers=handlers,
         agents=agents,
     ) as rt:
-        options = RunOptions(
-            timeout=timeout, run_id=run_id, record=record, usage_limits=usage_limits
+        run_options = RunOptions(
+            timeout=timeout,
+            run_id=run_id,
+            record=record,
+            usage_limits=usage_limits,
+            agent_options=options,
         )
-        return await rt.run(strategy, input, options=options)
+        return await rt.run(strategy, input, options=run_options)
 
 
 def run_sync(
@@ -76,15 +86,15 @@ def run_sync(
 ) -> Step:
     """Run one strategy from synchronous code (``anyio.run``) and return its Step.
 
-    Takes the same keyword arguments as :func:`run`, plus ``backend`` (``"asyncio"`` or
-    ``"trio"``).
+    Takes the same keyword arguments as :func:`run` (an agent's run options too), plus
+    ``backend`` (``"asyncio"`` or ``"trio"``).
 
     Raises:
         UsageError: when called from inside a running event loop (``await run(...)``
-            there instead), for a bad argument, or without an ``input``.
+            there instead), for a bad argument, or without an ``input`` for a strategy.
     """
-    _check_input(input)
-    if _in_event_loop():
+    _check_input(strategy, input, {k: v for k, v in kwargs.items() if k not in _RUN_KWARGS})
+    if in_event_loop():
         raise UsageError(
             "run_sync() was called inside a running event loop; it would block that loop. "
             "Use `await ptcflow.runtime.run(...)` (or a Runtime) in async code instead."
@@ -97,15 +107,42 @@ def run_sync(
     return result
 
 
-def _check_input(input: Any) -> None:
+_RUN_KWARGS = frozenset(
+    (
+        "llm",
+        "tools",
+        "retry",
+        "limits",
+        "telemetry",
+        "bus",
+        "handlers",
+        "agents",
+        "timeout",
+        "run_id",
+        "record",
+    )
+)
+
+
+def _check_input(strategy: Any, input: Any, options: Mapping[str, Any]) -> None:
+    if getattr(type(strategy), "plan_run", None) is not None:
+        return  # an agent: its plan says what it needs (a SubAgent may need no context)
+    if options:
+        raise UsageError(
+            f"run() got {sorted(options)}, options of an agent's run, with a strategy "
+            f"({type(strategy).__name__}); give a strategy its input as the second argument"
+        )
     if input is None:
         raise UsageError(
             "run() needs an input for the agent to work on: pass it as the second "
-            'argument, e.g. run(ReAct(), "What is 2 + 3?", llm=...)'
+            'argument, e.g. run(ReAct(), "What is 2 + 3?", llm=...); for a SubAgent, '
+            "run(agent, context={...}, llm=...) or agent.run(...)"
         )
 
 
-def _in_event_loop() -> bool:
+def in_event_loop() -> bool:
+    """True when called from inside a running event loop (asyncio, or trio when loaded):
+    where a ``*_sync`` entry point must refuse to start a loop of its own."""
     try:
         asyncio.get_running_loop()
         return True

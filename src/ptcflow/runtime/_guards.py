@@ -225,7 +225,7 @@ async def check(
 def publish(run: Any, records: list[dict[str, Any]]) -> None:
     """Publish the ``ai.guardrail`` signals of ``records`` on ``run`` (once it started and
     while it runs), and forget them."""
-    if run.started_at and not run.finished:
+    if run.core.started_at and not run.finished:
         for record in records:
             run.emit(None, GUARDRAIL, record)
     records.clear()
@@ -269,8 +269,8 @@ async def guarded_drive(run: Any, registry: dict[Any, None], otel_parent: Any) -
     records: list[dict[str, Any]] = []
     info = GuardInfo(run_id=run.run_id, agent=run.name, stage="input")
     if guards.input and not guards.concurrent_input:
-        value, error = await check(guards, "input", run.input, info, run, records)
-        run.input = value
+        value, error = await check(guards, "input", run.core.input, info, run, records)
+        run.core.input = value
         run.begin(otel_parent)
         publish(run, records)
         if error is not None:
@@ -280,7 +280,7 @@ async def guarded_drive(run: Any, registry: dict[Any, None], otel_parent: Any) -
         tripped: list[Err] = []
 
         async def watch() -> None:
-            _, error = await check(guards, "input", run.input, info, run, records)
+            _, error = await check(guards, "input", run.core.input, info, run, records)
             publish(run, records)
             if error is not None:
                 tripped.append(error)

@@ -9,7 +9,7 @@ option fails at the call, naming the option.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
@@ -18,6 +18,7 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._usage import UsageLimits
+from ptcflow.sessions import Session, check_history
 
 __all__ = ("RunOptions",)
 
@@ -46,6 +47,13 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests, tool
             calls, cost), shared by every child run it starts (default: the Runtime's).
         guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (default: the Runtime's).
+        history: the conversation so far (``Message`` structs or mappings of their
+            fields, e.g. an earlier ``step.messages``), checked when given: every tool call
+            must have its result. The strategy continues it (ReAct, the JSON mode); one
+            that keeps no conversation refuses it.
+        session: a :class:`~ptcflow.sessions.Session` to continue: its messages are the
+            history, and the run's own messages are appended as one turn when it succeeds.
+            Not together with ``history``.
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -71,6 +79,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     name: str | None = None
     usage_limits: UsageLimits | None = None
     guardrails: Any = None
+    history: Sequence[Any] = ()
+    session: Session | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()
@@ -91,6 +101,18 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
             raise UsageError(
                 f"usage_limits must be a UsageLimits, got {type(self.usage_limits).__name__}"
             )
+        if self.history is None or self.history:  # None, a list, dicts: the checked tuple
+            msgspec.structs.force_setattr(self, "history", check_history(self.history or ()))
+        if self.session is not None:
+            if not isinstance(self.session, Session):
+                raise UsageError(
+                    f"session must be a ptcflow.Session, got {type(self.session).__name__}"
+                )
+            if self.history:
+                raise UsageError(
+                    "give a run history= or session=, not both: a session's history is its "
+                    "stored messages"
+                )
         if self.agents is not None and not isinstance(self.agents, Mapping):
             raise UsageError(
                 f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from ptcflow.core._step import Step
+from ptcflow.core import Step
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
@@ -124,10 +124,16 @@ class Performer:
         token = None
         if tel is not None:
             kind.open_span(ctx, tel)
+            if ctx.directive.metadata:
+                tel.metadata(ctx.span, ctx.directive.metadata)
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | None = checked
         guarded = self.limited or ctx.attempt_ms is not None
-        own = anyio.CancelScope(deadline=ctx.deadline) if ctx.deadline < ctx.run.deadline else None
+        own = (
+            anyio.CancelScope(deadline=ctx.deadline)
+            if ctx.deadline < ctx.run.core.deadline
+            else None
+        )
         try:
             if kind.prepare is not None and result is None:
                 result = kind.prepare(ctx)
@@ -241,7 +247,7 @@ class Performer:
         """The directive's scope reached its deadline: its own timeout, or the run's
         (``None``: the run core then times the whole run out)."""
         d = ctx.directive
-        if d.timeout_ms is None or ctx.deadline >= ctx.run.deadline:
+        if d.timeout_ms is None or ctx.deadline >= ctx.run.core.deadline:
             return None
         return Err(
             error=ErrorEnvelope.make(

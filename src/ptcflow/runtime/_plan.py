@@ -20,7 +20,7 @@ from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._options import RunOptions
 
 if TYPE_CHECKING:
-    from ptcflow.core._step import Step
+    from ptcflow.core import Step
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
 

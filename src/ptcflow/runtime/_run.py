@@ -1,12 +1,15 @@
 """The local driver's records: a run (:class:`LocalRun`) and a directive
 (:class:`DirectiveContext`, the object directive handlers receive).
 
-Both extend the run core's own records (``RunCore`` and ``Flight``, in ``_core.py``) with
-what the local anyio driver needs: the run's tools, model, agents, telemetry and cancel
-scope; the directive's kind, attempts, deadline, span and cancel scope. The core calls
-the run's hooks as it decides (:meth:`LocalRun.on_perform` hands a directive to the
-driver's task or to a task of its own, :meth:`LocalRun.on_interrupt` cancels its scope,
-...); the driver (``_driver.py``) awaits the work.
+A :class:`LocalRun` holds the run core (``RunCore``, ``ptcflow.core``) and keeps beside
+it what the local anyio driver needs: the run's tools, model, agents, telemetry and cancel
+scope. Every event goes to the core through the run (:meth:`LocalRun.report`,
+:meth:`LocalRun.emit`, ...), which then carries out the work the event handed out: a
+directive to perform goes to the driver's own task when it is idle, else to a task of its
+own; a directive to stop has its cancel scope cancelled; an answered one is counted and
+its span ended; the end finishes the Step. The driver (``_driver.py``) awaits the work.
+A :class:`DirectiveContext` is the core's record of one directive (a ``Flight``) with what
+performing it needs: its kind, attempts, deadline, span and cancel scope.
 """
 
 from __future__ import annotations
@@ -18,22 +21,19 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import msgspec
 
-from ptcflow.core._core import RunCore
-from ptcflow.core._flight import Flight
-from ptcflow.core._step import Step
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import Flight, RunCore, Step
 from ptcflow.directives import Directive, ProgramCache
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
 from ptcflow.runtime._usage import RunCost, UsageMeter, account, admit, cost_attributes
-from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, Signal
+from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, ProgramToolCall, Signal
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ("DirectiveContext", "LocalRun", "Performer")
+__all__ = ("DirectiveContext", "LocalRun", "ModelChoice", "Performer")
 
 
 class Performer(Protocol):
@@ -59,14 +59,15 @@ class Performer(Protocol):
         ...
 
 
-class LocalRun(RunCore["DirectiveContext"]):
-    """One run on the local driver: the run core plus the driver's state.
+class LocalRun:
+    """One run on the local driver: the run core it holds, and the driver's state.
 
     Args:
-        strategy / input / run_id / ...: the run core's arguments (see ``RunCore``).
+        core: the run's core (``RunCore``), not started; the run makes its flights
+            (:class:`DirectiveContext`) and carries out its work from now on.
         executor: the Runtime's shared resources.
         performer: performs the run's directives.
-        tools: the run's tools.
+        tools: the run's tools (the core's ``tool_specs`` are their specs).
         llm: the run's model (``None``: none), normalised once at the edge: the kinds
             only call its ``resolve(model, alias)``.
         agents: the agents ``RunChild`` directives may start.
@@ -74,7 +75,9 @@ class LocalRun(RunCore["DirectiveContext"]):
 
     __slots__ = (
         "agents",
+        "core",
         "costs",
+        "counted",
         "done",
         "driver_idle",
         "executor",
@@ -90,6 +93,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         "ready",
         "scope",
         "span",
+        "step",
         "tools",
         "turn_spans",
         "wake",
@@ -97,42 +101,26 @@ class LocalRun(RunCore["DirectiveContext"]):
 
     def __init__(
         self,
-        strategy: Any,
-        input: Any,
+        core: RunCore[DirectiveContext],
         *,
         executor: Executor,
         performer: Performer,
         tools: Toolbox,
         llm: ModelSource | None,
         agents: dict[str, Any],
-        run_id: str,
-        request_id: str | None = None,
-        parent_run_id: str | None = None,
-        name: str | None = None,
-        deadline: float = math.inf,
-        publish: Callable[[Signal], None] | None = None,
-        record: bool = False,
-        terminals: TerminalTable | None = None,
     ) -> None:
-        super().__init__(
-            strategy,
-            input,
-            run_id=run_id,
-            request_id=request_id,
-            parent_run_id=parent_run_id,
-            tool_specs=tools.specs,
-            name=name,
-            deadline=deadline,
-            publish=publish,
-            record=record,
-            terminals=terminals,
-            log=executor.log,
-        )
+        core.make_flight = self._new_flight
+        self.core = core
+        """The run's bookkeeping: every event goes to it, its work comes back."""
         self.executor = executor
         self.performer = performer
         self.tools = tools
         self.llm = llm
         self.agents = agents
+        self.step: Step | None = None
+        """The run's Step once it is over (the core's, as ``finish_step`` made it)."""
+        self.counted = False
+        """True once :meth:`begin` counted the run (and opened its span)."""
         self.span: Span | None = None
         self.otel_context: Any = None
         self.own_deadline = math.inf
@@ -164,15 +152,57 @@ class LocalRun(RunCore["DirectiveContext"]):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
 
     def __repr__(self) -> str:
-        return f"<LocalRun {super().__repr__()[1:-1]}>"
+        return f"<LocalRun {repr(self.core)[1:-1]}>"
 
-    # -- events from the driver ----------------------------------------------------------------
+    # -- what the core knows -------------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.core.run_id
+
+    @property
+    def name(self) -> str:
+        """The agent name (the strategy's, unless given)."""
+        return self.core.name
+
+    @property
+    def request_id(self) -> str:
+        """The request id of the run's signals."""
+        return self.core.request_id
+
+    @property
+    def parent_run_id(self) -> str | None:
+        """The parent run's id, for a child run."""
+        return self.core.parent_run_id
+
+    @property
+    def strategy(self) -> Any:
+        """The run's strategy."""
+        return self.core.strategy
+
+    @property
+    def deadline(self) -> float:
+        """When the run times out, on the executor's clock (``math.inf``: never)."""
+        return self.core.deadline
+
+    @property
+    def finished(self) -> bool:
+        """True once the run is over (:attr:`step` is set)."""
+        return self.step is not None
+
+    def snapshot(self, flight: Flight) -> Any:
+        """The strategy's snapshot of the state ``flight`` was accepted in (tool contexts)."""
+        return self.core.snapshot(flight)
+
+    # -- events: each goes to the core, then its work is carried out -------------------------
 
     def begin(self, otel_parent: Any = None) -> None:
-        """Open the run's span and start it."""
+        """Count the run, open its span and start it."""
         ex = self.executor
         ex.counters.runs_started += 1
         ex.counters.runs_active += 1
+        self.counted = True
         tel = ex.telemetry
         if tel is not None and tel.tracing:
             self.span = tel.start_span(
@@ -185,7 +215,7 @@ class LocalRun(RunCore["DirectiveContext"]):
                 otel_parent,
             )
             self.otel_context = tel.context_of(self.span, otel_parent)
-            self.traceparent = tel.traceparent(self.span)
+            self.core.traceparent = tel.traceparent(self.span)
             if getattr(self.strategy, "turn_spans", False) is True:
                 self.turn_spans = {}
         if ex.log_events:
@@ -196,11 +226,34 @@ class LocalRun(RunCore["DirectiveContext"]):
                 parent_run_id=self.parent_run_id,
                 request_id=self.request_id,
             )
-        self.start(ex.clock())
+        self.core.start(ex.clock())
+        self._carry_out()
+
+    def start(self, now: float) -> None:
+        """Start the run (``ai.request.started``, the strategy's first directives), without
+        counting it as a run of its own (:meth:`begin` does)."""
+        self.core.start(now)
+        self._carry_out()
 
     def stop(self, reason: Err) -> None:
         """Cancel the run now (its directives end with ``reason``)."""
-        self.cancel(reason, self.executor.clock())
+        self.core.cancel(reason, self.executor.clock())
+        self._carry_out()
+
+    def cancel(self, reason: Err, now: float) -> None:
+        """Cancel the run at ``now`` (see ``RunCore.cancel``)."""
+        self.core.cancel(reason, now)
+        self._carry_out()
+
+    def expire(self, now: float) -> None:
+        """The run's deadline passed (see ``RunCore.expire``)."""
+        self.core.expire(now)
+        self._carry_out()
+
+    def abandon(self, now: float) -> None:
+        """Give up on the directives that ignore their cancellation (see ``RunCore.abandon``)."""
+        self.core.abandon(now)
+        self._carry_out()
 
     def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
@@ -208,21 +261,49 @@ class LocalRun(RunCore["DirectiveContext"]):
         if type(result) is Ok and (self.costs is not None or self.meter is not None):
             result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
-        self.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
+        self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
+        self._carry_out()
 
-    # -- the core's hooks -----------------------------------------------------------------------
+    def finish(
+        self,
+        ctx: DirectiveContext,
+        result: Ok[Any] | Err | None,
+        now: float,
+        *,
+        attempts: int = 1,
+        duration_ms: float = 0.0,
+    ) -> Ok[Any] | Err | None:
+        """The work of ``ctx`` ended (see ``RunCore.finish``); returns the result published."""
+        published = self.core.finish(ctx, result, now, attempts=attempts, duration_ms=duration_ms)
+        self._carry_out()
+        return published
 
-    def new_flight(self, directive: Directive, parent: DirectiveContext | None) -> DirectiveContext:
-        """A directive's context (a sub-call's inherits its parent's deadline and span)."""
+    def emit(self, ctx: DirectiveContext | None, type: str, data: Any) -> Signal | None:
+        """Publish an intermediate signal of ``ctx`` (see ``RunCore.emit``)."""
+        signal = self.core.emit(ctx, type, data)
+        self._carry_out()
+        return signal
+
+    def open_subcall(self, parent: DirectiveContext, directive: Directive) -> DirectiveContext:
+        """Open a sub-call of ``parent`` (see ``RunCore.open_subcall``)."""
+        return self.core.open_subcall(parent, directive)
+
+    # -- the work an event handed out --------------------------------------------------------
+
+    def _new_flight(
+        self, directive: Directive, state: Any, parent: DirectiveContext | None
+    ) -> DirectiveContext:
+        """A directive's context, for the core (a sub-call's inherits its parent's
+        deadline and span)."""
         if parent is None:
             turns = self.turn_spans
             return DirectiveContext(
                 directive,
-                self.state,
+                state,
                 run=self,
                 max_retries=directive.max_retries,
                 attempt_ms=self.executor.retry.attempt_timeout_ms,
-                deadline=self.deadline,
+                deadline=self.core.deadline,
                 otel_parent=self.otel_context
                 if turns is None or directive.iteration < 1
                 else turn_context(
@@ -234,18 +315,28 @@ class LocalRun(RunCore["DirectiveContext"]):
                     parent=self.otel_context,
                 ),
             )
-        return DirectiveContext(
-            directive,
-            parent.state,
-            parent,
-            run=self,
-            max_retries=directive.max_retries,
-            attempt_ms=self.executor.retry.attempt_timeout_ms,
-            deadline=parent.deadline,
-            otel_parent=parent.otel_context,
-        )
+        return subcall_context(directive, state, parent)
 
-    def on_perform(self, ctx: DirectiveContext) -> None:
+    def _carry_out(self) -> None:
+        """Carry out the work the last event handed out, in the core's order: perform,
+        stop, account for the answered, end."""
+        core = self.core
+        if core.to_perform is not None:
+            starting, core.to_perform = core.to_perform, None
+            for ctx in starting:
+                self._perform(ctx)
+        if core.to_cancel is not None:
+            stopping, core.to_cancel = core.to_cancel, None
+            for ctx in stopping:
+                ctx.interrupt()
+        if core.answered is not None:
+            answered, core.answered = core.answered, None
+            for ctx in answered:
+                self._answered(ctx)
+        if core.step is not None and self.step is None:
+            self._end(core.step)
+
+    def _perform(self, ctx: DirectiveContext) -> None:
         """Give a new directive to the driver when it is idle, else to a task."""
         ctx.handed = True
         if self.meter is not None:
@@ -263,11 +354,7 @@ class LocalRun(RunCore["DirectiveContext"]):
         else:
             self.performer.spawn(ctx)
 
-    def on_interrupt(self, ctx: DirectiveContext) -> None:
-        """Stop the work of ``ctx`` (its cancel scope: now, or when it next awaits)."""
-        ctx.interrupt()
-
-    def on_answered(self, ctx: DirectiveContext) -> None:
+    def _answered(self, ctx: DirectiveContext) -> None:
         """Count the answered directive and end its span (and its turn's, when done)."""
         counters = self.executor.counters
         if ctx.handed:
@@ -289,62 +376,76 @@ class LocalRun(RunCore["DirectiveContext"]):
             elif kind == TIMEOUT:
                 counters.timed_out += 1
 
-    def on_end(self, step: Step) -> None:
-        """Finish the Step (``finish``), end the run's span, count it, wake whoever waits
-        for it."""
+    def _end(self, step: Step) -> None:
+        """Finish the Step (``finish_step``), end the run's span, count it, wake whoever
+        waits for it."""
         ex = self.executor
         if self.finish_step is not None:
             try:
-                self.step = step = self.finish_step(step)
+                step = self.finish_step(step)
             except Exception as exc:  # the run is over: report it, keep the Step as is
                 if ex.log is not None:
                     ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
         costs = self.costs
         if costs is not None:
-            self.step = step = msgspec.structs.replace(
+            step = msgspec.structs.replace(
                 step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
             )
-        ex.counters.runs_active -= 1
-        ex.counters.late_results += self.late_results
-        tel = ex.telemetry
-        if self.turn_spans:
-            end_turns(self.turn_spans)
-        if tel is not None and self.span is not None:
-            usage = step.usage
-            attrs: dict[str, Any] = {
-                "gen_ai.usage.input_tokens": usage.input_tokens,
-                "gen_ai.usage.output_tokens": usage.output_tokens,
-            }
-            if costs is not None:
-                cost_attributes(attrs, usage, step.cost_usd, step.unpriced_models)
-            tel.end_span(
-                self.span,
-                Ok(payload=None) if step.error is None else Err(error=step.error),
-                attrs,
-            )
-        if ex.log_events:
-            ex.log.debug(
-                "run.finished",
-                run_id=self.run_id,
-                agent=self.name,
-                ok=step.ok,
-                reason=step.reason,
-                error_type=None if step.error is None else step.error.type,
-                duration_ms=step.duration_ms,
-                turns=step.turns,
-                tool_calls=step.tool_calls,
-            )
+        self.step = step
+        # Only sub-calls of work that outlived the run can still be opened: their context
+        # comes from their parent's, and the core no longer refers back to this run (no
+        # reference cycle: the run is freed as soon as nobody holds it, without the
+        # garbage collector).
+        self.core.make_flight = subcall_context
+        if self.counted:  # count the ended run, end its span (and its turns'), log it
+            ex.counters.runs_active -= 1
+            ex.counters.late_results += self.core.late_results
+            tel = ex.telemetry
+            if self.turn_spans:
+                end_turns(self.turn_spans)
+            if tel is not None and self.span is not None:
+                usage = step.usage
+                attrs: dict[str, Any] = {
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                }
+                if costs is not None:
+                    cost_attributes(attrs, usage, step.cost_usd, step.unpriced_models)
+                tel.end_span(
+                    self.span,
+                    Ok(payload=None) if step.error is None else Err(error=step.error),
+                    attrs,
+                )
+            if ex.log_events:
+                ex.log.debug(
+                    "run.finished",
+                    run_id=self.run_id,
+                    agent=self.name,
+                    ok=step.ok,
+                    reason=step.reason,
+                    error_type=None if step.error is None else step.error.type,
+                    duration_ms=step.duration_ms,
+                    turns=step.turns,
+                    tool_calls=step.tool_calls,
+                )
         if self.done is not None:
             self.done.set()
         if self.wake is not None:
             self.wake.set()
 
 
+class ModelChoice(msgspec.Struct, frozen=True, gc=False):
+    """The provider and model name a model directive resolved to (the model kinds')."""
+
+    provider: Any
+    name: str
+
+
 class DirectiveContext(Flight):
     """What a directive handler may use while it performs one directive.
 
     One context exists per directive: it is the run core's record of the directive (a
-    :class:`~ptcflow.core._core.Flight`) with what performing it needs. The runtime
+    :class:`~ptcflow.core.Flight`) with what performing it needs. The runtime
     creates it, runs the handler (once per attempt) and publishes the directive's
     terminal signal itself. Handlers publish intermediate signals through :meth:`emit`
     and call tools through :meth:`call_tool`.
@@ -364,7 +465,9 @@ class DirectiveContext(Flight):
         traceparent: the W3C trace context its signals carry (its span's).
         span: the OpenTelemetry span of this directive, when tracing is on.
         snapshot: the strategy's snapshot when the directive was emitted (tool calls).
-        data: private data of the directive's handler (free for custom handlers).
+        data: free for a custom handler (the built-in kinds keep their own state in
+            typed fields: ``model`` / ``refused`` for model calls, ``completed`` for
+            programs).
     """
 
     run: LocalRun = cast("LocalRun", None)
@@ -387,6 +490,14 @@ class DirectiveContext(Flight):
     scope: anyio.CancelScope | None = None
     used_indexes: set[tuple[int, int]] | None = None
     """The ``(attempt, index)`` pairs its handler gave ``call_tool``."""
+    # The built-in kinds' own state, typed (one record class for every kind: the hot
+    # paths read the same attributes of the same class whatever the directive).
+    model: ModelChoice | None = None
+    """The model kinds': the provider and model name the directive resolved to."""
+    refused: Err | None = None
+    """The model kinds': why no model could be resolved (its attempt returns this)."""
+    completed: dict[int, ProgramToolCall] | None = None
+    """The program kind's: the program's tool calls its attempts completed, by index."""
 
     @property
     def run_id(self) -> str:
@@ -469,3 +580,21 @@ class DirectiveContext(Flight):
         if tel is not None and kind is not None and self.span is not None:
             duration = self.run.executor.clock() - self.started_at
             kind.close_span(self, tel, self.result, duration)
+
+
+def subcall_context(
+    directive: Directive, state: Any, parent: DirectiveContext | None
+) -> DirectiveContext:
+    """The context of a sub-call of ``parent``: its run, deadline and span parent are its
+    parent's."""
+    assert parent is not None, "the run is over: only sub-calls can be opened"
+    return DirectiveContext(
+        directive,
+        state,
+        parent,
+        run=parent.run,
+        max_retries=directive.max_retries,
+        attempt_ms=parent.run.executor.retry.attempt_timeout_ms,
+        deadline=parent.deadline,
+        otel_parent=parent.otel_context,
+    )

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
-from ptcflow.core._flight import cancelled
-from ptcflow.core._step import Step
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import RunCore, Step, TerminalTable, cancelled
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelPrice, ModelSource, PriceTable
@@ -28,6 +27,7 @@ from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
+from ptcflow.sessions import Session, SessionError
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -105,7 +105,9 @@ class Runtime:
             (each run, with its children, counts against its own copy).
         prices: what model calls cost: a :class:`~ptcflow.providers.PriceTable`, or
             ``{model: ModelPrice(...)}`` on top of genai-prices' table (the ``prices``
-            extra); default: that table alone. A model with no price has an unknown cost.
+            extra). A model with no price has an unknown cost. Default: runs are not
+            priced (``Step.cost_usd`` is ``None``, nothing is looked up per response),
+            except a run with a ``max_cost_usd`` budget, priced with genai-prices' table.
         rate_limits: ``{provider or "provider:model": RateLimit(...)}``: requests and
             tokens per minute, shared by every run on this Runtime.
         guardrails: the :class:`~ptcflow.runtime.Guardrails` of every run that gives none.
@@ -163,7 +165,10 @@ class Runtime:
                 f"usage_limits must be a UsageLimits, got {type(usage_limits).__name__}"
             )
         self.usage_limits = usage_limits
-        self.prices = PriceTable.of(prices)
+        self.prices: PriceTable | None = None if prices is None else PriceTable.of(prices)
+        """The prices of every run's model calls (``None``: runs are not priced unless
+        their budget has a ``max_cost_usd``)."""
+        self._catalogue: PriceTable | None = None
         self.rate_limiter = (
             rate_limits
             if isinstance(rate_limits, RateLimiter) or rate_limits is None
@@ -298,6 +303,11 @@ class Runtime:
                 )
             if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
                 self._strategy_types.add(cls)  # checked once per strategy class
+        if options.history and not callable(getattr(strategy, "conversation", None)):
+            raise UsageError(
+                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
+                "history= and session= work with ReAct and SubAgents"
+            )
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
@@ -312,33 +322,53 @@ class Runtime:
         rid = options.run_id or new_id("run_")
         agents = options.agents
         assert self._executor is not None and self._performer is not None
-        run = LocalRun(
+        toolbox = self._toolbox if tools is None else Toolbox.build(tools)
+        core: RunCore[DirectiveContext] = RunCore(
             strategy,
             input,
-            executor=self._executor,
-            performer=self._performer,
-            tools=self._toolbox if tools is None else Toolbox.build(tools),
-            llm=source,
-            agents=self.agents if agents is None else {**self.agents, **agents},
             run_id=rid,
             request_id=options.request_id or rid,
+            tool_specs=toolbox.specs,
             name=name,
             deadline=deadline,
             publish=self._publish,
             record=options.record,
             terminals=self._terminals,
+            history=tuple(options.history),
+            log=self._executor.log,
+        )
+        run = LocalRun(
+            core,
+            executor=self._executor,
+            performer=self._performer,
+            tools=toolbox,
+            llm=source,
+            agents=self.agents if agents is None else {**self.agents, **agents},
         )
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
             run.own_deadline = deadline
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
-        run.costs = RunCost(self.prices)
         run.guards = options.guardrails or self.guardrails
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
             run.meter = UsageMeter(limits)
+        run.costs = self._costs(run.meter)
         return run
+
+    def _costs(self, meter: UsageMeter | None) -> RunCost | None:
+        """The cost record of a run counting against ``meter``: with the Runtime's prices,
+        or genai-prices' table for a ``max_cost_usd`` budget; ``None`` (not priced, nothing
+        looked up per response) without either."""
+        table = self.prices
+        if table is None:
+            if meter is None or meter.limits.max_cost_usd is None:
+                return None
+            table = self._catalogue
+            if table is None:
+                table = self._catalogue = PriceTable()
+        return RunCost(table)
 
     def run(
         self,
@@ -355,6 +385,8 @@ class Runtime:
         name: str | None = None,
         usage_limits: UsageLimits | None = None,
         guardrails: Guardrails | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -381,6 +413,13 @@ class Runtime:
                 fails with ``usage_limit_exceeded`` (default: the Runtime's).
             guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (input, output and
                 tool-call guards; default: the Runtime's).
+            history: the conversation so far (e.g. an earlier ``step.messages``): the
+                strategy continues it, and ``step.messages`` holds it followed by this
+                run's messages. Checked: every tool call must have its result.
+            session: a :class:`~ptcflow.sessions.Session`: its messages are the history,
+                and a successful run's own messages are stored as its next turn (runs on
+                one session in this process take turns). Storing can raise
+                :class:`~ptcflow.sessions.SessionError` (``.step`` holds the run's Step).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -406,15 +445,45 @@ class Runtime:
             name=name,
             usage_limits=usage_limits,
             guardrails=guardrails,
+            history=history,
+            session=session,
             agent_options=agent_options,
         )
-        run = self._open(
-            strategy, input, given if options is None else RunOptions.merge(options, given)
-        )
+        chosen = given if options is None else RunOptions.merge(options, given)
+        if chosen.session is not None:
+            self._check_open()
+            return self._run_in_session(strategy, input, chosen, chosen.session)
+        run = self._open(strategy, input, chosen)
         otel_parent = current_context() if self._tracing else None
         if run.guards is not None:
             return guarded_drive(run, self._runs, otel_parent)
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
+
+    async def _run_in_session(
+        self, strategy: Any, input: Any, options: RunOptions, session: Session
+    ) -> Step:
+        """Run with ``session``'s messages as the history; store the run's own messages as
+        the session's next turn when it succeeds (its lock held throughout)."""
+        async with session.turn() as turns:
+            history = tuple(m for turn in turns for m in turn.messages)
+            run = self._open(
+                strategy, input, msgspec.structs.replace(options, session=None, history=history)
+            )
+            otel_parent = current_context() if self._tracing else None
+            step: Step
+            if run.guards is not None:
+                step = await guarded_drive(run, self._runs, otel_parent)
+            else:
+                step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
+            if not step.ok:
+                return step  # a failed run stores nothing: retry it on the same session
+            new = step.messages[len(history) :]
+            try:
+                await session.append(len(turns), step.run_id, new)
+            except SessionError as exc:
+                exc.step = step
+                raise
+            return step
 
     def start(
         self,
@@ -431,6 +500,8 @@ class Runtime:
         name: str | None = None,
         usage_limits: UsageLimits | None = None,
         guardrails: Guardrails | None = None,
+        history: Sequence[Any] = (),
+        session: Session | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -450,11 +521,17 @@ class Runtime:
             name=name,
             usage_limits=usage_limits,
             guardrails=guardrails,
+            history=history,
+            session=session,
             agent_options=agent_options,
         )
-        run = self._open(
-            strategy, input, given if options is None else RunOptions.merge(options, given)
-        )
+        chosen = given if options is None else RunOptions.merge(options, given)
+        if chosen.session is not None:
+            raise UsageError(
+                "rt.start() does not take a session yet; use `await rt.run(..., session=...)` "
+                "(in a task of your own to run it in the background)"
+            )
+        run = self._open(strategy, input, chosen)
         self._runs[run] = None
         run.own_deadline = run.deadline  # driven in another task: enforce it all
         run.begin(current_context() if self._tracing else None)
@@ -489,28 +566,33 @@ class Runtime:
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
                 check_model(strategy, source)
-        child = LocalRun(
+        core: RunCore[DirectiveContext] = RunCore(
             strategy,
             input,
+            run_id=f"{parent.run_id}/{d.id}",
+            request_id=d.request_id or parent.request_id,
+            parent_run_id=parent.run_id,
+            tool_specs=tools.specs,
+            name=name,
+            deadline=deadline,
+            publish=self._publish,
+            terminals=self._terminals,
+            log=parent.executor.log,
+        )
+        child = LocalRun(
+            core,
             executor=parent.executor,
             performer=parent.performer,
             tools=tools,
             llm=source,
             agents=parent.agents,
-            run_id=f"{parent.run_id}/{d.id}",
-            request_id=d.request_id or parent.request_id,
-            parent_run_id=parent.run_id,
-            name=name,
-            deadline=deadline,
-            publish=self._publish,
-            terminals=self._terminals,
         )
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
         child.meter = parent.meter  # one budget for the whole tree
         child.guards = parent.guards
-        child.costs = RunCost(self.prices)
+        child.costs = self._costs(child.meter)
         if deadline < enclosing:
             child.own_deadline = deadline
         return await drive(child, start=True, otel_parent=ctx.otel_context)

@@ -17,22 +17,38 @@ format (``role`` + ``parts``; see ``_genai_messages``). Directive spans are pare
 run's span (never on whatever span happens to be current in the task that routed the
 signal), and attached as the current span inside the directive's task, so instrumented code
 a tool calls (an HTTP client, a database driver) nests under ``execute_tool``.
+
+Telemetry cannot break a run (DD-12): every call into user-provided telemetry (the tracer,
+so its span processors' ``on_start``/``on_end``; the meter's instruments; the structlog
+logger) is guarded. A failure is logged once per :class:`Telemetry` and kind of call, on the
+standard library's ``ptcflow.telemetry`` logger (the structlog one may be what failed), and
+the run goes on without that piece of telemetry. The guards are ``try`` blocks, free in
+CPython 3.11 until something raises, and the runtime makes no call at all when telemetry is
+off.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import structlog
 from opentelemetry import context as otel_context, metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ptcflow.runtime._genai_messages import encode_content, input_messages, output_messages
-from ptcflow.signals import Err, LLMResponse, Ok, Usage
+from ptcflow.signals import REDACTED, Err, LLMResponse, Ok, Usage, is_secret_key, sanitize
 
 __all__ = ("Telemetry",)
 
+_FAILURES: Final = logging.getLogger("ptcflow.telemetry")
+_UNRECORDED: Final = trace.INVALID_SPAN
+"""A directive's stand-in span when metrics are recorded without tracing: the directive is
+closed (and its metrics recorded) as with a span, and nothing is traced."""
+_METADATA: Final = "ptcflow.directive.metadata."
+"""The prefix of the span attributes that carry a directive's ``metadata``."""
+_METADATA_CHARS: Final = 1000  # the longest metadata value on a span
 _NOOP_TRACER_PROVIDERS = ("ProxyTracerProvider", "NoOpTracerProvider")
 _NOOP_METER_PROVIDERS = ("_ProxyMeterProvider", "NoOpMeterProvider")
 _SCOPE = "ptcflow"
@@ -80,6 +96,8 @@ class Telemetry:
     __slots__ = (
         "_attrs",
         "_duration",
+        "_failed",
+        "_no_span",
         "_tokens",
         "_tp",
         "_tracer",
@@ -105,24 +123,49 @@ class Telemetry:
         self.metrics = not _is_noop(mp, _NOOP_METER_PROVIDERS)
         self.capture_content = capture_content
         self.log_events = log_events
-        self.log: Any = logger if logger is not None else structlog.get_logger("ptcflow")
+        self._failed: set[str] = set()
+        self.log: Any = _GuardedLogger(
+            logger if logger is not None else structlog.get_logger("ptcflow"), self
+        )
         self._tracer = tp.get_tracer(_SCOPE) if self.tracing else None
+        # what start_span gives when no span is made: with metrics on, a stand-in, so the
+        # directive is still closed and its duration and token usage recorded
+        self._no_span: Any = _UNRECORDED if self.metrics else None
         self._tp: tuple[Any, str, str] = (None, "", "")
         self._attrs: dict[tuple[str, str, str, str | None], tuple[dict[str, Any], ...]] = {}
+        self._tokens: Any = None
+        self._duration: Any = None
         if self.metrics:
-            meter = mp.get_meter(_SCOPE)
-            self._tokens: Any = meter.create_histogram(
-                "gen_ai.client.token.usage",
-                unit="{token}",
-                description="Number of input and output tokens used",
+            try:
+                meter = mp.get_meter(_SCOPE)
+                self._tokens = meter.create_histogram(
+                    "gen_ai.client.token.usage",
+                    unit="{token}",
+                    description="Number of input and output tokens used",
+                )
+                self._duration = meter.create_histogram(
+                    "gen_ai.client.operation.duration",
+                    unit="s",
+                    description="GenAI operation duration",
+                )
+            except Exception as exc:
+                self.failed("the meter provider (creating instruments)", exc)
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        """Report that user-provided telemetry raised: logged once per ``what`` (on the
+        standard library's ``ptcflow.telemetry`` logger); the run goes on without it."""
+        if what in self._failed:
+            return
+        self._failed.add(what)
+        try:
+            _FAILURES.error(
+                "ptcflow: %s raised %s: %s; the run goes on without it (reported once)",
+                what,
+                type(exc).__name__,
+                exc,
             )
-            self._duration: Any = meter.create_histogram(
-                "gen_ai.client.operation.duration",
-                unit="s",
-                description="GenAI operation duration",
-            )
-        else:
-            self._tokens = self._duration = None
+        except Exception:  # pragma: no cover - a logging handler that raises too
+            pass
 
     def __repr__(self) -> str:
         return (
@@ -146,21 +189,25 @@ class Telemetry:
         ``gen_ai.operation.name``), ``INTERNAL`` otherwise.
         """
         if self._tracer is None:
-            return None
+            return self._no_span  # type: ignore[no-any-return]
         kind = _KINDS.get(attributes.get("gen_ai.operation.name"), SpanKind.INTERNAL)
-        # The SDK copies the attributes into its own bounded mapping: no copy here.
-        return self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
+        try:
+            # The SDK copies the attributes into its own bounded mapping: no copy here.
+            return self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
+        except Exception as exc:  # a span processor's on_start
+            self.failed("starting a span (a span processor's on_start)", exc)
+            return self._no_span  # type: ignore[no-any-return]
 
     @staticmethod
     def context_of(span: Span | None, base: otel_context.Context | None = None) -> Any:
         """Return an OTel context in which ``span`` is current (``None`` when no span)."""
-        if span is None:
+        if span is None or span is _UNRECORDED:
             return None
         return trace.set_span_in_context(span, base)
 
     def traceparent(self, span: Span | None) -> str | None:
         """Return the W3C ``traceparent`` of ``span`` (``None`` when no span)."""
-        if span is None:
+        if span is None or span is _UNRECORDED:
             return None
         sc = span.get_span_context()
         # A run's spans share one trace id: its 32 hex digits are formatted once.
@@ -185,8 +232,20 @@ class Telemetry:
         ``tool_data`` (a tool's own failure, whose text is tool data) and content capture
         off, it is only the error's type (and the exception's class, when there was one).
         """
-        if span is None:
+        if span is None or span is _UNRECORDED:
             return
+        try:
+            self._end(span, result, attrs, tool_data)
+        except Exception as exc:  # a span processor's on_end, or an SDK refusing a value
+            self.failed("ending a span (a span processor's on_end)", exc)
+
+    def _end(
+        self,
+        span: Span,
+        result: Ok[Any] | Err | None,
+        attrs: Mapping[str, Any] | None,
+        tool_data: bool,
+    ) -> None:
         if attrs:
             span.set_attributes(attrs)
         if isinstance(result, Err):
@@ -200,6 +259,15 @@ class Telemetry:
             span.set_status(Status(StatusCode.ERROR, described))
         span.end()
 
+    def end_plain(self, span: Span | None) -> None:
+        """End ``span`` (a turn's), guarded as :meth:`end_span` is."""
+        if span is None or span is _UNRECORDED:
+            return
+        try:
+            span.end()
+        except Exception as exc:
+            self.failed("ending a span (a span processor's on_end)", exc)
+
     def content(self, span: Span | None, key: str, value: Any) -> None:
         """Record ``value`` as JSON under ``key`` when content capture is on.
 
@@ -207,10 +275,33 @@ class Telemetry:
         ``LLMResponse``) are written in the conventions' ``role`` + ``parts`` format; long
         values are shortened so the text stays JSON (at most 16,000 characters).
         """
-        if span is None or not self.capture_content:
+        if span is None or not self.capture_content or span is _UNRECORDED:
             return
         shape = _FORMATS.get(key)
-        span.set_attribute(key, encode_content(shape(value) if shape is not None else value))
+        try:
+            span.set_attribute(key, encode_content(shape(value) if shape is not None else value))
+        except Exception as exc:
+            self.failed("setting a span attribute", exc)
+
+    def metadata(self, span: Span | None, metadata: Mapping[str, Any]) -> None:
+        """Set a directive's ``metadata`` on its span, as ``ptcflow.directive.metadata.<key>``
+        attributes: strings, numbers and booleans as they are, anything else as JSON (secret
+        keys redacted, bounded, see :func:`~ptcflow.signals.sanitize`)."""
+        if span is None or span is _UNRECORDED:
+            return
+        attrs: dict[str, Any] = {}
+        for key, value in metadata.items():
+            if is_secret_key(str(key)):
+                value = REDACTED
+            elif isinstance(value, str):
+                value = value[:_METADATA_CHARS]
+            elif not isinstance(value, int | float):  # bool is an int
+                value = encode_content(sanitize(value), _METADATA_CHARS)
+            attrs[f"{_METADATA}{key}"] = value
+        try:
+            span.set_attributes(attrs)
+        except Exception as exc:
+            self.failed("setting a span attribute", exc)
 
     @staticmethod
     def tool_attributes(name: str, call_id: str, tool: Any = None) -> dict[str, Any]:
@@ -261,10 +352,65 @@ class Telemetry:
             )
             if len(self._attrs) < 1024:  # bounded: model names come from configuration
                 self._attrs[key] = cached
-        self._duration.record(duration_s, cached[0])
-        if usage is not None and error_type is None:
-            self._tokens.record(usage.input_tokens, cached[1])
-            self._tokens.record(usage.output_tokens, cached[2])
+        try:
+            self._duration.record(duration_s, cached[0])
+            if usage is not None and error_type is None:
+                self._tokens.record(usage.input_tokens, cached[1])
+                self._tokens.record(usage.output_tokens, cached[2])
+        except Exception as exc:  # a view, an exemplar filter or a reader of the user's
+            self.failed("recording a metric", exc)
+
+
+class _GuardedLogger:
+    """The structlog logger of a :class:`Telemetry`, whose calls never raise into a run: a
+    logger or processor that raises is reported once (:meth:`Telemetry.failed`)."""
+
+    __slots__ = ("_log", "_tel")
+
+    def __init__(self, log: Any, tel: Telemetry) -> None:
+        self._log = log
+        self._tel = tel
+
+    def _call(self, method: str, event: str, kw: dict[str, Any]) -> Any:
+        try:
+            return getattr(self._log, method)(event, **kw)
+        except Exception as exc:
+            self._tel.failed(f"the structlog logger ({method})", exc)
+            return None
+
+    def debug(self, event: str, **kw: Any) -> Any:
+        """``logger.debug``, guarded."""
+        return self._call("debug", event, kw)
+
+    def info(self, event: str, **kw: Any) -> Any:
+        """``logger.info``, guarded."""
+        return self._call("info", event, kw)
+
+    def warning(self, event: str, **kw: Any) -> Any:
+        """``logger.warning``, guarded."""
+        return self._call("warning", event, kw)
+
+    def error(self, event: str, **kw: Any) -> Any:
+        """``logger.error``, guarded."""
+        return self._call("error", event, kw)
+
+    def exception(self, event: str, **kw: Any) -> Any:
+        """``logger.exception``, guarded."""
+        return self._call("exception", event, kw)
+
+    def bind(self, **kw: Any) -> _GuardedLogger:
+        """``logger.bind``, guarded (the bound logger is guarded too)."""
+        try:
+            return _GuardedLogger(self._log.bind(**kw), self._tel)
+        except Exception as exc:
+            self._tel.failed("the structlog logger (bind)", exc)
+            return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._log, name)
+
+    def __repr__(self) -> str:
+        return repr(self._log)
 
 
 def attach(ctx: Any) -> object | None:

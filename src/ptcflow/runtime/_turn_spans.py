@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ("end_turns", "turn_answered", "turn_context")
 
 Turns = dict[int, list[Any]]
-"""``{iteration: [span, otel context, directives not answered yet]}``."""
+"""``{iteration: [span, otel context, directives not answered yet, telemetry]}``."""
 
 
 def turn_context(
@@ -39,7 +39,7 @@ def turn_context(
             },
             parent,
         )
-        entry = turns[iteration] = [span, tel.context_of(span, parent), 0]
+        entry = turns[iteration] = [span, tel.context_of(span, parent), 0, tel]
     entry[2] += 1
     return entry[1]
 
@@ -52,12 +52,13 @@ def turn_answered(turns: Turns, iteration: int) -> None:
         return
     entry[2] -= 1
     latest = max(turns)
-    for n in [n for n, (_, _, left) in turns.items() if left <= 0 and n < latest]:
-        turns.pop(n)[0].end()
+    for n in [n for n, (_, _, left, _) in turns.items() if left <= 0 and n < latest]:
+        span, _, _, tel = turns.pop(n)
+        tel.end_plain(span)
 
 
 def end_turns(turns: Turns) -> None:
     """End every turn span still open (the run is over)."""
-    for span, _, _ in turns.values():
-        span.end()
+    for span, _, _, tel in turns.values():
+        tel.end_plain(span)
     turns.clear()

@@ -297,7 +297,8 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
         return result
     run.cancel(over, now)
     run.emit(ctx, USAGE, UsageData(usage=usage, model=response.model))
-    run.usage = run.usage + usage
+    core = run.core  # the response is answered with the error: its tokens still count
+    core.usage = core.usage + usage
     return over
 
 

@@ -93,12 +93,18 @@ from ptcflow.signals._sanitize import (
     sanitize as sanitize,
 )
 from ptcflow.signals._secrets import (
+    PUBLIC_HEADERS as PUBLIC_HEADERS,
     Secrets as Secrets,
     redact_url as redact_url,
     secrets_of_headers as secrets_of_headers,
     secrets_of_url as secrets_of_url,
 )
-from ptcflow.signals._signal import Signal as Signal, new_id as new_id, uuid7 as uuid7
+from ptcflow.signals._signal import (
+    Signal as Signal,
+    new_id as new_id,
+    stamp as stamp,
+    uuid7 as uuid7,
+)
 
 __all__ = (
     "AUTH",
@@ -111,6 +117,7 @@ __all__ = (
     "LLM_RESPONSE",
     "PROGRAM_RESULT",
     "PROVIDER_ERROR",
+    "PUBLIC_HEADERS",
     "RATE_LIMITED",
     "REDACTED",
     "REQUEST_COMPLETED",
@@ -177,6 +184,7 @@ __all__ = (
     "sanitize",
     "secrets_of_headers",
     "secrets_of_url",
+    "stamp",
     "tool_result_content",
     "uuid7",
 )

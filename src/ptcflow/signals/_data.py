@@ -12,7 +12,14 @@ import msgspec
 
 from ptcflow.signals import _catalogue as t
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
-from ptcflow.signals._messages import EmbedResponse, LLMChunk, LLMResponse, ToolSpec, Usage
+from ptcflow.signals._messages import (
+    EmbedResponse,
+    LLMChunk,
+    LLMResponse,
+    Message,
+    ToolSpec,
+    Usage,
+)
 from ptcflow.signals._program import ProgramResultData
 
 __all__ = (
@@ -84,6 +91,9 @@ class RequestStartedData(_Data, frozen=True, kw_only=True):
     agent: str = ""
     tools: tuple[ToolSpec, ...] = ()
     """The tools the run may call, so a journal replays with the same ``RunInfo``."""
+    history: tuple[Message, ...] = ()
+    """The conversation the run continues (``history=``, a session's messages), so a
+    journal replays with the same ``RunInfo``."""
 
 
 class RequestEndData(_Data, frozen=True, kw_only=True):

@@ -28,7 +28,7 @@ _SECRET_PARTS = (
     "credential",
     "bearer",
 )
-_SECRET_SUFFIXES = ("_token", "-token", "_auth", "accesstoken", "refreshtoken")
+_SECRET_SUFFIXES = ("_token", "-token", "_auth", "-auth", "accesstoken", "refreshtoken")
 _SECRET_NAMES = frozenset({"token", "auth", "x-api-key", "session_id", "sessionid"})
 
 

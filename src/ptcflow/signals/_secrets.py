@@ -25,7 +25,14 @@ import msgspec
 
 from ptcflow.signals._sanitize import REDACTED, is_secret_key
 
-__all__ = ("MIN_RUN", "Secrets", "redact_url", "secrets_of_headers", "secrets_of_url")
+__all__ = (
+    "MIN_RUN",
+    "PUBLIC_HEADERS",
+    "Secrets",
+    "redact_url",
+    "secrets_of_headers",
+    "secrets_of_url",
+)
 
 MIN_RUN: Final = 8
 """The shortest run of a secret's characters that :meth:`Secrets.scrub` removes."""
@@ -272,18 +279,48 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+PUBLIC_HEADERS: Final = frozenset(
+    {
+        "accept",
+        "accept-charset",
+        "accept-encoding",
+        "accept-language",
+        "anthropic-beta",
+        "anthropic-version",
+        "cache-control",
+        "connection",
+        "content-encoding",
+        "content-language",
+        "content-type",
+        "openai-beta",
+        "user-agent",
+    }
+)
+"""Header names known to carry no secret (compared lower-case); :func:`secrets_of_headers`
+treats the value of every other header as one."""
+
+
 def secrets_of_headers(headers: Mapping[str, object] | None) -> list[str]:
-    """The values of the headers whose names say they carry a secret (``Authorization``,
-    ``X-Api-Key``, ``Cookie``, ``*-Token``, ...); for ``Authorization: Bearer <token>``
-    the token alone too.
+    """The values of the headers that may carry a secret: every header but those known to
+    carry none (:data:`PUBLIC_HEADERS`: ``Accept``, ``Content-Type``, ``User-Agent``,
+    ``OpenAI-Beta``, ``anthropic-version``, ...), since a gateway's credential can sit under
+    any name (``X-Custom-Auth``, ``X-Routing``). For ``Authorization: Bearer <token>`` the
+    token alone too. A value under a name that does not look like a secret's (see
+    :func:`is_secret_key`) counts only from 8 characters on, so a short flag such as
+    ``true`` is not scrubbed from every text.
 
     Example:
         >>> secrets_of_headers({"Authorization": "Bearer tok-0123456789", "Accept": "x"})
         ['Bearer tok-0123456789', 'tok-0123456789']
+        >>> secrets_of_headers({"X-Custom-Auth": "c0ffee-c0ffee", "X-Flag": "true"})
+        ['c0ffee-c0ffee']
     """
     found: list[str] = []
     for name, value in (headers or {}).items():
-        if not isinstance(value, str) or not is_secret_key(str(name)):
+        key = str(name)
+        if not isinstance(value, str) or key.lower() in PUBLIC_HEADERS:
+            continue
+        if not is_secret_key(key) and len(value) < MIN_RUN:
             continue
         found.append(value)
         scheme, _, credential = value.partition(" ")

@@ -108,7 +108,9 @@ class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     :mod:`ptcflow.signals`), ``specversion``. Correlation: ``run_id``, ``request_id``,
     ``call_id`` (the LLM or tool call), ``iteration``, ``seq`` (strictly increasing per
     run), ``parent_run_id`` (nested agents), ``causation_id`` (the directive that caused
-    it) and the W3C ``traceparent``.
+    it) and the W3C ``traceparent``. ``metadata`` is the causing directive's own
+    ``metadata`` (``origin``, ``operation``, ...: observability data the strategy attached),
+    ``None`` when it has none and on run-level signals.
 
     Signals are created by the runtime; use :meth:`create` to fill ``id`` and ``time``.
     """
@@ -128,6 +130,7 @@ class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     parent_run_id: str | None = None
     causation_id: str | None = None
     traceparent: str | None = None
+    metadata: dict[str, Any] | None = None
 
     @classmethod
     def create(
@@ -146,6 +149,7 @@ class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         parent_run_id: str | None = None,
         causation_id: str | None = None,
         traceparent: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Signal:
         """Create a signal with a fresh ``id`` and the current ``time``.
 
@@ -174,4 +178,5 @@ class Signal(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             parent_run_id=parent_run_id,
             causation_id=causation_id,
             traceparent=traceparent,
+            metadata=metadata,
         )

@@ -35,10 +35,21 @@ from ptcflow.signature._errors import (
 )
 from ptcflow.signature._firewall import redact_firewalled as redact_firewalled
 from ptcflow.signature._hints import (
+    schema_from_hint as schema_from_hint,
     signature_from_callable as signature_from_callable,
     type_from_hint as type_from_hint,
 )
 from ptcflow.signature._parser import parse as parse, parse_type as parse_type
+from ptcflow.signature._pytypes import (
+    ConversionError as ConversionError,
+    Converter as Converter,
+    format_notes as format_notes,
+    import_type as import_type,
+    is_record as is_record,
+    needs_conversion as needs_conversion,
+    to_plain as to_plain,
+    type_path as type_path,
+)
 from ptcflow.signature._render import render_type as render_type
 from ptcflow.signature._signature import Signature as Signature
 from ptcflow.signature._template import (
@@ -48,6 +59,8 @@ from ptcflow.signature._template import (
 from ptcflow.signature._validate import ValidationResult as ValidationResult
 
 __all__ = (
+    "ConversionError",
+    "Converter",
     "Field",
     "Fields",
     "ListOf",
@@ -60,10 +73,17 @@ __all__ = (
     "Type",
     "ValidationResult",
     "check_placeholders",
+    "format_notes",
+    "import_type",
+    "is_record",
+    "needs_conversion",
     "parse",
     "parse_type",
     "redact_firewalled",
     "render_type",
+    "schema_from_hint",
     "signature_from_callable",
+    "to_plain",
     "type_from_hint",
+    "type_path",
 )

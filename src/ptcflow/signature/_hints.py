@@ -16,9 +16,11 @@ import msgspec
 
 from ptcflow.signature._ast import ANY, NAME_RE, Field, Fields, ListOf, Param, Prim, Type
 from ptcflow.signature._errors import SignatureError, SignatureWarning
+from ptcflow.signature._pytypes import STRING_FORMATS, is_pydantic_model
+from ptcflow.signature._schema import type_schema
 from ptcflow.signature._signature import Signature
 
-__all__ = ("signature_from_callable", "type_from_hint")
+__all__ = ("schema_from_hint", "signature_from_callable", "type_from_hint")
 
 _PRIMS: Final[dict[Any, str]] = {str: "string", int: "int", float: "float", bool: "bool"}
 _MAPS: Final = (dict, Mapping, typing.MutableMapping)
@@ -40,7 +42,9 @@ def type_from_hint(hint: Any) -> Type:
     ``str`` :string, ``int`` :int, ``float`` :float, ``bool`` :bool, ``Enum``/``Literal``
     :keyword (a Literal of only ints or bools gives :int / :bool), ``dict``/``Mapping``
     :map, ``list[T]``/``tuple[T, ...]``/``Sequence[T]``/``set[T]`` ``[:t]``,
-    ``TypedDict``/``msgspec.Struct``/dataclass ``{field :t}``, ``X | None`` optional,
+    ``TypedDict``/``msgspec.Struct``/dataclass/pydantic model ``{field :t}``, ``X | None``
+    optional, other unions :any, ``datetime``/``date``/``time``/``UUID``/``Decimal``/
+    ``Path``/``bytes`` :string (their JSON form, see :func:`schema_from_hint`),
     ``Any``/``object`` :any, ``Annotated[X, ...]`` as ``X``, ``NewType`` as its base.
 
     Args:
@@ -63,6 +67,13 @@ def type_from_hint(hint: Any) -> Type:
 
 def _unsupported(hint: Any, why: str = "") -> SignatureError:
     text = _hint_name(hint)
+    if not why and (callable(hint) and not isinstance(hint, type)):
+        why = "a function, not a type"
+    elif not why and isinstance(hint, type):
+        why = "it has no JSON form: use plain data, a dataclass, a msgspec.Struct, a TypedDict"
+        why += " or a pydantic model"
+    elif not why and not isinstance(hint, type):
+        why = f"a {type(hint).__name__} object, not a type"
     extra = f" ({why})" if why else ""
     return SignatureError(
         f"unsupported type hint {text}{extra}: give the tool an explicit signature string, "
@@ -104,7 +115,9 @@ def _convert(hint: Any, seen: tuple[Any, ...]) -> Type:
     if isinstance(hint, type) and hint in _PRIMS:
         return Prim(name=_PRIMS[hint])  # type: ignore[arg-type]
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return Prim(name="keyword")
+        return _enum(hint)
+    if isinstance(hint, type) and _string_form(hint) is not None:
+        return Prim(name="string")
     if hint in _MAPS or origin in _MAPS:
         return Prim(name="map")
     if hint in _SEQS or hint is tuple:
@@ -122,6 +135,8 @@ def _convert(hint: Any, seen: tuple[Any, ...]) -> Type:
             return _struct(hint, (*seen, hint))
         if dataclasses.is_dataclass(hint):
             return _dataclass(hint, (*seen, hint))
+        if is_pydantic_model(hint):
+            return _pydantic(hint, (*seen, hint))
         if issubclass(hint, str):
             return Prim(name="string")
         if issubclass(hint, bool):
@@ -143,7 +158,9 @@ def _union(hint: Any, args: tuple[Any, ...], seen: tuple[Any, ...]) -> Type:
     elif any(m in _ANYS for m in members):
         inner = ANY
     else:
-        raise _unsupported(hint, "unions other than X | None are not supported; use Any")
+        for member in members:  # each member must have a JSON form
+            _convert(member, seen)
+        inner = ANY  # the signature has no unions; the Python type checks the value
     return msgspec.structs.replace(inner, optional=True) if optional else inner
 
 
@@ -157,6 +174,37 @@ def _literal(args: tuple[Any, ...]) -> Type:
     else:
         name = "keyword"
     return Prim(name=name, optional=optional)  # type: ignore[arg-type]
+
+
+def _enum(hint: type[enum.Enum]) -> Prim:
+    values = [m.value for m in hint]
+    if values and all(isinstance(v, bool) for v in values):
+        return Prim(name="bool")
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return Prim(name="int")
+    if all(isinstance(v, str) for v in values):
+        return Prim(name="keyword")
+    return ANY
+
+
+def _string_form(hint: type) -> dict[str, Any] | None:
+    """The JSON Schema of a type sent as a string (a date, a UUID, ...), else ``None``."""
+    for base in hint.__mro__:
+        found = STRING_FORMATS.get(base)
+        if found is not None:
+            return found
+    return None
+
+
+def _pydantic(hint: type, seen: tuple[Any, ...]) -> Fields:
+    fields = []
+    model_fields: Mapping[str, Any] = getattr(hint, "model_fields", {})
+    for key, info in model_fields.items():
+        alias = getattr(info, "alias", None)
+        name = alias if isinstance(alias, str) and alias else key
+        required = bool(info.is_required())
+        fields.append(_field(hint, name, info.annotation, not required, seen))
+    return Fields(fields=tuple(fields))
 
 
 def _tuple(hint: Any, args: tuple[Any, ...], seen: tuple[Any, ...]) -> Type:
@@ -298,3 +346,126 @@ def signature_from_callable(fn: Callable[..., Any]) -> Signature:
 
 def _fn_name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def schema_from_hint(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of a Python type hint, saying what a model must send.
+
+    Like the schema of :func:`type_from_hint`'s type, with what the signature language
+    leaves out: ``format`` (``date-time``, ``date``, ``time``, ``uuid``, ``decimal``,
+    ``path``), ``contentEncoding: base64`` for ``bytes``, ``enum`` values of an ``Enum`` or
+    ``Literal``, and ``anyOf`` for unions.
+
+    Raises:
+        SignatureError: the hint has no JSON form (as :func:`type_from_hint`).
+
+    Example:
+        >>> import datetime
+        >>> schema_from_hint(list[datetime.date])
+        {'type': 'array', 'items': {'type': 'string', 'format': 'date'}}
+    """
+    return _schema(hint, ())
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    if not schema:
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _schema(hint: Any, seen: tuple[Any, ...]) -> dict[str, Any]:
+    if hint in _ANYS or hint is inspect.Parameter.empty or hint is None or hint is type(None):
+        return {}
+    if isinstance(hint, typing.NewType):
+        return _schema(hint.__supertype__, seen)
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _schema(args[0], seen)
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in args if a is not type(None)]
+        if len(members) == 1:
+            inner = _schema(members[0], seen)
+        elif set(members) == {int, float}:
+            inner = {"type": "number"}
+        elif any(m in _ANYS for m in members):
+            inner = {}
+        else:
+            inner = {"anyOf": [_schema(m, seen) for m in members]}
+        return _nullable(inner) if len(members) < len(args) else inner
+    if origin is typing.Literal:
+        values = [a.value if isinstance(a, enum.Enum) else a for a in args if a is not None]
+        out = {**type_schema(_literal(args)), "enum": values}
+        out.pop("description", None)
+        return _nullable(out) if len(values) < len(args) else out
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        out = {**type_schema(_enum(hint)), "enum": [m.value for m in hint]}
+        out.pop("description", None)
+        return out
+    if isinstance(hint, type) and hint not in _PRIMS:
+        found = _string_form(hint)
+        if found is not None:
+            return dict(found)
+    if origin in _SEQS:
+        return {"type": "array", "items": _schema(args[0], seen) if args else {}}
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return {"type": "array", "items": _schema(args[0], seen)}
+    if isinstance(hint, type) and hint not in seen and _is_record(hint):
+        return _record_schema(hint, (*seen, hint))
+    return type_schema(_convert(hint, seen))
+
+
+def _is_record(hint: type) -> bool:
+    return (
+        typing.is_typeddict(hint)
+        or issubclass(hint, msgspec.Struct)
+        or dataclasses.is_dataclass(hint)
+        or is_pydantic_model(hint)
+    )
+
+
+def _record_schema(hint: type, seen: tuple[Any, ...]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    node = _convert(hint, seen[:-1])  # checks names and recursion, same rules
+    assert isinstance(node, Fields)
+    for field, (name, field_hint, description) in zip(
+        node.fields, _record_fields(hint), strict=True
+    ):
+        schema = _schema(field_hint, seen)
+        if field.type.optional and typing.get_origin(field_hint) not in (
+            typing.Union,
+            types.UnionType,
+        ):
+            schema = _nullable(schema) if _admits_none(field_hint) else schema
+        if description:
+            schema = {**schema, "description": description}
+        properties[name] = schema
+        if not field.type.optional:
+            required.append(name)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _admits_none(hint: Any) -> bool:
+    return hint is None or type(None) in typing.get_args(hint)
+
+
+def _record_fields(hint: type) -> list[tuple[str, Any, str]]:
+    """``(json name, hint, description)`` of each field, in :func:`_convert`'s order."""
+    if is_pydantic_model(hint):
+        out = []
+        for key, info in getattr(hint, "model_fields", {}).items():
+            alias = getattr(info, "alias", None)
+            name = alias if isinstance(alias, str) and alias else key
+            out.append((name, info.annotation, getattr(info, "description", None) or ""))
+        return out
+    hints = _resolve(hint)
+    if typing.is_typeddict(hint):
+        return [(k, _strip_required(h), "") for k, h in hints.items()]
+    if issubclass(hint, msgspec.Struct):
+        return [(f.encode_name, hints.get(f.name, Any), "") for f in msgspec.structs.fields(hint)]
+    record: Any = hint  # a dataclass (checked by _is_record)
+    return [(f.name, hints.get(f.name, Any), "") for f in dataclasses.fields(record)]

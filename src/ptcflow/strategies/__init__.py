@@ -7,20 +7,18 @@ programs); :func:`replay` rebuilds a run's final state from its journal.
 
 from __future__ import annotations
 
-from ptcflow.core._protocol import (
-    Outcome as Outcome,
-    RunInfo as RunInfo,
-    Strategy as Strategy,
-    Transition as Transition,
-)
-from ptcflow.core._trace import (
+from ptcflow.core import (
     ExecutionTrace as ExecutionTrace,
+    Outcome as Outcome,
     ProgramTrace as ProgramTrace,
     PromptTrace as PromptTrace,
+    RunInfo as RunInfo,
     StepFail as StepFail,
+    Strategy as Strategy,
     TokenCounts as TokenCounts,
     ToolCallTrace as ToolCallTrace,
     Trace as Trace,
+    Transition as Transition,
     TurnTrace as TurnTrace,
 )
 from ptcflow.strategies._replay import replay as replay

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from ptcflow.core._fold import Folds
-from ptcflow.core._protocol import RunInfo
+from ptcflow.core import Folds, RunInfo
 from ptcflow.errors import UsageError
 from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
 
@@ -87,6 +86,7 @@ def replay(
         request_id=start.request_id,
         parent_run_id=start.parent_run_id,
         tools=tools,
+        history=data.history if isinstance(data, RequestStartedData) else (),
     )
     state, _ = strategy.init(run)
     run_id = start.run_id

@@ -11,11 +11,27 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.signals import ProgramError
-from ptcflow.signature import Signature, render_type
+from ptcflow.signature import (
+    ConversionError,
+    Converter,
+    Signature,
+    import_type,
+    parse as parse_signature,
+    render_type,
+)
 
-__all__ = ("check_fail", "check_return", "epoch_ms", "span_ms")
+__all__ = (
+    "call_warnings",
+    "check_fail",
+    "check_return",
+    "coercible_inputs",
+    "epoch_ms",
+    "span_ms",
+)
+
+_SCHEMA_PRIMS: Final = {"integer": "int", "number": "float", "boolean": "bool"}
 
 _TIME: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?"
@@ -27,19 +43,42 @@ _FAIL_HELP: Final = (
 
 
 def check_return(
-    signature: Signature | None, value: Any, mode: str
+    signature: Signature | None, value: Any, mode: str, output_type: str | None = None
 ) -> tuple[ProgramError | None, list[str]]:
-    """Validate a returned value against the signature's output in ``mode``.
+    """Validate a returned value against the signature's output in ``mode``, then, with an
+    ``output_type`` (``module:qualname``), check that the type can be built from it (its
+    formats, enum values, a pydantic model's validators).
 
     Returns:
         ``(problem, warnings)``: the problem to feed back (category ``validation``, one
         line per path that failed) or ``None``, and the warnings of ``warn_only``.
+
+    Raises:
+        UsageError: ``output_type`` cannot be imported in this process (a Temporal worker
+            without the package that defines it).
     """
     if signature is None:
         return None, []
     result = signature.validate_output(value, mode)
     if result.ok:
-        return None, list(result.warnings)
+        warnings = list(result.warnings)
+        if output_type is None or mode == "disabled":
+            return None, warnings
+        try:
+            Converter(import_type(output_type)).load(value)
+        except ConversionError as exc:
+            where = output_type.rpartition(":")[2]
+            if mode == "warn_only":
+                return None, [*warnings, f"{exc} (as {where})"]
+            return (
+                ProgramError(
+                    category="validation",
+                    message=f"the returned value does not fit {where}:\n- {exc}\n"
+                    "Fix the value and return it again.",
+                ),
+                [],
+            )
+        return None, warnings
     expected = render_type(signature.output, "prompt")
     lines = "\n".join(f"- {e}" for e in result.errors)
     return (
@@ -50,6 +89,46 @@ def check_return(
         ),
         [],
     )
+
+
+def coercible_inputs(specs: Any) -> dict[str, str]:
+    """For each tool spec whose input has an int, float or bool argument: the tool's
+    name -> its arguments as signature text (the ones whose sent value may be coerced).
+
+    Example:
+        >>> from ptcflow.signals import ToolSpec
+        >>> coercible_inputs([ToolSpec(name="check", input_schema={"type": "object",
+        ...     "properties": {"id": {"type": "integer"}, "q": {"type": "string"}}})])
+        {'check': '(id :int?) -> :any'}
+    """
+    out: dict[str, str] = {}
+    for spec in specs:
+        props = (
+            spec.input_schema.get("properties") if isinstance(spec.input_schema, Mapping) else None
+        )
+        if not isinstance(props, Mapping):
+            continue
+        params = []
+        for name, schema in props.items():
+            kind = schema.get("type") if isinstance(schema, Mapping) else None
+            if isinstance(kind, list):
+                kind = next((k for k in kind if k != "null"), None)
+            prim = _SCHEMA_PRIMS.get(kind) if isinstance(kind, str) else None
+            if prim is not None and isinstance(name, str) and name.isidentifier():
+                params.append(f"{name} :{prim}?")
+        if params:
+            out[spec.name] = f"({', '.join(params)}) -> :any"
+    return out
+
+
+def call_warnings(inputs: Mapping[str, str], name: str, args: Any) -> tuple[str, ...]:
+    """The coercion warnings of a successful tool call (``id: coerced string "42" to
+    int``), found again from its arguments and the tool's input (see
+    :func:`coercible_inputs`); only top-level arguments are seen."""
+    text = inputs.get(name)
+    if text is None or not isinstance(args, Mapping):
+        return ()
+    return tuple(parse_signature(text).validate_input(args).warnings)
 
 
 def check_fail(value: Any) -> StepFail | ProgramError:

@@ -27,16 +27,18 @@ import msgspec
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import TerminalTable
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
-from ptcflow.runtime._driver import drive
-from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._perform import Performer
-from ptcflow.runtime._telemetry import current_context
-from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.lowlevel import (
+    Executor,
+    Performer,
+    Toolbox,
+    current_context,
+    drive,
+)
 from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope
 from ptcflow.temporal._activity_run import (
     NO_CHILD,
@@ -264,13 +266,13 @@ class ActivityHost:
         def recorded(done: dict[int, Recorded]) -> None:
             holder[0].recorded.set()  # the activity heartbeats the new record at once
 
-        performer = ResumingPerformer(
-            self._performer, record, recorded, frozenset(call.agent_tools)
-        )
         run = ActivityRun(
             call.directive.value(),
+            inner=self._performer,
+            record=record,
+            on_record=recorded,
+            agents=frozenset(call.agent_tools),
             executor=self._executor,
-            performer=performer,
             tools=tools,
             llm=self._source,
             run_id=call.run_id,
@@ -280,8 +282,8 @@ class ActivityHost:
         )
         tel = self._executor.telemetry
         if tel is not None and tel.tracing:
-            run.otel_context = current_context()
-        work = _Work(run, performer)
+            run.run.otel_context = current_context()
+        work = _Work(run, run.performer)
         holder.append(work)
         self._tg.start_soon(self._do, work, bool(call.agent_tools))
         return work
@@ -295,7 +297,7 @@ class ActivityHost:
                         if agents:
                             tg.start_soon(suspend_when_blocked, work.performer, program)
                         work.run.start(self._executor.clock())
-                        await drive(work.run)
+                        await drive(work.run.run)
                     tg.cancel_scope.cancel()
         except Exception as exc:
             work.error = exc

@@ -1,7 +1,7 @@
 """One directive performed inside an activity, by the local executor's own code.
 
-An activity runs the directive as a tiny run of the local driver (:class:`ActivityRun`, a
-``LocalRun``): its strategy asks for the one directive and ends when its terminal signal is
+An activity runs the directive as a tiny run of the local driver (:class:`ActivityRun`, which
+holds a ``LocalRun``): its strategy asks for the one directive and ends when its terminal signal is
 out. So the directive's kind, its attempt timeout, the concurrency limits, sync tools in
 worker threads, its span and its sub-calls are exactly what a local Runtime does; only the
 retries are Temporal's (one attempt per activity execution). Every signal the directive
@@ -22,7 +22,6 @@ again with their results in the record (see ``_drive``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,14 +29,12 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import Outcome, RunCore, RunInfo, TerminalTable
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import Step
-from ptcflow.runtime._executor import Executor
-from ptcflow.runtime._run import DirectiveContext, LocalRun, Performer
-from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.lowlevel import DirectiveContext, Executor, LocalRun, Toolbox
 from ptcflow.signals import (
     TOOL_RESULT,
     TOOL_STARTED,
@@ -52,7 +49,6 @@ from ptcflow.signals import (
     encode_signal,
     json_safe,
 )
-from ptcflow.strategies import Outcome, RunInfo
 from ptcflow.temporal._spec import PendingCall
 
 __all__ = (
@@ -107,13 +103,15 @@ def last_terminal_type(terminals: TerminalTable, d: Directive) -> str:
 
 
 class _Single:
-    """The strategy of an activity's run: the one directive, done at its terminal."""
+    """The strategy of an activity's run: the one directive, done at its terminal. Its
+    snapshot is the one the workflow took when the strategy emitted the directive."""
 
     name = "activity"
 
-    def __init__(self, directive: Directive, last: str) -> None:
+    def __init__(self, directive: Directive, last: str, snapshot: Any) -> None:
         self.directive = directive
         self.last = last
+        self.given_snapshot = snapshot
 
     def init(self, run: RunInfo) -> tuple[bool, list[Directive]]:
         return False, [self.directive]
@@ -127,18 +125,36 @@ class _Single:
         return _DONE if state else None
 
     def snapshot(self, state: bool) -> Any:
-        return None
+        return self.given_snapshot
 
 
-class ActivityRun(LocalRun):
-    """The local driver's run of one directive inside an activity (see the module doc)."""
+class ActivityRun:
+    """The local driver's run of one directive inside an activity (see the module doc).
+
+    It holds what it reuses: a :class:`~ptcflow.runtime.lowlevel.LocalRun` of the one
+    directive (not counted as a run of the worker: :meth:`start` starts it without
+    :meth:`~ptcflow.runtime.lowlevel.LocalRun.begin`) and the
+    :class:`ResumingPerformer` that performs it; it collects the run's signals as journal
+    lines for the workflow.
+
+    Args:
+        directive: the directive to perform.
+        inner: the worker's performer.
+        record / on_record / agents: the sub-calls' record (see :class:`ResumingPerformer`).
+        executor / tools / llm / terminals: the run's
+            (see ``LocalRun``).
+        run_id / parent_run_id: the workflow's run.
+        snapshot: the strategy's snapshot, taken by the workflow when it emitted the
+            directive (what tools taking a context receive).
+    """
 
     __slots__ = (
         "calls",
-        "given_snapshot",
         "lines",
         "performed",
+        "performer",
         "results",
+        "run",
         "skip_started",
         "top_id",
     )
@@ -147,8 +163,11 @@ class ActivityRun(LocalRun):
         self,
         directive: Directive,
         *,
+        inner: Any,
+        record: dict[int, Recorded],
+        on_record: Callable[[dict[int, Recorded]], None],
+        agents: frozenset[str] = frozenset(),
         executor: Executor,
-        performer: Performer,
         tools: Toolbox,
         llm: ModelSource | None,
         run_id: str,
@@ -156,29 +175,45 @@ class ActivityRun(LocalRun):
         snapshot: Any,
         terminals: TerminalTable,
     ) -> None:
-        super().__init__(
-            _Single(directive, last_terminal_type(terminals, directive)),
-            None,
-            executor=executor,
-            performer=performer,
-            tools=tools,
-            llm=llm,
-            agents={},
-            run_id=run_id,
-            parent_run_id=parent_run_id,
-            deadline=math.inf,
-            publish=self._collect,
-            terminals=terminals,
-        )
-        self.given_snapshot = snapshot
         self.lines: list[msgspec.Raw] = []
         self.calls: list[str] = []
         """The ``call_id`` of each line."""
         self.results: dict[str, msgspec.Raw] = {}
         """The ``ai.tool.result`` line of each call (the sub-calls' records)."""
         self.performed: DirectiveContext | None = None
+        """The directive's context, once the run has started."""
         self.top_id = directive.id
         self.skip_started = isinstance(directive, ToolExec)
+        self.performer = ResumingPerformer(inner, record, on_record, agents, self.results)
+        core: RunCore[DirectiveContext] = RunCore(
+            _Single(directive, last_terminal_type(terminals, directive), snapshot),
+            None,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            tool_specs=tools.specs,
+            publish=self._collect,
+            terminals=terminals,
+            log=executor.log,
+        )
+        self.run = LocalRun(
+            core,
+            executor=executor,
+            performer=self.performer,
+            tools=tools,
+            llm=llm,
+            agents={},
+        )
+
+    def start(self, now: float) -> None:
+        """Start the run: its one directive goes to the driver (``drive(self.run)``)."""
+        run = self.run
+        run.start(now)
+        # The core accepted the one directive (the workflow's core checked its fields
+        # already, so it is not answered at once): the driver performs it, in one attempt
+        # (Temporal retries it; its sub-calls keep their own retries).
+        ctx = self.performed = run.ready
+        assert ctx is not None
+        ctx.no_retry = True
 
     def _collect(self, signal: Signal) -> None:
         if signal.call_id is None:  # the activity run's own start and end
@@ -191,30 +226,6 @@ class ActivityRun(LocalRun):
         if signal.type == TOOL_RESULT:
             self.results[signal.call_id] = line
 
-    def snapshot(self, flight: Any) -> Any:
-        """The strategy's snapshot, taken by the workflow when it emitted the directive."""
-        return self.given_snapshot
-
-    def new_flight(self, directive: Directive, parent: DirectiveContext | None) -> DirectiveContext:
-        """The directive gets one attempt per activity execution (Temporal retries it);
-        its sub-calls keep their own retries."""
-        ctx = super().new_flight(directive, parent)
-        if parent is None:
-            ctx.no_retry = True
-        return ctx
-
-    def on_answered(self, ctx: DirectiveContext) -> None:
-        """Keep the answered directive's context (its attempt, its ``retry_after``)."""
-        self.performed = ctx
-        super().on_answered(ctx)
-
-    def on_end(self, step: Step) -> None:
-        """Wake the driver (the activity's run is not counted as a run of the worker)."""
-        if self.done is not None:
-            self.done.set()
-        if self.wake is not None:
-            self.wake.set()
-
 
 class ResumingPerformer:
     """A performer whose sub-calls are recorded, and answered from the record of an
@@ -226,6 +237,8 @@ class ResumingPerformer:
         on_record: called after each new completed sub-call (heartbeats the record).
         agents: the agents used as tools a program may call: a call of one not in the
             record waits, pending (see the module docstring).
+        results: the ``ai.tool.result`` line of each call published so far, by
+            ``call_id`` (what :class:`ActivityRun` collects).
     """
 
     def __init__(
@@ -234,8 +247,10 @@ class ResumingPerformer:
         record: dict[int, Recorded],
         on_record: Callable[[dict[int, Recorded]], None],
         agents: frozenset[str] = frozenset(),
+        results: Mapping[str, msgspec.Raw] | None = None,
     ) -> None:
         self.inner = inner
+        self.results: Mapping[str, msgspec.Raw] = {} if results is None else results
         self.record = record
         self.on_record = on_record
         self.agents = agents
@@ -310,12 +325,7 @@ class ResumingPerformer:
                 self.blocked.set()
             await anyio.sleep_forever()  # until the activity suspends (cancelled)
         result: Ok[Any] | Err = await self.inner.call_tool(parent, name, arguments, index)
-        run = parent.run
-        line = (
-            run.results.get(f"{parent.directive.id}/tool/{index}")
-            if isinstance(run, ActivityRun)
-            else None
-        )
+        line = self.results.get(f"{parent.directive.id}/tool/{index}")
         if line is not None and not parent.done:
             self.record[index] = Recorded(
                 index=index, name=name, arguments=arguments_json, result=line

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.agent._mission import Lineage
+from ptcflow.agent.lowlevel import Lineage
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ParentRun, RunPlan, Unset
-from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.lowlevel import Toolbox
 from ptcflow.signals import Err
 from ptcflow.temporal._agents import WORKERS_MODEL, workers_model
 from ptcflow.temporal._refs import agent_ref, tool_ref

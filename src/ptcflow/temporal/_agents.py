@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ptcflow.agent._mission import BudgetedLLM
+from ptcflow.agent.lowlevel import BudgetedLLM
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import RunOptions, Unset
-from ptcflow.runtime._plan import plan_of
+from ptcflow.runtime.lowlevel import plan_of
 
 if TYPE_CHECKING:
     from ptcflow.runtime import Step

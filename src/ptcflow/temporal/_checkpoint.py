@@ -12,7 +12,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from ptcflow.core._core import Flight, RunCore
+from ptcflow.core import Flight, RunCore
 from ptcflow.directives import Directive
 from ptcflow.temporal._options import TemporalOptions
 from ptcflow.temporal._spec import Checkpoint, Typed, decode_lines, encode_lines

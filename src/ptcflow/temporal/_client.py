@@ -13,8 +13,7 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
-from ptcflow.runtime._telemetry import attach, current_context, detach
-from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime.lowlevel import Toolbox, attach, current_context, detach
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
@@ -220,6 +219,11 @@ class TemporalRuntime:
     def _plan(
         self, target: Any, input: Any, options: RunOptions
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
+        if options.history or options.session is not None:
+            raise UsageError(
+                "TemporalRuntime does not take history= or session= yet (docs/conversations.md, "
+                "'Not built yet'); run conversations on a local Runtime"
+            )
         unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
         if unsupported:
             raise UsageError(

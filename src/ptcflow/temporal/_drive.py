@@ -24,9 +24,7 @@ from typing import Any, Protocol
 import msgspec
 from temporalio import workflow
 
-from ptcflow.core._core import Flight, RunCore
-from ptcflow.core._flight import cancelled
-from ptcflow.core._terminals import TerminalTable
+from ptcflow.core import Flight, RunCore, TerminalTable, cancelled
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
 from ptcflow.signals import (
     INTERNAL,

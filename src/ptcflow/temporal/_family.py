@@ -28,14 +28,13 @@ import msgspec
 from temporalio import workflow
 from temporalio.exceptions import CancelledError, ChildWorkflowError
 
-from ptcflow.agent._as_tool import call_result
-from ptcflow.agent._mission import Mission, MissionLimits, attach_children
-from ptcflow.agent._plan import resolve_context
-from ptcflow.core._terminals import journal_safe
+from ptcflow.agent import MissionLimits
+from ptcflow.agent.lowlevel import Mission, attach_children, call_result, resolve_context
+from ptcflow.core import journal_safe
 from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ProviderError, Step
-from ptcflow.runtime._child import invalid_child_arguments
+from ptcflow.runtime.lowlevel import invalid_child_arguments
 from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature, parse
 from ptcflow.temporal._placement import failure_of

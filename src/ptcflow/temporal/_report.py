@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.core._core import Flight, RunCore
-from ptcflow.core._terminals import TerminalTable, tool_terminal
+from ptcflow.core import Flight, RunCore, TerminalTable, tool_terminal
 from ptcflow.directives import ToolExec
 from ptcflow.signals import (
     INTERNAL,

@@ -1,6 +1,6 @@
 """The workflow of one agent run: the run core driven by Temporal (``ptcflow.run``).
 
-The body is a thin loop around :class:`~ptcflow.core._core.RunCore`, the same sans-I/O
+The body is a thin loop around :class:`~ptcflow.core.RunCore`, the same sans-I/O
 core the local anyio driver drives, in the shape of the contract suite's asyncio driver:
 after every event it takes the core's work lists, starts each new directive as an activity
 (a child workflow for ``RunChild``; ``EmitToolError`` / ``EmitRequestError`` are answered by

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ptcflow.tools._call import RunSync as RunSync, call_tool as call_tool
 from ptcflow.tools._catalog import (
+    describe_tool as describe_tool,
     render_tool_catalog as render_tool_catalog,
     render_tool_signature as render_tool_signature,
     schema_from_function as schema_from_function,
@@ -62,6 +63,7 @@ __all__ = (
     "ToolSource",
     "call_tool",
     "callable_name",
+    "describe_tool",
     "dispatch",
     "dispatch_sync",
     "find_by_name",

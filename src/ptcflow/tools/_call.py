@@ -50,6 +50,7 @@ class RunSync(Protocol):
 # Values json_safe returns unchanged, checked by exact type.
 _AS_IS: Final = (str, int, bool, type(None))
 _ENVELOPES: Final = (Ok, Err, ErrorEnvelope)
+_LENIENT: Final = frozenset(("enabled", "warn_only"))
 
 
 async def call_tool(
@@ -108,11 +109,24 @@ async def call_tool(
     plan = tool._plan
     accepts = plan.accepts
     args: Sequence[Any] = ()
-    if accepts is not None and type(arguments) is dict and accepts(arguments):
+    typed = plan.typed
+    built = None
+    kwargs: dict[str, Any]
+    if typed is not None and type(arguments) is dict and validation in _LENIENT:
+        built = typed(arguments)  # every parameter a Python type, built and checked at once
+    if built is not None:
+        fast = True
+        kwargs = built
+        if plan.context is not None:
+            base = context if context is not None else ToolContext()
+            kwargs[plan.context] = msgspec.structs.replace(
+                base, call_id=call_id, tool_name=tool.name
+            )
+    elif accepts is not None and type(arguments) is dict and accepts(arguments):
         if validation not in _MODE_SET:
             check_mode(validation)  # raises
         fast = True
-        kwargs: dict[str, Any] = arguments
+        kwargs = arguments
         if plan.context is not None:
             base = context if context is not None else ToolContext()
             injected = msgspec.structs.replace(base, call_id=call_id, tool_name=tool.name)
@@ -156,6 +170,34 @@ async def call_tool(
             return await _general(tool, call_id, arguments, context, limiter, validation)
         failed = _failed(_Prepared(tool, list(args), kwargs, ()), _call(tool, call_id), exc)
         return failed.to_result()
+    types = tool._types
+    if types is not None and types.output is not None and not isinstance(output, _ENVELOPES):
+        # A typed return (a dataclass, a date...): its plain form is checked as dispatch does,
+        # unless it is an instance pydantic validated when it was built.
+        conv = types.output
+        if conv.validated and type(output) is conv.hint and validation != "strict":
+            try:
+                return Ok(payload=conv.dump(output))
+            except (TypeError, ValueError):
+                pass  # _finish reports it
+        try:
+            output = conv.dump(output)
+        except (TypeError, ValueError):
+            pass  # _finish tries again and reports it
+        else:
+            sig = tool.signature
+            if sig is not None and type(output) is not bool:
+                checked = sig.validate_output(output, validation)
+                if checked.ok and not checked.warnings:
+                    return Ok(payload=output)  # to_builtins made plain data: no json_safe
+            plain = _finish(
+                _Prepared(tool, list(args), kwargs, ()),
+                _call(tool, call_id),
+                output,
+                validation,
+                plain=True,
+            )
+            return plain.to_result()
     kind = type(output)
     expected = plan.output
     if kind is expected:

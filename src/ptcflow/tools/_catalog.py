@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ptcflow.signature import render_type
+from ptcflow.signature import format_notes, render_type
 from ptcflow.tools._infer import schema_type
 from ptcflow.tools._messages import ToolDefinition
 from ptcflow.tools._tool import Tool
 
 __all__ = (
+    "describe_tool",
     "render_tool_catalog",
     "render_tool_signature",
     "schema_from_function",
@@ -75,8 +76,28 @@ def render_tool_catalog(
     lines = [f"## {title}", ""]
     for item in listed:
         lines.append(f"- {render_tool_signature(item)}")
-        lines.extend(f"  {line}" for line in item.description.splitlines() if line.strip())
+        lines.extend(f"  {line}" for line in describe_tool(item).splitlines() if line.strip())
     return "\n".join(lines)
+
+
+def describe_tool(tool: Tool) -> str:
+    """The tool's description for a prompt, followed by one line per argument or result
+    field whose JSON form the signature does not say: a date, a UUID, a decimal, bytes,
+    an enum's values (read from the JSON Schemas).
+
+    Example:
+        >>> import datetime
+        >>> def book(day: datetime.date) -> str:
+        ...     "Book a day."
+        >>> print(describe_tool(Tool.from_function(book)))
+        Book a day.
+        day: an ISO 8601 date string, e.g. "2026-05-01"
+    """
+    notes = format_notes(tool.input_schema)
+    notes += format_notes(tool.output_schema, "result")
+    if not notes:
+        return tool.description
+    return "\n".join([tool.description, *notes]) if tool.description else "\n".join(notes)
 
 
 def tool_definitions(tools: Mapping[str, Tool] | Iterable[Tool]) -> list[ToolDefinition]:

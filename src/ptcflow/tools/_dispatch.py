@@ -23,6 +23,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.signals import Err, ErrorEnvelope, Ok, error_from_exception
+from ptcflow.signature import ConversionError
 from ptcflow.tools._catalog import render_tool_signature
 from ptcflow.tools._messages import ToolCall, ToolContext, ToolResult
 from ptcflow.tools._registry import find_by_name, for_agent, suggest_names
@@ -119,7 +120,22 @@ def _prepare_tool(
         )
     warnings: list[str] = []
     values: Mapping[str, Any] = raw
-    if found.signature is not None:
+    types = found._types
+    if types is not None and types.covers_input and validation != "disabled":
+        # Every parameter is built by its Python type, which checks it: one check, not two.
+        if validation == "strict":
+            extra = [k for k in raw if k not in types.names]
+            if extra:
+                errors = [f"{k}: unexpected argument" for k in extra]
+                return _error(
+                    call,
+                    "validation",
+                    f"invalid arguments for tool {found.name!r}: "
+                    + "; ".join(errors)
+                    + f" (expected {render_tool_signature(found)})",
+                    {"tool": found.name, "where": "input", "errors": errors},
+                )
+    elif found.signature is not None:
         checked = found.signature.validate_input(raw, validation)
         if not checked.ok:
             return _error(
@@ -153,14 +169,28 @@ def _prepare_tool(
             {"tool": found.name, "where": "input", "errors": [f"{missing}: missing"]},
         )
     warnings.extend(notes)
+    if types is not None and types.inputs:
+        try:
+            types.load(kwargs)
+        except ConversionError as exc:
+            return _error(
+                call,
+                "validation",
+                f"invalid arguments for tool {found.name!r}: {exc} "
+                f"(expected {render_tool_signature(found)})",
+                {"tool": found.name, "where": "input", "errors": [str(exc)]},
+            )
     return _Prepared(found, args, kwargs, tuple(warnings))
 
 
-def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -> ToolResult:
+def _finish(
+    prepared: _Prepared, call: ToolCall, output: Any, validation: str, *, plain: bool = False
+) -> ToolResult:
     tool = prepared.tool
     effects: tuple[Any, ...] = ()
     if isinstance(output, Ok):
         output, effects = output.payload, tuple(output.effects)
+        plain = False
     elif isinstance(output, Err | ErrorEnvelope):
         error = output.error if isinstance(output, Err) else output
         effects = tuple(output.effects) if isinstance(output, Err) else ()
@@ -173,6 +203,12 @@ def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -
             effects=effects,
         )
     warnings = prepared.warnings
+    types = tool._types
+    if not plain and types is not None and types.output is not None:
+        try:
+            output = types.output.dump(output)
+        except (TypeError, ValueError) as exc:
+            return _bad_output(tool, call, warnings, [f"cannot make plain data of it: {exc}"])
     if tool.signature is not None and tool.output_schema is not None:
         checked = tool.signature.validate_output(output, validation)
         if not checked.ok:
@@ -191,6 +227,24 @@ def _finish(prepared: _Prepared, call: ToolCall, output: Any, validation: str) -
             )
         warnings = (*warnings, *checked.warnings)
     return ToolResult(id=call.id, name=tool.name, output=output, warnings=warnings, effects=effects)
+
+
+def _bad_output(
+    tool: Tool, call: ToolCall, warnings: tuple[str, ...], errors: list[str]
+) -> ToolResult:
+    return ToolResult(
+        id=call.id,
+        name=tool.name,
+        output=ErrorEnvelope.make(
+            "validation",
+            f"tool {tool.name!r} returned a value that does not match its declared output: "
+            + "; ".join(errors),
+            {"tool": tool.name, "where": "output", "errors": errors},
+            retryable=False,
+        ),
+        is_error=True,
+        warnings=warnings,
+    )
 
 
 def _failed(prepared: _Prepared, call: ToolCall, exc: Exception) -> ToolResult:

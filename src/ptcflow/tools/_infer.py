@@ -24,13 +24,16 @@ from ptcflow.signature import (
     SignatureError,
     SignatureWarning,
     Type,
+    schema_from_hint,
     type_from_hint,
 )
 from ptcflow.tools._introspect import ParamInfo
 
 __all__ = (
     "check_matches",
+    "output_hint",
     "schema_type",
+    "schemas_from_hints",
     "signature_from_params",
     "signature_from_schema",
     "with_docs",
@@ -67,7 +70,7 @@ def _caller_stacklevel() -> int:
 
 
 def signature_from_params(
-    tool_name: str, params: list[ParamInfo], output_hint: Any, ctx: str | None
+    tool_name: str, params: list[ParamInfo], returns: Any, ctx: str | None
 ) -> Signature:
     out: list[Param] = []
     for p in params:
@@ -86,12 +89,41 @@ def signature_from_params(
         if p.has_default and not node.optional:
             node = msgspec.structs.replace(node, optional=True)
         out.append(Param(name=p.name, type=node))
-    hint = _output_hint(output_hint)
+    hint = output_hint(returns)
     output = ANY if hint is _EMPTY_HINT else _convert(tool_name, "return", hint)
     return Signature(params=tuple(out), output=output)
 
 
-def _output_hint(hint: Any) -> Any:
+def schemas_from_hints(
+    signature: Signature, params: list[ParamInfo], returns: Any
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The JSON Schemas of a signature inferred from hints, with what the hints say beyond
+    the signature: formats (``date-time``, ``uuid``...), enum values, unions."""
+    schema = signature.input_schema()
+    props = schema["properties"]
+    hints = {p.name: p.hint for p in params}
+    for param in signature.params:
+        hint = hints.get(param.name, _EMPTY_HINT)
+        if hint is _EMPTY_HINT:
+            continue
+        sub = schema_from_hint(hint)
+        if param.type.optional and sub and "null" not in str(sub.get("type")):
+            sub = {"anyOf": [sub, {"type": "null"}]} if "type" not in sub else _null(sub)
+        props[param.name] = sub
+    hint = output_hint(returns)
+    if hint is _EMPTY_HINT or signature.output == ANY:
+        return schema, None
+    return schema, schema_from_hint(hint)
+
+
+def _null(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema["type"]
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def output_hint(hint: Any) -> Any:
     """What a return hint says about the payload: ``Ok[T]`` is ``T``, ``Err`` says nothing."""
     if hint is Err or hint is ErrorEnvelope:
         return Any
@@ -103,7 +135,7 @@ def _output_hint(hint: Any) -> Any:
     if origin is typing.Union or origin is types.UnionType:
         members = [m for m in typing.get_args(hint) if m is not Err and m is not ErrorEnvelope]
         if len(members) < len(typing.get_args(hint)):
-            unwrapped = [_output_hint(m) for m in members]
+            unwrapped = [output_hint(m) for m in members]
             return unwrapped[0] if len(unwrapped) == 1 else typing.Union[tuple(unwrapped)]  # noqa: UP007
     return hint
 

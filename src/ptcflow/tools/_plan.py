@@ -75,6 +75,8 @@ class ToolPlan(msgspec.Struct, frozen=True):
         context: the name of the ``ToolContext`` parameter, if any.
         output: the type of return value that is valid unchanged; ``None`` when the
             output is not validated, :class:`Never` when no value is (ask the signature).
+        typed: for a tool whose every parameter is a Python type: builds the keyword
+            arguments from the model's, or says ``None`` (take the general path).
     """
 
     fn: Callable[..., Any]
@@ -83,6 +85,7 @@ class ToolPlan(msgspec.Struct, frozen=True):
     accepts: Accepts | None
     context: str | None
     output: type | None
+    typed: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
 
     def __repr__(self) -> str:
         fast = "never" if self.accepts is None else f"{self.count} argument(s)"
@@ -97,6 +100,9 @@ def make_plan(
     signature: Signature | None,
     validates_output: bool,
     binding: Binding,
+    converts_input: bool = False,
+    converts_output: bool = False,
+    typed: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
 ) -> ToolPlan:
     """Decide once how :func:`~ptcflow.tools.call_tool` runs this tool.
 
@@ -108,11 +114,17 @@ def make_plan(
         validates_output: whether :func:`dispatch` validates outputs (a signature and an
             output schema).
         binding: how input reaches ``fn``'s parameters.
+        converts_input: some parameter is built into a Python type (no fast input).
+        converts_output: the return value is turned into plain data first (no fast
+            output).
+        typed: the typed tool's one-step argument builder (see ``ToolTypes.fast_load``).
     """
     how = ASYNC if is_async else (THREAD if blocking else INLINE)
-    fields = _fast_fields(signature, binding)
+    fields = None if converts_input else _fast_fields(signature, binding)
     output: type | None = None
-    if validates_output and signature is not None:
+    if converts_output:
+        output = Never
+    elif validates_output and signature is not None:
         node = signature.output
         output = Never
         if isinstance(node, Prim):
@@ -124,6 +136,7 @@ def make_plan(
         accepts=None if fields is None else _accepts(fields),
         context=binding.context,
         output=output,
+        typed=typed,
     )
 
 

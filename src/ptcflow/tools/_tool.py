@@ -17,6 +17,8 @@ from ptcflow.tools._binding import Binding
 from ptcflow.tools._docstrings import parse_docstring
 from ptcflow.tools._infer import (
     check_matches,
+    output_hint,
+    schemas_from_hints,
     signature_from_params,
     signature_from_schema,
     with_docs,
@@ -27,11 +29,11 @@ from ptcflow.tools._introspect import (
     callable_name,
     context_param,
     inspect_callable,
-    inspect_params,
     is_async_callable,
 )
 from ptcflow.tools._messages import ToolDefinition
 from ptcflow.tools._plan import ToolPlan, make_plan
+from ptcflow.tools._types import ToolTypes, tool_types
 
 __all__ = ("TOOL_NAME_RE", "Tool")
 
@@ -112,6 +114,8 @@ class Tool:
         "_derived",
         "_params",
         "_plan",
+        "_returns",
+        "_types",
         "blocking",
         "calls_model",
         "context_param",
@@ -146,6 +150,8 @@ class Tool:
     _derived: bool
     _params: list[ParamInfo] | None
     _plan: ToolPlan
+    _returns: Any
+    _types: ToolTypes | None
 
     def __init__(
         self,
@@ -200,16 +206,26 @@ class Tool:
             output_schema = signature.output_schema()
         set_(self, "output_schema", dict(output_schema) if output_schema is not None else None)
         params = getattr(self, "_params", _UNKNOWN)  # set by _new_tool: fn inspected already
+        returns = getattr(self, "_returns", _EMPTY_HINT)
         if params is _UNKNOWN:
             try:
-                params = inspect_params(fn)
+                params, returns = inspect_callable(fn)
             except UsageError:
                 params = None  # builtins without a readable signature: pass arguments as given
         set_(self, "_params", params)
+        set_(self, "_returns", returns)
         ctx = context_param(params) if params else None
         set_(self, "context_param", ctx)
         binding = Binding(self.name, params, ctx, pass_input=self.pass_input)
         set_(self, "_binding", binding)
+        types = tool_types(
+            params,
+            ctx,
+            output_hint(returns),
+            pass_input=self.pass_input,
+            declared=frozenset(p.name for p in signature.params) if signature else None,
+        )
+        set_(self, "_types", types)
         plan = make_plan(
             fn,
             is_async=self.is_async,
@@ -217,6 +233,9 @@ class Tool:
             signature=signature,
             validates_output=signature is not None and self.output_schema is not None,
             binding=binding,
+            converts_input=types is not None and bool(types.inputs),
+            converts_output=types is not None and types.output is not None,
+            typed=types.fast_load(binding.direct_names()) if types is not None else None,
         )
         set_(self, "_plan", plan)
 
@@ -253,6 +272,30 @@ class Tool:
             output_schema=self.output_schema,
         )
 
+    @property
+    def untyped(self) -> list[str]:
+        """What of its contract the tool does not specify: ``["(no signature)"]`` when it
+        has none (a ``pass_input`` tool), else the parameters that have neither a type
+        hint nor a type in the signature (they accept anything). Empty for a fully
+        specified tool (``signature_validation="strict"`` requires that).
+
+        Example:
+            >>> def loose(x, y: int) -> int: ...
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     Tool.from_function(loose).untyped
+            ['x']
+        """
+        sig = self.signature
+        if sig is None:
+            return ["(no signature)"]
+        params = self._params
+        if params is None:
+            return []
+        hinted = {p.name for p in params if p.hint is not _EMPTY_HINT}
+        return [p.name for p in sig.params if _is_any(p.type) and p.name not in hinted]
+
     def replace(self, **changes: Any) -> Tool:
         """Return a copy with some constructor arguments changed.
 
@@ -276,7 +319,10 @@ class Tool:
         elif self._derived and ("input_schema" in changes or "output_schema" in changes):
             kwargs["signature"] = None  # derive it again from the new schemas
         kwargs.update(changes)
-        return _new_tool(self._params if kwargs["fn"] is self.fn else _UNKNOWN, **kwargs)
+        same = kwargs["fn"] is self.fn
+        return _new_tool(
+            self._params if same else _UNKNOWN, self._returns if same else _EMPTY_HINT, **kwargs
+        )
 
     @classmethod
     def from_function(
@@ -350,22 +396,29 @@ class Tool:
                 overrides["pass_input"] = True
             return fn.replace(**overrides) if overrides else fn
         tool_name = name if name is not None else callable_name(fn)
-        params, output_hint = inspect_callable(fn)
+        params, output_hint_ = inspect_callable(fn)
+        if signature is None and input_schema is None and _takes_the_map(fn, params):
+            pass_input = True  # the spec's ``fn _args -> ...``: the whole argument map
+        explicit_output = output_schema is not None
         ctx = context_param(params)
         doc = parse_docstring(callable_doc(fn))
         if isinstance(signature, str):
             signature = parse(signature)
         if signature is None and not pass_input:
-            signature = signature_from_params(tool_name, params, output_hint, ctx)
+            signature = signature_from_params(tool_name, params, output_hint_, ctx)
+            if input_schema is None and output_schema is None:
+                input_schema, output_schema = schemas_from_hints(signature, params, output_hint_)
+                input_schema = with_docs(input_schema, doc.params)
         elif signature is not None and not pass_input:
             check_matches(tool_name, signature, params, ctx)
         if signature is not None and _SIGNATURE_NAME_RE.fullmatch(tool_name):
             signature = signature.with_name(tool_name)
-        returns = doc.returns if output_schema is None and signature is not None else ""
+        returns = doc.returns if not explicit_output and signature is not None else ""
         if returns and signature is not None and not _is_any(signature.output):
-            output_schema = {**signature.output_schema(), "description": returns}
+            output_schema = {**(output_schema or signature.output_schema()), "description": returns}
         return _new_tool(
             params,
+            output_hint_,
             name=tool_name,
             fn=fn,
             description=doc.summary if description is None else description,
@@ -393,14 +446,32 @@ class Tool:
 
 
 # _binding and _plan are derived from the rest and have no __eq__.
-_COMPARED: Final = tuple(s for s in Tool.__slots__ if s not in ("_binding", "_plan"))
+_COMPARED: Final = tuple(
+    s for s in Tool.__slots__ if s not in ("_binding", "_plan", "_types", "_returns")
+)
 
 
-def _new_tool(params: Any, **fields: Any) -> Tool:
-    """Build a tool from already-inspected parameters (``_UNKNOWN``: inspect ``fn``)."""
+def _takes_the_map(fn: Callable[..., Any], params: list[ParamInfo]) -> bool:
+    """True for the spec's anonymous-function tool: a lambda of one unannotated
+    parameter (``lambda _args: ...``), or any function whose only parameter is an
+    unannotated ``_args`` / ``args``: it receives the whole argument map."""
+    if len(params) != 1:
+        return False
+    (only,) = params
+    if only.kind not in ("keyword", "positional") or only.has_default:
+        return False
+    if only.hint is not _EMPTY_HINT:
+        return False
+    return getattr(fn, "__name__", "") == "<lambda>" or only.name in ("_args", "args")
+
+
+def _new_tool(params: Any, returns: Any, **fields: Any) -> Tool:
+    """Build a tool from already-inspected parameters and return hint (``_UNKNOWN``:
+    inspect ``fn``)."""
     built = Tool.__new__(Tool)
     if params is not _UNKNOWN:
         object.__setattr__(built, "_params", params)
+        object.__setattr__(built, "_returns", returns)
     Tool.__init__(built, **fields)
     return built
 

@@ -55,7 +55,12 @@ def write_page(
 
 
 def live_page(
-    stream: str, *, question: str = "", title: str = "live mission", prices: Prices | None = None
+    stream: str,
+    *,
+    question: str = "",
+    title: str = "live mission",
+    prices: Prices | None = None,
+    agui: str | None = None,
 ) -> str:
     """The page of a live service: a form that starts a mission and streams it.
 
@@ -67,10 +72,13 @@ def live_page(
         question: the question the form starts with.
         title: the page's title.
         prices: to show costs.
+        agui: read the mission over AG-UI instead: the URL of an AG-UI endpoint
+            (``ptcflow.serve.agui_endpoint``) the page POSTs a ``RunAgentInput`` to; the
+            tree comes from the AG-UI state (``STATE_SNAPSHOT``, ``STATE_DELTA``).
     """
     data = {
         "nodes": [],
         "prices": prices.to_json() if prices else {},
-        "live": {"stream": stream, "question": question},
+        "live": {"stream": stream, "question": question, **({"agui": agui} if agui else {})},
     }
     return _html(title, data)

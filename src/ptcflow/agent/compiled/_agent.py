@@ -30,9 +30,19 @@ from ptcflow.agent.compiled._source import (
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.lisp import Limits
 from ptcflow.runtime import Step
-from ptcflow.runtime._entry import _in_event_loop
+from ptcflow.runtime.lowlevel import in_event_loop
 from ptcflow.signals import Err, ErrorEnvelope
-from ptcflow.signature import Signature, parse
+from ptcflow.signature import (
+    ConversionError,
+    Converter,
+    Signature,
+    SignatureError,
+    is_record,
+    parse,
+    render_type,
+    to_plain,
+    type_from_hint,
+)
 from ptcflow.tools import Tool, for_agent
 
 __all__ = ("CompiledAgent", "CompiledMetadata")
@@ -79,6 +89,8 @@ class CompiledAgent:
         name: a name for Steps, tools and files.
         description: what it does (the default description of :meth:`as_tool`).
         program_limits: overrides of :class:`ptcflow.lisp.Limits` for each input's run.
+        output_type: a Python type for the value (``SubAgent(output_type=...)`` compiles
+            into it): ``step.value`` is an instance; the signature's output must agree.
 
     Raises:
         UsageError: the program breaks one of the rules above (the message says which
@@ -100,7 +112,9 @@ class CompiledAgent:
     name: str = "compiled"
     description: str = ""
     program_limits: Any = None
+    output_type: Any = None
     _runner: ChunkRunner = dataclasses.field(init=False, repr=False)
+    _typed: Converter | None = dataclasses.field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         where = f"CompiledAgent({self.name!r})"
@@ -131,6 +145,32 @@ class CompiledAgent:
         if self.metadata is None:
             set_(self, "metadata", CompiledMetadata(compiled_at=_now()))
         set_(self, "_runner", ChunkRunner(self.source, entry, sig, tools, limits, self.signature))
+        if self.output_type is not None:
+            try:
+                node = type_from_hint(self.output_type)
+            except SignatureError as exc:
+                raise ConfigError(f"{where}: output_type: {exc.reason}") from None
+            if sig.output != node:
+                raise ConfigError(
+                    f"{where}: the signature's output {render_type(sig.output)} and "
+                    f"output_type ({render_type(node)}) disagree"
+                )
+            set_(self, "_typed", Converter(self.output_type))
+
+    def _typed_step(self, step: Step) -> Step:
+        conv = self._typed
+        if conv is None or not step.ok:
+            return step
+        try:
+            return msgspec.structs.replace(step, value=conv.load(step.value))
+        except ConversionError as exc:
+            error = ErrorEnvelope.make(
+                "validation",
+                f"CompiledAgent({self.name!r}): the value does not fit output_type: {exc}",
+                {"where": "output", "errors": [str(exc)]},
+                retryable=False,
+            )
+            return msgspec.structs.replace(step, ok=False, error=error, reason="validation")
 
     @property
     def parsed_signature(self) -> Signature:
@@ -157,8 +197,8 @@ class CompiledAgent:
             The Step: ``ok``, ``value``, ``fail``, ``tool_calls``, ``duration_ms``,
             ``signature`` (``turns`` is 0: no model was called).
         """
-        (step,) = await self._runner.run([input], [run_id or f"{self.name}/execute"])
-        return step
+        (step,) = await self._runner.run([_plain(input)], [run_id or f"{self.name}/execute"])
+        return self._typed_step(step)
 
     def execute_sync(
         self, input: Mapping[str, Any], *, run_id: str | None = None, backend: str = "asyncio"
@@ -204,8 +244,8 @@ class CompiledAgent:
         for start in range(0, len(items), chunk_size):
             chunk = items[start : start + chunk_size]
             ids = [f"{self.name}/{start + i}" for i in range(len(chunk))]
-            steps.extend(await self._runner.run(chunk, ids))
-        return steps
+            steps.extend(await self._runner.run([_plain(i) for i in chunk], ids))
+        return [self._typed_step(s) for s in steps]
 
     def execute_many_sync(
         self,
@@ -247,7 +287,7 @@ class CompiledAgent:
         async def run_compiled(arguments: dict[str, Any]) -> Any:
             step = await self.execute(arguments, run_id=f"{tool_name}/call")
             if step.ok:
-                return step.value
+                return to_plain(step.value)
             return Err(error=step.error or ErrorEnvelope.make("compiled", "the run failed"))
 
         sig = self.parsed_signature
@@ -306,7 +346,8 @@ class CompiledAgent:
             tools: the tools it may call (default: ``agent``'s tools); every tool named
                 in its header must be among them.
             agent: the :class:`~ptcflow.SubAgent` it was compiled from: its signature must
-                be the file's, and its name, tools and program limits are the defaults.
+                be the file's, and its name, tools, program limits and output_type are the
+                defaults.
             program_limits: overrides of :class:`ptcflow.lisp.Limits` per input.
 
         Returns:
@@ -359,6 +400,7 @@ class CompiledAgent:
                 program_limits=program_limits
                 if program_limits is not None
                 else (agent.program_limits if agent is not None else None),
+                output_type=getattr(agent, "output_type", None),
             )
         except UsageError as exc:
             raise CompiledFileError(f"{where}: {exc}") from None
@@ -391,7 +433,17 @@ def _now() -> datetime:
 
 
 def _no_loop(name: str, instead: str) -> None:
-    if _in_event_loop():
+    if in_event_loop():
         raise UsageError(
             f"{name}() was called inside a running event loop; use `await compiled.{instead}(...)`"
         )
+
+
+def _plain(input: Any) -> Any:
+    """An input given as a typed record (a dataclass, a Struct, a pydantic model) as its
+    plain map."""
+    if is_record(input):
+        return to_plain(input)
+    if isinstance(input, Mapping) and any(is_record(v) for v in input.values()):
+        return to_plain(input)
+    return input

@@ -25,10 +25,10 @@ from ptcflow.errors import RunError, UsageError
 from ptcflow.lisp import LispError, extract_code, from_python, pr_str
 from ptcflow.runtime import UNSET, Runtime, Step
 from ptcflow.signals import ErrorEnvelope
-from ptcflow.signature import Signature, parse, render_type
+from ptcflow.signature import Signature, is_record, parse, render_type, to_plain
 from ptcflow.strategies import ReAct, StepFail
 from ptcflow.strategies.ptc._prompt import example_value
-from ptcflow.tools import render_tool_signature
+from ptcflow.tools import describe_tool, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
@@ -170,6 +170,7 @@ async def compile_agent(
         name=agent.name,
         description=agent.description,
         program_limits=agent.program_limits,
+        output_type=agent.output_type,
     )
     results = await compiled.execute_many(samples, chunk_size=1)
     for i, result in enumerate(results):
@@ -212,15 +213,39 @@ def _samples(agent: SubAgent, sig: Signature, sample: Any) -> list[Mapping[str, 
                 "the model sees the data's shape and the function is checked on it"
             )
         return [{}]
+    if is_record(sample):
+        sample = to_plain(sample)
     items = [sample] if isinstance(sample, Mapping) else sample
     if not isinstance(items, Sequence) or isinstance(items, str) or not items:
-        raise UsageError(f"{where}: sample= must be an input map or a non-empty list of them")
+        raise UsageError(
+            f"{where}: sample= must be an input map or a non-empty list of them (or, for a "
+            "one-parameter signature, a list of values of that parameter)"
+        )
+    out: list[Mapping[str, Any]] = []
     for i, item in enumerate(items):
-        checked = sig.validate_input(item) if isinstance(item, Mapping) else None
+        item = to_plain(item) if is_record(item) else item
+        checked = sig.validate_input(item) if _is_input(sig, item) else None
+        if checked is None and len(sig.params) == 1:
+            # The spec's form: sample=sample_reports for (report :map), a list of values.
+            wrapped = {sig.params[0].name: item}
+            alt = sig.validate_input(wrapped)
+            if alt.ok:
+                item, checked = wrapped, alt
         if checked is None or not checked.ok:
             problem = "; ".join(checked.errors) if checked else f"a {type(item).__name__}"
             raise UsageError(f"{where}: sample {i} is not an input of {agent.signature}: {problem}")
-    return list(items)
+        out.append(item)
+    return out
+
+
+def _is_input(sig: Signature, item: Any) -> bool:
+    """Whether ``item`` is written as an input map (keys naming parameters), not as the
+    value of a one-parameter signature's parameter."""
+    if not isinstance(item, Mapping):
+        return False
+    if len(sig.params) != 1:
+        return True
+    return sig.params[0].name in item
 
 
 def _system_prompt(agent: SubAgent, sig: Signature) -> str:
@@ -231,7 +256,7 @@ def _system_prompt(agent: SubAgent, sig: Signature) -> str:
     tools = ["## Tools you can call"]
     for tool in agent.tools.values():
         tools.append(f"- {render_tool_signature(tool)}")
-        tools.extend(f"  {line}" for line in tool.description.splitlines() if line.strip())
+        tools.extend(f"  {line}" for line in describe_tool(tool).splitlines() if line.strip())
     if len(tools) == 1:
         tools.append("- none: compute the result from the arguments.")
     args = " ".join(p.name.replace("_", "-") for p in sig.params)

@@ -14,6 +14,7 @@ from ptcflow.lisp._colls import EMPTY_VEC, Map, Vector, host_get, make_set, mkey
 from ptcflow.lisp.builtins._registry import (
     MISSING,
     Registry,
+    charged,
     count_arg,
     iterate,
     num,
@@ -104,6 +105,8 @@ def conj(budget: Budget, *args: Any) -> Any:
         t = Map
     if t is Map or t is frozenset:
         budget.check_grow(len(coll) + len(xs), len(xs), "conj")
+        if t is frozenset:
+            budget.work(len(coll) * len(xs))  # a set is copied whole for each member
     for x in xs:
         coll = _conj1("conj", coll, x)
     return coll
@@ -148,7 +151,9 @@ def into(budget: Budget, to: Any, src: Any = MISSING) -> Any:
         items = seq("into", src)
         budget.check_grow(len(base) + len(items), len(items), "into")
         with base.mutate() as out:
-            for x in items:
+            for i, x in enumerate(items):
+                if not i & 1023:
+                    budget.poll()  # charged above, done here: let the loop turn meanwhile
                 tx = type(x)
                 if tx is Vector and len(x) == 2:
                     out[mkey(x[0])] = x[1]
@@ -162,6 +167,7 @@ def into(budget: Budget, to: Any, src: Any = MISSING) -> Any:
     if t is frozenset:
         items = seq("into", src)
         budget.check_grow(len(to) + len(items), len(items), "into")
+        budget.work(len(to))  # the set is copied
         return to | make_set(items)
     raise type_error("into", "a vector, map, set or nil to add to", to)
 
@@ -409,7 +415,7 @@ def group_by(f: Any, coll: Any) -> Map[Any, Any]:
     except TypeError:
         reraise(f, 1)
         raise
-    return Map({k: vec(v) for k, v in groups.items()})
+    return Map({k: vec(v) for k, v in charged(groups.items(), len(groups))})
 
 
 @add("frequencies", "(frequencies coll)", "A map from each distinct element to its count.")

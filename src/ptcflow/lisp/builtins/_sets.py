@@ -44,6 +44,7 @@ def union(budget: Budget, *sets: Any) -> frozenset[Any]:
         part = _as_set("union", s)
         largest = max(largest, len(part))
         out = out | part
+        budget.work(len(out))  # each union copies what it has so far
     budget.check_grow(len(out), len(out) - largest, "union")
     return out
 
@@ -53,11 +54,14 @@ def union(budget: Budget, *sets: Any) -> frozenset[Any]:
     "(intersection s & sets)",
     "A set of the members present in every set.",
     aliases=_aliases("intersection"),
+    needs_budget=True,
 )
-def intersection(s: Any, *sets: Any) -> frozenset[Any]:
+def intersection(budget: Budget, s: Any, *sets: Any) -> frozenset[Any]:
     out = _as_set("intersection", s)
     for x in sets:
-        out = out & _as_set("intersection", x)
+        part = _as_set("intersection", x)
+        budget.work(min(len(out), len(part)))
+        out = out & part
     return out
 
 
@@ -66,10 +70,12 @@ def intersection(s: Any, *sets: Any) -> frozenset[Any]:
     "(difference s & sets)",
     "A set of the members of s that are in none of the other sets.",
     aliases=_aliases("difference"),
+    needs_budget=True,
 )
-def difference(s: Any, *sets: Any) -> frozenset[Any]:
+def difference(budget: Budget, s: Any, *sets: Any) -> frozenset[Any]:
     out = _as_set("difference", s)
     for x in sets:
+        budget.work(len(out))  # the difference is a copy
         out = out - _as_set("difference", x)
     return out
 
@@ -94,10 +100,11 @@ def is_superset(a: Any, b: Any) -> bool:
     return _as_set("superset?", a) >= _as_set("superset?", b)
 
 
-@add("disj", "(disj s & xs)", "The set s without the members xs.")
-def disj(s: Any, *xs: Any) -> Any:
+@add("disj", "(disj s & xs)", "The set s without the members xs.", needs_budget=True)
+def disj(budget: Budget, s: Any, *xs: Any) -> Any:
     if s is None:
         return None
     if type(s) is not frozenset:
         raise type_error("disj", "a set", s)
+    budget.work(len(s))  # a set is copied whole
     return s - make_set(xs)

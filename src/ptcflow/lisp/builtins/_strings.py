@@ -38,8 +38,11 @@ def str_(budget: Budget, *xs: Any) -> str:
             text = "".join(xs)
         except TypeError:  # not all strings: printed under the budget
             return render(xs, budget, what="str")
-        if len(text) > budget.limits.max_string_length:
-            budget.check_string_length(len(text), "str")
+        n = len(text)
+        if n > budget.limits.max_string_length:
+            budget.check_string_length(n, "str")
+        if n > 1024:
+            budget.work(n >> 2)  # copied: a loop growing a string copies it every time
         return text
     return render(xs, budget, what="str")
 

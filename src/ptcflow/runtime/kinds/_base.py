@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from ptcflow.core._terminals import tool_name_of
+from ptcflow.core import tool_name_of
 from ptcflow.directives import ToolExec
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry

@@ -17,7 +17,7 @@ from ptcflow.providers import (
     ProviderError,
     fallback_error_type as error_type,
 )
-from ptcflow.runtime._run import DirectiveContext
+from ptcflow.runtime._run import DirectiveContext, ModelChoice
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime._usage import cost_attributes
 from ptcflow.runtime.kinds._base import Kind, validation
@@ -40,20 +40,22 @@ __all__ = ("llm_kinds",)
 
 
 def _llm_prepare_sync(ctx: DirectiveContext) -> None:
-    """Resolve the provider and model name of an LLM directive into ``ctx.data`` (an
-    ``Err`` when that fails: the attempt returns it without calling anything)."""
+    """Resolve the provider and model name of an LLM directive into ``ctx.model``
+    (``ctx.refused`` when that fails: the attempt returns it without calling anything)."""
     source = ctx.run.llm
     d: Any = ctx.directive  # LLMGenerate | LLMStream | LLMEmbed
     if source is None:
-        ctx.data = validation(
+        ctx.refused = validation(
             f"{type(d).__name__} {d.id!r} needs a model, but the run "
             "has none: pass llm=... to Runtime(...) or rt.run(...)"
         )
         return
     try:
-        ctx.data = source.resolve(d.model, d.model_alias)
+        provider, name = source.resolve(d.model, d.model_alias)
     except ConfigError as exc:
-        ctx.data = validation(str(exc))
+        ctx.refused = validation(str(exc))
+        return
+    ctx.model = ModelChoice(provider, name)
     if type(source.given) is FallbackModel:
         FALLBACK_OBSERVER.set(_fallback_observer(ctx))
     elif FALLBACK_OBSERVER.get() is not None:
@@ -130,10 +132,11 @@ def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
 def _generate_call(ctx: DirectiveContext) -> Any:
     """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
     or the ``Err`` of a model that could not be resolved."""
-    if isinstance(ctx.data, Err):
-        return ctx.data
-    provider, model = ctx.data
-    request = _llm_request(ctx, model)
+    if ctx.refused is not None:
+        return ctx.refused
+    choice = _chosen(ctx)
+    provider = choice.provider
+    request = _llm_request(ctx, choice.name)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.generate(request)
@@ -146,13 +149,20 @@ async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
         return await fn(*args)
 
 
+def _chosen(ctx: DirectiveContext) -> ModelChoice:
+    """The model ``ctx`` resolved to (its work started: it resolved one)."""
+    choice = ctx.model
+    assert choice is not None
+    return choice
+
+
 def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
-    provider, model = ctx.data
-    return _check_response(response, provider, model, LLMResponse)
+    choice = _chosen(ctx)
+    return _check_response(response, choice.provider, choice.name, LLMResponse)
 
 
 def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
-    return _classify(exc, ctx.data[0], ctx)
+    return _classify(exc, _chosen(ctx).provider, ctx)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -187,10 +197,11 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
 
 
 def _stream_call(ctx: DirectiveContext) -> Any:
-    if isinstance(ctx.data, Err):  # the model could not be resolved
-        return ctx.data
-    provider, model = ctx.data
-    request = _llm_request(ctx, model)
+    if ctx.refused is not None:  # the model could not be resolved
+        return ctx.refused
+    choice = _chosen(ctx)
+    provider = choice.provider
+    request = _llm_request(ctx, choice.name)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return _consume(ctx, provider, request)
@@ -229,8 +240,8 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
 
 
 def _model_of(ctx: DirectiveContext) -> tuple[str, str]:
-    provider, model = ctx.data if isinstance(ctx.data, tuple) else (None, "")
-    return (_provider_name(provider) if provider is not None else ""), model
+    choice = ctx.model
+    return ("", "") if choice is None else (_provider_name(choice.provider), choice.name)
 
 
 def _llm_span(ctx: DirectiveContext, tel: Telemetry) -> None:
@@ -290,12 +301,13 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 
 
 def _embed_call(ctx: DirectiveContext) -> Any:
-    if isinstance(ctx.data, Err):  # the model could not be resolved
-        return ctx.data
-    provider, model = ctx.data
+    if ctx.refused is not None:  # the model could not be resolved
+        return ctx.refused
+    choice = _chosen(ctx)
+    provider = choice.provider
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
-    request = EmbedRequest(model=model, inputs=d.inputs)
+    request = EmbedRequest(model=choice.name, inputs=d.inputs)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
         return provider.embed(request)
@@ -303,8 +315,8 @@ def _embed_call(ctx: DirectiveContext) -> Any:
 
 
 def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
-    provider, model = ctx.data
-    return _check_response(response, provider, model, EmbedResponse)
+    choice = _chosen(ctx)
+    return _check_response(response, choice.provider, choice.name, EmbedResponse)
 
 
 def llm_kinds() -> dict[type[Any], Kind]:

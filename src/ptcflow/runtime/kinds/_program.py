@@ -9,7 +9,8 @@ limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
 ``_terminals``): ``Ok(ProgramOutput)`` for a program that ran (program errors included),
 ``Err`` for a cancellation, the directive's deadline, or a crash of this kind.
 
-Calls that completed are kept on the directive's context as they complete, so a later
+Calls that completed are kept on the directive's context as they complete
+(:attr:`DirectiveContext.completed`), so a later
 attempt (after a retryable failure such as an attempt timeout) answers them from that record
 (``replay=``, with the missing calls performed: ``resume``) and no completed tool call is
 ever repeated. What the programs of a run share is kept for the whole run
@@ -45,8 +46,9 @@ def _call(ctx: DirectiveContext) -> Any:
 async def _perform(ctx: DirectiveContext) -> ProgramOutput:
     """One attempt: run the program, its calls through ``ctx.call_tool``."""
     d: Any = ctx.directive  # RunProgram
-    done: dict[int, ProgramToolCall] = ctx.data if isinstance(ctx.data, dict) else {}
-    ctx.data = done  # the calls completed so far, over all attempts
+    done = ctx.completed
+    if done is None:
+        done = ctx.completed = {}
 
     async def call(name: str, arguments: dict[str, Any], index: int) -> Ok[Any] | Err:
         return await ctx.call_tool(name, arguments, index=index)

@@ -1,6 +1,7 @@
 """The tool-like directive kinds (``ToolExec``, ``RunChild``), user-registered kinds, and
-the table of built-in kinds (``RunProgram``'s is in ``_program_kind``). (``EmitToolError`` and ``EmitRequestError`` perform nothing:
-the run core answers them itself.)"""
+the table of built-in kinds (``RunProgram``'s is in ``_program.py``, the model calls' in
+``_llm.py``). (``EmitToolError`` and ``EmitRequestError`` perform nothing: the run core
+answers them itself.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.core._terminals import journal_safe
+from ptcflow.core import journal_safe
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._child import ParentRun, invalid_child_arguments
 from ptcflow.runtime._run import DirectiveContext
@@ -39,23 +40,7 @@ _UNLIMITED = contextlib.nullcontext()
 
 def _tool_prepare_sync(ctx: DirectiveContext) -> None:
     d: Any = ctx.directive  # ToolExec
-    run = ctx.run
-    tools = run.tools
-    if d.tool_name in tools.context_names:
-        try:
-            ctx.snapshot = run.snapshot(ctx)
-        except Exception as exc:
-            name = run.name
-            ctx.data = Err(
-                error=ErrorEnvelope.make(
-                    INTERNAL,
-                    f"strategy {name!r} raised {type(exc).__name__} in snapshot() while "
-                    f"preparing the context of tool call {d.id!r}: {exc}",
-                    {"strategy": name, "exception": type(exc).__name__},
-                    retryable=False,
-                )
-            )
-    tool = tools.tools.get(d.tool_name)
+    tool = ctx.run.tools.tools.get(d.tool_name)
     if tool is not None:
         # A tool's own options win over the directive's: its author knows whether a
         # retry is safe and how long one call may take.
@@ -67,10 +52,28 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
 
 
 def _tool_prepare(ctx: DirectiveContext) -> Err | None:
+    """``ai.tool.started``, then the strategy's snapshot for a tool taking a context (its
+    ``Err`` when ``snapshot()`` raised: the tool is not called)."""
     d: Any = ctx.directive  # ToolExec
     arguments = json_safe(d.arguments)  # as the journal reads them back
     ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
-    return ctx.data if isinstance(ctx.data, Err) else None
+    run = ctx.run
+    if d.tool_name not in run.tools.context_names:
+        return None
+    try:
+        ctx.snapshot = run.snapshot(ctx)
+    except Exception as exc:
+        name = run.name
+        return Err(
+            error=ErrorEnvelope.make(
+                INTERNAL,
+                f"strategy {name!r} raised {type(exc).__name__} in snapshot() while "
+                f"preparing the context of tool call {d.id!r}: {exc}",
+                {"strategy": name, "exception": type(exc).__name__},
+                retryable=False,
+            )
+        )
+    return None
 
 
 def _tool_call(ctx: DirectiveContext) -> Any:

@@ -20,8 +20,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
-from ptcflow.core._trace import StepFail
+from ptcflow.core import Outcome, RunInfo, StepFail
 from ptcflow.directives import Directive, LLMGenerate
 from ptcflow.errors import ConfigError
 from ptcflow.signals import (
@@ -33,6 +32,7 @@ from ptcflow.signals import (
     VALIDATION,
     Err,
     ErrorEnvelope,
+    Message,
     Ok,
     ProgramError,
     RequestEndData,
@@ -124,6 +124,8 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         trace: keep the turn trace: ``True``, ``False`` or ``"on_error"``.
         debug: also keep the context in the trace.
         name: the agent's name.
+        output_type: the ``module:qualname`` of the Python type the answer must also fit
+            (set by ``SubAgent(output_type=...)``; imported where the run is checked).
 
     Raises:
         ConfigError: an option is out of range.
@@ -151,6 +153,7 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     debug: bool = False
     name: str = "subagent"
+    output_type: str | None = None
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
@@ -203,7 +206,11 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         system = self._system(raw, has_tools=bool(run.tools))
         react = self._react(system)
         first = RunInfo(
-            run_id=run.run_id, input=expanded, request_id=run.request_id, tools=run.tools
+            run_id=run.run_id,
+            input=expanded,
+            request_id=run.request_id,
+            tools=run.tools,
+            history=run.history,
         )
         react_state, out = react.init(first)
         call = JsonCall(sent=len(react_state.messages))
@@ -211,6 +218,13 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             state, react=react_state, system=system, expanded_prompt=expanded, calls=(call,)
         )
         return state, out
+
+    def conversation(self, state: JsonState) -> tuple[Message, ...]:
+        """The conversation so far: the run's history, then its own messages (the task
+        with its context, the model's answers, tool results, feedback); the system prompt
+        left out."""
+        react = state.react
+        return () if react is None else react.messages[react.opening :]
 
     def _system(self, ctx: Mapping[str, Any], *, has_tools: bool) -> str:
         sig = self._sig()
@@ -284,7 +298,9 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             return self._out_of_turns(state, None), _NONE
         value, problem = _decode(done.text)
         if problem is None:
-            problem, _ = check_return(self._sig(), value, self.signature_validation)
+            problem, _ = check_return(
+                self._sig(), value, self.signature_validation, self.output_type
+            )
         calls = (*state.calls[:-1], _replace(state.calls[-1], value=value, problem=problem))
         state = _replace(state, calls=calls)
         if problem is None:

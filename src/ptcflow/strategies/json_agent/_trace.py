@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.core._trace import (
+from ptcflow.core import (
     ExecutionTrace,
     ProgramTrace,
     PromptTrace,

@@ -9,12 +9,13 @@ bounded amount per turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
 from ptcflow.errors import ConfigError
-from ptcflow.signals import Err, ProgramError, ProgramOutput, ProgramToolCall
+from ptcflow.signals import Err, Ok, ProgramError, ProgramOutput, ProgramToolCall
+from ptcflow.strategies._subagent import call_warnings
 from ptcflow.strategies.ptc._preview import preview
 
 __all__ = ("PromptLimit", "feedback", "header")
@@ -67,6 +68,7 @@ def feedback(
     output: ProgramOutput | None,
     problem: ProgramError | None,
     limits: PromptLimit,
+    tool_inputs: Mapping[str, str] | None = None,
 ) -> str:
     """The user message that opens turn ``next_turn``.
 
@@ -77,10 +79,21 @@ def feedback(
         output: what the program did, if it ran.
         problem: the error or the problem to fix, if any.
         limits: the prompt limits.
+        tool_inputs: the tools' coercible arguments (see ``coercible_inputs``): the
+            coercions of the turn's calls are listed as "Tool validation warnings".
     """
     parts = [header(next_turn, max_turns)]
     if output is not None and output.tool_calls:
         parts.append(_tool_summary(output.tool_calls, limits))
+        if tool_inputs:
+            notes = [
+                f"- {call.name}: {warning}"
+                for call in output.tool_calls[: limits.tool_calls_shown]
+                if isinstance(call.result, Ok)
+                for warning in call_warnings(tool_inputs, call.name, call.args)
+            ]
+            if notes:
+                parts.append("Tool validation warnings:\n" + "\n".join(notes))
     if output is not None and output.prints:
         text = "".join(output.prints)
         shown = text[: limits.print_chars]

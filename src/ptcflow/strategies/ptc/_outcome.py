@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.core._protocol import Outcome
-from ptcflow.core._trace import (
+from ptcflow.core import (
     ExecutionTrace,
+    Outcome,
     ProgramTrace,
     PromptTrace,
     TokenCounts,
@@ -15,7 +15,7 @@ from ptcflow.core._trace import (
     TurnTrace,
 )
 from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramError, Usage
-from ptcflow.strategies._subagent import span_ms
+from ptcflow.strategies._subagent import call_warnings, span_ms
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
 
 __all__ = ("ptc_outcome", "tokens")
@@ -76,6 +76,9 @@ def _turn(state: PtcState, turn: PtcTurn, debug: bool) -> TurnTrace:
                 duration_ms=c.duration_ms,
                 error=_tool_error(c.result),
                 index=c.index,
+                warnings=call_warnings(state.tool_inputs, c.name, c.args)
+                if isinstance(c.result, Ok)
+                else (),
             )
             for c in out.tool_calls
         )

@@ -107,6 +107,7 @@ def static_prompt(
     signature: Signature | None = None,
     max_turns: int,
     judgment: bool,
+    output_notes: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The system prompt around the data inventory: ``(before, after)``.
 
@@ -116,6 +117,8 @@ def static_prompt(
         signature: the agent's signature (its output is the expected ``return``).
         max_turns: the turn budget.
         judgment: one turn, no tools: the program's value is the answer.
+        output_notes: lines on the output's fields the signature cannot say (a date's
+            format, an enum's values), from ``SubAgent(output_type=...)``.
 
     Returns:
         The text before the data inventory and the text after it.
@@ -131,7 +134,7 @@ def static_prompt(
     parts = [_tools_section(tools, output, judgment)]
     if catalog:
         parts.append(_catalog_section(catalog))
-    parts.append(_expected_section(output, judgment))
+    parts.append(_expected_section(output, judgment, output_notes))
     parts.append(_FORMAT.format(example=_example_program(tools, output, judgment)))
     return head, "\n\n".join(parts)
 
@@ -187,12 +190,13 @@ def _catalog_section(catalog: Sequence[ToolInfo]) -> str:
     return "\n".join(lines)
 
 
-def _expected_section(output: Type, judgment: bool) -> str:
+def _expected_section(output: Type, judgment: bool, notes: Sequence[str] = ()) -> str:
     shown = render_type(output, "prompt")
+    extra = "".join(f"\n{note}" for note in notes)
     if judgment:
-        return f"## Expected output\nThe program's value: {shown}"
+        return f"## Expected output\nThe program's value: {shown}{extra}"
     return (
-        f"## Expected output\n{shown}\nReturn it with (return {example_value(output)}); "
+        f"## Expected output\n{shown}{extra}\nReturn it with (return {example_value(output)}); "
         "fields whose name starts with _ are passed on but never shown to you."
     )
 

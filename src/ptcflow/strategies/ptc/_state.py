@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Usage
 
 __all__ = ("PtcState", "PtcStatus", "PtcTurn")
@@ -69,6 +69,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         memory: memory kept for the next program, ``{name: PTC-Lisp text}``.
         functions: functions kept for the next program, ``{name: defn source}``.
         tool_names: the tools programs may call.
+        tool_inputs: tool name -> its int/float/bool arguments as signature text (to
+            report the coercions of a call's arguments; see ``coercible_inputs``).
         llm_call_id: the model call in flight, if any.
         program_call_id: the program in flight, if any.
         usage_seen: whether ``ai.usage`` arrived for the model call in flight.
@@ -82,6 +84,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         first_time: the time of the first signal folded in.
         last_time: the time of the last signal folded in.
         rejected: requests rejected as busy (ids ``{run_id}/reject/{n}``).
+        history: the conversation before this run (``RunInfo.history``), returned with
+            the run's task and answer as the Step's ``messages``.
     """
 
     describes_step: ClassVar[bool] = True
@@ -98,6 +102,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     memory: dict[str, str] = {}
     functions: dict[str, str] = {}
     tool_names: tuple[str, ...] = ()
+    tool_inputs: dict[str, str] = {}
     llm_call_id: str | None = None
     program_call_id: str | None = None
     usage_seen: bool = False
@@ -110,6 +115,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     first_time: str = ""
     last_time: str = ""
     rejected: int = 0
+    history: tuple[Message, ...] = ()
 
     @property
     def turn(self) -> int:

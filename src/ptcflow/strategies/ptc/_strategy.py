@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
+from ptcflow.core import Outcome, RunInfo
 from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse
@@ -62,7 +62,9 @@ from ptcflow.signals import (
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
+from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
+from ptcflow.strategies.ptc._history import conversation_of, with_earlier_turns
 from ptcflow.strategies.ptc._outcome import ptc_outcome
 from ptcflow.strategies.ptc._prompt import data_inventory, static_prompt, tool_info_from_spec
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
@@ -116,6 +118,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         trace: keep the turn trace on the Step: ``True``, ``False`` or ``"on_error"``.
         debug: also keep each turn's parsed program, ``ctx/`` and memory in the trace.
         name: the agent's name (telemetry, logs).
+        output_type: the ``module:qualname`` of the Python type the returned value must
+            also fit (set by ``SubAgent(output_type=...)``; imported where the run is
+            checked: on Temporal, the worker).
 
     Raises:
         ConfigError: an option is out of range.
@@ -149,6 +154,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     debug: bool = False
     name: str = "subagent"
+    output_type: str | None = None
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
@@ -190,7 +196,11 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         tool_names = tuple(s.name for s in run.tools if s.name not in _SYSTEM_TOOLS)
         judgment = not tool_names and self.max_turns == 1
         state = PtcState(
-            run_id=run.run_id, request_id=run.request_id, judgment=judgment, tool_names=tool_names
+            run_id=run.run_id,
+            request_id=run.request_id,
+            judgment=judgment,
+            tool_names=tool_names,
+            tool_inputs=coercible_inputs(s for s in run.tools if s.name not in _SYSTEM_TOOLS),
         )
         raw = {} if run.input is None else run.input
         if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
@@ -214,7 +224,8 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             ctx, types=self._context_types(sig), sample_chars=self.prompt_limit.sample_chars
         )
         system = f"{head}\n\n{inventory}\n\n{tail}"
-        messages = (Message(role="system", content=system), Message(role="user", content=expanded))
+        task = with_earlier_turns(run.history, expanded) if run.history else expanded
+        messages = (Message(role="system", content=system), Message(role="user", content=task))
         directive = self.llm_directive(run.run_id, 1, run.request_id, messages)
         state = _replace(
             state,
@@ -224,6 +235,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             ctx=ctx,
             llm_call_id=directive.id,
             turns=(PtcTurn(turn=1, sent=len(messages)),),
+            history=run.history,
         )
         return state, (directive,)
 
@@ -240,6 +252,12 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         if state.status not in _ENDED:
             return None
         return ptc_outcome(state, trace=self.trace, debug=self.debug, signature=self.signature)
+
+    def conversation(self, state: PtcState) -> tuple[Message, ...]:
+        """The conversation after this run: its history, the task, and the returned value
+        as JSON once completed (the programs and their results stay in the trace)."""
+        completed = state.status == "completed"
+        return conversation_of(state.history, state.expanded_prompt, completed, state.value)
 
     def snapshot(self, state: PtcState) -> Any:
         """The state as plain JSON data."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ptcflow.core._trace import StepFail
+from ptcflow.core import StepFail
 from ptcflow.directives import Directive
 from ptcflow.signals import (
     VALIDATION,
@@ -131,7 +131,7 @@ def program_result(ptc: PTC, state: PtcState, signal: Signal) -> Transition:
         return next_turn(ptc, state, turn, checked, out)
     if out.returned or state.judgment:
         problem, warnings = check_return(
-            ptc.parsed_signature(), out.value, ptc.signature_validation
+            ptc.parsed_signature(), out.value, ptc.signature_validation, ptc.output_type
         )
         if problem is None:
             if warnings:
@@ -180,6 +180,7 @@ def next_turn(
         output=output,
         problem=problem,
         limits=ptc.prompt_limit,
+        tool_inputs=state.tool_inputs,
     )
     messages = (*state.messages, Message(role="user", content=text))
     directive = ptc.llm_directive(state.run_id, n + 1, state.request_id, messages)

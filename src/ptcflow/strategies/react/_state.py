@@ -58,6 +58,8 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         error: why the run failed, once ``status == "failed"``.
         reason: why the run ended (``final_answer``, ``max_iterations``, ``llm_error``,
             ``cancelled``, ``invalid_input``, ...).
+        opening: how many messages at the start of ``messages`` are the strategy's own
+            (its system prompt), not the conversation's.
     """
 
     run_id: str
@@ -77,6 +79,7 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     text: str = ""
     error: ErrorEnvelope | None = None
     reason: str = ""
+    opening: int = 0
 
     @property
     def busy(self) -> bool:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.core._protocol import Outcome, RunInfo
+from ptcflow.core import Outcome, RunInfo
 from ptcflow.directives import (
     Directive,
     EmitRequestError,
@@ -143,6 +143,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     def init(self, run: RunInfo) -> tuple[ReActState, Sequence[Directive]]:
         """Start a run: ask the model about ``run.input`` (``str`` or ``{"prompt": str}``).
 
+        ``run.history`` (a conversation so far) goes between the system prompt and the
+        new user message.
+
         With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``
         that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
         Invalid input ends the run at once as failed (``validation``).
@@ -153,9 +156,16 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             messages: tuple[Message, ...] = (Message(role="system", content=self.system_prompt),)
         else:
             messages = ()
+        opening = len(messages)
+        if run.history:
+            messages += run.history
         if prompt is None:
             state = ReActState(
-                run_id=run.run_id, request_id=run.request_id, messages=messages, tools=run.tools
+                run_id=run.run_id,
+                request_id=run.request_id,
+                messages=messages,
+                tools=run.tools,
+                opening=opening,
             )
             if raw_input is None:
                 return state, _NONE
@@ -175,6 +185,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             iteration=1,
             llm_count=1,
             llm_call_id=call_id,
+            opening=opening,
         )
         return state, (directive,)
 
@@ -196,6 +207,11 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return Outcome(result=Ok(payload=state.text), usage=state.usage, reason=state.reason)
         error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
         return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
+
+    def conversation(self, state: ReActState) -> tuple[Message, ...]:
+        """The conversation so far: the run's history, then its own messages (the system
+        prompt left out: it belongs to the strategy, not to the conversation)."""
+        return state.messages[state.opening :]
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""

@@ -325,6 +325,7 @@
       nodes.clear(); collapsed.clear(); structure = true; rows = []; t0 = Infinity; t1 = -Infinity; view = null; selected = null;
       $("stop").disabled = false; $("go").disabled = true;
       document.body.dataset.live = "running";
+      if (options.agui) { agui(options.agui, $("question").value); return; }
       source_ = new EventSource(options.stream + "?question=" + encodeURIComponent($("question").value));
       source_.addEventListener("signal", (ev) => {
         const msg = JSON.parse(ev.data);
@@ -336,6 +337,41 @@
       source_.onerror = () => stop("disconnected");
     });
     $("stop").addEventListener("click", () => stop("stopped"));
+  }
+  // the same mission read over the AG-UI protocol: POST a RunAgentInput, read the SSE body;
+  // the mission tree arrives as AG-UI state (a snapshot, then JSON Patch "add"s of nodes)
+  function agui(url, question) {
+    const abort = new AbortController();
+    source_ = { close: () => abort.abort() };
+    const input = { threadId: "page", runId: "page-" + Date.now(), state: {}, tools: [], context: [],
+      forwardedProps: {}, messages: [{ id: "q", role: "user", content: question }] };
+    const node = (n) => { upsert(n); const t = n.e !== undefined ? n.e : n.s; if (t > t1) t1 = t; };
+    const handle = (ev) => {
+      if (ev.type === "STATE_SNAPSHOT") for (const n of Object.values(ev.snapshot.mission || {})) node(n);
+      else if (ev.type === "STATE_DELTA") { for (const op of ev.delta) if (op.path.startsWith("/mission/")) node(op.value); }
+      else if (ev.type === "RUN_FINISHED") return (ev.outcome && ev.outcome.type === "cancelled") ? "cancelled" : "ok";
+      else if (ev.type === "RUN_ERROR") return ev.code === "cancelled" ? "cancelled" : "error";
+      return null;
+    };
+    fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" },
+                 body: JSON.stringify(input), signal: abort.signal })
+      .then(async (response) => {
+        const reader = response.body.getReader(), decoder = new TextDecoder();
+        let buffer = "", end = null;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+            for (const line of block.split("\n")) if (line.startsWith("data: ")) end = handle(JSON.parse(line.slice(6))) || end;
+          }
+          schedule(); summarySoon();
+        }
+        stop(end || "disconnected");
+      })
+      .catch(() => { if (source_) stop("stopped"); });
   }
   function stop(status) {
     if (source_) { source_.close(); source_ = null; }

@@ -1,0 +1,160 @@
+"""What encoding a streamed run as AG-UI or AI SDK events adds to the run's CPU time.
+
+The workload: a ReAct agent streaming its answer (``ReAct(stream=True)`` on ``ScriptedLLM``):
+turn 1 asks for ``add(x=2, y=3)``, turn 2 streams a 40-word answer, one ``ai.llm.delta``
+per word: 53 signals a run. Runs go one after the other on one Runtime whose bus has one
+subscriber, in the same process; the variants differ only in what that subscriber does
+with each signal:
+
+* ``drain``: receives it and drops it (the baseline: a service must at least receive the
+  signals it streams);
+* ``agui``: ``AGUIStream.feed`` (AG-UI events from ag-ui-protocol's types, encoded by its
+  ``EventEncoder``; the mission tree and memory as state);
+* ``agui-nostate``: the same with ``state=False``;
+* ``aisdk``: ``UIMessageStream.feed`` (the AI SDK's UI message stream).
+
+The subscriber receives as the endpoint does: a signal and whatever is buffered behind
+it, encoded together (``feed_many``: consecutive chunks of one message merge into one
+event). CPU time (``time.process_time``) per run; the ratio is the median of each round's ratio; the variants
+alternate within each round, so a noisy neighbour slows them alike. The budget of issue 28: each
+encoding adds at most 10% to the run (ratio to ``drain`` <= 1.10).
+
+    .venv/bin/python bench/stream_encode.py            # 11 rounds of 400 runs
+    .venv/bin/python bench/stream_encode.py --quick    # 3 rounds of 100 runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from ptcflow.runtime import LLMRequest, Runtime
+from ptcflow.serve import AGUIStream, UIMessageStream
+from ptcflow.signals import Signal, SignalBus
+from ptcflow.strategies import ReAct
+from ptcflow.testing import ScriptedLLM, ScriptItem
+
+ANSWER = " ".join(f"word{n}" for n in range(40))
+BUDGET = 1.10
+
+
+async def add(x: int, y: int) -> int:
+    """Add two integers."""
+    return x + y
+
+
+def model(request: LLMRequest) -> ScriptItem:
+    if any(m.role == "tool" for m in request.messages):
+        return ANSWER
+    return ScriptedLLM.tool_call("add", x=2, y=3)
+
+
+def _agui(root: str) -> Any:
+    return AGUIStream(root, thread_id="t", run_id=root)
+
+
+def _agui_nostate(root: str) -> Any:
+    return AGUIStream(root, thread_id="t", run_id=root, state=False)
+
+
+def _aisdk(root: str) -> Any:
+    return UIMessageStream(root)
+
+
+VARIANTS: dict[str, Callable[[str], Any] | None] = {
+    "drain": None,
+    "agui": _agui,
+    "agui-nostate": _agui_nostate,
+    "aisdk": _aisdk,
+}
+
+
+async def _consume(bus: SignalBus, make: Callable[[str], Any] | None, out: list[int]) -> None:
+    """Receive as the endpoint does (a signal and what is buffered behind it), encode."""
+    streams: dict[str, Any] = {}
+    sent = 0
+    async with bus.subscribe("**", buffer=1 << 16) as signals:
+        async for signal in signals:
+            batch = [signal, *signals.drain_nowait()]
+            if make is None:
+                continue
+            roots: dict[str, list[Signal]] = {}
+            for s in batch:
+                roots.setdefault((s.run_id or "").split("/", 1)[0], []).append(s)
+            for root, mine in roots.items():
+                stream = streams.get(root)
+                if stream is None:
+                    stream = streams[root] = make(root)
+                sent += len(stream.feed_many(mine))
+                if stream.done:
+                    del streams[root]
+    out.append(sent)
+
+
+async def _measure(variant: str, runs: int) -> tuple[float, int]:
+    """CPU seconds per run, and the bytes encoded."""
+    bus = SignalBus()
+    out: list[int] = []
+    make = VARIANTS[variant]
+    async with Runtime(llm=ScriptedLLM(model), tools=[add], bus=bus) as rt:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_consume, bus, make, out)
+            await anyio.wait_all_tasks_blocked()
+            for n in range(20):  # warm-up
+                await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"w{n}")
+            gc.collect()
+            start = time.process_time()
+            for n in range(runs):
+                step = await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"r{n}")
+                assert step.value == ANSWER
+            bus.close()  # the consumer drains what is buffered, then ends
+        spent = time.process_time() - start
+    return spent / runs, out[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 100 runs")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--runs", type=int, default=None)
+    args = parser.parse_args()
+    rounds = args.rounds or (3 if args.quick else 11)
+    runs = args.runs or (100 if args.quick else 400)
+    samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    sizes: dict[str, int] = {}
+    for _ in range(rounds):
+        for variant in VARIANTS:
+            cpu, size = anyio.run(_measure, variant, runs)
+            samples[variant].append(cpu)
+            sizes[variant] = size
+    base = statistics.median(samples["drain"])
+    print(f"stream_encode: {rounds} rounds x {runs} streamed ReAct runs (53 signals each)")
+    print(f"{'variant':<14}{'CPU µs/run':>12}{'ratio':>8}{'min..max':>14}{'bytes/run':>11}")
+    ok = True
+    for variant, values in samples.items():
+        cpu = statistics.median(values)
+        # the ratio of each round (the variants ran one after the other), then the median:
+        # a neighbour's load moves both sides of a ratio alike
+        ratios = [v / d for v, d in zip(values, samples["drain"], strict=True)]
+        ratio = statistics.median(ratios)
+        verdict = ""
+        if variant != "drain":
+            verdict = "PASS" if ratio <= BUDGET else "MISS"
+            ok = ok and ratio <= BUDGET
+        spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
+        per_run = sizes[variant] // (runs + 20)
+        print(f"{variant:<14}{cpu * 1e6:>12.1f}{ratio:>8.2f}{spread:>14}{per_run:>11}  {verdict}")
+    print(f"(drain median {base * 1e6:.1f} µs/run)")
+    print(f"budget: each encoding <= {BUDGET:.2f}x the drained run")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

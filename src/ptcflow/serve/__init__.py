@@ -1,0 +1,54 @@
+"""Serve agents to people and to other agents: a run streamed over SSE as AG-UI events
+(:func:`agui_endpoint`) or as the Vercel AI SDK's UI message stream
+(:func:`ui_message_stream_endpoint`), with a bounded buffer per client and the run
+cancelled when its client goes away; agents as MCP tools (:func:`mcp_server`).
+Needs ``pip install 'ptcflow[agui]'`` (and ``ptcflow[mcp]`` for MCP). See docs/streaming.md.
+"""
+
+from __future__ import annotations
+
+from ptcflow.serve._agui import (
+    AGUIStream as AGUIStream,
+    agui_endpoint as agui_endpoint,
+    last_user_text as last_user_text,
+    parse_run_input as parse_run_input,
+)
+from ptcflow.serve._aisdk import (
+    UI_MESSAGE_STREAM_HEADERS as UI_MESSAGE_STREAM_HEADERS,
+    UIMessageStream as UIMessageStream,
+    last_user_message_text as last_user_message_text,
+    ui_message_stream_endpoint as ui_message_stream_endpoint,
+)
+from ptcflow.serve._asgi import (
+    BadRequest as BadRequest,
+    RunStream as RunStream,
+    RunStreamEndpoint as RunStreamEndpoint,
+    StreamStatistics as StreamStatistics,
+)
+from ptcflow.serve._mcp import (
+    AgentTool as AgentTool,
+    agent_tool as agent_tool,
+    mcp_http_app as mcp_http_app,
+    mcp_server as mcp_server,
+    serve_mcp_stdio as serve_mcp_stdio,
+)
+
+__all__ = (
+    "UI_MESSAGE_STREAM_HEADERS",
+    "AGUIStream",
+    "AgentTool",
+    "BadRequest",
+    "RunStream",
+    "RunStreamEndpoint",
+    "StreamStatistics",
+    "UIMessageStream",
+    "agent_tool",
+    "agui_endpoint",
+    "last_user_message_text",
+    "last_user_text",
+    "mcp_http_app",
+    "mcp_server",
+    "parse_run_input",
+    "serve_mcp_stdio",
+    "ui_message_stream_endpoint",
+)

@@ -1,0 +1,589 @@
+"""A run's signals as AG-UI events (the ``ag-ui-protocol`` package's types and encoder).
+
+:class:`AGUIStream` folds the signals of one run and of its child runs into AG-UI events:
+
+* ``RUN_STARTED`` / ``RUN_FINISHED`` (the run's value as ``result``; a cancelled run with
+  the ``cancelled`` outcome) / ``RUN_ERROR`` (the error's message, its type as ``code``);
+* ``TEXT_MESSAGE_START`` / ``CONTENT`` / ``END`` from ``ai.llm.delta`` as the model
+  streams, or one whole message from ``ai.llm.response`` when it does not (a SubAgent's
+  model call: its text is the program);
+* ``TOOL_CALL_START`` / ``ARGS`` / ``END`` from ``ai.tool.started`` and
+  ``TOOL_CALL_RESULT`` from ``ai.tool.result`` (a program's tool calls included);
+* ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
+  whose events carry ``subagentRunId``;
+* ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
+  ``{"mission": {node id: node}, "memory": {run id: {name: PTC-Lisp text}}}``: the mission
+  tree of :mod:`ptcflow.trace` and each SubAgent's memory after each program.
+
+Content is redacted as the live page redacts it (``sanitize``; known ``secrets``
+scrubbed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
+
+import msgspec
+from ag_ui.core import (
+    BaseEvent,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.signals import (
+    LLM_DELTA,
+    LLM_RESPONSE,
+    PROGRAM_RESULT,
+    REQUEST_COMPLETED,
+    REQUEST_FAILED,
+    REQUEST_STARTED,
+    TOOL_RESULT,
+    TOOL_STARTED,
+    USAGE,
+    Err,
+    Ok,
+    ProgramOutput,
+    Secrets,
+    Signal,
+    sanitize,
+)
+from ptcflow.trace import Mission
+
+from ._asgi import BadRequest, Disconnect, RunStreamEndpoint
+
+__all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
+
+_ENCODER = EventEncoder()
+
+
+def _pointer(key: str) -> str:
+    """One JSON Pointer segment (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+_Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
+"""An event to send: its class and its field values (``None`` values left out)."""
+
+
+def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
+    return cls, {k: v for k, v in values.items() if v is not None}
+
+
+def _delta(ops: list[dict[str, Any]]) -> _Spec:
+    """A ``STATE_DELTA`` of JSON Patch operations."""
+    return StateDeltaEvent, {"delta": ops}
+
+
+_json_bytes = msgspec.json.Encoder().encode
+_MISSING: Any = object()
+_TEMPLATES: dict[tuple[Any, ...], list[bytes] | None] = {}
+
+
+def _template(
+    cls: type[BaseEvent], keys: tuple[str, ...], consts: tuple[tuple[str, Any], ...] = ()
+) -> list[bytes] | None:
+    """The encoder's output for ``cls`` with these fields, cut around each field's value:
+    made once by the protocol's own types and ``EventEncoder`` with a placeholder string
+    per field (and ``consts`` as they are). ``None`` when a field takes no string (the
+    event is then built each time)."""
+    marks: dict[str, Any] = {key: f"\x01{n}\x01" for n, key in enumerate(keys)}
+    try:
+        text = _ENCODER.encode(cls(**marks, **dict(consts)))
+    except ValidationError as exc:  # a field that takes a map: a map placeholder
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else ""
+            if key in marks and isinstance(marks[key], str):
+                marks[key] = {marks[key]: 0}
+        try:
+            text = _ENCODER.encode(cls(**marks, **dict(consts)))
+        except ValidationError:
+            return None
+    found = []
+    for key in keys:
+        literal = json.dumps(marks[key], separators=(",", ":"))
+        if text.count(literal) != 1:
+            return None
+        found.append((text.index(literal), literal))
+    parts, at = [], 0
+    for index, literal in sorted(found):
+        parts.append(text[at:index].encode())
+        at = index + len(literal)
+    parts.append(text[at:].encode())
+    order = [key for _, key in sorted(zip([i for i, _ in found], keys, strict=True))]
+    if tuple(order) != keys:  # fields in the encoder's order: keep the template's
+        _ORDER[(cls, keys)] = tuple(order)
+    return parts
+
+
+_ORDER: dict[tuple[type[BaseEvent], tuple[str, ...]], tuple[str, ...]] = {}
+_FIXED: dict[type[BaseEvent], str] = {TextMessageStartEvent: "role", ToolCallResultEvent: "role"}
+"""A field that takes a few literal values: a template per value."""
+_DELTA_HEAD, _DELTA_TAIL = _ENCODER.encode(StateDeltaEvent(delta=[])).encode().split(b"[]")
+
+
+def _content_template() -> list[bytes]:
+    parts = _template(TextMessageContentEvent, ("message_id", "delta"))
+    assert parts is not None and len(parts) == 3, "TEXT_MESSAGE_CONTENT: messageId, delta"
+    return parts
+
+
+def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
+    """One event as the protocol's ``EventEncoder`` writes it. Each (class, fields) pair is
+    encoded once by the protocol's types (:func:`_template`); after that only the values
+    are encoded (msgspec), into the template's places."""
+    if cls is StateDeltaEvent:
+        return _DELTA_HEAD + _json_bytes(values["delta"]) + _DELTA_TAIL
+    fixed = _FIXED.get(cls)
+    consts: tuple[tuple[str, Any], ...] = ()
+    if fixed is not None and fixed in values:
+        values = dict(values)
+        consts = ((fixed, values.pop(fixed)),)
+    keys = tuple(values)
+    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
+    if parts is _MISSING:
+        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
+    if parts is None:
+        return _ENCODER.encode(cls(**values, **dict(consts))).encode()
+    order = _ORDER.get((cls, keys), keys)
+    out = [parts[0]]
+    for n, key in enumerate(order, 1):
+        out.append(_json_bytes(values[key]))
+        out.append(parts[n])
+    return b"".join(out)
+
+
+_CONTENT = _content_template()
+"""TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
+
+
+_PLAIN = (int, float, bool, type(None))
+"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
+
+
+class AGUIStream:
+    """The AG-UI events of run ``root`` and its child runs, one signal at a time.
+
+    Args:
+        root: the ptcflow run id of the top-level run.
+        thread_id: the AG-UI thread id (from the client's ``RunAgentInput``).
+        run_id: the AG-UI run id (from the client's ``RunAgentInput``; default ``root``).
+        state: send ``STATE_SNAPSHOT`` / ``STATE_DELTA`` of the mission tree and memory.
+        secrets: secret values scrubbed from what is sent.
+
+    Example:
+        >>> from ptcflow.signals import RequestStartedData
+        >>> stream = AGUIStream("r1", thread_id="t1", state=False)
+        >>> [e.type.value for e in stream.events(Signal.create(
+        ...     "ai.request.started", RequestStartedData(input="hi"), run_id="r1", seq=1))]
+        ['RUN_STARTED']
+    """
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        thread_id: str,
+        run_id: str | None = None,
+        state: bool = True,
+        secrets: Secrets | None = None,
+    ) -> None:
+        self.root = root
+        self.thread_id = thread_id
+        self.run_id = run_id or root
+        self.state = state
+        self.secrets = secrets if secrets else None
+        self.mission = Mission(secrets=secrets) if state else None
+        self.done = False
+        self._prefix = root + "/"
+        self._open: dict[str, str | None] = {}  # message id -> its subagent run id
+        self._tools: set[str] = set()  # tool calls started and not yet answered
+        self._names: dict[str, str] = {}  # run id -> agent name
+        self._memory: dict[str, dict[str, str]] = {}
+        self._dirty: dict[str, Any] = {}  # mission nodes changed and not yet sent
+        self._batching = False  # in feed_many: nodes are sent once, at the batch's end
+
+    def owns(self, signal: Signal) -> bool:
+        """True for a signal of the run or of one of its child runs."""
+        run = signal.run_id or ""
+        return run == self.root or run.startswith(self._prefix)
+
+    def _clean(self, value: Any) -> Any:
+        if type(value) in _PLAIN and self.secrets is None:
+            return value
+        value = sanitize(value)
+        return self.secrets.scrub_value(value) if self.secrets is not None else value
+
+    def _json(self, value: Any) -> str:
+        return _json_bytes(self._clean(value)).decode()
+
+    def events(self, signal: Signal) -> list[BaseEvent]:
+        """The events for one signal (none for a signal of another run)."""
+        return [cls(**values) for cls, values in self._specs(signal)]
+
+    def _specs(self, signal: Signal) -> list[_Spec]:
+        """What :meth:`events` builds: each event's class and field values."""
+        if self.done or not self.owns(signal):
+            return []
+        run = signal.run_id or ""
+        sub = None if run == self.root else run
+        out: list[_Spec] = []
+        kind = signal.type
+        # a streamed chunk changes no node of the tree
+        changed = self.mission.add(signal) if self.mission is not None and kind != LLM_DELTA else []
+        data: Any = signal.data
+        call = signal.call_id or ""
+        ending = False
+        if kind == REQUEST_STARTED:
+            self._names[run] = getattr(data, "agent", "") or ""
+            if sub is None:
+                out.append(
+                    _E(
+                        RunStartedEvent,
+                        thread_id=self.thread_id,
+                        run_id=self.run_id,
+                        metadata={"ptcflow": {"run_id": self.root}},
+                    )
+                )
+                if self.mission is not None:
+                    snapshot = {n.id: n.to_json() for n in self.mission.walk()}
+                    out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
+                    changed = []
+            else:
+                parent = signal.parent_run_id
+                out.append(
+                    _E(
+                        SubagentStartedEvent,
+                        subagent_run_id=run,
+                        name=self._names[run] or "agent",
+                        parent_subagent_run_id=parent if parent and parent != self.root else None,
+                        parent_tool_call_id=run[len(parent) + 1 :] if parent else None,
+                    )
+                )
+        elif kind == LLM_DELTA:
+            text = data.chunk.text
+            if text:
+                if call not in self._open:
+                    self._open[call] = sub
+                    out.append(self._start_message(call, run, sub))
+                out.append(
+                    _E(TextMessageContentEvent, message_id=call, delta=text, subagent_run_id=sub)
+                )
+        elif kind == LLM_RESPONSE:
+            if call in self._open:
+                del self._open[call]
+                out.append(_E(TextMessageEndEvent, message_id=call, subagent_run_id=sub))
+            elif isinstance(data.result, Ok) and data.result.payload.text:
+                out.append(self._start_message(call, run, sub))
+                out.append(
+                    _E(
+                        TextMessageContentEvent,
+                        message_id=call,
+                        delta=data.result.payload.text,
+                        subagent_run_id=sub,
+                    )
+                )
+                out.append(_E(TextMessageEndEvent, message_id=call, subagent_run_id=sub))
+        elif kind == TOOL_STARTED:
+            self._tool_call(out, call, data.tool_name, data.arguments, sub)
+        elif kind == TOOL_RESULT:
+            if call not in self._tools:  # answered without a start (an unknown tool...)
+                self._tool_call(out, call, data.tool_name, {}, sub)
+            self._tools.discard(call)
+            result = data.result
+            content = (
+                self._json(result.payload)
+                if isinstance(result, Ok)
+                else self._json({"error": {"type": result.error.type, "message": result.error.message}})
+            )  # fmt: skip
+            out.append(
+                _E(
+                    ToolCallResultEvent,
+                    message_id=f"{call}/result",
+                    tool_call_id=call,
+                    content=content,
+                    role="tool",
+                    subagent_run_id=sub,
+                )
+            )
+        elif kind == PROGRAM_RESULT and self.mission is not None:
+            result = data.result
+            if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
+                memory = dict(result.payload.memory)
+                if memory != self._memory.get(run):
+                    self._memory[run] = memory
+                    op = {"op": "add", "path": f"/memory/{_pointer(run)}", "value": self._clean(memory)}  # fmt: skip
+                    out.append(_delta([op]))
+        elif kind in (REQUEST_COMPLETED, REQUEST_FAILED):
+            ending = sub is None
+            result = data.result
+            if sub is not None:
+                if isinstance(result, Ok):
+                    out.append(
+                        _E(
+                            SubagentFinishedEvent,
+                            subagent_run_id=run,
+                            result=self._clean(result.payload),
+                        )
+                    )
+                else:
+                    out.append(
+                        _E(
+                            SubagentErrorEvent,
+                            subagent_run_id=run,
+                            message=self._clean(result.error.message),
+                            code=result.error.type,
+                        )
+                    )
+        if changed and kind != USAGE:  # usage comes right before the response that sends it
+            for node in changed:
+                self._dirty[node.id] = node
+            if not self._batching:
+                out.append(self._nodes_delta())
+        if ending:
+            if self._dirty:
+                out.append(self._nodes_delta())
+            out.extend(self._finish(signal))
+        return out
+
+    def _nodes_delta(self) -> _Spec:
+        """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
+        ops = [
+            {"op": "add", "path": f"/mission/{_pointer(key)}", "value": node.to_json()}
+            for key, node in self._dirty.items()
+        ]
+        self._dirty.clear()
+        return _delta(ops)
+
+    def _start_message(self, message_id: str, run: str, sub: str | None) -> _Spec:
+        return _E(
+            TextMessageStartEvent,
+            message_id=message_id,
+            role="assistant",
+            name=self._names.get(run) or None,
+            subagent_run_id=sub,
+        )
+
+    def _tool_call(
+        self, out: list[_Spec], call: str, name: str, args: Any, sub: str | None
+    ) -> None:
+        self._tools.add(call)
+        out.append(
+            _E(ToolCallStartEvent, tool_call_id=call, tool_call_name=name, subagent_run_id=sub)
+        )
+        out.append(
+            _E(ToolCallArgsEvent, tool_call_id=call, delta=self._json(args), subagent_run_id=sub)
+        )
+        out.append(_E(ToolCallEndEvent, tool_call_id=call, subagent_run_id=sub))
+
+    def _finish(self, signal: Signal) -> list[_Spec]:
+        """Close what is open, then the run's last event."""
+        self.done = True
+        out: list[_Spec] = [
+            _E(TextMessageEndEvent, message_id=message, subagent_run_id=sub)
+            for message, sub in self._open.items()
+        ]
+        self._open.clear()
+        result = signal.data.result
+        if isinstance(result, Ok):
+            out.append(
+                _E(
+                    RunFinishedEvent,
+                    thread_id=self.thread_id,
+                    run_id=self.run_id,
+                    result=self._clean(result.payload),
+                )
+            )
+        elif isinstance(result, Err) and result.error.type == "cancelled":
+            out.append(
+                _E(
+                    RunFinishedEvent,
+                    thread_id=self.thread_id,
+                    run_id=self.run_id,
+                    outcome=RunFinishedCancelledOutcome(),
+                )
+            )
+        else:
+            error = result.error
+            out.append(_E(RunErrorEvent, message=self._clean(error.message), code=error.type))
+        return out
+
+    def feed(self, signal: Signal) -> bytes:
+        """The events of one signal, encoded as server-sent events (``b""``: none)."""
+        if signal.type == LLM_DELTA and signal.run_id == self.root and signal.call_id in self._open:
+            # the hot path: one streamed chunk of a message of the run, already started
+            text = signal.data.chunk.text
+            return self._content(signal.call_id, text) if text and not self.done else b""
+        specs = self._specs(signal)
+        if not specs:
+            return b""
+        if len(specs) == 1:
+            return _encode(*specs[0])
+        return b"".join([_encode(cls, values) for cls, values in specs])
+
+    def _content(self, message_id: str, text: str) -> bytes:
+        return _CONTENT[0] + _json_bytes(message_id) + _CONTENT[1] + _json_bytes(text) + _CONTENT[2]  # fmt: skip
+
+    def feed_many(self, signals: Iterable[Signal]) -> bytes:
+        """The events of several signals at once (what a client is sent when it has fallen
+        behind): consecutive chunks of one message become one ``TEXT_MESSAGE_CONTENT``."""
+        out: list[bytes] = []
+        self._batching = True
+        try:
+            self._batch(signals, out)
+        finally:
+            self._batching = False
+        if self._dirty and not self.done:
+            out.append(_encode(*self._nodes_delta()))
+        return b"".join(out)
+
+    def _batch(self, signals: Iterable[Signal], out: list[bytes]) -> None:
+        call: str | None = None
+        texts: list[str] = []
+        for signal in signals:
+            if signal.type == LLM_DELTA and signal.run_id == self.root:
+                text = signal.data.chunk.text
+                if text and not self.done:
+                    if signal.call_id not in self._open:  # the message starts
+                        if texts:
+                            out.append(self._content(call or "", "".join(texts)))
+                            call, texts = None, []
+                        message = signal.call_id or ""
+                        self._open[message] = None
+                        out.append(_encode(*self._start_message(message, self.root, None)))
+                    if call != signal.call_id:
+                        if texts:
+                            out.append(self._content(call or "", "".join(texts)))
+                        call, texts = signal.call_id, []
+                    texts.append(text)
+                continue
+            if texts:
+                out.append(self._content(call or "", "".join(texts)))
+                call, texts = None, []
+            chunk = self.feed(signal)
+            if chunk:
+                out.append(chunk)
+        if texts:
+            out.append(self._content(call or "", "".join(texts)))
+
+    def dropped(self, message: str) -> bytes:
+        """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client
+        that is dropped for reading too slowly."""
+        self.done = True
+        event = RunErrorEvent(message=message, code="client_too_slow")
+        return _ENCODER.encode(event).encode()
+
+
+def parse_run_input(body: bytes) -> RunAgentInput:
+    """An AG-UI ``RunAgentInput`` from a request body, validated by the protocol's model.
+
+    Raises:
+        BadRequest: (422) the body is not a valid ``RunAgentInput``; the message names
+            each field at fault.
+    """
+    try:
+        return RunAgentInput.model_validate_json(body)
+    except ValidationError as exc:
+        errors = [
+            {"path": ".".join(str(p) for p in e["loc"]) or "$", "message": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        listed = "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5])
+        raise BadRequest(
+            f"the body is not an AG-UI RunAgentInput ({len(errors)} error(s)): {listed}",
+            details=errors,
+        ) from None
+
+
+def last_user_text(run_input: RunAgentInput) -> str:
+    """The text of the last user message of an AG-UI input (``""`` when there is none):
+    the default input of a run served over AG-UI."""
+    for message in reversed(run_input.messages):
+        if getattr(message, "role", None) != "user":
+            continue
+        content = message.content
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(getattr(part, "text", "") or "" for part in content)
+        return ""
+    return ""
+
+
+def agui_endpoint(
+    runtime: Runtime | Callable[[], Runtime],
+    agent: Any = None,
+    *,
+    start: Callable[[Runtime, RunAgentInput, str], RunHandle] | None = None,
+    input: Callable[[RunAgentInput], Any] = last_user_text,
+    state: bool = True,
+    buffer: int = 1024,
+    on_disconnect: Disconnect = "cancel",
+    secrets: Secrets | None = None,
+) -> RunStreamEndpoint[RunAgentInput]:
+    """An ASGI endpoint serving an agent over AG-UI: ``POST`` a ``RunAgentInput``, read
+    the run as an SSE stream of AG-UI events.
+
+    Args:
+        runtime: the open Runtime (its bus a ``SignalBus``), or a function returning it.
+        agent: the agent or strategy to run (``rt.start(agent, input(run_input))``).
+        start: instead of ``agent``: ``start(runtime, run_input, run_id) -> RunHandle``
+            (start the run with that ``run_id``).
+        input: the run's input from the AG-UI input (default: the last user message's
+            text).
+        state: send the mission tree and the SubAgents' memory as AG-UI state.
+        buffer: signals a client may fall behind before it gets ``RUN_ERROR``
+            (``client_too_slow``) and is dropped; the run never waits for a client.
+        on_disconnect: ``"cancel"`` (default): a client that goes away (or is dropped)
+            cancels its run; ``"continue"``: the run goes on.
+        secrets: secret values scrubbed from what is sent.
+
+    A malformed body is answered ``422`` with ``{"error": ..., "details": [{"path",
+    "message"}]}``. Mount it with Starlette: ``Route("/agui", endpoint,
+    methods=["POST"])``.
+    """
+    if (agent is None) == (start is None):
+        raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
+
+    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> RunHandle:
+        if start is not None:
+            return start(rt, run_input, run_id)
+        return rt.start(agent, input(run_input), run_id=run_id)
+
+    def _stream(run_input: RunAgentInput, run_id: str) -> AGUIStream:
+        return AGUIStream(
+            run_id,
+            thread_id=run_input.thread_id,
+            run_id=run_input.run_id,
+            state=state,
+            secrets=secrets,
+        )
+
+    return RunStreamEndpoint(
+        runtime,
+        parse=parse_run_input,
+        start=_start,
+        stream=_stream,
+        buffer=buffer,
+        on_disconnect=on_disconnect,
+    )

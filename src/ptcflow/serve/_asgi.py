@@ -1,0 +1,330 @@
+"""One run streamed to one HTTP client as server-sent events: the part every protocol shares.
+
+A request body is read (bounded) and parsed by the protocol; a subscription to the
+Runtime's bus is opened *before* the run starts (no signal is missed); each signal of the
+run and of its child runs is encoded by the protocol's encoder and sent. The subscription
+is bounded (``buffer`` signals) with the ``"error"`` policy: a client that reads slower
+than the run produces falls behind by at most ``buffer`` signals, then gets the protocol's
+error event and is dropped. The bus never waits, so the run is never blocked by a client.
+A client that goes away (or is dropped) cancels its run, or leaves it running, as
+``on_disconnect`` says.
+
+Plain ASGI (no framework import): mount an endpoint in Starlette with
+``Route("/agui", endpoint, methods=["POST"])``, or serve it alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from ptcflow.errors import UsageError
+from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.signals import Signal, SignalBus, SignalOverflowError as _Overflow, new_id
+
+__all__ = ("BadRequest", "Disconnect", "RunStream", "RunStreamEndpoint", "StreamStatistics")
+
+Scope: TypeAlias = MutableMapping[str, Any]
+Message: TypeAlias = MutableMapping[str, Any]
+Receive: TypeAlias = Callable[[], Awaitable[Message]]
+Send: TypeAlias = Callable[[Message], Awaitable[None]]
+Disconnect: TypeAlias = Literal["cancel", "continue"]
+"""What a client going away (or dropped for being slow) does to its run."""
+
+R = TypeVar("R")
+
+_DISCONNECTS = ("cancel", "continue")
+
+
+class BadRequest(Exception):
+    """A request the protocol cannot run: answered with ``status`` and a JSON body
+    ``{"error": message, "details": details}``."""
+
+    def __init__(self, message: str, *, status: int = 422, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.details = details
+
+
+class RunStream(Protocol):
+    """What a protocol gives the endpoint for one run: the bytes to send per signal."""
+
+    @property
+    def done(self) -> bool:
+        """True once the top-level run has ended (its last event was returned)."""
+        ...
+
+    def feed(self, signal: Signal) -> bytes:
+        """The encoded events for one signal of the run or of its child runs (``b""``:
+        nothing to send)."""
+        ...
+
+    def feed_many(self, signals: Iterable[Signal]) -> bytes:
+        """The encoded events of several signals (a client behind the run gets them
+        merged where the protocol allows: consecutive text chunks of one message)."""
+        ...
+
+    def dropped(self, message: str) -> bytes:
+        """The error event a client gets before it is dropped for reading too slowly."""
+        ...
+
+
+class StreamStatistics:
+    """Counters of an endpoint: streams ``open`` now, ``started``, ``dropped`` (too
+    slow), ``disconnected`` (the client went away before the end), ``rejected`` (bad
+    request)."""
+
+    __slots__ = ("disconnected", "dropped", "open", "rejected", "started")
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.started = 0
+        self.dropped = 0
+        self.disconnected = 0
+        self.rejected = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"<StreamStatistics open={self.open} started={self.started} dropped={self.dropped}"
+            f" disconnected={self.disconnected} rejected={self.rejected}>"
+        )
+
+
+def _owner(root: str) -> Callable[[Signal], bool]:
+    prefix = root + "/"
+
+    def owns(signal: Signal) -> bool:
+        run = signal.run_id or ""
+        return run == root or run.startswith(prefix)
+
+    return owns
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or ``None`` when the client went away first. Raises
+    :class:`BadRequest` (413) past ``limit`` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(
+                f"the request body is over {limit} bytes; send a smaller input",
+                status=413,
+            )
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any], headers: Iterable[tuple[bytes, bytes]] = ()) -> None:  # fmt: skip
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+async def _watch(receive: Receive, gone: anyio.Event, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set()
+    scope.cancel()
+
+
+async def _write(
+    pending: MemoryObjectReceiveStream[bytes],
+    send: Send,
+    scope: anyio.CancelScope,
+    flushed: anyio.Event,
+    stall: float,
+    stalled: anyio.Event,
+) -> None:
+    """Send the queued chunks; stop when one send takes longer than ``stall`` seconds (the
+    client stopped reading: it is dropped)."""
+    try:
+        with scope, pending:
+            async for chunk in pending:
+                with anyio.move_on_after(stall) as waited:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if waited.cancelled_caught:
+                    stalled.set()
+                    return
+    finally:
+        flushed.set()
+
+
+class RunStreamEndpoint(Generic[R]):
+    """An ASGI app that runs one agent per ``POST`` and streams the run as SSE.
+
+    Built by the protocol helpers (:func:`~ptcflow.serve.agui_endpoint`,
+    :func:`~ptcflow.serve.ui_message_stream_endpoint`); use those.
+
+    Args:
+        runtime: the open :class:`~ptcflow.runtime.Runtime` whose bus is a
+            :class:`~ptcflow.signals.SignalBus`, or a function returning it (an app whose
+            lifespan opens the Runtime).
+        parse: the request body to the protocol's request; raises :class:`BadRequest`.
+        start: starts the run: ``start(runtime, request, run_id) -> RunHandle``.
+        stream: the protocol's encoder of one run: ``stream(request, run_id)``.
+        headers: response headers besides ``content-type: text/event-stream``.
+        buffer: how many signals a client may fall behind before it is dropped.
+        on_disconnect: ``"cancel"`` (default): a client that goes away or is dropped
+            cancels its run; ``"continue"``: the run goes on to its end.
+        max_body: the largest request body accepted, in bytes.
+        send_timeout: a client whose connection takes no data for this long (seconds)
+            is dropped (and its last event given up on after as long).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime | Callable[[], Runtime],
+        *,
+        parse: Callable[[bytes], R],
+        start: Callable[[Runtime, R, str], RunHandle],
+        stream: Callable[[R, str], RunStream],
+        headers: Iterable[tuple[str, str]] = (),
+        buffer: int = 1024,
+        on_disconnect: Disconnect = "cancel",
+        max_body: int = 1 << 20,
+        send_timeout: float = 10.0,
+    ) -> None:
+        if on_disconnect not in _DISCONNECTS:
+            raise UsageError(f"on_disconnect must be 'cancel' or 'continue', got {on_disconnect!r}")
+        if buffer < 1:
+            raise UsageError(f"buffer must be at least 1 signal, got {buffer!r}")
+        self._runtime = runtime
+        self.parse = parse
+        self.start = start
+        self.stream = stream
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in headers]
+        self.buffer = buffer
+        self.on_disconnect = on_disconnect
+        self.max_body = max_body
+        self.send_timeout = send_timeout
+        self.statistics = StreamStatistics()
+        self.handles: dict[str, RunHandle] = {}
+        """The runs being streamed now, by run id (a test looks here for leaks)."""
+
+    def runtime(self) -> Runtime:
+        """The Runtime runs start on."""
+        rt = self._runtime if isinstance(self._runtime, Runtime) else self._runtime()
+        if not isinstance(rt.bus, SignalBus):
+            raise UsageError(
+                "streaming a run needs the Runtime's bus to be a SignalBus: "
+                "Runtime(..., bus=SignalBus())"
+            )
+        return rt
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise UsageError(f"this endpoint serves HTTP, not {scope['type']!r}")
+        if scope.get("method") != "POST":
+            await _answer(
+                send,
+                405,
+                {"error": "POST a request body to start a run"},
+                [(b"allow", b"POST")],
+            )
+            return
+        try:
+            body = await _read_body(receive, self.max_body)
+            if body is None:
+                return
+            request = self.parse(body)
+        except BadRequest as exc:
+            self.statistics.rejected += 1
+            await _answer(send, exc.status, {"error": exc.message, "details": exc.details})
+            return
+        await self.serve(request, receive, send)
+
+    async def serve(self, request: R, receive: Receive, send: Send) -> None:
+        """Run ``request`` and stream it to the client (the body was read already)."""
+        rt = self.runtime()
+        bus = rt.bus
+        assert isinstance(bus, SignalBus)
+        run_id = new_id("run_")
+        stream = self.stream(request, run_id)
+        owns = _owner(run_id)
+        stats = self.statistics
+        gone = anyio.Event()
+        dropped = False
+        # subscribe before the run starts, so that no signal of it is missed
+        async with bus.subscribe("**", buffer=self.buffer, overflow="error") as signals:
+            handle = self.start(rt, request, run_id)
+            self.handles[run_id] = handle
+            stats.open += 1
+            stats.started += 1
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_watch, receive, gone, tg.cancel_scope)
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 200,
+                            "headers": [
+                                (b"content-type", b"text/event-stream; charset=utf-8"),
+                                (b"cache-control", b"no-cache"),
+                                (b"x-accel-buffering", b"no"),
+                                *self.headers,
+                            ],
+                        }
+                    )
+                    chunks, pending = anyio.create_memory_object_stream[bytes](self.buffer)
+                    writer = anyio.CancelScope()
+                    flushed, stalled = anyio.Event(), anyio.Event()
+                    tg.start_soon(
+                        _write, pending, send, writer, flushed, self.send_timeout, stalled
+                    )
+                    last = b""
+                    try:
+                        with chunks:
+                            async for signal in signals:
+                                # with what is buffered behind it: merged where it can be
+                                batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]
+                                chunk = stream.feed_many(batch)
+                                if chunk:
+                                    chunks.send_nowait(chunk)  # never waits for the client
+                                if stream.done:
+                                    break
+                    except (_Overflow, anyio.WouldBlock, anyio.BrokenResourceError):
+                        dropped = True
+                        writer.cancel()
+                        last = stream.dropped(
+                            f"the client fell more than {self.buffer} events behind the run "
+                            "and was dropped; read the stream faster or raise the buffer"
+                        )
+                    await flushed.wait()
+                    if stalled.is_set() and not dropped:
+                        dropped = True
+                        last = stream.dropped(
+                            f"the client read nothing for {self.send_timeout} s and was dropped"
+                        )
+                    with anyio.move_on_after(self.send_timeout):
+                        await send({"type": "http.response.body", "body": last, "more_body": False})
+                    tg.cancel_scope.cancel()
+            finally:
+                stats.open -= 1
+                if dropped:
+                    stats.dropped += 1
+                elif gone.is_set() and not stream.done:
+                    stats.disconnected += 1
+                if not handle.done and self.on_disconnect == "cancel":
+                    handle.cancel(f"run {run_id}: its client went away")
+                if self.on_disconnect == "cancel":
+                    with anyio.move_on_after(30, shield=True):
+                        await handle.wait()
+                self.handles.pop(run_id, None)

@@ -1,0 +1,113 @@
+"""A conversation kept in a store: :class:`Session`."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from ptcflow.errors import UsageError
+from ptcflow.sessions._store import MemoryStore, SessionStore, Turn
+from ptcflow.signals import Message
+
+__all__ = ("Session",)
+
+_LOCKS: weakref.WeakValueDictionary[tuple[int, str], anyio.Lock] = weakref.WeakValueDictionary()
+"""One lock per (store, session id) in this process, kept while someone holds it."""
+
+
+class Session:
+    """A conversation kept in a store, continued by every run given it.
+
+    ``rt.run(strategy, input, session=session)`` (or ``agent.run(..., session=session)``)
+    loads the session's messages, runs with them as the history, and appends the run's
+    own messages as one turn (one row, one transaction). Runs on one session in this
+    process take turns (a lock per session id and store); a run in another process that
+    appended first makes this one's append fail with
+    :class:`~ptcflow.sessions.SessionConflictError` (nothing is interleaved or lost). A run
+    that fails stores nothing: the session stays as it was, and the run can be retried.
+
+    Args:
+        session_id: the conversation's id (any non-empty string; a new id starts an empty
+            conversation).
+        store: where it is kept (default: a new :class:`~ptcflow.sessions.MemoryStore`).
+
+    Example:
+        >>> from ptcflow import Session
+        >>> Session("user-42").session_id
+        'user-42'
+    """
+
+    __slots__ = ("session_id", "store")
+
+    def __init__(self, session_id: str, store: SessionStore | None = None) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise UsageError(f"a session id must be a non-empty string, got {session_id!r}")
+        if store is not None and not isinstance(store, SessionStore):
+            raise UsageError(
+                f"store must be a SessionStore (MemoryStore, SQLiteStore, PostgresStore), "
+                f"got {type(store).__name__}"
+            )
+        self.session_id = session_id
+        self.store: SessionStore = MemoryStore() if store is None else store
+
+    def __repr__(self) -> str:
+        return f"Session({self.session_id!r}, store={self.store!r})"
+
+    async def turns(self) -> tuple[Turn, ...]:
+        """The stored turns, in order (empty for a new session).
+
+        Raises:
+            CorruptTurnError: a stored turn cannot be read.
+            StoreUnavailableError: the store cannot be reached.
+        """
+        return await self.store.load(self.session_id)
+
+    async def messages(self) -> tuple[Message, ...]:
+        """Every stored message, turn after turn (what the next run gets as its history)."""
+        return tuple(m for turn in await self.turns() for m in turn.messages)
+
+    async def fork(self, session_id: str, at_turn: int) -> Session:
+        """A new session in the same store holding turns ``0..at_turn`` of this one.
+
+        Raises:
+            UsageError: ``at_turn`` is not a stored turn.
+            SessionConflictError: ``session_id`` exists already.
+        """
+        turns = await self.turns()
+        if not isinstance(at_turn, int) or not 0 <= at_turn < len(turns):
+            raise UsageError(
+                f"session {self.session_id!r} has turns 0..{len(turns) - 1}; "
+                f"cannot fork at turn {at_turn!r}"
+            )
+        fork = Session(session_id, self.store)
+        await self.store.write(session_id, turns[: at_turn + 1])
+        return fork
+
+    async def delete(self) -> bool:
+        """Delete the stored session; ``False`` when nothing was stored."""
+        return await self.store.delete(self.session_id)
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[tuple[Turn, ...]]:
+        """Hold this session's lock (in this process) and yield its turns: what a run on
+        the session does around itself, then :meth:`append`."""
+        key = (id(self.store), self.session_id)
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = anyio.Lock()
+        async with lock:
+            yield await self.turns()
+
+    async def append(self, index: int, run_id: str, messages: tuple[Message, ...]) -> Turn:
+        """Store ``messages`` as turn ``index`` (written by ``run_id``).
+
+        Raises:
+            SessionConflictError: turn ``index`` was stored by someone else.
+            StoreUnavailableError: the store cannot be reached.
+        """
+        turn = Turn(index=index, run_id=run_id, messages=messages)
+        await self.store.append(self.session_id, turn)
+        return turn

@@ -1,0 +1,65 @@
+"""A PTC-Lisp SubAgent in a conversation: earlier turns in its task message, compactly,
+and its run as two messages (the task, the answer as JSON)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from ptcflow.signals import Message
+
+__all__ = ("conversation_of", "with_earlier_turns")
+
+EARLIER_MESSAGES: Final = 20
+"""The last messages of the history shown in the task message (older ones are counted)."""
+MESSAGE_CHARS: Final = 400
+"""Characters kept of each message shown."""
+
+_encode = msgspec.json.Encoder().encode
+
+
+def with_earlier_turns(history: tuple[Message, ...], task: str) -> str:
+    """``task`` after the history's last questions and answers, one line each (tool calls
+    and results left out: a program reads data from its tools, not from old results).
+
+    Example:
+        >>> print(with_earlier_turns((Message(role="user", content="2+3?"),
+        ...     Message(role="assistant", content="5")), "Double it."))
+        ## Earlier in this conversation
+        user: 2+3?
+        assistant: 5
+        <BLANKLINE>
+        ## Now
+        Double it.
+    """
+    shown = [m for m in history if m.role in ("user", "assistant") and m.content]
+    if not shown:
+        return task
+    lines = ["## Earlier in this conversation"]
+    if len(shown) > EARLIER_MESSAGES:
+        lines.append(f"({len(shown) - EARLIER_MESSAGES} earlier messages left out)")
+        shown = shown[-EARLIER_MESSAGES:]
+    for m in shown:
+        text = " ".join(m.content.split())
+        if len(text) > MESSAGE_CHARS:
+            text = text[:MESSAGE_CHARS] + " ..."
+        lines.append(f"{m.role}: {text}")
+    return "\n".join([*lines, "", "## Now", task])
+
+
+def conversation_of(
+    history: tuple[Message, ...], task: str, completed: bool, value: Any
+) -> tuple[Message, ...]:
+    """The conversation after a PTC run: the history, the task, and (when it completed)
+    the returned value as JSON."""
+    if not task:
+        return history
+    asked = (*history, Message(role="user", content=task))
+    if not completed:
+        return asked
+    try:
+        answer = _encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        answer = repr(value)
+    return (*asked, Message(role="assistant", content=answer))

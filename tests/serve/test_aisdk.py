@@ -1,0 +1,110 @@
+"""The AI SDK UI message stream: chunks per signal (asyncio and trio, in memory), and a live
+run on uvicorn read by the real ``ai`` package's parser and message reader in node
+(asyncio only: uvicorn serves on asyncio)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from ptcflow import SubAgent
+from ptcflow.runtime import Runtime
+from ptcflow.serve import ui_message_stream_endpoint
+from ptcflow.signals import SignalBus
+from ptcflow.strategies import ReAct
+from ptcflow.testing import ScriptedLLM
+
+from .npm import node_script, npm_folder
+from .support import call
+from .test_agui_client import serving
+
+AI = "ai@7.0.173"
+
+pytestmark = pytest.mark.anyio
+
+
+def add(x: int, y: int) -> int:
+    """Add two integers."""
+    return x + y
+
+
+def chat(text: str) -> bytes:
+    return json.dumps(
+        {"messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+    ).encode()
+
+
+async def test_a_streamed_run_is_text_and_tool_parts() -> None:
+    llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "The sum is 5"])
+    async with Runtime(llm=llm, tools=[add], bus=SignalBus()) as rt:
+        response = await call(ui_message_stream_endpoint(rt, ReAct(stream=True)), chat("2+3?"))
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.body.endswith(b"data: [DONE]\n\n")
+    chunks = [
+        json.loads(line[6:])
+        for line in response.body.decode().split("\n")
+        if line.startswith("data: {")
+    ]
+    types = [c["type"] for c in chunks]
+    assert types[0] == "start" and types[-1] == "finish"
+    assert types[1:4] == ["tool-input-start", "tool-input-available", "tool-output-available"]
+    assert chunks[2]["input"] == {"x": 2, "y": 3} and chunks[3]["output"] == 5
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    assert text == "The sum is 5"
+
+
+async def test_a_malformed_request_is_422() -> None:
+    async with Runtime(llm=ScriptedLLM(["x"]), bus=SignalBus()) as rt:
+        app = ui_message_stream_endpoint(rt, ReAct())
+        bad = await call(app, b"{nope")
+        wrong = await call(app, b'{"messages": 3}')
+    assert bad.status == 422 and "not JSON" in bad.json()["error"]
+    assert wrong.status == 422 and wrong.json()["error"].startswith("messages:")
+
+
+async def _read_with_ai(llm: ScriptedLLM, agent: Any, tools: list[Any], text: str) -> dict[str, Any]:  # fmt: skip
+    folder = npm_folder(AI)
+    script = node_script(folder, "aisdk_reader.mjs")
+    async with (
+        Runtime(llm=llm, tools=tools, bus=SignalBus()) as rt,
+        serving(ui_message_stream_endpoint(rt, agent)) as url,
+    ):
+        with anyio.fail_after(60):
+            done = await anyio.run_process(["node", str(script), url, text], check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    out: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    return out
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_real_ai_package_reads_the_stream() -> None:
+    helper = SubAgent(
+        prompt="Add {{x}} and {{y}}", signature="(x :int, y :int) -> :int", name="adder",
+        output="json", max_turns=1,
+    )  # fmt: skip
+    llm = ScriptedLLM([ScriptedLLM.tool_call("adder", x=2, y=3), "5", "The sum is 5"])
+    out = await _read_with_ai(llm, ReAct(stream=True), [helper.as_tool()], "2+3?")
+    assert out["status"] == 200 and out["header"] == "v1"
+    assert out["invalid"] == [] and out["errors"] == []  # every chunk fits uiMessageChunkSchema
+    parts = out["message"]["parts"]
+    tool = next(p for p in parts if p["type"] == "dynamic-tool")
+    assert tool["toolName"] == "adder" and tool["state"] == "output-available"
+    assert tool["input"] == {"x": 2, "y": 3} and tool["output"] == 5
+    agent = next(p for p in parts if p["type"] == "data-agent")
+    assert agent["data"]["name"] == "adder" and agent["data"]["status"] == "ok"
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert texts[-1] == "The sum is 5"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_real_ai_package_reads_a_failed_run() -> None:
+    llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3)])  # then the script runs out
+    out = await _read_with_ai(llm, ReAct(), [add], "2+3?")
+    assert out["invalid"] == []
+    assert (
+        out["chunks"][-2]["type"] == "error" and "script ran out" in out["chunks"][-2]["errorText"]
+    )
+    assert out["chunks"][-1] == {"type": "finish", "finishReason": "error"}
