@@ -40,14 +40,14 @@ async def _workload(side: str, runs: int, without: str | None) -> None:
     from ptcflow.testing import ScriptedLLM
 
     if without == "memory":
-        from ptcflow.directives import ProgramCache, _program
+        from ptcflow.program import ProgramCache, _perform
 
         def keep_nothing(
             memory: Mapping[str, Any], cache: ProgramCache, limit: int | None
         ) -> tuple[dict[str, str], dict[str, str]]:
             return {}, {}
 
-        vars(_program)["memory_out"] = keep_nothing  # the name perform_program calls
+        vars(_perform)["memory_out"] = keep_nothing  # the name perform_program calls
     async with Runtime(llm=ScriptedLLM(ptc_turn._model, record=False)) as rt:
         await ptc_turn.agent_runs(rt, 5)  # warm-up: imports, caches, the agent's prompt
         await ptc_turn.direct_runs(5)

@@ -169,7 +169,7 @@ def main() -> int:
                 seq[name].append(spawn("seq", args.runs, src))
 
     def median(rows: list[dict[str, Any]], key: str) -> float:
-        return statistics.median(row[key] for row in rows)
+        return float(statistics.median(row[key] for row in rows))
 
     old, new = subjects
     table = [

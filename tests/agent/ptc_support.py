@@ -1,6 +1,6 @@
 """Drive the PTC strategy as plain functions: scripted model text, programs really run.
 
-Programs run with :func:`ptcflow.directives.perform_program` (the same code the runtime's
+Programs run with :func:`ptcflow.program.perform_program` (the same code the runtime's
 program kind uses), their tool calls answered by plain Python functions; the strategy is
 fed the signals a runtime would publish (:class:`~ptcflow.testing.SignalFactory`).
 """
@@ -12,7 +12,8 @@ from typing import Any
 
 import anyio
 
-from ptcflow.directives import Directive, LLMGenerate, RunProgram, perform_program
+from ptcflow.directives import Directive, LLMGenerate, RunProgram
+from ptcflow.program import perform_program
 from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramOutput, Signal, ToolSpec, Usage
 from ptcflow.strategies import PTC, PtcState, RunInfo
 from ptcflow.testing import SignalFactory

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ptcflow import SubAgent, preview_prompt
-from ptcflow.directives import plain_value
 from ptcflow.lisp import run, run_sync
+from ptcflow.program import plain_value
 from ptcflow.signals import Err, Ok
 from ptcflow.strategies._subagent import check_return
 from ptcflow.tools import call_tool

@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from ptcflow import SubAgent
-from ptcflow.directives import RunProgram, perform_program
+from ptcflow.directives import RunProgram
+from ptcflow.program import perform_program
 from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     PROGRAM_RESULT,

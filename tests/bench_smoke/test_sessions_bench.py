@@ -1,4 +1,4 @@
-"""Smoke test: bench/sessions.py --quick runs end to end and holds its budgets on SQLite."""
+"""Smoke test: bench/session_store.py --quick runs end to end and holds its budgets on SQLite."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "sessions.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "session_store.py"
 
 
 @pytest.mark.slow

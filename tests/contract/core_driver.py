@@ -7,7 +7,7 @@ turns the task's outcome into the directive's terminal (``core.finish``), cancel
 the core interrupts, and tells the core when the deadline passes, reading time only from
 the loop. Retries and timeouts are its own (a workflow gives them to the activity's retry
 policy); the results it reports must satisfy the same contract as the Runtime's.
-Programs (``RunProgram``) run with :func:`ptcflow.directives.perform_program` in the
+Programs (``RunProgram``) run with :func:`ptcflow.program.perform_program` in the
 directive's task, their tool calls opened as sub-calls of the directive
 (``core.open_subcall``) and performed like a ``ToolExec``: what a workflow's activity does.
 """
@@ -26,8 +26,8 @@ from ptcflow.directives import (
     LLMStream,
     RunProgram,
     ToolExec,
-    perform_program,
 )
+from ptcflow.program import perform_program
 from ptcflow.runtime import LLMRequest, ProviderError, Step
 from ptcflow.signals import (
     LLM_DELTA,

@@ -8,8 +8,9 @@ import anyio
 import msgspec
 import pytest
 
-from ptcflow.directives import ProgramCache, RunProgram, perform_program, plain_value
+from ptcflow.directives import RunProgram
 from ptcflow.lisp import Keyword, ReplayMismatch
+from ptcflow.program import ProgramCache, perform_program, plain_value
 from ptcflow.signals import (
     PROGRAM_RESULT,
     TERMINAL_TYPES,

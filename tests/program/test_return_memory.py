@@ -8,7 +8,8 @@ import anyio
 import msgspec
 import pytest
 
-from ptcflow.directives import ProgramCache, RunProgram, perform_program
+from ptcflow.directives import RunProgram
+from ptcflow.program import ProgramCache, perform_program
 from ptcflow.signals import Err, Ok, ProgramOutput
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,8 @@ import anyio
 import pytest
 from service_mission import open_mission_runtime, run_mission
 
-from ptcflow.directives import RunProgram, perform_program
+from ptcflow.directives import RunProgram
+from ptcflow.program import perform_program
 from ptcflow.signals import (
     Err,
     ErrorEnvelope,

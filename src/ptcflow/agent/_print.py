@@ -14,7 +14,7 @@ from typing import IO, Final
 
 from ptcflow.runtime import Step
 from ptcflow.strategies import TurnTrace
-from ptcflow.strategies.ptc._preview import clj
+from ptcflow.strategies.ptc import clj
 
 __all__ = ("format_trace", "print_chain", "print_trace")
 

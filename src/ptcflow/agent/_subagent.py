@@ -43,7 +43,7 @@ from ptcflow.signature import (
     type_path,
 )
 from ptcflow.strategies import PTC, JsonAgent, PromptLimit, ToolInfo
-from ptcflow.strategies.ptc._prompt import example_call, static_prompt
+from ptcflow.strategies.ptc import example_call, static_prompt
 from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:

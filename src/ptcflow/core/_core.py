@@ -103,9 +103,9 @@ class RunCore(Generic[F]):
 
     # fmt: off
     __slots__ = (
-        "_ending", "_folding", "_log", "_now", "_publish", "_queue", "_refused", "_stamp",
-        "_terminals", "answered", "cancelling", "closing", "deadline", "flights", "history",
-        "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
+        "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
+        "_stamp", "_terminals", "answered", "cancelling", "closing", "deadline", "flights",
+        "history", "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
         "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
         "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
     )
@@ -174,6 +174,8 @@ class RunCore(Generic[F]):
         self.started_at = 0.0
         self._now = 0.0
         self._ending: tuple[Ok[Any] | Err, Usage, str, bool] | None = None
+        self._outcome: tuple[Any, Outcome] | None = None
+        """The outcome that closed the run, with the state it was asked of."""
         self._queue: list[Signal] | None = None
         """Signals waiting for the fold in progress (folds never nest)."""
         self._folding = False
@@ -468,6 +470,7 @@ class RunCore(Generic[F]):
             if not isinstance(result, _RESULTS):
                 result = bad_outcome(self.name, result)
             usage = outcome.usage if outcome.usage != _NO_USAGE else self.usage
+            self._outcome = (self.state, outcome)
             self._close(result, usage, outcome.reason)
 
     def _answer(self, flight: F, result: Ok[Any] | Err, attempts: int, duration_ms: float) -> None:
@@ -591,6 +594,10 @@ class RunCore(Generic[F]):
                 self.state, _ = self.strategy.handle(self.state, end)
             except Exception as exc:  # the run is over: report it, keep the Step as is
                 self._log_crash(exc, f"handling the end signal {end.type}")
+        # The outcome that closed the run is the final state's when the end signal left it
+        # as it was (an immutable state handed back unchanged): not built a second time.
+        state, known = self.state, self._outcome
+        outcome = known[1] if known is not None and known[0] is state and is_frozen(state) else None
         self.step = Step(
             run_id=self.run_id,
             ok=ok,
@@ -602,6 +609,6 @@ class RunCore(Generic[F]):
             tool_calls=self.tool_calls,
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
-            messages=step_messages(self.strategy, self.state),
-            **step_details(self.strategy, self.state),
+            messages=step_messages(self.strategy, state),
+            **step_details(self.strategy, state, outcome),
         )

@@ -48,9 +48,10 @@ class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     SubAgent strategies also describe the run for its :class:`~ptcflow.runtime.Step`:
     ``fail`` (why it failed), ``trace`` (every turn) and ``signature`` (the output
     signature, so a Step can be the next agent's context). The runtime copies them into
-    the Step of a strategy whose ``describes_step`` attribute is true, asking
-    ``outcome()`` once more after the run's end signal was folded in (so a cancelled or
-    timed-out run keeps its trace). A strategy whose ``turn_spans`` class attribute is true
+    the Step of a strategy whose ``describes_step`` attribute is true, from the outcome of
+    the state after the run's end signal was folded in (so a cancelled or timed-out run
+    keeps its trace): the outcome that ended the run when the end signal left an immutable
+    state as it was, else ``outcome()`` asked once more. A strategy whose ``turn_spans`` class attribute is true
     numbers its turns with the directives' ``iteration``; the runtime then opens a span per
     turn (data the runtime reads: the strategy itself never calls telemetry).
     """

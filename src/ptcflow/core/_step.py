@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import msgspec
 
+from ptcflow.core._protocol import Outcome
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
 from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
@@ -116,16 +117,19 @@ def _short(text: str) -> str:
     return text if len(text) <= _REPR_WIDTH else text[: _REPR_WIDTH - 3] + "..."
 
 
-def step_details(strategy: Any, state: Any) -> Mapping[str, Any]:
+def step_details(strategy: Any, state: Any, outcome: Outcome | None = None) -> Mapping[str, Any]:
     """The Step fields a SubAgent strategy adds (``fail``, ``trace``, ``signature``).
 
     Empty unless the strategy or its state has a true ``describes_step`` attribute (the
-    state's survives wrappers such as ``Recording``); then they come from
-    ``strategy.outcome(state)`` (called on the final state, after the end signal).
+    state's survives wrappers such as ``Recording``); then they come from the outcome of
+    the final state (after the end signal): ``outcome`` when the caller has it already
+    (the one that ended the run, when the end signal left the state as it was), else
+    ``strategy.outcome(state)``.
     """
     if not (getattr(strategy, "describes_step", False) or getattr(state, "describes_step", False)):
         return _NO_DETAILS
-    outcome = strategy.outcome(state)
+    if outcome is None:
+        outcome = strategy.outcome(state)
     if outcome is None:
         return _NO_DETAILS
     return {"fail": outcome.fail, "trace": outcome.trace, "signature": outcome.signature}

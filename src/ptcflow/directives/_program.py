@@ -1,60 +1,24 @@
-"""``RunProgram``: run one PTC-Lisp program, routing its tool calls through the runtime.
+"""``RunProgram``: the directive to run one PTC-Lisp program, as plain data.
 
-The directive carries everything the program's run depends on, as plain data: the source,
-the ``ctx`` values, the memory and functions kept from earlier turns, the callable tools
-and the limits. Its terminal signal is ``ai.program.result`` carrying
-``Ok(ProgramOutput)`` (the program ran, maybe into a program error the model must fix) or
-``Err`` (cancelled, the directive's deadline, an internal crash).
+The directive carries everything the program's run depends on: the source, the ``ctx``
+values, the memory and functions kept from earlier turns, the callable tools and the
+limits. Its terminal signal is ``ai.program.result`` carrying ``Ok(ProgramOutput)`` (the
+program ran, maybe into a program error the model must fix) or ``Err`` (cancelled, the
+directive's deadline, an internal crash).
 
-:func:`perform_program` is the whole work of the directive given a tool router: a
-runtime performs the directive by passing its own sub-call function (which validates the
-arguments, applies the tool's timeout and retries, publishes ``ai.tool.started`` /
-``ai.tool.result`` for ``call_id`` ``f"{directive.id}/tool/{index}"``, opens the
-``execute_tool`` span) and publishing the returned output.
+Running it is the program host's work (:mod:`ptcflow.program`, ``perform_program``); a
+runtime performs the directive by passing its own sub-call function as the tool router.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import msgspec
 
 from ptcflow.directives._base import Directive
-from ptcflow.program._memory import (
-    VALIDATION_MODES,
-    ProgramCache,
-    memory_in,
-    memory_out,
-    return_ends_run,
-)
-from ptcflow.signals import (
-    Err,
-    ErrorEnvelope,
-    Ok,
-    ProgramError,
-    ProgramOutput,
-    ProgramToolCall,
-    normalize_result,
-)
 
-if TYPE_CHECKING:
-    from ptcflow.lisp import LispResult, ToolCallRecord
-
-__all__ = ("ProgramRouter", "RunProgram", "perform_program", "plain_value")
-
-
-class ProgramRouter(Protocol):
-    """``await call(name, arguments, index) -> Ok | Err``: performs one tool call of a
-    program (a runtime passes its ``ctx.call_tool(name, arguments, index=index)``)."""
-
-    def __call__(
-        self, name: str, arguments: dict[str, Any], index: int, /
-    ) -> Awaitable[Ok[Any] | Err]:
-        """Perform the call and return its envelope."""
-        ...
+__all__ = ("RunProgram",)
 
 
 class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
@@ -87,10 +51,11 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         return_validation: the mode in which the strategy checks a returned value against
             ``return_signature`` (``enabled``, ``strict``, ``warn_only``, ``disabled``), or
             ``None``: not known. When it is set, a program whose ``return`` the strategy
-            will accept (the run ends with it) does not write its memory: the output keeps
-            the memory and functions it was given, and ``memory_limit_bytes`` does not
-            apply to it. ``None`` (also a directive from an older journal): the memory is
-            written after every program that succeeds.
+            will accept (the run ends with it: :func:`ptcflow.signature.validate_return`
+            answers for both) does not write its memory: the output keeps the memory and
+            functions it was given, and ``memory_limit_bytes`` does not apply to it.
+            ``None`` (also a directive from an older journal): the memory is written
+            after every program that succeeds.
     """
 
     source: str
@@ -104,24 +69,30 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
     return_validation: str | None = None
 
     def problems(self) -> list[str]:
-        """Also checks the source and the limit names."""
+        """Also checks the source, the limit names, the return signature and its mode.
+
+        The last three are the vocabularies of the leaves below this package (the limits of
+        :mod:`ptcflow.lisp`, the signature language and its validation modes of
+        :mod:`ptcflow.signature`): they are asked, only for the fields that are set.
+        """
         out = super().problems()
         if not self.source.strip():
             out.append("source must be a non-empty program")
         if self.memory_limit_bytes is not None and self.memory_limit_bytes < 1:
             out.append(f"memory_limit_bytes must be >= 1 or None, got {self.memory_limit_bytes}")
-        mode = self.return_validation
-        if mode is not None and mode.lstrip(":") not in VALIDATION_MODES:
-            out.append(
-                f"return_validation must be one of {sorted(VALIDATION_MODES)} or None, got {mode!r}"
-            )
-        if self.return_signature is not None:
-            from ptcflow.signature import SignatureError, parse
+        mode, text = self.return_validation, self.return_signature
+        if mode is not None or text is not None:
+            from ptcflow.signature import MODES, SignatureError, parse
 
-            try:
-                parse(self.return_signature)
-            except SignatureError as exc:
-                out.append(f"return_signature does not parse: {exc}")
+            if mode is not None and mode.lstrip(":") not in MODES:
+                out.append(
+                    f"return_validation must be one of {sorted(MODES)} or None, got {mode!r}"
+                )
+            if text is not None:
+                try:
+                    parse(text)
+                except SignatureError as exc:
+                    out.append(f"return_signature does not parse: {exc}")
         if self.limits:
             from ptcflow.lisp import Limits
 
@@ -130,218 +101,3 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
             if unknown:
                 out.append(f"limits has unknown fields {unknown}; known: {sorted(known)}")
         return out
-
-
-async def perform_program(
-    directive: RunProgram,
-    call: ProgramRouter | None = None,
-    *,
-    replay: Sequence[ProgramToolCall] | None = None,
-    on_call: Callable[[ProgramToolCall], None] | None = None,
-    cache: ProgramCache | None = None,
-    plain_results: bool = False,
-    untimed_tools: Collection[str] = (),
-) -> ProgramOutput:
-    """Run ``directive``'s program and describe what it did. Blocks while tools run.
-
-    Program errors never raise: they are in the output's ``error`` (with line and column).
-    It needs no runtime: any async code can call it (on asyncio or trio), a durable
-    worker's activity included.
-
-    Args:
-        directive: the program and what it depends on.
-        call: performs each tool call (``await call(name, arguments, index)`` returning
-            ``Ok`` or ``Err``); ``None`` only with ``replay``.
-        replay: the ``tool_calls`` of an earlier output of the same directive: they are
-            answered from it, by index, and ``call`` performs only the calls it lacks (a
-            durable worker resuming the program). Without ``call`` nothing runs, and a
-            call the record lacks raises.
-        on_call: called with each call ``call`` performed, as soon as it has its result
-            (a durable worker heartbeats them; a retry passes them back as ``replay``).
-        cache: what the programs of one run share (:class:`ProgramCache`): pass the same
-            one to each turn's program.
-        plain_results: ``call`` returns ``Ok`` payloads that are plain JSON data already
-            (as the runtime's ``ai.tool.result`` carries them): they are recorded as they
-            are instead of being copied by :func:`plain_value`.
-        untimed_tools: tools whose calls bound themselves (agents used as tools): waiting
-            on them does not count against the program's time limit (see
-            :func:`ptcflow.lisp.run`).
-
-    Returns:
-        The :class:`~ptcflow.signals.ProgramOutput`.
-
-    Raises:
-        ReplayMismatch: the program asked for a call the record holds differently.
-        UsageError: the directive's memory or functions are not what a ProgramOutput
-            returned, or its limits are invalid.
-
-    Example:
-        >>> import anyio
-        >>> async def add(name, args, index):
-        ...     return Ok(payload=args["a"] + args["b"])
-        >>> d = RunProgram(id="p1", source='(return (call "add" {:a 1 :b 2}))',
-        ...                tool_names=("add",))
-        >>> out = anyio.run(perform_program, d, add)
-        >>> out.value, out.returned, out.tool_calls[0].result
-        (3, True, Ok(payload=3, effects=()))
-    """
-    from ptcflow.lisp import LimitExceeded, Limits, ToolCallRecord, kept_functions, run
-
-    cache = ProgramCache() if cache is None else cache  # one run's, at least
-    envelopes: dict[int, Ok[Any] | Err] = {}
-    router = None
-    if call is not None:
-        perform = call
-
-        async def route(name: str, args: dict[str, Any], index: int) -> Ok[Any] | Err:
-            got: Any = await perform(name, args, index)
-            result = got if isinstance(got, Ok | Err) else normalize_result(got)
-            if isinstance(result, Ok) and not plain_results:
-                result = Ok(payload=plain_value(result.payload), effects=result.effects)
-            envelopes[index] = result
-            if on_call is not None:
-                on_call(
-                    ProgramToolCall(index=index, name=name, args=plain_value(args), result=result)
-                )
-            return result
-
-        router = route
-    records = None
-    if replay is not None:
-        records = [_record(ToolCallRecord, c) for c in replay]
-        envelopes.update({c.index: c.result for c in replay})
-    start = time.perf_counter()
-    result = await run(
-        directive.source,
-        ctx=directive.ctx,
-        tool_names=directive.tool_names,
-        memory=memory_in(directive.memory, cache),
-        limits=Limits(**directive.limits),
-        call=router,
-        replay=records,
-        resume=records is not None and router is not None,
-        functions=tuple(directive.functions.values()),
-        converted=None if cache is None else cache.converted,
-        untimed_tools=untimed_tools,
-    )
-    duration = (time.perf_counter() - start) * 1000
-    value = plain_value(result.value)
-    keep = result.error is None and not result.failed
-    if keep and result.returned and return_ends_run(directive, value, cache):
-        keep = False  # the run ends with this value: its memory is never read again
-    too_large = False
-    if keep:
-        try:
-            memory, dropped = memory_out(result.memory, cache, directive.memory_limit_bytes)
-        except LimitExceeded:
-            too_large = True
-        else:
-            functions, dropped_fns = kept_functions(
-                directive.source, result.memory, directive.functions, forms=result.forms or None
-            )
-            dropped.update(dropped_fns)
-    if not keep or too_large:
-        # memory is transactional: a failed run keeps what it was given, and so does a
-        # return that ends the run (nothing reads it after)
-        memory, functions, dropped = dict(directive.memory), dict(directive.functions), {}
-    size = sum(len(k) + len(v.encode()) for k, v in memory.items())
-    size += sum(len(k) + len(v.encode()) for k, v in functions.items())
-    if too_large and directive.memory_limit_bytes is not None:
-        size = max(size, directive.memory_limit_bytes + 1)  # one value's text passes it
-    return ProgramOutput(
-        value=value,
-        returned=result.returned,
-        failed=result.failed,
-        fail_value=plain_value(result.fail_value),
-        prints=tuple(result.prints),
-        error=_error(result),
-        tool_calls=tuple(_tool_call(r, envelopes) for r in result.tool_calls),
-        memory=memory,
-        functions=functions,
-        dropped=dropped,
-        memory_bytes=size,
-        duration_ms=round(duration, 3),
-    )
-
-
-def plain_value(value: Any) -> Any:
-    """Return a program value as plain JSON data that survives the journal unchanged.
-
-    Keywords become their names, tuples and sets lists, map keys strings (a non-string key
-    becomes its PTC-Lisp text), non-finite floats ``"##Inf"``/``"##-Inf"``/``"##NaN"``.
-
-    Example:
-        >>> from ptcflow.lisp import Keyword
-        >>> plain_value({"s": Keyword("done"), 1: (1.5, float("inf"))})
-        {'s': 'done', '1': [1.5, '##Inf']}
-    """
-    t = type(value)
-    if value is None or t is str or t is bool or t is int:
-        return value
-    if t is float:
-        if math.isfinite(value):
-            return value
-        return "##NaN" if math.isnan(value) else ("##Inf" if value > 0 else "##-Inf")
-    if isinstance(value, Mapping):
-        return {_key(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [plain_value(v) for v in value]
-    name = getattr(value, "name", None)
-    if type(value).__name__ == "Keyword" and isinstance(name, str):
-        return name
-    if isinstance(value, msgspec.Struct):
-        return plain_value(msgspec.to_builtins(value))
-    return str(value)
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    name = getattr(key, "name", None)
-    if type(key).__name__ == "Keyword" and isinstance(name, str):
-        return name
-    from ptcflow.lisp import from_python, pr_str
-
-    try:  # a tuple key (an exported vector) prints as a vector: [1 2]
-        return pr_str(from_python(key, keywordize_keys=False), limit=1000)
-    except TypeError:
-        return str(key)
-
-
-def _error(result: LispResult) -> ProgramError | None:
-    err = result.error
-    if err is None:
-        return None
-    return ProgramError(
-        category=err.category,
-        message=err.message,
-        line=err.line,
-        column=err.column,
-        limit=getattr(err, "limit", None),
-    )
-
-
-def _tool_call(record: ToolCallRecord, envelopes: Mapping[int, Ok[Any] | Err]) -> ProgramToolCall:
-    result = envelopes.get(record.index)
-    if result is None:  # no router answered it (a record without envelopes)
-        if record.error is None:
-            result = Ok(payload=plain_value(record.result))
-        else:
-            result = Err(error=ErrorEnvelope.make("tool_error", record.error))
-    return ProgramToolCall(
-        index=record.index,
-        name=record.name,
-        args=plain_value(record.args),
-        result=result,
-        duration_ms=round(record.duration_ms, 3),
-    )
-
-
-def _record(cls: type[ToolCallRecord], call: ProgramToolCall) -> ToolCallRecord:
-    result = call.result
-    if isinstance(result, Ok):
-        return cls(name=call.name, args=call.args, result=result.payload, index=call.index)
-    error = result.error
-    return cls(
-        name=call.name, args=call.args, error=f"{error.type}: {error.message}", index=call.index
-    )

@@ -1,39 +1,28 @@
 """What the programs of one run share, and the memory a program reads and writes.
 
-Split out of :mod:`ptcflow.directives._program`: :class:`ProgramCache`, the memory's texts
-read into values before a program (:func:`memory_in`) and written back after it
-(:func:`memory_out`), and whether a program's ``return`` ends the run, so that its memory
-is not needed (:func:`return_ends_run`).
+:class:`ProgramCache`, the memory's texts read into values before a program
+(:func:`memory_in`) and written back after it (:func:`memory_out`), and whether a
+program's ``return`` ends the run, so that its memory is not needed
+(:func:`return_ends_run`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
-if TYPE_CHECKING:
-    from ptcflow.directives._program import RunProgram
-    from ptcflow.signature import Signature
+from ptcflow.directives import RunProgram
+from ptcflow.lisp import memory_from_data, memory_to_data
+from ptcflow.signature import Signature, parse, validate_return
 
-__all__ = (
-    "NEVER_REJECTS",
-    "VALIDATION_MODES",
-    "ProgramCache",
-    "memory_in",
-    "memory_out",
-    "return_ends_run",
-)
-
-VALIDATION_MODES: Final = frozenset(("enabled", "strict", "warn_only", "disabled"))
-"""The modes of :meth:`ptcflow.signature.Signature.validate_output` (``":strict"`` too)."""
-NEVER_REJECTS: Final = frozenset(("warn_only", "disabled"))
-"""The modes in which a returned value is never rejected."""
+__all__ = ("ProgramCache", "memory_in", "memory_out", "return_ends_run")
 
 
 class ProgramCache:
     """What the programs of one run share, so that each turn does not redo the last one's work.
 
-    A runtime keeps one per run and passes it to :func:`perform_program` for every program
+    A runtime keeps one per run and passes it to
+    :func:`~ptcflow.program.perform_program` for every program
     of the run (program values are immutable, so sharing them is safe):
 
     * ``converted``: the ``ctx`` values programs converted into PTC-Lisp data,
@@ -66,8 +55,6 @@ class ProgramCache:
 
 def memory_in(texts: Mapping[str, str], cache: ProgramCache) -> dict[str, Any]:
     """The directive's memory as PTC-Lisp values (texts the cache holds are not read)."""
-    from ptcflow.lisp import memory_from_data
-
     known = cache.memory
     values: dict[str, Any] = {}
     unread: dict[str, str] = {}
@@ -92,8 +79,6 @@ def memory_out(
     it came in with (so a text never changes from turn to turn, cache or not), the others
     are printed. With a ``limit``, a value whose text alone passes it raises
     ``LimitExceeded`` (without a limit, such a value is dropped with the reason)."""
-    from ptcflow.lisp import memory_to_data
-
     known = cache.memory
     texts: dict[str, str] = {}
     unprinted: dict[str, Any] = {}
@@ -119,21 +104,19 @@ def return_ends_run(directive: RunProgram, value: Any, cache: ProgramCache) -> b
     """Whether the strategy accepts ``value`` returned by the directive's program, so that
     the run ends there and the program's memory is never read again.
 
-    The same check as the PTC strategy's, on the same plain value:
-    ``Signature.validate_output(value, mode).ok`` of the directive's ``return_signature``
-    (parsed once per cache); no signature, or a mode that never rejects, accepts anything.
-    A directive without ``return_validation`` (one from an older journal) cannot tell:
-    ``False``, and the memory is written as it always was.
+    The strategy's own answer: :func:`ptcflow.signature.validate_return` of the
+    directive's ``return_signature`` (parsed once per cache) in its ``return_validation``
+    mode, on the same plain value the strategy receives. A directive without
+    ``return_validation`` (one from an older journal, or a debug run that keeps every
+    turn's memory) cannot tell: ``False``, and the memory is written as it always was.
     """
     mode = directive.return_validation
     if mode is None:
         return False
     text = directive.return_signature
-    if text is None or mode.lstrip(":") in NEVER_REJECTS:
-        return True
-    sig = cache.signatures.get(text)
-    if sig is None:
-        from ptcflow.signature import parse
-
-        sig = cache.signatures[text] = parse(text)
-    return sig.validate_output(value, mode).ok
+    sig = None
+    if text is not None:
+        sig = cache.signatures.get(text)
+        if sig is None:
+            sig = cache.signatures[text] = parse(text)
+    return validate_return(sig, value, mode, warnings=False).ok

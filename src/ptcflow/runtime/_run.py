@@ -22,7 +22,8 @@ import anyio
 import msgspec
 
 from ptcflow.core import Flight, RunCore, Step
-from ptcflow.directives import Directive, ProgramCache
+from ptcflow.directives import Directive
+from ptcflow.program import ProgramCache
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox

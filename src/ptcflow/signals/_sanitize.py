@@ -136,6 +136,8 @@ class _Sanitizer:
             if len(items) > self.max_items:
                 result.append(f"<{len(items) - self.max_items} more>")
             return result
+        # A PTC-Lisp keyword, known by its shape: signals is a leaf beside lisp and
+        # imports nothing of it (the program host, above both, uses the real type).
         name = getattr(value, "name", None)
         if type(value).__name__ == "Keyword" and isinstance(name, str):
             return name

@@ -51,14 +51,18 @@ from ptcflow.signature._pytypes import (
     type_path as type_path,
 )
 from ptcflow.signature._render import render_type as render_type
-from ptcflow.signature._signature import Signature as Signature
+from ptcflow.signature._signature import (
+    Signature as Signature,
+    validate_return as validate_return,
+)
 from ptcflow.signature._template import (
     Template as Template,
     check_placeholders as check_placeholders,
 )
-from ptcflow.signature._validate import ValidationResult as ValidationResult
+from ptcflow.signature._validate import MODES as MODES, ValidationResult as ValidationResult
 
 __all__ = (
+    "MODES",
     "ConversionError",
     "Converter",
     "Field",
@@ -86,4 +90,5 @@ __all__ = (
     "to_plain",
     "type_from_hint",
     "type_path",
+    "validate_return",
 )

@@ -14,7 +14,9 @@ from ptcflow.signature._render import View, check_view, render_type
 from ptcflow.signature._schema import type_schema
 from ptcflow.signature._validate import Compiled, ValidationResult, check_mode, compile_type
 
-__all__ = ("Signature", "render_signature")
+__all__ = ("Signature", "render_signature", "validate_return")
+
+_NEVER_REJECTS = frozenset(("warn_only", "disabled"))
 
 
 class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
@@ -147,6 +149,42 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True, cache_hash=True):
     def json_schema(self) -> dict[str, Any]:
         """Both schemas: ``{"input": {...object...}, "output": {...}}``."""
         return {"input": self.input_schema(), "output": self.output_schema()}
+
+
+def validate_return(
+    signature: Signature | None, value: Any, mode: str = "enabled", *, warnings: bool = True
+) -> ValidationResult:
+    """Check a value an agent's program returned against the agent's output type.
+
+    The one answer to "does this ``return`` end the run": the SubAgent strategies end the
+    run when ``ok`` is true (else they feed the errors back to the model), and the program
+    host asks the same question of the same plain value, so that a program whose
+    ``return`` ends the run does not write memory nobody reads. No signature accepts
+    anything; ``warn_only`` and ``disabled`` never reject.
+
+    Args:
+        signature: the agent's signature, or ``None``.
+        value: the returned value, as plain data.
+        mode: ``enabled``, ``strict``, ``warn_only`` or ``disabled`` (``":strict"`` too).
+        warnings: ``False`` when only ``ok`` is needed: a mode that never rejects then
+            answers without walking the value (and without its warnings).
+
+    Returns:
+        The :class:`ValidationResult` of :meth:`Signature.validate_output`.
+
+    Raises:
+        UsageError: ``mode`` is unknown.
+
+    Example:
+        >>> from ptcflow.signature import parse
+        >>> validate_return(parse("{n :int}"), {"n": "4"}).ok
+        False
+        >>> validate_return(None, "anything").ok
+        True
+    """
+    if signature is None or (not warnings and check_mode(mode) in _NEVER_REJECTS):
+        return ValidationResult(ok=True, value=value, errors=[], warnings=[])
+    return signature.validate_output(value, mode)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -42,7 +42,9 @@ def key_name(key: object) -> str:
 
 def is_keyword(value: object) -> bool:
     """Whether ``value`` is acceptable as ``:keyword``: a str, an Enum member, or a
-    keyword object (a class named ``Keyword`` with a str ``name``)."""
+    keyword object (a class named ``Keyword`` with a str ``name``: PTC-Lisp's, known by
+    its shape because the signature language is a leaf beside :mod:`ptcflow.lisp` and
+    imports nothing of it)."""
     if isinstance(value, str | enum.Enum):
         return True
     return type(value).__name__ == "Keyword" and isinstance(getattr(value, "name", None), str)

@@ -22,17 +22,23 @@ from ptcflow.core import (
     TurnTrace as TurnTrace,
 )
 from ptcflow.strategies._replay import replay as replay
-from ptcflow.strategies.json_agent._strategy import JsonAgent as JsonAgent, JsonState as JsonState
-from ptcflow.strategies.json_agent._trace import JsonCall as JsonCall
-from ptcflow.strategies.ptc._feedback import PromptLimit as PromptLimit
-from ptcflow.strategies.ptc._prompt import ToolInfo as ToolInfo
-from ptcflow.strategies.ptc._state import PtcState as PtcState, PtcTurn as PtcTurn
-from ptcflow.strategies.ptc._strategy import PTC as PTC
-from ptcflow.strategies.react._state import (
+from ptcflow.strategies.json_agent import (
+    JsonAgent as JsonAgent,
+    JsonCall as JsonCall,
+    JsonState as JsonState,
+)
+from ptcflow.strategies.ptc import (
+    PTC as PTC,
+    PromptLimit as PromptLimit,
+    PtcState as PtcState,
+    PtcTurn as PtcTurn,
+    ToolInfo as ToolInfo,
+)
+from ptcflow.strategies.react import (
     PendingCall as PendingCall,
+    ReAct as ReAct,
     ReActState as ReActState,
 )
-from ptcflow.strategies.react._strategy import ReAct as ReAct
 
 __all__ = (
     "PTC",

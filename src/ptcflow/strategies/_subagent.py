@@ -1,7 +1,9 @@
-"""Checks shared by the SubAgent strategies: the returned value, the ``fail`` value, time.
+"""What the SubAgent strategies (PTC and JSON mode) share: checks, endings, time.
 
-Pure functions of plain data; the problems they find are :class:`ProgramError` values
-written for the model (what, where, how to fix), fed back on the next turn.
+The checks of the returned value and the ``fail`` value are pure functions of plain data;
+the problems they find are :class:`ProgramError` values written for the model (what, where,
+how to fix), fed back on the next turn. A run that ends as failed is built by
+:func:`failed`, and the outcome of an ended run by :func:`ended_outcome`.
 """
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
-from ptcflow.core import StepFail
-from ptcflow.signals import ProgramError
+import msgspec
+
+from ptcflow.core import Outcome, StepFail, Trace
+from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramError, Usage
 from ptcflow.signature import (
     ConversionError,
     Converter,
@@ -20,17 +24,24 @@ from ptcflow.signature import (
     import_type,
     parse as parse_signature,
     render_type,
+    validate_return,
 )
 
 __all__ = (
+    "Ended",
     "call_warnings",
     "check_fail",
     "check_return",
     "coercible_inputs",
+    "ended_outcome",
     "epoch_ms",
+    "failed",
+    "header",
+    "keeps_trace",
     "span_ms",
 )
 
+S = TypeVar("S", bound=msgspec.Struct)
 _SCHEMA_PRIMS: Final = {"integer": "int", "number": "float", "boolean": "bool"}
 
 _TIME: Final = re.compile(
@@ -49,6 +60,12 @@ def check_return(
     ``output_type`` (``module:qualname``), check that the type can be built from it (its
     formats, enum values, a pydantic model's validators).
 
+    The signature's check is :func:`ptcflow.signature.validate_return`, the one answer to
+    "does this ``return`` end the run" that the program host also asks (to write no memory
+    for a program whose ``return`` ends the run). The ``output_type`` check is this
+    function's alone: a strategy with an ``output_type`` does not let the host answer (its
+    ``RunProgram.return_validation`` is ``None``), so the two never disagree.
+
     Returns:
         ``(problem, warnings)``: the problem to feed back (category ``validation``, one
         line per path that failed) or ``None``, and the warnings of ``warn_only``.
@@ -57,12 +74,10 @@ def check_return(
         UsageError: ``output_type`` cannot be imported in this process (a Temporal worker
             without the package that defines it).
     """
-    if signature is None:
-        return None, []
-    result = signature.validate_output(value, mode)
+    result = validate_return(signature, value, mode)
     if result.ok:
         warnings = list(result.warnings)
-        if output_type is None or mode == "disabled":
+        if output_type is None or mode == "disabled" or signature is None:
             return None, warnings
         try:
             Converter(import_type(output_type)).load(value)
@@ -79,6 +94,7 @@ def check_return(
                 [],
             )
         return None, warnings
+    assert signature is not None  # no signature accepts anything
     expected = render_type(signature.output, "prompt")
     lines = "\n".join(f"- {e}" for e in result.errors)
     return (
@@ -187,3 +203,94 @@ def span_ms(start: str, end: str) -> float:
     if a is None or b is None:
         return 0.0
     return round(max(0.0, b - a), 3)
+
+
+def header(turn: int, max_turns: int) -> str:
+    """``Turn N of M.``, with the last-turn warning when ``turn == max_turns``."""
+    text = f"Turn {turn} of {max_turns}."
+    if turn == max_turns and max_turns > 1:
+        text += " This is your last turn: end it with (return ...) or (fail ...)."
+    return text
+
+
+def failed(
+    state: S,
+    reason: str,
+    message: str,
+    error_type: str,
+    *,
+    op: str | None = None,
+    details: Mapping[str, Any] | None = None,
+    error: ErrorEnvelope | None = None,
+    **changes: Any,
+) -> S:
+    """``state`` ended as failed: ``status="failed"``, its :class:`StepFail` and error
+    envelope (``error``, else one of ``error_type``), the ``reason``, and ``changes``."""
+    fail = StepFail(reason=reason, message=message, op=op, details=dict(details or {}))
+    envelope = error or ErrorEnvelope.make(error_type, message, details)
+    return msgspec.structs.replace(
+        state, status="failed", fail=fail, error=envelope, reason=reason, **changes
+    )
+
+
+class Ended(Protocol):
+    """The fields of a SubAgent state that its outcome reads."""
+
+    @property
+    def status(self) -> str:
+        """``completed`` or ``failed`` once ended."""
+        ...
+
+    @property
+    def value(self) -> Any:
+        """The answer of a completed run."""
+        ...
+
+    @property
+    def error(self) -> ErrorEnvelope | None:
+        """The error of a failed run."""
+        ...
+
+    @property
+    def fail(self) -> StepFail | None:
+        """Why a failed run failed."""
+        ...
+
+    @property
+    def reason(self) -> str:
+        """Why the run ended."""
+        ...
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens summed over the run."""
+        ...
+
+
+def keeps_trace(trace: bool | str, ok: bool) -> bool:
+    """Whether a run keeps its turn trace: the strategy's ``trace`` option (``True``,
+    ``False`` or ``"on_error"``) for a run that succeeded (``ok``) or failed."""
+    return trace is True or (trace == "on_error" and not ok)
+
+
+def ended_outcome(state: Ended, trace: Trace | None, signature: str | None) -> Outcome:
+    """The :class:`Outcome` of an ended SubAgent run: ``Ok(value)`` once completed, else
+    ``Err`` with its ``fail``; the turn ``trace`` and the agent's ``signature`` ride along
+    for the Step."""
+    if state.status == "completed":
+        return Outcome(
+            result=Ok(payload=state.value),
+            usage=state.usage,
+            reason=state.reason,
+            trace=trace,
+            signature=signature,
+        )
+    error = state.error or ErrorEnvelope.make("internal", "the run failed without an error")
+    return Outcome(
+        result=Err(error=error),
+        usage=state.usage,
+        reason=state.reason,
+        fail=state.fail,
+        trace=trace,
+        signature=signature,
+    )

@@ -110,7 +110,7 @@ def public_path(cls: type) -> str:
     """The import path under which ``cls`` is stored in a payload: its package's public face.
 
     A class of ptcflow defined in a private module (``ptcflow.strategies.ptc._state``) is
-    named through the face that exports it (``ptcflow.strategies:PtcState``), so that
+    named through the face that exports it (``ptcflow.strategies.ptc:PtcState``), so that
     payloads do not depend on where a class's file sits: moving a file inside a package
     keeps every stored path valid. Other classes keep their own module.
 
@@ -120,7 +120,7 @@ def public_path(cls: type) -> str:
     Example:
         >>> from ptcflow.strategies import ReAct
         >>> public_path(ReAct)
-        'ptcflow.strategies:ReAct'
+        'ptcflow.strategies.react:ReAct'
     """
     module, qualname = cls.__module__, cls.__qualname__
     if module.startswith("ptcflow.") and "._" in module:

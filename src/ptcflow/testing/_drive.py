@@ -180,7 +180,7 @@ class SignalFactory:
         """``ai.program.result`` with ``Ok(output)`` or ``Err(error)`` (a ``RunProgram``'s end).
 
         Build a realistic output by running the directive's program, for example with
-        ``ptcflow.directives.perform_program``.
+        ``ptcflow.program.perform_program``.
         """
         envelope: Ok[ProgramOutput] | Err = (
             Err(error=result) if isinstance(result, ErrorEnvelope) else Ok(payload=result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ptcflow.strategies.ptc._preview import clj
+from ptcflow.strategies.ptc import clj
 from ptcflow.trace._mission import Mission
 from ptcflow.trace._node import Node
 from ptcflow.trace._summary import AgentSummary, Prices

@@ -27,7 +27,7 @@ from ptcflow.runtime import UNSET, Runtime, Step
 from ptcflow.signals import ErrorEnvelope
 from ptcflow.signature import Signature, is_record, parse, render_type, to_plain
 from ptcflow.strategies import ReAct, StepFail
-from ptcflow.strategies.ptc._prompt import example_value
+from ptcflow.strategies.ptc import example_value
 from ptcflow.tools import describe_tool, render_tool_signature
 
 if TYPE_CHECKING:

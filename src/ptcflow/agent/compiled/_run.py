@@ -24,14 +24,14 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.directives import plain_value
 from ptcflow.errors import UsageError
 from ptcflow.lisp import Limits, LispError, LispResult, run
+from ptcflow.program import plain_value
 from ptcflow.runtime import Step
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature
 from ptcflow.strategies import StepFail
-from ptcflow.strategies._subagent import check_fail
+from ptcflow.strategies.ptc import check_fail
 from ptcflow.tools import Tool, call_tool
 
 __all__ = ("ChunkRunner",)

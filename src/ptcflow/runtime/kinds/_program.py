@@ -1,6 +1,6 @@
 """The ``RunProgram`` kind: the runtime runs a PTC-Lisp program, its tool calls as sub-calls.
 
-One attempt is :func:`ptcflow.directives.perform_program` with the directive's own
+One attempt is the program host's :func:`ptcflow.program.perform_program` with the directive's own
 sub-call function as the router: each ``(call "tool" {...})`` of the program is
 ``ctx.call_tool(name, arguments, index=i)``, so it is validated, timed out, retried,
 limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
@@ -14,7 +14,7 @@ Calls that completed are kept on the directive's context as they complete
 attempt (after a retryable failure such as an attempt timeout) answers them from that record
 (``replay=``, with the missing calls performed: ``resume``) and no completed tool call is
 ever repeated. What the programs of a run share is kept for the whole run
-(``LocalRun.programs``, a :class:`~ptcflow.directives.ProgramCache`): the next turn's
+(``LocalRun.programs``, a :class:`~ptcflow.program.ProgramCache`): the next turn's
 program uses the ctx values already converted and the memory already read and printed.
 
 The span is ``execute_program {agent}`` with ``gen_ai.operation.name = "execute_program"``.
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptcflow.directives import ProgramCache, perform_program
+from ptcflow.program import ProgramCache, ProgramOptions, perform_program
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind
@@ -59,15 +59,14 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput:
     run = ctx.run
     if run.programs is None:
         run.programs = ProgramCache()
-    return await perform_program(
-        d,
-        call,
+    options = ProgramOptions(
+        cache=run.programs,
         replay=tuple(done.values()) if done else None,
         on_call=completed,
-        cache=run.programs,
         plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
         untimed_tools=run.tools.child_names,  # agents' runs are bounded by their own limits
     )
+    return await perform_program(d, call, options=options)
 
 
 def _settle(ctx: DirectiveContext, output: ProgramOutput) -> Ok[ProgramOutput]:

@@ -49,11 +49,16 @@ from ptcflow.signature import (
     redact_firewalled,
     render_type,
 )
-from ptcflow.strategies._subagent import check_return, span_ms
+from ptcflow.strategies._subagent import (
+    check_return,
+    ended_outcome,
+    failed,
+    header,
+    keeps_trace,
+    span_ms,
+)
 from ptcflow.strategies.json_agent._trace import JsonCall, json_trace
-from ptcflow.strategies.ptc._feedback import header
-from ptcflow.strategies.react._state import ReActState
-from ptcflow.strategies.react._strategy import ReAct
+from ptcflow.strategies.react import ReAct, ReActState
 
 _OWN_REASONS: Final = frozenset((CANCELLED, "turn_budget_exceeded"))
 """Model-call error types that are the run's reason themselves (else ``llm_error``)."""
@@ -198,11 +203,11 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         raw = {} if run.input is None else run.input
         if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
             message = f"the context of {self.name!r} must be a mapping with string keys"
-            return _failed(state, "invalid_input", message, VALIDATION), _NONE
+            return failed(state, "invalid_input", message, VALIDATION), _NONE
         try:
             expanded = Template(self.prompt).render(dict(raw))
         except SignatureError as exc:
-            return _failed(state, "missing_context", str(exc), VALIDATION), _NONE
+            return failed(state, "missing_context", str(exc), VALIDATION), _NONE
         system = self._system(raw, has_tools=bool(run.tools))
         react = self._react(system)
         first = RunInfo(
@@ -249,7 +254,7 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             return state, _NONE
         kind = signal.type
         if kind == REQUEST_FAILED:
-            return self._on_request_failed(state, signal), _NONE
+            return self._on_requestfailed(state, signal), _NONE
         react = self._react(state.system)
         new, out = react.handle(react_state, signal)
         if new is react_state:
@@ -279,7 +284,7 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         if new.status == "failed":
             error = new.error or ErrorEnvelope.make("internal", "the model call failed")
             reason = error.type if error.type in _OWN_REASONS else "llm_error"
-            return _failed(state, reason, error.message, error.type, error=error, op="llm"), _NONE
+            return failed(state, reason, error.message, error.type, error=error, op="llm"), _NONE
         if new.status == "completed":
             return self._answer(react, state, new, signal)
         asks = [d for d in out if isinstance(d, LLMGenerate)]
@@ -326,12 +331,12 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         message = f"no valid answer after {self.max_turns} model calls"
         if problem is not None:
             message += f"; the last answer: {problem.message}"
-        return _failed(
+        return failed(
             state, "max_turns_exceeded", message, "max_turns_exceeded",
             details={"max_turns": self.max_turns},
         )  # fmt: skip
 
-    def _on_request_failed(self, state: JsonState, signal: Signal) -> JsonState:
+    def _on_requestfailed(self, state: JsonState, signal: Signal) -> JsonState:
         data = signal.data
         if isinstance(data, RequestEndData) and isinstance(data.result, Err):
             error = data.result.error
@@ -339,34 +344,17 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             error = ErrorEnvelope.make(CANCELLED, f"run {state.run_id} was cancelled")
         reason = "cancelled" if error.type == CANCELLED else error.type
         state = _replace(state, last_time=signal.time, first_time=state.first_time or signal.time)
-        return _failed(state, reason, error.message, error.type, error=error)
+        return failed(state, reason, error.message, error.type, error=error)
 
     def outcome(self, state: JsonState) -> Outcome | None:
         """The outcome once completed or failed."""
         if state.status == "running":
             return None
-        ok = state.status == "completed"
-        keep = self.trace is True or (self.trace == "on_error" and not ok)
+        keep = keeps_trace(self.trace, state.status == "completed")
         trace = json_trace(state.react, state.calls, state.system, state.expanded_prompt,
                            total_ms=span_ms(state.first_time, state.last_time),
                            usage=state.usage) if keep else None  # fmt: skip
-        if ok:
-            return Outcome(
-                result=Ok(payload=state.value),
-                usage=state.usage,
-                reason=state.reason,
-                trace=trace,
-                signature=self.signature,
-            )
-        error = state.error or ErrorEnvelope.make("internal", "the run failed without an error")
-        return Outcome(
-            result=Err(error=error),
-            usage=state.usage,
-            reason=state.reason,
-            fail=state.fail,
-            trace=trace,
-            signature=self.signature,
-        )
+        return ended_outcome(state, trace, self.signature)
 
     def snapshot(self, state: JsonState) -> Any:
         """The state as plain JSON data."""
@@ -387,18 +375,3 @@ def _decode(text: str) -> tuple[Any, ProgramError | None]:
             "matches the expected output"
         )
         return None, ProgramError(category="validation", message=message)
-
-
-def _failed(
-    state: JsonState,
-    reason: str,
-    message: str,
-    error_type: str,
-    *,
-    op: str | None = None,
-    details: Mapping[str, Any] | None = None,
-    error: ErrorEnvelope | None = None,
-) -> JsonState:
-    fail = StepFail(reason=reason, message=message, op=op, details=dict(details or {}))
-    envelope = error or ErrorEnvelope.make(error_type, message, details)
-    return _replace(state, status="failed", fail=fail, error=envelope, reason=reason)

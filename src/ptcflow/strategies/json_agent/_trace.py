@@ -17,7 +17,7 @@ from ptcflow.core import (
 )
 from ptcflow.signals import ProgramError, Usage
 from ptcflow.strategies._subagent import span_ms
-from ptcflow.strategies.react._state import ReActState
+from ptcflow.strategies.react import ReActState
 
 __all__ = ("JsonCall", "json_trace")
 

@@ -15,10 +15,10 @@ import msgspec
 
 from ptcflow.errors import ConfigError
 from ptcflow.signals import Err, Ok, ProgramError, ProgramOutput, ProgramToolCall
-from ptcflow.strategies._subagent import call_warnings
+from ptcflow.strategies._subagent import call_warnings, header
 from ptcflow.strategies.ptc._preview import preview
 
-__all__ = ("PromptLimit", "feedback", "header")
+__all__ = ("PromptLimit", "feedback")
 
 
 class PromptLimit(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -50,14 +50,6 @@ class PromptLimit(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"PromptLimit.{name} must be a positive integer, got {value!r}")
-
-
-def header(turn: int, max_turns: int) -> str:
-    """``Turn N of M.``, with the last-turn warning when ``turn == max_turns``."""
-    text = f"Turn {turn} of {max_turns}."
-    if turn == max_turns and max_turns > 1:
-        text += " This is your last turn: end it with (return ...) or (fail ...)."
-    return text
 
 
 def feedback(

@@ -14,8 +14,8 @@ from ptcflow.core import (
     Trace,
     TurnTrace,
 )
-from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramError, Usage
-from ptcflow.strategies._subagent import call_warnings, span_ms
+from ptcflow.signals import Err, Ok, ProgramError, Usage
+from ptcflow.strategies._subagent import call_warnings, ended_outcome, keeps_trace, span_ms
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
 
 __all__ = ("ptc_outcome", "tokens")
@@ -30,26 +30,8 @@ def ptc_outcome(
     state: PtcState, *, trace: bool | str, debug: bool, signature: str | None
 ) -> Outcome:
     """The :class:`Outcome` of a completed or failed run (``trace`` as the run asked)."""
-    ok = state.status == "completed"
-    keep = trace is True or (trace == "on_error" and not ok)
-    turns = _trace(state, debug) if keep else None
-    if ok:
-        return Outcome(
-            result=Ok(payload=state.value),
-            usage=state.usage,
-            reason=state.reason,
-            trace=turns,
-            signature=signature,
-        )
-    error = state.error or ErrorEnvelope.make("internal", "the run failed without an error")
-    return Outcome(
-        result=Err(error=error),
-        usage=state.usage,
-        reason=state.reason,
-        fail=state.fail,
-        trace=turns,
-        signature=signature,
-    )
+    keep = keeps_trace(trace, state.status == "completed")
+    return ended_outcome(state, _trace(state, debug) if keep else None, signature)
 
 
 def _trace(state: PtcState, debug: bool) -> Trace:

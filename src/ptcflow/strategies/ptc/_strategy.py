@@ -362,9 +362,13 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             memory_limit_bytes=self.memory_limit_bytes,
             timeout_ms=self.program_timeout_ms,
             # a return the executor can tell ends the run writes no memory; with debug the
-            # memory is written after every program (the trace shows it)
+            # memory is written after every program (the trace shows it), and so it is
+            # with an output_type: whether the value fits the type is the strategy's own
+            # check (check_return), which the executor's answer (validate_return) lacks
             return_signature=self.signature or None,
-            return_validation=None if self.debug else self.signature_validation,
+            return_validation=(
+                None if self.debug or self.output_type else self.signature_validation
+            ),
         )
         state = _replace(
             state,

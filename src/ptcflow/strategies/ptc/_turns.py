@@ -24,7 +24,7 @@ from ptcflow.signals import (
     Signal,
     ToolResultData,
 )
-from ptcflow.strategies._subagent import check_fail, check_return
+from ptcflow.strategies._subagent import check_fail, check_return, failed as ended
 from ptcflow.strategies.ptc._feedback import feedback
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
 
@@ -49,28 +49,10 @@ JUDGMENT_REASONS: Final = {
 }
 
 
-def failed(
-    state: PtcState,
-    reason: str,
-    message: str,
-    error_type: str,
-    *,
-    op: str | None = None,
-    details: Mapping[str, Any] | None = None,
-    error: ErrorEnvelope | None = None,
-    **changes: Any,
-) -> PtcState:
-    fail = StepFail(reason=reason, message=message, op=op, details=dict(details or {}))
-    envelope = error or ErrorEnvelope.make(error_type, message, details)
-    return _replace(
-        state,
-        status="failed",
-        llm_call_id=None,
-        program_call_id=None,
-        fail=fail,
-        error=envelope,
-        reason=reason,
-        **changes,
+def failed(state: PtcState, reason: str, message: str, error_type: str, **changes: Any) -> PtcState:
+    """:func:`ptcflow.strategies._subagent.failed`, with nothing left in flight."""
+    return ended(
+        state, reason, message, error_type, llm_call_id=None, program_call_id=None, **changes
     )
 
 

@@ -4,10 +4,10 @@ Budgets (issue 26): appending a turn to a 1,000-message session costs at most 2x
 to a 10-message one (SQLite and PostgreSQL), each measured in the same run, alternating;
 loading a 1,000-message session takes at most 20 ms on SQLite.
 
-    python bench/sessions.py                 # SQLite, and PostgreSQL when it can start one
-    python bench/sessions.py --quick         # fewer repeats (a smoke run)
-    python bench/sessions.py --dsn postgresql://...   # an existing server instead
-    python bench/sessions.py --json out.json
+    python bench/session_store.py                 # SQLite, and PostgreSQL when it can start one
+    python bench/session_store.py --quick         # fewer repeats (a smoke run)
+    python bench/session_store.py --dsn postgresql://...   # an existing server instead
+    python bench/session_store.py --json out.json
 
 PostgreSQL is Debian's ``postgresql`` package started in a temporary directory, as the
 tests do (``tests/sessions/pg.py``); without it the PostgreSQL rows say why they are missing.
