@@ -97,7 +97,11 @@ async def test_request_body_system_tool_use_and_tool_result_blocks() -> None:
         tools=(ADD,),
         tool_choice="required",
         response_schema=schema,
-        options={"max_tokens": 256, "temperature": 0.1},
+        options={
+            "max_tokens": 256,
+            "temperature": 0.1,
+            "prompt_cache": False,
+        },  # markers: test_prompt_cache.py
     )
     async with served() as (server, p):
         server.push(messages_turn(Turn(text="ok")))

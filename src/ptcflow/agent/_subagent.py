@@ -23,7 +23,7 @@ from ptcflow.agent._model import LLMRetry, model_kind
 from ptcflow.agent._plan import SubAgentError, execute, plan
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
-from ptcflow.runtime import RunOptions
+from ptcflow.runtime import RunOptions, UsageLimits
 from ptcflow.runtime.lowlevel import in_event_loop
 from ptcflow.sessions import Session
 from ptcflow.signals import ErrorEnvelope
@@ -264,6 +264,7 @@ class SubAgent:
         run_id: str | None = None,
         record: bool = False,
         mission_limits: MissionLimits | Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
     ) -> Step:
@@ -293,6 +294,8 @@ class SubAgent:
                 the mission this run starts when its tools include agents: nesting depth
                 and a turn budget shared by every agent it calls (default: depth 3, 20
                 turns).
+            usage_limits: the :class:`~ptcflow.UsageLimits` (tokens, requests, tool calls,
+                cost) of the run and every agent it calls, together.
             history: the conversation so far (an earlier ``step.messages``); the run's
                 ``step.messages`` continues it. A PTC-Lisp agent reads the last questions
                 and answers at the top of its task; ``output="json"`` gets the messages.
@@ -312,6 +315,7 @@ class SubAgent:
             llm=llm,
             run_id=run_id,
             record=record,
+            usage_limits=usage_limits,
             history=history,
             session=session,
             agent_options={

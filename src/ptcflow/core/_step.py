@@ -40,6 +40,11 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         signature: the output signature of the SubAgent that produced :attr:`value`
             (passing this Step as the next agent's ``context`` uses it as the context's
             types).
+        cost_usd: US dollars of the run's own model calls (child runs not included),
+            priced by the Runtime's ``prices``; ``None`` when a model it called has no
+            price (see :attr:`unpriced_models`: the cost is unknown, not zero) or when
+            the run was not priced.
+        unpriced_models: the models the run called that have no price.
         messages: the conversation so far, for a strategy that keeps one (ReAct, the
             JSON mode): the run's history first, then this run's messages (its system
             prompt left out), so ``history=step.messages`` continues it; else empty.
@@ -62,6 +67,8 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     fail: StepFail | None = None
     trace: Trace | None = None
     signature: str | None = None
+    cost_usd: float | None = None
+    unpriced_models: tuple[str, ...] = ()
     messages: tuple[Message, ...] = ()
 
     def __repr__(self) -> str:

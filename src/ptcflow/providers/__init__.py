@@ -13,7 +13,15 @@ from ptcflow.providers._errors import (
     classify_sdk_error as classify_sdk_error,
     parse_retry_after as parse_retry_after,
 )
+from ptcflow.providers._fallback import (
+    DEFAULT_FALLBACK_ON as DEFAULT_FALLBACK_ON,
+    FALLBACK_OBSERVER as FALLBACK_OBSERVER,
+    LLM_FALLBACK as LLM_FALLBACK,
+    FallbackModel as FallbackModel,
+    error_type as fallback_error_type,
+)
 from ptcflow.providers._openai import OpenAIProvider as OpenAIProvider
+from ptcflow.providers._prices import ModelPrice as ModelPrice, PriceTable as PriceTable
 from ptcflow.providers._protocol import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
@@ -28,17 +36,24 @@ from ptcflow.providers._registry import (
 from ptcflow.providers._source import ModelSource as ModelSource
 
 __all__ = (
+    "DEFAULT_FALLBACK_ON",
+    "FALLBACK_OBSERVER",
+    "LLM_FALLBACK",
     "AnthropicProvider",
     "EmbedRequest",
+    "FallbackModel",
     "LLMProvider",
     "LLMRequest",
+    "ModelPrice",
     "ModelRegistry",
     "ModelResolver",
     "ModelSource",
     "OpenAIProvider",
+    "PriceTable",
     "ProviderConfig",
     "ProviderError",
     "classify_sdk_error",
+    "fallback_error_type",
     "find_config",
     "parse_retry_after",
 )

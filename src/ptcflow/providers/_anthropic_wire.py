@@ -10,7 +10,7 @@ responses and the streaming event sequence ``message_start``, ``content_block_st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -121,6 +121,21 @@ def _tool_choice(choice: str) -> dict[str, Any]:
     return {"type": "tool", "name": choice}
 
 
+CACHE_POINT: Final[Mapping[str, str]] = {"type": "ephemeral"}
+"""The ``cache_control`` of a prompt-cache point (Anthropic's 5-minute cache)."""
+
+
+def _mark_history(turns: list[dict[str, Any]]) -> None:
+    """A cache point on the last block of the conversation: everything before the next
+    turn's new messages is read from the cache then (the history only grows)."""
+    last = turns[-1]
+    content = last["content"]
+    if isinstance(content, str):
+        content = last["content"] = [{"type": "text", "text": content}]
+    if content:
+        content[-1] = {**content[-1], "cache_control": dict(CACHE_POINT)}
+
+
 def build_messages_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     """Return the JSON body of ``POST /v1/messages`` for ``request``.
 
@@ -129,13 +144,18 @@ def build_messages_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     ``response_schema`` becomes ``output_config.format`` (structured outputs); other
     options (``temperature``, ``top_p``, ``stop_sequences``, ...) are sent as given.
 
+    Prompt caching is on unless ``options["prompt_cache"]`` is ``False``: a
+    ``cache_control`` point on the system prompt, on the last tool and on the last block
+    of the conversation (three of the four the API allows).
+
     Example:
         >>> req = LLMRequest(model="claude", messages=(Message(role="system", content="Be brief."),
-        ...     Message(role="user", content="hi")))
+        ...     Message(role="user", content="hi")), options={"prompt_cache": False})
         >>> build_messages_body(req, stream=False)
         {'model': 'claude', 'max_tokens': 4096, 'messages': [{'role': 'user', 'content': 'hi'}], 'system': 'Be brief.'}
     """
     options = dict(request.options)
+    cache = options.pop("prompt_cache", True) is not False
     system, turns = _conversation(request.messages)
     body: dict[str, Any] = {
         "model": request.model,
@@ -143,7 +163,11 @@ def build_messages_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         "messages": turns,
     }
     if system:
-        body["system"] = system
+        body["system"] = (
+            [{"type": "text", "text": system, "cache_control": dict(CACHE_POINT)}]
+            if cache
+            else system
+        )
     if request.tools:
         body["tools"] = [
             {
@@ -153,6 +177,10 @@ def build_messages_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+        if cache:
+            body["tools"][-1]["cache_control"] = dict(CACHE_POINT)
+    if cache and len(turns) > 1:  # a history: the conversation so far is reused next turn
+        _mark_history(turns)
     if request.tool_choice:
         body["tool_choice"] = _tool_choice(request.tool_choice)
     if request.response_schema is not None:

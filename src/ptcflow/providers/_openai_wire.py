@@ -8,6 +8,7 @@ adapter in ``_openai.py`` only moves these mappings through the official SDK.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,13 +74,38 @@ def _tool_choice(choice: str) -> Any:
     return {"type": "function", "function": {"name": choice}}
 
 
+def prompt_cache_key(request: LLMRequest) -> str | None:
+    """A key naming the stable prefix of ``request`` (its system prompt and its tools), so
+    that OpenAI routes the calls of one agent to the same prompt cache; ``None`` for a
+    request with neither.
+
+    Example:
+        >>> req = LLMRequest(model="m", messages=(Message(role="system", content="Be brief."),))
+        >>> prompt_cache_key(req)
+        'ptcflow-4cdb6ae18c5b9823ca827c86'
+    """
+    system = [m.content for m in request.messages if m.role == "system"]
+    if not system and not request.tools:
+        return None
+    digest = hashlib.sha256()
+    for text in system:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    for t in request.tools:
+        digest.update(t.name.encode())
+        digest.update(b"\0")
+    return "ptcflow-" + digest.hexdigest()[:24]
+
+
 def build_chat_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     """Return the JSON body of ``POST /chat/completions`` for ``request``.
 
     ``tool_choice`` accepts ``auto``, ``none``, ``required`` (or ``any``) or a tool name;
     ``response_schema`` becomes ``response_format`` of type ``json_schema`` (strict when
     ``options["strict_schema"]`` is true); every other option (``temperature``,
-    ``max_tokens``, ``seed``, ...) is sent as given.
+    ``max_tokens``, ``seed``, ...) is sent as given. Unless ``options["prompt_cache"]``
+    is ``False``, a request with a system prompt or tools carries a
+    ``prompt_cache_key`` (:func:`prompt_cache_key`; an option of that name wins).
 
     Example:
         >>> req = LLMRequest(model="m", messages=(Message(role="user", content="hi"),))
@@ -104,6 +130,10 @@ def build_chat_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         body["tool_choice"] = _tool_choice(request.tool_choice)
     options = dict(request.options)
     strict = bool(options.pop("strict_schema", False))
+    if options.pop("prompt_cache", True) is not False:
+        key = prompt_cache_key(request)
+        if key is not None:
+            body["prompt_cache_key"] = key
     if request.response_schema is not None:
         schema = request.response_schema
         name = str(schema.get("title") or "response")

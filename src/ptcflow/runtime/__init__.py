@@ -15,8 +15,10 @@ from ptcflow.providers import (
     EmbedRequest as EmbedRequest,
     LLMProvider as LLMProvider,
     LLMRequest as LLMRequest,
+    ModelPrice as ModelPrice,
     ModelResolver as ModelResolver,
     ModelSource as ModelSource,
+    PriceTable as PriceTable,
     ProviderError as ProviderError,
 )
 from ptcflow.runtime._child import ChildTool as ChildTool, ParentRun as ParentRun
@@ -29,32 +31,63 @@ from ptcflow.runtime._config import (
 )
 from ptcflow.runtime._entry import run as run, run_sync as run_sync
 from ptcflow.runtime._executor import ExecutorStatistics as ExecutorStatistics
+from ptcflow.runtime._guards import (
+    GUARDRAIL as GUARDRAIL,
+    GUARDRAIL_FAILED as GUARDRAIL_FAILED,
+    GUARDRAIL_TRIPPED as GUARDRAIL_TRIPPED,
+    GuardInfo as GuardInfo,
+    Guardrails as Guardrails,
+    Rewrite as Rewrite,
+    Trip as Trip,
+)
 from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
+from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
+from ptcflow.runtime._usage import (
+    PRICE_UNKNOWN as PRICE_UNKNOWN,
+    USAGE_LIMIT_EXCEEDED as USAGE_LIMIT_EXCEEDED,
+    UsageLimits as UsageLimits,
+    UsageMeter as UsageMeter,
+)
 
 __all__ = (
+    "GUARDRAIL",
+    "GUARDRAIL_FAILED",
+    "GUARDRAIL_TRIPPED",
+    "PRICE_UNKNOWN",
     "UNSET",
+    "USAGE_LIMIT_EXCEEDED",
     "ChildTool",
     "EmbedRequest",
     "ExecutorStatistics",
+    "GuardInfo",
+    "Guardrails",
     "LLMProvider",
     "LLMRequest",
     "Limits",
+    "ModelPrice",
     "ModelResolver",
     "ModelSource",
     "ParentRun",
     "Plannable",
+    "PriceTable",
     "ProviderError",
+    "RateLimit",
+    "RateLimiter",
     "RetryPolicy",
+    "Rewrite",
     "RunHandle",
     "RunOptions",
     "RunPlan",
     "Runtime",
     "Step",
     "Telemetry",
+    "Trip",
     "Unset",
+    "UsageLimits",
+    "UsageMeter",
     "backoff_delay",
     "run",
     "run_sync",

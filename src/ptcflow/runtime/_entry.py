@@ -17,6 +17,7 @@ from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._runtime import Runtime
 from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime._usage import UsageLimits
 
 __all__ = ("run", "run_sync")
 
@@ -36,6 +37,7 @@ async def run(
     timeout: float | Unset | None = UNSET,  # noqa: ASYNC109 (mission deadline, see docs)
     run_id: str | None = None,
     record: bool = False,
+    usage_limits: UsageLimits | None = None,
     **options: Any,
 ) -> Step:
     """Run one strategy, or an agent, in a temporary :class:`Runtime` and return its Step.
@@ -66,7 +68,11 @@ async def run(
         agents=agents,
     ) as rt:
         run_options = RunOptions(
-            timeout=timeout, run_id=run_id, record=record, agent_options=options
+            timeout=timeout,
+            run_id=run_id,
+            record=record,
+            usage_limits=usage_limits,
+            agent_options=options,
         )
         return await rt.run(strategy, input, options=run_options)
 

@@ -17,6 +17,7 @@ import msgspec
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
+from ptcflow.runtime._usage import UsageLimits
 from ptcflow.sessions import Session, check_history
 
 __all__ = ("RunOptions",)
@@ -43,6 +44,9 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         agents: extra agents this run's ``RunChild`` directives may start.
         record: keep the run's signals on ``Step.signals``.
         name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+        usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests, tool
+            calls, cost), shared by every child run it starts (default: the Runtime's).
+        guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (default: the Runtime's).
         history: the conversation so far (``Message`` structs or mappings of their
             fields, e.g. an earlier ``step.messages``), checked when given: every tool call
             must have its result. The strategy continues it (ReAct, the JSON mode); one
@@ -73,6 +77,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     agents: Mapping[str, Any] | None = None
     record: bool = False
     name: str | None = None
+    usage_limits: UsageLimits | None = None
+    guardrails: Any = None
     history: Sequence[Any] = ()
     session: Session | None = None
     agent_options: Mapping[str, Any] = _EMPTY
@@ -91,6 +97,10 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 raise UsageError(f"{field} must be a string or None, got {value!r}")
         if not isinstance(self.record, bool):
             raise UsageError(f"record must be True or False, got {self.record!r}")
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise UsageError(
+                f"usage_limits must be a UsageLimits, got {type(self.usage_limits).__name__}"
+            )
         if self.history is None or self.history:  # None, a list, dicts: the checked tuple
             msgspec.structs.force_setattr(self, "history", check_history(self.history or ()))
         if self.session is not None:

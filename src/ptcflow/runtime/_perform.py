@@ -25,8 +25,10 @@ from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
 from ptcflow.runtime._executor import Executor
+from ptcflow.runtime._guards import guard_tool
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import attach, detach
+from ptcflow.runtime._usage import admit_subcall
 from ptcflow.runtime.kinds._base import Kind
 from ptcflow.runtime.kinds._tool import builtin_kinds, custom_kind, unknown_kind
 from ptcflow.signals import (
@@ -108,6 +110,10 @@ class Performer:
         """
         ex = self.executor
         kind = ctx.kind = self._kinds.get(type(ctx.directive)) or self.kind_of(ctx.directive)
+        checked: Ok[Any] | Err | None = None
+        guards = ctx.run.guards
+        if guards is not None and guards.tool and type(ctx.directive) is ToolExec:
+            checked = await guard_tool(ctx)  # may rewrite the arguments, or trip
         timeout_ms = ctx.directive.timeout_ms
         if timeout_ms is not None:
             ctx.deadline = min(ctx.deadline, ex.clock() + timeout_ms / 1000.0)
@@ -121,7 +127,7 @@ class Performer:
             if ctx.directive.metadata:
                 tel.metadata(ctx.span, ctx.directive.metadata)
             token = attach(ctx.otel_context)
-        result: Ok[Any] | Err | None = None
+        result: Ok[Any] | Err | None = checked
         guarded = self.limited or ctx.attempt_ms is not None
         own = (
             anyio.CancelScope(deadline=ctx.deadline)
@@ -129,7 +135,7 @@ class Performer:
             else None
         )
         try:
-            if kind.prepare is not None:
+            if kind.prepare is not None and result is None:
                 result = kind.prepare(ctx)
             with own or _UNSCOPED:
                 outer = ctx.scope
@@ -332,6 +338,8 @@ class Performer:
                     )
                 if problems:
                     result = _invalid(sub, problems)
+                elif run.meter is not None and (over := admit_subcall(run, self.executor.clock())):
+                    result = over
                 else:
                     with anyio.CancelScope() as scope:
                         ctx.scope = scope

@@ -28,6 +28,7 @@ from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
+from ptcflow.runtime._usage import RunCost, UsageMeter, account, admit, cost_attributes
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, ProgramToolCall, Signal
 
 if TYPE_CHECKING:
@@ -76,13 +77,16 @@ class LocalRun:
     __slots__ = (
         "agents",
         "core",
+        "costs",
         "counted",
         "done",
         "driver_idle",
         "executor",
         "finish_step",
+        "guards",
         "inherit",
         "llm",
+        "meter",
         "otel_context",
         "own_deadline",
         "performer",
@@ -136,6 +140,14 @@ class LocalRun:
         """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
+        self.guards: Any = None
+        """The run's :class:`~ptcflow.runtime.Guardrails` (its tool guards run here)."""
+        self.costs: RunCost | None = None
+        """The priced cost of the run's own model calls (``Step.cost_usd``), when the
+        Runtime prices calls."""
+        self.meter: UsageMeter | None = None
+        """The usage budget the run counts against (``usage_limits=``; a child run
+        shares its parent's), else ``None``."""
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
@@ -247,6 +259,8 @@ class LocalRun:
     def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
         """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
         now = self.executor.clock()
+        if type(result) is Ok and (self.costs is not None or self.meter is not None):
+            result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
         self._carry_out()
@@ -326,6 +340,8 @@ class LocalRun:
     def _perform(self, ctx: DirectiveContext) -> None:
         """Give a new directive to the driver when it is idle, else to a task."""
         ctx.handed = True
+        if self.meter is not None:
+            admit(self, ctx, self.executor.clock())
         counters = self.executor.counters
         counters.started += 1
         counters.in_flight = n = counters.in_flight + 1
@@ -371,6 +387,11 @@ class LocalRun:
             except Exception as exc:  # the run is over: report it, keep the Step as is
                 if ex.log is not None:
                     ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
+        costs = self.costs
+        if costs is not None:
+            step = msgspec.structs.replace(
+                step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
+            )
         self.step = step
         # Only sub-calls of work that outlived the run can still be opened: their context
         # comes from their parent's, and the core no longer refers back to this run (no
@@ -385,13 +406,16 @@ class LocalRun:
                 end_turns(self.turn_spans)
             if tel is not None and self.span is not None:
                 usage = step.usage
+                attrs: dict[str, Any] = {
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                }
+                if costs is not None:
+                    cost_attributes(attrs, usage, step.cost_usd, step.unpriced_models)
                 tel.end_span(
                     self.span,
                     Ok(payload=None) if step.error is None else Err(error=step.error),
-                    {
-                        "gen_ai.usage.input_tokens": usage.input_tokens,
-                        "gen_ai.usage.output_tokens": usage.output_tokens,
-                    },
+                    attrs,
                 )
             if ex.log_events:
                 ex.log.debug(

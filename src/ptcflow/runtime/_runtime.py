@@ -14,16 +14,19 @@ from anyio.abc import TaskGroup
 from ptcflow.core import RunCore, Step, TerminalTable, cancelled
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
-from ptcflow.providers import ModelSource
+from ptcflow.providers import ModelPrice, ModelSource, PriceTable
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
+from ptcflow.runtime._guards import Guardrails, guarded_drive
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of
+from ptcflow.runtime._rate import RateLimit, RateLimiter
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
+from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
 from ptcflow.sessions import Session, SessionError
 from ptcflow.signals import new_id
 
@@ -98,6 +101,16 @@ class Runtime:
         handlers: handlers for extra directive kinds, ``{MyDirective: handler}``.
         agents: agents child runs may start by name (``RunChild``), ``{name: strategy}``.
         rand: the random source of backoff jitter (``random.random``; fix it in tests).
+        usage_limits: the :class:`~ptcflow.UsageLimits` of every run that gives none
+            (each run, with its children, counts against its own copy).
+        prices: what model calls cost: a :class:`~ptcflow.providers.PriceTable`, or
+            ``{model: ModelPrice(...)}`` on top of genai-prices' table (the ``prices``
+            extra). A model with no price has an unknown cost. Default: runs are not
+            priced (``Step.cost_usd`` is ``None``, nothing is looked up per response),
+            except a run with a ``max_cost_usd`` budget, priced with genai-prices' table.
+        rate_limits: ``{provider or "provider:model": RateLimit(...)}``: requests and
+            tokens per minute, shared by every run on this Runtime.
+        guardrails: the :class:`~ptcflow.runtime.Guardrails` of every run that gives none.
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -121,6 +134,10 @@ class Runtime:
         handlers: Mapping[type[Directive], Callable[..., Any]] | None = None,
         agents: Mapping[str, Any] | None = None,
         rand: Callable[[], float] | None = None,
+        usage_limits: UsageLimits | None = None,
+        prices: PriceTable | Mapping[str, ModelPrice] | None = None,
+        rate_limits: Mapping[str, RateLimit] | RateLimiter | None = None,
+        guardrails: Guardrails | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -143,6 +160,28 @@ class Runtime:
                 )
         self.agents = dict(agents or {})
         self._rand = rand
+        if usage_limits is not None and not isinstance(usage_limits, UsageLimits):
+            raise UsageError(
+                f"usage_limits must be a UsageLimits, got {type(usage_limits).__name__}"
+            )
+        self.usage_limits = usage_limits
+        self.prices: PriceTable | None = None if prices is None else PriceTable.of(prices)
+        """The prices of every run's model calls (``None``: runs are not priced unless
+        their budget has a ``max_cost_usd``)."""
+        self._catalogue: PriceTable | None = None
+        self.rate_limiter = (
+            rate_limits
+            if isinstance(rate_limits, RateLimiter) or rate_limits is None
+            else RateLimiter(rate_limits)
+        )
+        """The requests- and tokens-per-minute limits every run on this Runtime shares."""
+        self._limited_source: ModelSource | None = None
+        if guardrails is not None and not isinstance(guardrails, Guardrails):
+            raise UsageError(f"guardrails must be a Guardrails, got {type(guardrails).__name__}")
+        self.guardrails = guardrails
+        """The guards of every run that gives none of its own."""
+        """What model calls cost (``Step.cost_usd``, the ``max_cost_usd`` budget)."""
+        """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
         self._tg: TaskGroup | None = None
         self._executor: Executor | None = None
@@ -226,6 +265,15 @@ class Runtime:
             )
         raise UsageError("this Runtime is closed; create a new Runtime(...) to run more agents")
 
+    def _limited(self, source: ModelSource) -> ModelSource:
+        """``source`` under the rate limits (the Runtime's own model: wrapped once)."""
+        assert self.rate_limiter is not None
+        if source is self.model_source:
+            if self._limited_source is None:
+                self._limited_source = source.wrapped(self.rate_limiter.wrap)
+            return self._limited_source
+        return source.wrapped(self.rate_limiter.wrap)
+
     def _open(self, strategy: Any, input: Any, options: RunOptions) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
@@ -244,6 +292,8 @@ class Runtime:
             source = llm
         else:
             source = ModelSource.of(llm)
+        if source is not None and self.rate_limiter is not None:
+            source = self._limited(source)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -300,7 +350,25 @@ class Runtime:
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
+        run.guards = options.guardrails or self.guardrails
+        limits = options.usage_limits or self.usage_limits
+        if limits is not None:
+            run.meter = UsageMeter(limits)
+        run.costs = self._costs(run.meter)
         return run
+
+    def _costs(self, meter: UsageMeter | None) -> RunCost | None:
+        """The cost record of a run counting against ``meter``: with the Runtime's prices,
+        or genai-prices' table for a ``max_cost_usd`` budget; ``None`` (not priced, nothing
+        looked up per response) without either."""
+        table = self.prices
+        if table is None:
+            if meter is None or meter.limits.max_cost_usd is None:
+                return None
+            table = self._catalogue
+            if table is None:
+                table = self._catalogue = PriceTable()
+        return RunCost(table)
 
     def run(
         self,
@@ -315,6 +383,8 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        usage_limits: UsageLimits | None = None,
+        guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
         options: RunOptions | None = None,
@@ -338,6 +408,11 @@ class Runtime:
             agents: extra agents this run's ``RunChild`` directives may start.
             record: keep the run's signals on ``Step.signals``.
             name: the agent name on ``ai.request.started`` and the ``invoke_agent`` span.
+            usage_limits: the run's :class:`~ptcflow.UsageLimits` (tokens, requests,
+                tool calls, cost), shared by the child runs it starts; past one the run
+                fails with ``usage_limit_exceeded`` (default: the Runtime's).
+            guardrails: the run's :class:`~ptcflow.runtime.Guardrails` (input, output and
+                tool-call guards; default: the Runtime's).
             history: the conversation so far (e.g. an earlier ``step.messages``): the
                 strategy continues it, and ``step.messages`` holds it followed by this
                 run's messages. Checked: every tool call must have its result.
@@ -368,6 +443,8 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            usage_limits=usage_limits,
+            guardrails=guardrails,
             history=history,
             session=session,
             agent_options=agent_options,
@@ -378,6 +455,8 @@ class Runtime:
             return self._run_in_session(strategy, input, chosen, chosen.session)
         run = self._open(strategy, input, chosen)
         otel_parent = current_context() if self._tracing else None
+        if run.guards is not None:
+            return guarded_drive(run, self._runs, otel_parent)
         return drive(run, self._runs, start=True, otel_parent=otel_parent)
 
     async def _run_in_session(
@@ -391,7 +470,11 @@ class Runtime:
                 strategy, input, msgspec.structs.replace(options, session=None, history=history)
             )
             otel_parent = current_context() if self._tracing else None
-            step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
+            step: Step
+            if run.guards is not None:
+                step = await guarded_drive(run, self._runs, otel_parent)
+            else:
+                step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
             if not step.ok:
                 return step  # a failed run stores nothing: retry it on the same session
             new = step.messages[len(history) :]
@@ -415,6 +498,8 @@ class Runtime:
         agents: Mapping[str, Any] | None = None,
         record: bool = False,
         name: str | None = None,
+        usage_limits: UsageLimits | None = None,
+        guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
         options: RunOptions | None = None,
@@ -434,6 +519,8 @@ class Runtime:
             agents=agents,
             record=record,
             name=name,
+            usage_limits=usage_limits,
+            guardrails=guardrails,
             history=history,
             session=session,
             agent_options=agent_options,
@@ -473,6 +560,8 @@ class Runtime:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
             source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
+            if source is not None and self.rate_limiter is not None:
+                source = self._limited(source)
             if isinstance(plan.timeout, float | int):
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
@@ -501,6 +590,9 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+        child.meter = parent.meter  # one budget for the whole tree
+        child.guards = parent.guards
+        child.costs = self._costs(child.meter)
         if deadline < enclosing:
             child.own_deadline = deadline
         return await drive(child, start=True, otel_parent=ctx.otel_context)

@@ -224,6 +224,12 @@ class TemporalRuntime:
                 "TemporalRuntime does not take history= or session= yet (docs/conversations.md, "
                 "'Not built yet'); run conversations on a local Runtime"
             )
+        unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
+        if unsupported:
+            raise UsageError(
+                f"{unsupported} are not enforced on Temporal yet (docs/controls.md): run on "
+                "the local Runtime, or bound a durable mission with MissionLimits"
+            )
         planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(

@@ -13,6 +13,7 @@ from typing import IO
 import anyio
 
 from ptcflow.errors import UsageError
+from ptcflow.providers import PriceTable
 from ptcflow.trace._follow import FollowPrinter, follow_journal
 from ptcflow.trace._mission import Mission
 from ptcflow.trace._summary import Prices, summarize
@@ -83,7 +84,11 @@ def run_trace_command(args: argparse.Namespace, out: IO[str] | None = None) -> i
 
 
 def _prices(path: Path | None) -> Prices | None:
-    return None if path is None else Prices.load(path)
+    if path is None:
+        return Prices.default()
+    loaded = Prices.load(path)
+    loaded.catalogue = PriceTable()
+    return loaded
 
 
 def _load(args: argparse.Namespace, **options: bool) -> Mission:

@@ -283,6 +283,8 @@ class Mission:
         if isinstance(data, UsageData):
             node.input_tokens += data.usage.input_tokens
             node.output_tokens += data.usage.output_tokens
+            node.cache_read_tokens += data.usage.cache_read_tokens
+            node.cache_write_tokens += data.usage.cache_write_tokens
             node.model = data.model or node.model
             node.name = node.model or node.name
             return

@@ -37,6 +37,8 @@ class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
         attempts: attempts the directive took (``> 1``: it was retried).
         input_tokens: model tokens read (a run: its total).
         output_tokens: model tokens written (a run: its total).
+        cache_read_tokens: input tokens of a model call read from the prompt cache;
+            ``cache_write_tokens`` written to it.
         model: the model of a model call.
         error: ``"type: message"`` (or a program error's description) when it failed.
         children: ids of the nodes inside it, in order of appearance.
@@ -56,6 +58,8 @@ class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
     attempts: int = 1
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     model: str = ""
     error: str | None = None
     children: list[str] = []

@@ -11,6 +11,8 @@ from typing import Any
 import msgspec
 
 from ptcflow.errors import UsageError
+from ptcflow.providers import PriceTable
+from ptcflow.signals import Usage
 from ptcflow.trace._mission import Mission
 from ptcflow.trace._node import Node
 
@@ -24,6 +26,10 @@ class Prices:
         table: ``{model: {"input": usd_per_million, "output": usd_per_million}}``. A model
             is looked up by its exact name, then without a ``provider:`` prefix, so
             ``"gpt-4.1-mini"`` prices calls reported as ``openai:gpt-4.1-mini`` too.
+        catalogue: where a model missing from ``table`` is priced (a
+            :class:`~ptcflow.providers.PriceTable`: genai-prices' table with the
+            ``prices`` extra, cache reads and writes at their own prices); ``None``: only
+            ``table``. :meth:`default` is the catalogue alone.
 
     Raises:
         UsageError: a price is missing, negative or not a number.
@@ -36,9 +42,12 @@ class Prices:
         True
     """
 
-    __slots__ = ("table",)
+    __slots__ = ("catalogue", "table")
 
-    def __init__(self, table: Mapping[str, Mapping[str, float]]) -> None:
+    def __init__(
+        self, table: Mapping[str, Mapping[str, float]], catalogue: PriceTable | None = None
+    ) -> None:
+        self.catalogue = catalogue
         checked: dict[str, tuple[float, float]] = {}
         for model, price in table.items():
             try:
@@ -57,7 +66,12 @@ class Prices:
         return f"Prices({len(self.table)} models)"
 
     def __bool__(self) -> bool:
-        return bool(self.table)
+        return bool(self.table) or self.catalogue is not None
+
+    @classmethod
+    def default(cls) -> Prices:
+        """No table of your own: genai-prices' (when installed) prices what it knows."""
+        return cls({}, PriceTable())
 
     @classmethod
     def load(cls, path: str | Path) -> Prices:
@@ -87,11 +101,29 @@ class Prices:
             found = self.table.get(model.split(":", 1)[1])
         return found
 
-    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        """Dollars for the tokens of one model call (``None`` when the model has no price)."""
+    def cost(
+        self,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float | None:
+        """Dollars for the tokens of one model call (``None`` when the model has no price).
+
+        ``table``'s prices count cache reads and writes as input tokens; the
+        catalogue's price them as the provider does."""
         price = self.of(model)
         if price is None:
-            return None
+            if self.catalogue is None:
+                return None
+            usage = Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cache_read_tokens=cache_read_tokens,
+                cache_write_tokens=cache_write_tokens,
+            )
+            return self.catalogue.cost(model, usage)
         return round((input_tokens * price[0] + output_tokens * price[1]) / 1e6, 9)
 
     def to_json(self) -> dict[str, dict[str, float]]:
@@ -149,7 +181,13 @@ def summarize(mission: Mission, prices: Prices | None = None) -> list[AgentSumma
                 row.input_tokens += call.input_tokens
                 row.output_tokens += call.output_tokens
                 cost = (
-                    prices.cost(call.model, call.input_tokens, call.output_tokens)
+                    prices.cost(
+                        call.model,
+                        call.input_tokens,
+                        call.output_tokens,
+                        call.cache_read_tokens,
+                        call.cache_write_tokens,
+                    )
                     if prices
                     else None
                 )

@@ -105,7 +105,13 @@ def _cost(mission: Mission, run: Node, prices: Prices) -> float | None:
         for call in mission.nodes[turn].children:
             node = mission.nodes[call]
             if node.kind == "llm":
-                cost = prices.cost(node.model, node.input_tokens, node.output_tokens)
+                cost = prices.cost(
+                    node.model,
+                    node.input_tokens,
+                    node.output_tokens,
+                    node.cache_read_tokens,
+                    node.cache_write_tokens,
+                )
                 if cost is None:
                     return None
                 total += cost

@@ -8,9 +8,18 @@ import msgspec
 
 from ptcflow.directives import LLMEmbed, LLMGenerate, LLMStream
 from ptcflow.errors import ConfigError
-from ptcflow.providers import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.providers import (
+    FALLBACK_OBSERVER,
+    LLM_FALLBACK,
+    EmbedRequest,
+    FallbackModel,
+    LLMRequest,
+    ProviderError,
+    fallback_error_type as error_type,
+)
 from ptcflow.runtime._run import DirectiveContext, ModelChoice
 from ptcflow.runtime._telemetry import Telemetry
+from ptcflow.runtime._usage import cost_attributes
 from ptcflow.runtime.kinds._base import Kind, validation
 from ptcflow.signals import (
     LLM_DELTA,
@@ -47,6 +56,34 @@ def _llm_prepare_sync(ctx: DirectiveContext) -> None:
         ctx.refused = validation(str(exc))
         return
     ctx.model = ModelChoice(provider, name)
+    if type(source.given) is FallbackModel:
+        FALLBACK_OBSERVER.set(_fallback_observer(ctx))
+    elif FALLBACK_OBSERVER.get() is not None:
+        FALLBACK_OBSERVER.set(None)
+
+
+def _fallback_observer(ctx: DirectiveContext) -> Any:
+    """Reports each attempt of a :class:`~ptcflow.providers.FallbackModel` of ``ctx``'s
+    call: an ``ai.llm.fallback`` signal, and a ``chat`` span per attempt that failed."""
+
+    def observe(model: str, outcome: str, exc: BaseException | None) -> None:
+        kind = error_type(exc) if exc is not None else ""
+        message = f"{type(exc).__name__}: {exc}" if exc is not None else ""
+        ctx.emit(
+            LLM_FALLBACK,
+            {"model": model, "outcome": outcome, "error_type": kind, "message": message[:500]},
+        )
+        tel = ctx.run.executor.telemetry
+        if tel is not None and tel.tracing and outcome == "failed":
+            span = tel.start_span(
+                f"chat {model}",
+                {"gen_ai.operation.name": "chat", "ptcflow.fallback.model": model},
+                ctx.otel_context,
+            )
+            error = ErrorEnvelope.make(kind or PROVIDER_ERROR, message or "failed")
+            tel.end_span(span, Err(error=error), None)
+
+    return observe
 
 
 def _provider_name(provider: Any) -> str:
@@ -241,6 +278,10 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
         }
         if resp.model:
             attrs["gen_ai.response.model"] = resp.model
+        costs = ctx.run.costs
+        if costs is not None and usage is not None and op == "chat":
+            name = resp.model or model
+            cost_attributes(attrs, usage, costs.prices.cost(name, usage), name)
         if isinstance(resp, LLMResponse):
             attrs["gen_ai.response.finish_reasons"] = (resp.finish_reason,)
             if tel.capture_content:

@@ -1,0 +1,296 @@
+"""Requests-per-minute and tokens-per-minute limits per provider or model: :class:`RateLimit`.
+
+``Runtime(rate_limits={"openai": RateLimit(requests_per_minute=500),
+"anthropic:claude-sonnet-4-5": RateLimit(tokens_per_minute=80_000)})``: every run on the
+Runtime shares one bucket per key (a model's key, ``provider:model``, wins over its
+provider's). The limit wraps the providers of each run's model (``ModelSource.wrapped``)
+and waits with ``anyio.sleep``, so it works on asyncio and trio, counts against the call's
+deadline (a wait that would pass it fails the call at once: nothing hangs on the limiter)
+and shows as a ``ptcflow.rate_limit.wait`` event on the call's span.
+
+Tokens are reserved before a call from an estimate of its prompt (4 characters a token),
+then corrected by the usage the provider reports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Final
+
+import anyio
+import msgspec
+from opentelemetry import trace
+
+from ptcflow.errors import ConfigError
+from ptcflow.providers import EmbedRequest, LLMRequest, ProviderError
+from ptcflow.signals import RATE_LIMITED, EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
+
+__all__ = ("RateLimit", "RateLimitedLLM", "RateLimiter")
+
+RATE_LIMIT_TOO_LOW: Final = "rate_limit_too_low"
+_NO_KEY: Final[Any] = object()
+
+
+class RateLimit(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=True):
+    """How many requests and tokens a provider or model may take per minute.
+
+    Args:
+        requests_per_minute: model calls per minute (``None``: not limited).
+        tokens_per_minute: input plus output tokens per minute (``None``: not limited).
+
+    Raises:
+        ConfigError: a limit that is not an int >= 1, or neither given.
+
+    Example:
+        >>> RateLimit(requests_per_minute=60)
+        RateLimit(requests_per_minute=60)
+    """
+
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+    def __post_init__(self) -> None:
+        for field in self.__struct_fields__:
+            value = getattr(self, field)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ConfigError(f"RateLimit.{field} must be an int >= 1 or None, got {value!r}")
+        if self.requests_per_minute is None and self.tokens_per_minute is None:
+            raise ConfigError("RateLimit needs requests_per_minute=, tokens_per_minute= or both")
+
+
+class _Bucket:
+    """A token bucket refilled continuously (``per_minute`` a minute, at most that many)."""
+
+    __slots__ = ("level", "per_minute", "rate", "t")
+
+    def __init__(self, per_minute: int, now: float) -> None:
+        self.per_minute = per_minute
+        self.rate = per_minute / 60.0
+        self.level = float(per_minute)
+        self.t = now
+
+    def reserve(self, n: float, now: float) -> float:
+        """Take ``n`` (the level may go below zero: later callers wait longer, in order);
+        the seconds to wait before using them."""
+        self.level = min(self.per_minute, self.level + (now - self.t) * self.rate)
+        self.t = now
+        self.level -= n
+        return 0.0 if self.level >= 0 else -self.level / self.rate
+
+    def give(self, n: float) -> None:
+        """Correct a reservation by ``n`` (negative: more was used)."""
+        self.level = min(self.per_minute, self.level + n)
+
+
+class RateLimiter:
+    """The buckets of a Runtime's :class:`RateLimit` s (see the module docstring).
+
+    Args:
+        limits: ``{provider or "provider:model": RateLimit}``.
+        clock: seconds, for the buckets' refill (default: ``time.monotonic``; the
+            deadline check uses the event loop's clock).
+        sleep: waits (default: ``anyio.sleep``).
+
+    Raises:
+        ConfigError: a key that is not a non-empty string, or a value not a RateLimit.
+    """
+
+    def __init__(
+        self,
+        limits: Mapping[str, RateLimit],
+        *,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], Any] | None = None,
+    ) -> None:
+        for key, value in limits.items():
+            if not isinstance(key, str) or not key:
+                raise ConfigError(f"rate_limits keys are provider or model names, got {key!r}")
+            if not isinstance(value, RateLimit):
+                raise ConfigError(
+                    f"rate_limits[{key!r}] must be a RateLimit(...), got {type(value).__name__}"
+                )
+        self.limits = dict(limits)
+        self._clock = clock or time.monotonic
+        self._sleep = sleep or anyio.sleep
+        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._wrappers: dict[int, RateLimitedLLM] = {}
+        self._keys: dict[tuple[int, str], str | None] = {}
+
+    def __repr__(self) -> str:
+        return f"RateLimiter({self.limits!r})"
+
+    def wrap(self, provider: Any) -> Any:
+        """``provider`` under these limits (once: a provider already under them is kept;
+        the wrapper of a provider is made once and reused by every run)."""
+        found = self._wrappers.get(id(provider))
+        if found is not None and found.inner is provider:
+            return found
+        inner = provider
+        while inner is not None:
+            if isinstance(inner, RateLimitedLLM) and inner.limiter is self:
+                return provider
+            inner = getattr(inner, "inner", None)
+        wrapper = RateLimitedLLM(provider, self)
+        if len(self._wrappers) < 1024:  # bounded: a Runtime's providers are few
+            self._wrappers[id(provider)] = wrapper
+        return wrapper
+
+    def key_of(self, provider: Any, model: str) -> str | None:
+        """The limit that applies to ``model`` of ``provider`` (``None``: none)."""
+        cache_key = (id(provider), model)
+        found: Any = self._keys.get(cache_key, _NO_KEY)
+        if found is not _NO_KEY:
+            return None if found is None else str(found)
+        name = str(getattr(provider, "name", "") or type(provider).__name__)
+        key = next((k for k in (f"{name}:{model}", model, name) if k in self.limits), None)
+        if len(self._keys) < 4096:
+            self._keys[cache_key] = key
+        return key
+
+    def _bucket(self, key: str, kind: str, per_minute: int, now: float) -> _Bucket:
+        bucket = self._buckets.get((key, kind))
+        if bucket is None:
+            bucket = self._buckets[(key, kind)] = _Bucket(per_minute, now)
+        return bucket
+
+    async def acquire(self, key: str, tokens: int) -> tuple[_Bucket | None, int]:
+        """Wait for one request and ``tokens`` under ``key``'s limit; the token bucket
+        and the tokens reserved (to correct with the real usage).
+
+        Raises:
+            ProviderError: see :meth:`take`.
+        """
+        bucket, wait = self.take(key, tokens)
+        if wait > 0:
+            await self.hold(key, wait, bucket, tokens)
+        return bucket, tokens
+
+    def take(self, key: str, tokens: int) -> tuple[_Bucket | None, float]:
+        """Reserve one request and ``tokens`` under ``key``'s limit, without waiting: the
+        token bucket and the seconds to wait (:meth:`hold`) before sending.
+
+        Raises:
+            ProviderError: ``rate_limit_too_low`` (one request needs more tokens than a
+                minute allows), or ``rate_limited`` when the wait would pass the deadline.
+        """
+        limit = self.limits[key]
+        now = self._clock()
+        wait = 0.0
+        tokens_bucket = None
+        if limit.tokens_per_minute is not None:
+            if tokens > limit.tokens_per_minute:
+                raise ProviderError(
+                    ErrorEnvelope.make(
+                        RATE_LIMIT_TOO_LOW,
+                        f"this request needs about {tokens} tokens but the rate limit of "
+                        f"{key!r} allows {limit.tokens_per_minute} tokens per minute: it could "
+                        "never be sent. Raise RateLimit(tokens_per_minute=...) or send less",
+                        {
+                            "key": key,
+                            "tokens": tokens,
+                            "tokens_per_minute": limit.tokens_per_minute,
+                        },
+                        retryable=False,
+                    )
+                )
+            tokens_bucket = self._bucket(key, "tokens", limit.tokens_per_minute, now)
+            wait = tokens_bucket.reserve(tokens, now)
+        if limit.requests_per_minute is not None:
+            bucket = self._bucket(key, "requests", limit.requests_per_minute, now)
+            wait = max(wait, bucket.reserve(1, now))
+        return tokens_bucket, wait
+
+    async def hold(self, key: str, wait: float, tokens_bucket: _Bucket | None, tokens: int) -> None:
+        """Wait ``wait`` seconds for a reservation of :meth:`take` (given back when the
+        wait is cancelled or would pass the deadline).
+
+        Raises:
+            ProviderError: ``rate_limited`` when the wait would pass the deadline.
+        """
+        if wait > 0:
+            deadline = anyio.current_effective_deadline()
+            if anyio.current_time() + wait > deadline:
+                self._undo(key, tokens_bucket, tokens)
+                raise ProviderError(
+                    ErrorEnvelope.make(
+                        RATE_LIMITED,
+                        f"the rate limit of {key!r} would hold this call {wait:.2f}s, past "
+                        "its deadline",
+                        {"key": key, "wait_s": round(wait, 3)},
+                        retryable=False,
+                    )
+                )
+            span = trace.get_current_span()
+            if span.is_recording():
+                span.add_event("ptcflow.rate_limit.wait", {"key": key, "wait_s": wait})
+            try:
+                await self._sleep(wait)
+            except BaseException:
+                self._undo(key, tokens_bucket, tokens)
+                raise
+
+    def _undo(self, key: str, tokens_bucket: _Bucket | None, tokens: int) -> None:
+        if tokens_bucket is not None:
+            tokens_bucket.give(tokens)
+        bucket = self._buckets.get((key, "requests"))
+        if bucket is not None:
+            bucket.give(1)
+
+
+def estimate_tokens(request: LLMRequest) -> int:
+    """About how many input tokens ``request`` sends (4 characters a token)."""
+    chars = 0
+    for m in request.messages:
+        chars += len(m.content)
+    return chars // 4 + 1
+
+
+class RateLimitedLLM:
+    """A provider whose calls wait for a :class:`RateLimiter` (see the module docstring)."""
+
+    def __init__(self, inner: Any, limiter: RateLimiter) -> None:
+        self.inner = inner
+        self.limiter = limiter
+        self.name = getattr(inner, "name", "llm")
+        self.model = getattr(inner, "model", None)
+
+    def __repr__(self) -> str:
+        return f"RateLimitedLLM({self.inner!r})"
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        """Wait for the limit, then generate; the reservation is corrected by the usage."""
+        key = self.limiter.key_of(self.inner, request.model)
+        if key is None:
+            response: LLMResponse = await self.inner.generate(request)
+            return response
+        limiter = self.limiter
+        tokens = 0 if limiter.limits[key].tokens_per_minute is None else estimate_tokens(request)
+        bucket, wait = limiter.take(key, tokens)
+        if wait > 0:
+            await limiter.hold(key, wait, bucket, tokens)
+        response = await self.inner.generate(request)
+        if bucket is not None:
+            bucket.give(tokens - response.usage.total_tokens)
+        return response
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
+        """Wait for the limit, then stream."""
+        key = self.limiter.key_of(self.inner, request.model)
+        bucket, reserved = (None, 0)
+        if key is not None:
+            bucket, reserved = await self.limiter.acquire(key, estimate_tokens(request))
+        used = 0
+        async for chunk in self.inner.stream(request):
+            if chunk.usage is not None:
+                used = chunk.usage.total_tokens
+            yield chunk
+        if bucket is not None and used:
+            bucket.give(reserved - used)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        """Embed (not limited)."""
+        result: EmbedResponse = await self.inner.embed(request)
+        return result

@@ -1,0 +1,317 @@
+"""Budgets of a run in tokens, requests, tool calls and money: :class:`UsageLimits`.
+
+``rt.run(strategy, input, usage_limits=UsageLimits(max_total_tokens=20_000))`` gives the
+run a :class:`UsageMeter`; every child run it starts (an agent used as a tool, a
+``RunChild``, concurrent ones included) shares it, as a mission shares its turn budget.
+The local driver asks the meter before it performs a model call or a tool call (the
+request and tool-call budgets) and tells it each model response (tokens and cost); a
+budget passed cancels the run with an ``usage_limit_exceeded`` error naming the budget,
+what was used and what was allowed. Strategies never see the meter: they get the error as
+they get a cancellation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import msgspec
+
+from ptcflow.directives import LLMGenerate, ToolExec
+from ptcflow.errors import ConfigError
+from ptcflow.providers import PriceTable
+from ptcflow.signals import USAGE, Err, ErrorEnvelope, Ok, Usage, UsageData
+
+__all__ = (
+    "PRICE_UNKNOWN",
+    "USAGE_LIMIT_EXCEEDED",
+    "RunCost",
+    "UsageLimits",
+    "UsageMeter",
+    "account",
+    "admit",
+    "admit_subcall",
+    "cost_attributes",
+)
+
+USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
+"""The error type of a run that passed one of its :class:`UsageLimits`."""
+
+PRICE_UNKNOWN: Final = "price_unknown"
+"""The error type of a run with a ``max_cost_usd`` budget that called a model with no price."""
+
+
+class UsageLimits(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=True):
+    """What a run (and every child run it starts) may use, all together.
+
+    A limit left out (``None``) is not checked. Tokens are the providers' counts (cache
+    reads and writes are part of the input tokens they report); a request is one model
+    call (its retries included); a tool call is one tool performed (a ``ToolExec`` or a
+    program's ``(call ...)``); the cost is priced per response (see docs/controls.md).
+
+    Args:
+        max_input_tokens: input tokens of all model calls.
+        max_output_tokens: output tokens of all model calls.
+        max_total_tokens: input plus output tokens.
+        max_requests: model calls; the call that would pass it is not made.
+        max_tool_calls: tool calls; the call that would pass it is not made.
+        max_cost_usd: US dollars; needs a price for every model called (a model with
+            none ends the run with ``price_unknown``, never counted as free).
+
+    Raises:
+        ConfigError: a limit that is not a positive number (an int for the counts).
+
+    Example:
+        >>> UsageLimits(max_requests=3, max_cost_usd=0.5)
+        UsageLimits(max_requests=3, max_cost_usd=0.5)
+        >>> UsageLimits(max_total_tokens=0)
+        Traceback (most recent call last):
+        ...
+        ptcflow.errors.ConfigError: UsageLimits.max_total_tokens must be an int >= 1 or None, got 0
+    """
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_requests: int | None = None
+    max_tool_calls: int | None = None
+    max_cost_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for field in self.__struct_fields__:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if field == "max_cost_usd":
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not math.isfinite(value)
+                    or value <= 0
+                ):
+                    raise ConfigError(
+                        f"UsageLimits.max_cost_usd must be a number of US dollars > 0 or None, "
+                        f"got {value!r}"
+                    )
+            elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"UsageLimits.{field} must be an int >= 1 or None, got {value!r}")
+
+    @property
+    def checks_tokens(self) -> bool:
+        """True when a token or cost limit is set (responses must be counted)."""
+        return (
+            self.max_input_tokens is not None
+            or self.max_output_tokens is not None
+            or self.max_total_tokens is not None
+            or self.max_cost_usd is not None
+        )
+
+
+def exceeded(budget: str, used: Any, allowed: Any, detail: str = "") -> Err:
+    """The error of a run past ``budget``: what was used and what was allowed."""
+    return Err(
+        error=ErrorEnvelope.make(
+            USAGE_LIMIT_EXCEEDED,
+            f"the run's usage limit {budget}={allowed} was exceeded: {used} used{detail} "
+            f"(every run of the mission counts). Raise UsageLimits({budget}=...) or give "
+            "the agent less to do",
+            {"budget": budget, "used": used, "allowed": allowed},
+            retryable=False,
+        )
+    )
+
+
+class UsageMeter:
+    """What a run and its children have used, against their :class:`UsageLimits`.
+
+    One meter per run started with ``usage_limits=`` (shared by its child runs). All
+    methods are synchronous: the runs sharing it are on one event loop.
+
+    Args:
+        limits: the budgets.
+
+    Attributes:
+        requests: model calls started.
+        tool_calls: tool calls started.
+        usage: tokens of the answered model calls.
+        cost_usd: dollars of the priced calls.
+        unpriced: models called that have no price (their cost is unknown).
+
+    Example:
+        >>> m = UsageMeter(UsageLimits(max_requests=1))
+        >>> m.admit_request() is None, m.admit_request().error.details["budget"]
+        (True, 'max_requests')
+    """
+
+    __slots__ = ("cost_usd", "limits", "requests", "tool_calls", "unpriced", "usage")
+
+    def __init__(self, limits: UsageLimits) -> None:
+        self.limits = limits
+        self.requests = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.unpriced: set[str] = set()
+
+    def __repr__(self) -> str:
+        return (
+            f"<UsageMeter requests={self.requests} tool_calls={self.tool_calls} "
+            f"tokens={self.usage.total_tokens} cost_usd={self.cost_usd:.6f}>"
+        )
+
+    def admit_request(self) -> Err | None:
+        """Count a model call about to start; the error when it would pass ``max_requests``."""
+        allowed = self.limits.max_requests
+        if allowed is not None and self.requests >= allowed:
+            return exceeded("max_requests", self.requests + 1, allowed, " (this call)")
+        self.requests += 1
+        return None
+
+    def admit_tool_call(self) -> Err | None:
+        """Count a tool call about to start; the error when it would pass ``max_tool_calls``."""
+        allowed = self.limits.max_tool_calls
+        if allowed is not None and self.tool_calls >= allowed:
+            return exceeded("max_tool_calls", self.tool_calls + 1, allowed, " (this call)")
+        self.tool_calls += 1
+        return None
+
+    def charge(self, model: str, usage: Usage, cost: float | None) -> Err | None:
+        """Count a model response (its cost: ``None`` when unknown); the error of the
+        first budget it passes (``None``: none)."""
+        self.usage = total = self.usage + usage
+        if cost is None:
+            self.unpriced.add(model)
+        else:
+            self.cost_usd += cost
+        lim = self.limits
+        if lim.max_input_tokens is not None and total.input_tokens > lim.max_input_tokens:
+            return exceeded("max_input_tokens", total.input_tokens, lim.max_input_tokens)
+        if lim.max_output_tokens is not None and total.output_tokens > lim.max_output_tokens:
+            return exceeded("max_output_tokens", total.output_tokens, lim.max_output_tokens)
+        if lim.max_total_tokens is not None and total.total_tokens > lim.max_total_tokens:
+            return exceeded("max_total_tokens", total.total_tokens, lim.max_total_tokens)
+        if lim.max_cost_usd is not None:
+            if cost is None:
+                return Err(
+                    error=ErrorEnvelope.make(
+                        PRICE_UNKNOWN,
+                        f"the run has a cost budget (max_cost_usd={lim.max_cost_usd}) but "
+                        f"model {model!r} has no price, so its cost is unknown (not counted "
+                        "as free). Give it one: Runtime(prices={" + repr(model) + ": "
+                        "ModelPrice(input_per_mtok=..., output_per_mtok=...)})",
+                        {"budget": "max_cost_usd", "model": model},
+                        retryable=False,
+                    )
+                )
+            if self.cost_usd > lim.max_cost_usd:
+                return exceeded(
+                    "max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars"
+                )
+        return None
+
+
+def admit(run: Any, ctx: Any, now: float) -> None:
+    """A directive of ``run`` (a ``LocalRun``; ``ctx``, its ``DirectiveContext``) is about
+    to be performed: count it when it is a model call
+    or a tool call; past a budget, cancel the run with the error (the directive then
+    ends with it, unperformed)."""
+    meter: UsageMeter | None = run.meter
+    assert meter is not None
+    d = ctx.directive
+    if isinstance(d, LLMGenerate):
+        over = meter.admit_request()
+    elif isinstance(d, ToolExec):
+        over = meter.admit_tool_call()
+    else:
+        return
+    if over is not None:
+        run.cancel(over, now)
+
+
+def admit_subcall(run: Any, now: float) -> Err | None:
+    """A program's tool call is about to start: the error that answers it when it would
+    pass ``max_tool_calls`` (the run is cancelled with it), else ``None``."""
+    meter: UsageMeter | None = run.meter
+    if meter is None:
+        return None
+    over = meter.admit_tool_call()
+    if over is not None:
+        run.cancel(over, now)
+    return over
+
+
+class RunCost:
+    """The cost of one run's own model calls (``Step.cost_usd``), priced with a
+    :class:`~ptcflow.providers.PriceTable`.
+
+    Attributes:
+        prices: the table.
+        usd: dollars of the priced calls.
+        unpriced: models called that have no price (then the run's cost is unknown).
+    """
+
+    __slots__ = ("prices", "unpriced", "usd")
+
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self.usd = 0.0
+        self.unpriced: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"<RunCost usd={self.usd:.6f} unpriced={self.unpriced}>"
+
+    def add(self, model: str, usage: Usage) -> float | None:
+        """Price one call; its dollars, ``None`` when ``model`` has no price."""
+        cost = self.prices.cost(model, usage)
+        if cost is None:
+            if model not in self.unpriced:
+                self.unpriced.append(model)
+        else:
+            self.usd += cost
+        return cost
+
+    @property
+    def total(self) -> float | None:
+        """The run's dollars; ``None`` when a model it called has no price."""
+        return None if self.unpriced else round(self.usd, 12)
+
+
+def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
+    """A directive of ``run`` answered ``result``: price a model response (the run's cost)
+    and count it against the run's budget. Past a budget, the run is cancelled with the
+    error, which becomes the call's result (the strategy never acts on a response past the
+    budget); its tokens still count (an ``ai.usage`` signal, the Step's usage)."""
+    d = ctx.directive
+    if not isinstance(d, LLMGenerate):
+        return result
+    response = result.payload
+    usage: Usage = response.usage
+    model = response.model or d.model or ""
+    costs: RunCost | None = run.costs
+    cost = None if costs is None else costs.add(model, usage)
+    meter: UsageMeter | None = run.meter
+    if meter is None or not meter.limits.checks_tokens:
+        return result
+    over = meter.charge(model, usage, cost)
+    if over is None:
+        return result
+    run.cancel(over, now)
+    run.emit(ctx, USAGE, UsageData(usage=usage, model=response.model))
+    core = run.core  # the response is answered with the error: its tokens still count
+    core.usage = core.usage + usage
+    return over
+
+
+def cost_attributes(
+    attrs: dict[str, Any], usage: Usage, cost: float | None, unpriced: tuple[str, ...] | str
+) -> None:
+    """Add the cache tokens and the cost (or why it is unknown) to a span's attributes."""
+    if usage.cache_read_tokens:
+        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        attrs["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write_tokens
+    if cost is not None:
+        attrs["ptcflow.cost_usd"] = cost
+    elif unpriced:
+        models = unpriced if isinstance(unpriced, str) else ", ".join(unpriced)
+        attrs["ptcflow.cost_unknown"] = f"no price for {models}"
