@@ -75,7 +75,7 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
         :mod:`ptcflow.lisp`, the signature language and its validation modes of
         :mod:`ptcflow.signature`): they are asked, only for the fields that are set.
         """
-        out = super().problems()
+        out = Directive.problems(self)  # by class, not super(): cheaper, once per directive
         if not self.source.strip():
             out.append("source must be a non-empty program")
         if self.memory_limit_bytes is not None and self.memory_limit_bytes < 1:

@@ -88,14 +88,17 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     keyword of a run is an agent's option)."""
 
     def __post_init__(self) -> None:
+        # Each check first asks whether its option was given: a run given no options
+        # (the common call) pays a few identity tests.
         timeout = self.timeout
-        if timeout is not None and timeout is not UNSET and not _seconds(timeout):
+        if timeout is not UNSET and timeout is not None and not _seconds(timeout):
             raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-        for field in ("run_id", "request_id", "name"):
-            value = getattr(self, field)
-            if value is not None and not isinstance(value, str):
-                raise UsageError(f"{field} must be a string or None, got {value!r}")
-        if not isinstance(self.record, bool):
+        if self.run_id is not None or self.request_id is not None or self.name is not None:
+            for field in ("run_id", "request_id", "name"):
+                value = getattr(self, field)
+                if value is not None and not isinstance(value, str):
+                    raise UsageError(f"{field} must be a string or None, got {value!r}")
+        if self.record is not False and self.record is not True:  # bool has no subclasses
             raise UsageError(f"record must be True or False, got {self.record!r}")
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
             raise UsageError(
