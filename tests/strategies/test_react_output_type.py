@@ -12,6 +12,7 @@ import datetime
 
 import msgspec
 import pytest
+from hypothesis import given, strategies as st
 
 import ptcflow
 from ptcflow import tool
@@ -20,6 +21,7 @@ from ptcflow.errors import ConfigError
 from ptcflow.runtime import Runtime
 from ptcflow.strategies import ReAct, RunInfo
 from ptcflow.strategies.react import ReActState
+from ptcflow.strategies.react._output import check_answer
 from ptcflow.temporal._refs import agent_ref
 from ptcflow.testing import ScriptedLLM, SignalFactory
 
@@ -183,3 +185,19 @@ def test_a_new_request_starts_without_the_last_value() -> None:
     state, (again,) = react.handle(state, signals.request_started("and to Bergen?"))
     assert state.status == "awaiting_llm" and state.value is None
     assert isinstance(again, LLMGenerate) and again.messages[0].role == "system"
+
+
+@given(st.text())
+def test_any_answer_text_is_a_value_or_a_problem_never_an_exception(text: str) -> None:
+    spec = ReAct(output_type=Parcel).output_spec
+    assert spec is not None
+    value, problem = check_answer(spec, text)
+    assert (problem is None) == isinstance(value, dict)
+
+
+@given(st.builds(Parcel, city=st.text(), weight=st.integers()))
+def test_every_parcel_encoded_is_accepted_as_it_is(parcel: Parcel) -> None:
+    spec = ReAct(output_type=Parcel).output_spec
+    assert spec is not None
+    value, problem = check_answer(spec, msgspec.json.encode(parcel).decode())
+    assert problem is None and value == msgspec.to_builtins(parcel)
