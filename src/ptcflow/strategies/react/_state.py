@@ -55,6 +55,8 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         call_ids: every tool call id used in the run (kept unique).
         usage: token usage summed over the run.
         text: the last text the model produced (the answer once completed).
+        value: the final answer's plain JSON value, once completed with an
+            ``output_type`` (``None`` otherwise).
         error: why the run failed, once ``status == "failed"``.
         reason: why the run ended (``final_answer``, ``max_iterations``, ``llm_error``,
             ``cancelled``, ``invalid_input``, ...).
@@ -77,6 +79,7 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     call_ids: tuple[str, ...] = ()
     usage: Usage = Usage()
     text: str = ""
+    value: Any = None
     error: ErrorEnvelope | None = None
     reason: str = ""
     opening: int = 0

@@ -20,14 +20,14 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.core import Outcome, RunInfo
+from ptcflow.core import Outcome, RunInfo, Step
 from ptcflow.directives import (
     Directive,
     EmitRequestError,
     LLMGenerate,
     LLMStream,
 )
-from ptcflow.errors import ConfigError
+from ptcflow.errors import ConfigError, UsageError
 from ptcflow.signals import (
     BUSY,
     CANCELLED,
@@ -54,6 +54,13 @@ from ptcflow.signals import (
     Usage,
     UsageData,
     tool_result_content,
+)
+from ptcflow.signature import ConversionError, Converter, import_type
+from ptcflow.strategies.react._output import (
+    OutputType,
+    check_answer,
+    describe_output,
+    output_prompt,
 )
 from ptcflow.strategies.react._state import PendingCall, ReActState
 from ptcflow.strategies.react._tools import (
@@ -96,10 +103,20 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             as the provider's structured-output request.
         llm_options: provider options of every call (temperature, ...).
         llm_retry_backoff_ms: base of the backoff between retries of a model call.
+        output_type: the final answer as a Python type (a dataclass, ``msgspec.Struct``,
+            ``TypedDict``, pydantic model, ``Enum``), or its ``module:qualname``. Kept as
+            that path (the field holds the string once built); the system prompt asks for
+            the final answer as one JSON value of the type (its compact signature, format
+            notes and JSON Schema); an answer that is not JSON or does not fit goes back to
+            the model with the path and the problem, and takes another model call (within
+            ``max_iterations``). The run's value is the plain JSON value; :meth:`typed`
+            builds the instance. See docs/types.md.
+        output_spec: what is derived from ``output_type`` when the ReAct is built (its path,
+            JSON Schema and compact signature); set by the ReAct itself, never by hand.
 
     Raises:
-        ConfigError: when a limit is out of range or both ``model`` and ``model_alias``
-            are set.
+        ConfigError: when a limit is out of range, both ``model`` and ``model_alias``
+            are set, or ``output_type`` is not a class with a JSON form.
 
     Example:
         >>> react = ReAct(system_prompt="Be brief.", max_iterations=3)
@@ -121,8 +138,19 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     response_schema: dict[str, Any] | None = None
     llm_options: dict[str, Any] = msgspec.field(default_factory=dict)
     llm_retry_backoff_ms: int = 200
+    output_type: Any = None
+    output_spec: OutputType | None = None
 
     def __post_init__(self) -> None:
+        if self.output_type is None:
+            if self.output_spec is not None:
+                msgspec.structs.force_setattr(self, "output_spec", None)
+        elif not (isinstance(self.output_type, str) and self.output_spec is not None):
+            # a class given here (or a path alone): derive the data once; a ReAct decoded
+            # from JSON (a Temporal worker) has both already and imports nothing
+            output = describe_output(self.output_type, f"ReAct({self.name!r})")
+            msgspec.structs.force_setattr(self, "output_type", output.path)
+            msgspec.structs.force_setattr(self, "output_spec", output)
         problems = []
         if self.max_iterations < 1:
             problems.append(f"max_iterations must be >= 1, got {self.max_iterations}")
@@ -152,8 +180,12 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """
         raw_input = run.input
         prompt = raw_input if isinstance(raw_input, str) else _prompt_of(raw_input)
-        if self.system_prompt:
-            messages: tuple[Message, ...] = (Message(role="system", content=self.system_prompt),)
+        system = self.system_prompt
+        if self.output_spec is not None:
+            typed = output_prompt(self.output_spec)
+            system = f"{system}\n\n{typed}" if system else typed
+        if system:
+            messages: tuple[Message, ...] = (Message(role="system", content=system),)
         else:
             messages = ()
         opening = len(messages)
@@ -204,7 +236,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         if state.status not in _ENDED:
             return None
         if state.status == "completed":
-            return Outcome(result=Ok(payload=state.text), usage=state.usage, reason=state.reason)
+            value = state.text if self.output_spec is None else state.value
+            return Outcome(result=Ok(payload=value), usage=state.usage, reason=state.reason)
         error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
         return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
 
@@ -216,6 +249,33 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
         return _decode(_encode(state))
+
+    def typed(self, step: Step) -> Step:
+        """``step`` with its plain value built into :attr:`output_type` (as it is without
+        one, or when the run failed): the edge's typed value. ``rt.run(react, ...)``
+        returns the plain value, as for every strategy; call this on its Step (or on one
+        recorded, replayed, or returned by a Temporal handle).
+
+        Returns:
+            The Step; a failed one (``validation``) when the value does not fit the type.
+
+        Raises:
+            UsageError: the type cannot be imported in this process.
+        """
+        output = self.output_spec
+        if output is None or not step.ok:
+            return step
+        try:
+            value = Converter(import_type(output.path)).load(step.value)
+        except ConversionError as exc:
+            error = ErrorEnvelope.make(
+                VALIDATION,
+                f"ReAct({self.name!r}): the answer does not fit output_type: {exc}",
+                {"where": "output", "errors": [str(exc)]},
+                retryable=False,
+            )
+            return _replace(step, ok=False, error=error, reason="validation")
+        return _replace(step, value=value)
 
     # -- transitions (each makes at most one replace of the state) ---------------------
 
@@ -331,6 +391,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         text = response.text or state.streamed
         calls = response.tool_calls
         if not calls:
+            if self.output_spec is not None:
+                return self._final_answer(state, text, usage)
             done = _replace(
                 state,
                 status="completed",
@@ -362,6 +424,57 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         return state, tool_directives(
             state, calls, timeout_ms=self.tool_timeout_ms, max_retries=self.tool_max_retries
         )
+
+    def _final_answer(
+        self, state: ReActState, text: str, usage: Usage
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        """A typed run's answer: completed with its plain value, or fed back (another
+        model call), or failed when it was the last call allowed."""
+        output = self.output_spec
+        assert output is not None
+        answer = Message(role="assistant", content=text)
+        messages = state.messages + (answer,)  # noqa: RUF005
+        try:
+            value, problem = check_answer(output, text)
+        except UsageError as exc:  # the type is not importable here (a Temporal worker)
+            error = ErrorEnvelope.make(VALIDATION, str(exc), {"output_type": output.path})
+            failed = _replace(
+                state, status="failed", messages=messages, llm_call_id=None, usage=usage,
+                text=text, error=error, reason="output_type_unavailable",
+            )  # fmt: skip
+            return failed, _NONE
+        if problem is None:
+            done = _replace(
+                state, status="completed", messages=messages, llm_call_id=None, usage=usage,
+                text=text, value=value, reason="final_answer",
+            )  # fmt: skip
+            return done, _NONE
+        if state.iteration >= self.max_iterations:
+            return self._out_of_calls(
+                _replace(state, messages=messages, usage=usage, text=text), problem
+            ), _NONE
+        left = self.max_iterations - state.iteration
+        note = f"{problem}\n({left} model call{'s' if left > 1 else ''} left.)"
+        feedback = Message(role="user", content=note)
+        state = _replace(state, usage=usage, text=text)
+        return self._ask(state, messages + (feedback,), state.iteration + 1)  # noqa: RUF005
+
+    def _out_of_calls(self, state: ReActState, problem: str | None) -> ReActState:
+        """A typed run that used its last model call without a valid final answer."""
+        message = (
+            f"ReAct({self.name!r}): no valid final answer after {self.max_iterations} model calls"
+        )
+        message += f"; the last one: {problem}" if problem else " (the last one asked for tools)"
+        error = ErrorEnvelope.make(
+            VALIDATION,
+            message,
+            {"where": "output", "max_iterations": self.max_iterations},
+            retryable=False,
+        )
+        return _replace(
+            state, status="failed", llm_call_id=None, pending=(), error=error,
+            reason="max_iterations",
+        )  # fmt: skip
 
     def _not_a_response(self, state: ReActState, call_id: str, response: Any) -> ReActState:
         error = ErrorEnvelope.make(
@@ -405,6 +518,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             )
             return failed, _NONE
         if state.iteration >= self.max_iterations:
+            if self.output_spec is not None:
+                return self._out_of_calls(_replace(state, messages=messages), None), _NONE
             done = _replace(
                 state, status="completed", messages=messages, pending=(), reason="max_iterations"
             )
@@ -438,7 +553,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return self._invalid_input(state, raw_input, request_id), _NONE
         messages = state.messages + (Message(role="user", content=prompt),)  # noqa: RUF005
         # A new request: a clean slate, then the first model call of its first iteration.
-        state = _replace(state, request_id=request_id, text="", error=None, reason="")
+        state = _replace(state, request_id=request_id, text="", value=None, error=None, reason="")
         return self._ask(state, messages, 1)
 
     def _on_request_failed(
