@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _subject  # noqa: E402
-from ptcflow import FallbackModel, RateLimit, UsageLimits  # noqa: E402
+from ptcflow import FallbackModel, ModelPrice, RateLimit, UsageLimits  # noqa: E402
 from ptcflow.runtime import Runtime  # noqa: E402
 from ptcflow.strategies import ReAct  # noqa: E402
 from ptcflow.testing import ScriptedLLM  # noqa: E402
@@ -53,7 +53,7 @@ def make(controls: bool) -> Runtime:
             max_requests=1_000, max_tool_calls=1_000, max_total_tokens=10**9, max_cost_usd=1e6
         ),
         rate_limits={"fallback": RateLimit(requests_per_minute=10**9, tokens_per_minute=10**12)},
-        prices={"scripted": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        prices={"scripted": ModelPrice(input_per_mtok=1.0, output_per_mtok=2.0)},
     )
 
 
