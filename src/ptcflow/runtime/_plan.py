@@ -22,7 +22,7 @@ from ptcflow.runtime._options import RunOptions
 if TYPE_CHECKING:
     from ptcflow.core import Step
 
-__all__ = ("Plannable", "RunPlan", "check_model", "plan_of")
+__all__ = ("Plannable", "RunPlan", "check_model", "plan_of", "typed_finish")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,3 +150,14 @@ def plan_of(runtime: Any, target: Any, input: Any, options: RunOptions) -> RunPl
         )
     timeout = plan.timeout if isinstance(options.timeout, Unset) else options.timeout
     return dataclasses.replace(plan, timeout=timeout, name=options.name or plan.name)
+
+
+def typed_finish(strategy: Any) -> Callable[[Step], Step] | None:
+    """The finishing of a strategy that declares an ``output_type`` (``ReAct``): its
+    ``typed(step)`` builds the instance from the plain value the strategy kept, at the edge,
+    as an agent's plan does (the local runtime and the Temporal client both apply it).
+    ``None`` (nothing to do) for every other strategy."""
+    typed = getattr(strategy, "typed", None)
+    if typed is None or not getattr(strategy, "output_type", None):
+        return None
+    return typed  # type: ignore[no-any-return]

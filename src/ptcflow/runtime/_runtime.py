@@ -21,7 +21,7 @@ from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._guards import Guardrails, guarded_drive
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
-from ptcflow.runtime._plan import RunPlan, check_model, plan_of
+from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
@@ -350,6 +350,8 @@ class Runtime:
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
+        else:
+            run.finish_step = typed_finish(strategy)
         run.guards = options.guardrails or self.guardrails
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
@@ -590,6 +592,8 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+        else:
+            child.finish_step = typed_finish(strategy)
         child.meter = parent.meter  # one budget for the whole tree
         child.guards = parent.guards
         child.costs = self._costs(child.meter)

@@ -24,7 +24,7 @@ from ptcflow.runtime._driver import (
 from ptcflow.runtime._entry import in_event_loop as in_event_loop
 from ptcflow.runtime._executor import Executor as Executor
 from ptcflow.runtime._perform import Performer as Performer
-from ptcflow.runtime._plan import plan_of as plan_of
+from ptcflow.runtime._plan import plan_of as plan_of, typed_finish as typed_finish
 from ptcflow.runtime._run import (
     DirectiveContext as DirectiveContext,
     LocalRun as LocalRun,
@@ -55,5 +55,6 @@ __all__ = (
     "in_event_loop",
     "invalid_child_arguments",
     "plan_of",
+    "typed_finish",
     "wait_done",
 )

@@ -13,7 +13,7 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
-from ptcflow.runtime.lowlevel import Toolbox, attach, current_context, detach
+from ptcflow.runtime.lowlevel import Toolbox, attach, current_context, detach, typed_finish
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
@@ -274,7 +274,7 @@ class TemporalRuntime:
                 f"the input of run {rid} takes more than the {limit} bytes a Temporal history "
                 "event may hold: pass a reference to the data (a path, a key) instead"
             )
-        return spec, planned.finish
+        return spec, planned.finish or typed_finish(strategy)
 
     def run(self, strategy: Any, input: Any = None, **options: Any) -> Coroutine[Any, Any, Step]:
         """Run ``strategy`` on ``input`` as a workflow and return its :class:`Step`. Blocks.
