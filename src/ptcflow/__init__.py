@@ -30,6 +30,21 @@ from ptcflow.agent import (
     print_chain as print_chain,
     print_trace as print_trace,
 )
+from ptcflow.core import (
+    AlreadyDecidedError as AlreadyDecidedError,
+    Approve as Approve,
+    Decision as Decision,
+    Deny as Deny,
+    NotPausedError as NotPausedError,
+    PausedRun as PausedRun,
+    PauseInUseError as PauseInUseError,
+    PauseMismatchError as PauseMismatchError,
+    ResumeError as ResumeError,
+    Supply as Supply,
+    TamperedPauseError as TamperedPauseError,
+    UnknownCallError as UnknownCallError,
+    WrongDecisionError as WrongDecisionError,
+)
 from ptcflow.errors import (
     ConfigError as ConfigError,
     InternalError as InternalError,
@@ -55,6 +70,7 @@ from ptcflow.runtime import (
     run_sync as run_sync,
 )
 from ptcflow.sessions import Session as Session
+from ptcflow.signals import PendingCall as PendingCall
 from ptcflow.signature import Signature as Signature, SignatureError as SignatureError
 from ptcflow.strategies import ReAct as ReAct, Strategy as Strategy
 from ptcflow.tools import Tool as Tool, ToolContext as ToolContext, tool as tool
@@ -62,8 +78,12 @@ from ptcflow.tools import Tool as Tool, ToolContext as ToolContext, tool as tool
 __version__ = "0.1.0"
 
 __all__ = (
+    "AlreadyDecidedError",
+    "Approve",
     "CompiledAgent",
     "ConfigError",
+    "Decision",
+    "Deny",
     "FallbackModel",
     "Guardrails",
     "InternalError",
@@ -71,11 +91,17 @@ __all__ = (
     "Limits",
     "MissionLimits",
     "ModelPrice",
+    "NotPausedError",
+    "PauseInUseError",
+    "PauseMismatchError",
+    "PausedRun",
+    "PendingCall",
     "PriceTable",
     "ProgramError",
     "PtcflowError",
     "RateLimit",
     "ReAct",
+    "ResumeError",
     "RetryPolicy",
     "RunError",
     "RunHandle",
@@ -87,11 +113,15 @@ __all__ = (
     "Strategy",
     "SubAgent",
     "SubAgentError",
+    "Supply",
+    "TamperedPauseError",
     "Telemetry",
     "Tool",
     "ToolContext",
+    "UnknownCallError",
     "UsageError",
     "UsageLimits",
+    "WrongDecisionError",
     "__version__",
     "compile",
     "preview_prompt",

@@ -7,6 +7,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ptcflow.signals import (
+    APPROVAL_REQUESTED,
+    APPROVAL_RESOLVED,
     DATA_TYPES,
     EMBED_RESULT,
     LLM_DELTA,
@@ -15,10 +17,14 @@ from ptcflow.signals import (
     REQUEST_COMPLETED,
     REQUEST_ERROR,
     REQUEST_FAILED,
+    REQUEST_PAUSED,
+    REQUEST_RESUMED,
     REQUEST_STARTED,
     TOOL_RESULT,
     TOOL_STARTED,
     USAGE,
+    ApprovalRequestedData,
+    ApprovalResolvedData,
     EmbedResponse,
     EmbedResultData,
     Err,
@@ -28,12 +34,15 @@ from ptcflow.signals import (
     LLMResponse,
     LLMResponseData,
     Ok,
+    PendingCall,
     ProgramError,
     ProgramOutput,
     ProgramResultData,
     ProgramToolCall,
     RequestEndData,
     RequestErrorData,
+    RequestPausedData,
+    RequestResumedData,
     RequestStartedData,
     Signal,
     ToolCall,
@@ -140,6 +149,17 @@ program_outputs = st.builds(
     memory_bytes=counts,
     duration_ms=floats,
 )
+pending_calls = st.builds(
+    PendingCall,
+    call_id=text,
+    tool=text,
+    arguments=json_objects,
+    kind=st.sampled_from(["approval", "deferred"]),
+    reason=text,
+    agent=st.lists(text, min_size=1, max_size=3).map(tuple),
+    run_id=text,
+    expires_at=st.none() | st.just("2026-11-28T10:00:00.000Z"),
+)
 DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     LLM_DELTA: st.builds(LLMDeltaData, chunk=chunks),
     USAGE: st.builds(UsageData, usage=usages, model=text),
@@ -170,6 +190,17 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     PROGRAM_RESULT: st.builds(
         ProgramResultData, result=results(program_outputs), attempts=attempts, duration_ms=floats
     ),
+    APPROVAL_REQUESTED: st.builds(ApprovalRequestedData, pending=pending_calls),
+    APPROVAL_RESOLVED: st.builds(
+        ApprovalResolvedData,
+        tool=text,
+        decision=st.sampled_from(["approve", "deny", "supply", "expired"]),
+        reason=text,
+    ),
+    REQUEST_PAUSED: st.builds(
+        RequestPausedData, pending=st.lists(pending_calls, max_size=3).map(tuple)
+    ),
+    REQUEST_RESUMED: st.builds(RequestResumedData, decided=st.lists(text, max_size=3).map(tuple)),
 }
 assert set(DATA_STRATEGIES) == set(DATA_TYPES)
 

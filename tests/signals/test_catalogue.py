@@ -34,6 +34,10 @@ CATALOGUE = {
     "REQUEST_FAILED": "ai.request.failed",
     "REQUEST_ERROR": "ai.request.error",
     "PROGRAM_RESULT": "ai.program.result",
+    "APPROVAL_REQUESTED": "ai.approval.requested",
+    "APPROVAL_RESOLVED": "ai.approval.resolved",
+    "REQUEST_PAUSED": "ai.request.paused",
+    "REQUEST_RESUMED": "ai.request.resumed",
 }
 
 

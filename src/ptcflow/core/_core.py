@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from ptcflow.core._flight import Flight, cancelled
 from ptcflow.core._frozen import is_frozen
+from ptcflow.core._pause import PAUSE_VERSION, PausedRun, journal_of
 from ptcflow.core._protocol import Outcome, RunInfo
 from ptcflow.core._run_errors import (
     bad_outcome,
@@ -41,13 +42,16 @@ from ptcflow.signals import (
     LLM_RESPONSE,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
+    REQUEST_PAUSED,
     REQUEST_STARTED,
     TOOL_RESULT,
     USAGE,
     Err,
     Message,
     Ok,
+    PendingCall,
     RequestEndData,
+    RequestPausedData,
     RequestStartedData,
     Signal,
     ToolSpec,
@@ -105,7 +109,7 @@ class RunCore(Generic[F]):
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
         "_stamp", "_terminals", "answered", "cancelling", "closing", "deadline", "flights",
-        "history", "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
+        "history", "input", "late_results", "make_flight", "name", "parent_run_id", "parked", "recorded",
         "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
         "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
     )
@@ -171,6 +175,8 @@ class RunCore(Generic[F]):
         self.tool_calls = 0
         self.late_results = 0
         """Results reported for flights already answered (dropped)."""
+        self.parked: dict[F, tuple[PendingCall, ...]] = {}
+        """Directives that wait for a decision (:meth:`park`), with their pending calls."""
         self.started_at = 0.0
         self._now = 0.0
         self._ending: tuple[Ok[Any] | Err, Usage, str, bool] | None = None
@@ -324,6 +330,36 @@ class RunCore(Generic[F]):
         if not self.closing:
             self._close(reason, self.usage, reason.error.type)
         self._settle()
+
+    def park(self, flight: F, pending: tuple[PendingCall, ...], now: float) -> None:
+        """The work of ``flight`` waits for decisions on ``pending`` (a tool that requires
+        approval, a deferred tool, a program or child run stopped at such a call).
+
+        It gets no terminal signal: the strategy keeps waiting for its result. Its open
+        sub-calls are dropped without one (they are performed again on resume). Once
+        nothing else is in flight the run ends *paused* (``Step.paused``; ``ai.request.paused``
+        is published, not folded). When the run ends otherwise first (its outcome, a
+        cancellation), parked directives are answered with the run's reason.
+        """
+        self._now = now
+        if flight.done or flight not in self.flights:
+            return
+        del self.flights[flight]
+        flight.subcalls = None
+        if self.closing or self.cancelling is not None:
+            reason = self.cancelling or cancelled(
+                f"run {self.run_id} ended before {flight.directive.id!r} was decided"
+            )
+            self._answer(flight, reason, 1, 0.0)
+        else:
+            self.parked[flight] = pending
+        if not self.flights:
+            self._settle()
+
+    def note(self, type: str, data: Any) -> Signal:
+        """Publish a run-level signal without folding it into the strategy (the driver's
+        ``ai.request.resumed``)."""
+        return self._signal(type, data, None)
 
     def open_subcall(self, parent: F, directive: Directive) -> F:
         """Open a sub-call of ``parent`` (a tool call its work makes); finish it with
@@ -528,6 +564,12 @@ class RunCore(Generic[F]):
                 if leftover is None:
                     leftover = cancelled(f"run {self.run_id} ended before this directive finished")
                 self._stop(flight, leftover)
+        if self.parked:  # waiting for a decision nobody needs now: answered with the reason
+            parked, self.parked = self.parked, {}
+            for flight in parked:
+                self._answer(
+                    flight, leftover or cancelled(f"run {self.run_id} ended undecided"), 1, 0.0
+                )
 
     def _settle(self) -> None:
         """End the run once nothing is in flight (closing, cancelled, or stalled)."""
@@ -536,9 +578,42 @@ class RunCore(Generic[F]):
         if not self.closing:
             if self.cancelling is not None:
                 self._close(self.cancelling, self.usage, self.cancelling.error.type)
+            elif self.parked:
+                self._pause()
+                return
             else:
                 self._close(stalled(self.name, self.state), self.usage, "stalled")
         self._end()
+
+    def _pause(self) -> None:
+        """Nothing runs and decisions are awaited: end the run paused (no terminal)."""
+        pending = tuple(p for calls in self.parked.values() for p in calls)
+        paused = self._signal(REQUEST_PAUSED, RequestPausedData(pending=pending), None)
+        cls = type(self.strategy)
+        run = PausedRun(
+            version=PAUSE_VERSION,
+            run_id=self.run_id,
+            agent=self.name,
+            strategy=f"{cls.__module__}.{cls.__qualname__}",
+            tools=tuple(sorted(spec.name for spec in self.tool_specs)),
+            elapsed_ms=round((self._now - self.started_at) * 1000.0, 3),
+            paused_at=paused.time,
+            journal=journal_of(self.recorded) if self.recorded is not None else (),
+        )
+        self.step = Step(
+            run_id=self.run_id,
+            ok=False,
+            usage=self.usage,
+            reason="paused",
+            turns=self.turns,
+            tool_calls=self.tool_calls,
+            duration_ms=round((self._now - self.started_at) * 1000.0, 3),
+            signals=tuple(self.recorded) if self.recorded is not None else (),
+            messages=step_messages(self.strategy, self.state),
+            paused=True,
+            pending=pending,
+            paused_run=run,
+        )
 
     def _crash(self, exc: Exception, where: str) -> None:
         """End the run as failed (``internal``): its strategy raised ``exc`` ``where``."""

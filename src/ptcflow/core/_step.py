@@ -8,10 +8,11 @@ from typing import Any, Final
 
 import msgspec
 
+from ptcflow.core._pause import PausedRun
 from ptcflow.core._protocol import Outcome
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
+from ptcflow.signals import ErrorEnvelope, Message, PendingCall, Signal, Usage
 
 __all__ = ("Step", "step_details", "step_messages")
 
@@ -48,6 +49,14 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         messages: the conversation so far, for a strategy that keeps one (ReAct, the
             JSON mode): the run's history first, then this run's messages (its system
             prompt left out), so ``history=step.messages`` continues it; else empty.
+        paused: True when the run stopped to wait for decisions on :attr:`pending`
+            (``ok`` is false and ``error`` is ``None``: it did not fail). Continue it with
+            ``rt.resume(step, {call_id: ptcflow.Approve(), ...})``.
+        pending: the calls a paused run waits for (:class:`~ptcflow.signals.PendingCall`:
+            ``call_id``, ``tool``, ``arguments``, ``kind``, ``reason``, ``agent`` path).
+        paused_run: what a paused run needs to continue (its journal, what it belongs to,
+            a digest): the Step round-trips through ``msgspec.json`` and resumes in
+            another process. ``None`` unless paused.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -70,6 +79,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cost_usd: float | None = None
     unpriced_models: tuple[str, ...] = ()
     messages: tuple[Message, ...] = ()
+    paused: bool = False
+    pending: tuple[PendingCall, ...] = ()
+    paused_run: PausedRun | None = None
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -84,6 +96,8 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             parts.append(f"reason={self.reason!r}")
         if self.fail is not None:
             parts.append(f"fail={self.fail.reason!r}")
+        if self.paused:
+            parts.append(f"pending=<{', '.join(p.call_id for p in self.pending)}>")
         if self.turns:
             parts.append(f"turns={self.turns}")
         if self.tool_calls:
@@ -101,10 +115,18 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         """Return :attr:`value`, or raise :class:`~ptcflow.errors.RunError` if the run failed.
 
         Raises:
-            RunError: the run failed; ``.error`` holds its envelope.
+            RunError: the run failed (``.error`` holds its envelope), or it is paused
+                (``.error`` is ``None``; see :attr:`pending`).
         """
         if self.ok:
             return self.value
+        if self.paused:
+            calls = ", ".join(f"{p.call_id} ({p.tool})" for p in self.pending)
+            raise RunError(
+                f"run {self.run_id} is paused: it waits for decisions on {calls}; continue it "
+                "with rt.resume(step, {call_id: ptcflow.Approve() | ptcflow.Deny(reason) | "
+                "ptcflow.Supply(value)})"
+            )
         err = self.error
         text = f"{err.type}: {err.message}" if err is not None else "the run failed"
         raise RunError(f"run {self.run_id} failed: {text}", err)

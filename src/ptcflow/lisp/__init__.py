@@ -31,6 +31,7 @@ from ptcflow.lisp._carry import (
     memory_from_data as memory_from_data,
     memory_to_data as memory_to_data,
 )
+from ptcflow.lisp._driver import SUSPEND as SUSPEND, ProgramSuspended as ProgramSuspended
 from ptcflow.lisp._forms import (
     Form as Form,
     ListForm as ListForm,
@@ -59,6 +60,7 @@ from ptcflow.lisp.values import Keyword as Keyword, from_python as from_python
 
 __all__ = (
     "PARSE_MAX_CHARS",
+    "SUSPEND",
     "Form",
     "Keyword",
     "LimitExceeded",
@@ -69,6 +71,7 @@ __all__ = (
     "Lit",
     "MapForm",
     "Program",
+    "ProgramSuspended",
     "ReplayMismatch",
     "SetForm",
     "Sym",

@@ -12,7 +12,7 @@ import inspect
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -23,7 +23,16 @@ from ptcflow.lisp._runtime import YIELD, Batch, Outcome, ToolRequest
 from ptcflow.lisp.errors import LispError
 from ptcflow.lisp.limits import Budget
 
-__all__ = ("Driver", "ReplayMismatch", "Tool", "ToolCallRecord", "ToolRouter", "WaitClock")
+__all__ = (
+    "SUSPEND",
+    "Driver",
+    "ProgramSuspended",
+    "ReplayMismatch",
+    "Tool",
+    "ToolCallRecord",
+    "ToolRouter",
+    "WaitClock",
+)
 
 Tool = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 
@@ -47,6 +56,34 @@ class ReplayMismatch(UsageError):
     The record belongs to another program, another context or another memory, or the
     program is not deterministic (a ptcflow bug). The message names the call.
     """
+
+
+class _Suspend:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SUSPEND"
+
+
+SUSPEND: Final = _Suspend()
+"""What a router returns for a call that cannot be answered now (it waits for a person):
+the program stops once the calls issued with it (a ``pmap`` batch) have ended, and
+:func:`~ptcflow.lisp.run` raises :class:`ProgramSuspended`. Run it again later with the
+record of the calls that completed (``replay=``, ``resume=True``): nothing runs twice."""
+
+
+class ProgramSuspended(Exception):
+    """A program stopped at calls its router could not answer now (:data:`SUSPEND`).
+
+    Attributes:
+        indexes: the suspended calls' indexes.
+        records: the calls that completed in this run (a record to resume from).
+    """
+
+    def __init__(self, indexes: tuple[int, ...], records: tuple[ToolCallRecord, ...]) -> None:
+        super().__init__(f"the program waits for tool calls {list(indexes)}")
+        self.indexes = indexes
+        self.records = records
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,6 +134,8 @@ class Driver:
         self.replay = None if replay is None else {r.index: r for r in replay}
         self.resume = resume
         self.next_index = 0
+        self.suspended: list[int] = []
+        """Calls the router answered with :data:`SUSPEND` (the program stops after them)."""
 
     async def answer(self, request: Any) -> Any:
         return await self._answer(self._number(request))
@@ -152,6 +191,9 @@ class Driver:
                     result = await result
         except Exception as exc:  # the tool's failure becomes a value the program sees
             error = str(exc) or type(exc).__name__
+        if result is SUSPEND and error is None:
+            self.suspended.append(index)
+            return Outcome(None)  # never read: the program stops when this request ends
         if error is None:
             result, error = _unwrap(result)
         ms = (time.perf_counter() - start) * 1000

@@ -33,6 +33,7 @@ from ptcflow.lisp._analyzer import Analyzer, Program
 from ptcflow.lisp._compiler import Compiler
 from ptcflow.lisp._driver import (
     Driver,
+    ProgramSuspended,
     ReplayMismatch,
     Tool,
     ToolCallRecord,
@@ -361,7 +362,7 @@ async def run(
         if not analyzed:  # the program did not read or check: still refuse a bad ctx
             _check_ctx(ctx_in, ())
         return finish(error=err)
-    except UsageError:  # ReplayMismatch included: misuse, not a program error
+    except (UsageError, ProgramSuspended):  # misuse (ReplayMismatch), or waiting: the caller's
         raise
     except RecursionError:
         return finish(error=LimitExceeded("max_depth", "the program nests calls too deeply"))
@@ -435,6 +436,9 @@ async def _drive(g: greenlet, driver: Driver, clock: WaitClock | None) -> Any:
             raise
         if paused is not None and clock is not None:
             clock.resume(paused)
+        if driver.suspended:  # calls wait for a person: stop here, resume from the record
+            g.throw(GreenletExit)
+            raise ProgramSuspended(tuple(sorted(driver.suspended)), tuple(driver.records))
         request = g.switch(answer)
     return request
 

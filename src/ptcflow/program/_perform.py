@@ -22,6 +22,7 @@ import msgspec
 from ptcflow.directives import RunProgram
 from ptcflow.errors import UsageError
 from ptcflow.lisp import (
+    SUSPEND,
     Keyword,
     LimitExceeded,
     Limits,
@@ -168,6 +169,8 @@ async def perform_program(
 
         async def route(name: str, args: dict[str, Any], index: int) -> Ok[Any] | Err:
             got: Any = await perform(name, args, index)
+            if got is SUSPEND:  # the call waits for a person: the program stops after it
+                return got  # type: ignore[return-value]
             result = got if isinstance(got, Ok | Err) else normalize_result(got)
             if isinstance(result, Ok) and not plain_results:
                 result = Ok(payload=plain_value(result.payload), effects=result.effects)

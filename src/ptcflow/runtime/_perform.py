@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from ptcflow.core import Step
+from ptcflow.core import Parked, Step
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
@@ -98,7 +98,7 @@ class Performer:
         finally:
             ctx.run.report(ctx, result)
 
-    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | None:
+    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         """Perform ``ctx`` to its result (``None``: cancelled); never raises but the
         cancellation of an enclosing scope.
 
@@ -110,7 +110,7 @@ class Performer:
         """
         ex = self.executor
         kind = ctx.kind = self._kinds.get(type(ctx.directive)) or self.kind_of(ctx.directive)
-        checked: Ok[Any] | Err | None = None
+        checked: Ok[Any] | Err | Parked | None = None
         guards = ctx.run.guards
         if guards is not None and guards.tool and type(ctx.directive) is ToolExec:
             checked = await guard_tool(ctx)  # may rewrite the arguments, or trip
@@ -127,7 +127,7 @@ class Performer:
             if ctx.directive.metadata:
                 tel.metadata(ctx.span, ctx.directive.metadata)
             token = attach(ctx.otel_context)
-        result: Ok[Any] | Err | None = checked
+        result: Ok[Any] | Err | Parked | None = checked
         guarded = self.limited or ctx.attempt_ms is not None
         own = (
             anyio.CancelScope(deadline=ctx.deadline)
@@ -292,7 +292,7 @@ class Performer:
 
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
-    ) -> Ok[Any] | Err:
+    ) -> Ok[Any] | Err | Parked:
         """Perform tool ``name`` as a sub-call of ``parent`` (``DirectiveContext.call_tool``)."""
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise UsageError(
@@ -326,7 +326,7 @@ class Performer:
         )
         run = parent.run
         ctx = run.open_subcall(parent, sub)
-        result: Ok[Any] | Err | None = ctx.cancel_reason if ctx.done else None
+        result: Ok[Any] | Err | Parked | None = ctx.cancel_reason if ctx.done else None
         try:
             if result is None:
                 problems = sub.problems()
@@ -346,13 +346,21 @@ class Performer:
                         result = await self.perform(ctx)
         finally:
             self._report_subcall(ctx, result)
+        if isinstance(result, Parked) and not ctx.done:
+            return result  # waits for a decision: the work that made the call stops there
         final = ctx.result
         assert final is not None
         return final
 
-    def _report_subcall(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
+    def _report_subcall(self, ctx: DirectiveContext, result: Ok[Any] | Err | Parked | None) -> None:
         run = ctx.run
         now = self.executor.clock()
+        if isinstance(result, Parked):  # stays open until its parent parks (or ends)
+            tel = self.executor.telemetry
+            if ctx.span is not None and tel is not None:
+                tel.end_span(ctx.span, None, {"ptcflow.approval.status": "pending"})
+            ctx.span = None
+            return
         duration = now - ctx.started_at if ctx.started_at else 0.0
         run.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
         if ctx.span is not None:  # once: answered now, or with its parent already

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import msgspec
 
-from ptcflow.core import Flight, RunCore, Step
+from ptcflow.core import Flight, Parked, PausedRun, RunCore, Step
 from ptcflow.directives import Directive
 from ptcflow.program import ProgramCache
 from ptcflow.providers import ModelSource
@@ -45,13 +45,13 @@ class Performer(Protocol):
         """Perform ``ctx`` in a task of the Runtime's task group."""
         ...
 
-    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | None:
+    async def perform(self, ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         """Perform ``ctx`` in the current task, under ``ctx.scope``."""
         ...
 
     async def call_tool(
         self, parent: DirectiveContext, name: str, arguments: Mapping[str, Any], index: int
-    ) -> Ok[Any] | Err:
+    ) -> Ok[Any] | Err | Parked:
         """Perform a sub-call of ``parent`` (see :meth:`DirectiveContext.call_tool`)."""
         ...
 
@@ -79,6 +79,7 @@ class LocalRun:
         "core",
         "costs",
         "counted",
+        "decisions",
         "done",
         "driver_idle",
         "executor",
@@ -89,10 +90,15 @@ class LocalRun:
         "meter",
         "otel_context",
         "own_deadline",
+        "path",
+        "pause_key",
+        "paused_children",
         "performer",
+        "program_records",
         "programs",
         "ready",
         "scope",
+        "show_signals",
         "span",
         "step",
         "tools",
@@ -151,6 +157,20 @@ class LocalRun:
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
+        self.path: tuple[str, ...] = (core.name,)
+        """The agent names from the top-level run to this one (``PendingCall.agent``)."""
+        self.decisions: dict[str, Any] | None = None
+        """A resumed run's decisions on its waiting calls, by call id (``rt.resume``)."""
+        self.program_records: dict[str, list[ProgramToolCall]] | None = None
+        """A resumed run's open programs' completed tool calls (they re-run from them)."""
+        self.paused_children: dict[str, PausedRun] = {}
+        """Paused child runs (agents used as tools) by the call that runs them: kept in
+        the run's ``PausedRun`` when it pauses, resumed in place when it resumes."""
+        self.show_signals = core.recorded is not None
+        """``Step.signals`` is kept (``record=True``); a run that may pause records its
+        signals all the same (its journal is its paused state)."""
+        self.pause_key: bytes | None = None
+        """Signs the run's ``PausedRun`` (the Runtime's ``pause_key``)."""
 
     def __repr__(self) -> str:
         return f"<LocalRun {repr(self.core)[1:-1]}>"
@@ -200,6 +220,17 @@ class LocalRun:
 
     def begin(self, otel_parent: Any = None) -> None:
         """Count the run, open its span and start it."""
+        self.begin_counted(otel_parent)
+        self.core.start(self.executor.clock())
+        self._carry_out()
+
+    def carry_out(self) -> None:
+        """Carry out the work the core handed out (after an event a driver gave the core
+        itself, such as ``RunCore.resume``)."""
+        self._carry_out()
+
+    def begin_counted(self, otel_parent: Any = None) -> None:
+        """Count the run and open its span, without starting it (a resumed run)."""
         ex = self.executor
         ex.counters.runs_started += 1
         ex.counters.runs_active += 1
@@ -227,8 +258,6 @@ class LocalRun:
                 parent_run_id=self.parent_run_id,
                 request_id=self.request_id,
             )
-        self.core.start(ex.clock())
-        self._carry_out()
 
     def start(self, now: float) -> None:
         """Start the run (``ai.request.started``, the strategy's first directives), without
@@ -256,13 +285,36 @@ class LocalRun:
         self.core.abandon(now)
         self._carry_out()
 
-    def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | None) -> None:
-        """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled)."""
+    def report(self, ctx: DirectiveContext, result: Ok[Any] | Err | Parked | None) -> None:
+        """The work of ``ctx`` ended with ``result`` (``None``: it was cancelled;
+        ``Parked``: it waits for decisions)."""
         now = self.executor.clock()
+        if isinstance(result, Parked):
+            self.park(ctx, result, now)
+            return
         if type(result) is Ok and (self.costs is not None or self.meter is not None):
             result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
+        self._carry_out()
+
+    def park(self, ctx: DirectiveContext, parked: Parked, now: float) -> None:
+        """The work of ``ctx`` waits for decisions (see ``RunCore.park``)."""
+        if parked.child is not None:
+            self.paused_children[ctx.directive.id] = parked.child
+        if ctx.handed:
+            ctx.handed = False  # counted as answered here: no terminal will come
+            self.executor.counters.in_flight -= 1
+        tel = self.executor.telemetry
+        if ctx.span is not None and tel is not None:  # the span says it waits, and ends
+            calls = ", ".join(p.call_id for p in parked.pending)
+            tel.end_span(
+                ctx.span,
+                None,
+                {"ptcflow.approval.status": "pending", "ptcflow.approval.calls": calls},
+            )
+        ctx.span = None
+        self.core.park(ctx, parked.pending, now)
         self._carry_out()
 
     def finish(
@@ -392,6 +444,13 @@ class LocalRun:
             step = msgspec.structs.replace(
                 step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
             )
+        if step.paused_run is not None:
+            paused = step.paused_run
+            if self.paused_children:
+                paused = msgspec.structs.replace(paused, children=dict(self.paused_children))
+            step = msgspec.structs.replace(step, paused_run=paused.signed(self.pause_key))
+        if step.signals and not self.show_signals:
+            step = msgspec.structs.replace(step, signals=())
         self.step = step
         # Only sub-calls of work that outlived the run can still be opened: their context
         # comes from their parent's, and the core no longer refers back to this run (no
@@ -525,7 +584,7 @@ class DirectiveContext(Flight):
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, index: int
-    ) -> Ok[Any] | Err:
+    ) -> Ok[Any] | Err | Parked:
         """Call tool ``name`` from this directive's handler, as a ``ToolExec`` would. Blocks.
 
         The call goes through the same machinery as a ``ToolExec`` directive: arguments
@@ -547,7 +606,10 @@ class DirectiveContext(Flight):
 
         Returns:
             ``Ok(payload)`` or ``Err(error)``, as ``ai.tool.result`` carries them (a timeout
-            is an ``Err`` of type ``timeout``).
+            is an ``Err`` of type ``timeout``); a :class:`~ptcflow.core.Parked` when the
+            tool waits for a person's decision (``requires_approval``, deferred): return
+            it from the handler, and the directive waits too (the run pauses; see
+            ``docs/approvals.md``).
 
         Raises:
             UsageError: ``index`` is not an int >= 0, or was used already in this attempt.

@@ -11,7 +11,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 
-from ptcflow.core import RunCore, Step, TerminalTable, cancelled
+from ptcflow.core import Decision, PausedRun, RunCore, Step, TerminalTable, cancelled
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelPrice, ModelSource, PriceTable
@@ -23,6 +23,7 @@ from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
+from ptcflow.runtime._resume import resume_run
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
@@ -111,6 +112,9 @@ class Runtime:
         rate_limits: ``{provider or "provider:model": RateLimit(...)}``: requests and
             tokens per minute, shared by every run on this Runtime.
         guardrails: the :class:`~ptcflow.runtime.Guardrails` of every run that gives none.
+        pause_key: a secret (16 bytes or more) that signs paused runs (HMAC-SHA256), so
+            a paused Step kept by a client cannot be forged; give every process that
+            resumes the same key (see :meth:`resume`).
 
     Raises:
         UsageError: when used outside ``async with``, re-entered or used after closing.
@@ -138,6 +142,7 @@ class Runtime:
         prices: PriceTable | Mapping[str, ModelPrice] | None = None,
         rate_limits: Mapping[str, RateLimit] | RateLimiter | None = None,
         guardrails: Guardrails | None = None,
+        pause_key: bytes | str | None = None,
     ) -> None:
         self.llm = llm
         self.model_source = ModelSource.of(llm)
@@ -180,6 +185,19 @@ class Runtime:
             raise UsageError(f"guardrails must be a Guardrails, got {type(guardrails).__name__}")
         self.guardrails = guardrails
         """The guards of every run that gives none of its own."""
+        if isinstance(pause_key, str):
+            pause_key = pause_key.encode()
+        if pause_key is not None and (not isinstance(pause_key, bytes) or len(pause_key) < 16):
+            raise UsageError(
+                "pause_key must be at least 16 bytes (a secret shared by the processes that "
+                "resume each other's paused runs), or None"
+            )
+        self.pause_key: bytes | None = pause_key
+        """Signs paused runs (HMAC-SHA256): a Runtime with a key resumes only paused runs
+        signed with it (``None``: a SHA-256 digest catches changes, not forgeries)."""
+        self._resuming: dict[str, None] = {}
+        """Pauses being resumed or resumed already (by digest), bounded: a pause is
+        resumed once."""
         """What model calls cost (``Step.cost_usd``, the ``max_cost_usd`` budget)."""
         """The budget of each run that gives none of its own (each run its own meter)."""
         self._state = _State.NEW
@@ -337,6 +355,8 @@ class Runtime:
             history=tuple(options.history),
             log=self._executor.log,
         )
+        if toolbox.may_pause and core.recorded is None:
+            core.recorded = []  # the journal is the paused state: kept, not shown
         run = LocalRun(
             core,
             executor=self._executor,
@@ -345,6 +365,8 @@ class Runtime:
             llm=source,
             agents=self.agents if agents is None else {**self.agents, **agents},
         )
+        run.pause_key = self.pause_key
+        run.show_signals = options.record
         if deadline < enclosing:  # the mission timeout is the tighter one: the driver's
             run.own_deadline = deadline
         if plan is not None:
@@ -487,6 +509,74 @@ class Runtime:
                 raise
             return step
 
+    def resume(
+        self,
+        step: Step | PausedRun,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        agent: Any,
+        tools: Any = None,
+        llm: Any = None,
+        timeout: float | Unset | None = UNSET,
+        agents: Mapping[str, Any] | None = None,
+        record: bool = False,
+        name: str | None = None,
+        usage_limits: UsageLimits | None = None,
+        guardrails: Guardrails | None = None,
+        options: RunOptions | None = None,
+        **agent_options: Any,
+    ) -> Coroutine[Any, Any, Step]:
+        """Continue a paused run with decisions on its waiting calls; return its next Step.
+
+        ``step`` is the paused Step a run returned (``step.paused``), as it is or after a
+        round trip through ``msgspec.json`` (another process, a restart), or its
+        ``paused_run``. The run is rebuilt from its journal by folding it through the
+        agent's strategy again, then continues under the same run id: each decided call
+        meets its decision where it would have started (``Approve``: it runs; ``Deny``:
+        it ends with an ``approval_denied`` error the model reads; ``Supply``: it ends
+        with the value given); calls left undecided keep waiting, and the run pauses again
+        (a call past its ``approval_timeout`` ends ``approval_expired``). No call that
+        completed before the pause runs again: a program re-runs from its record. The
+        time the run waited does not count against its ``timeout``.
+
+        Args:
+            step: the paused Step (or its ``paused_run``).
+            decisions: ``{call_id: ptcflow.Approve() | ptcflow.Deny(reason) |
+                ptcflow.Supply(value)}`` for calls of ``step.pending``.
+            agent: the agent or strategy the run belongs to (checked: its strategy, name
+                and tools must be the paused run's).
+            tools, llm, timeout, agents, record, name, usage_limits, guardrails,
+                options, agent_options: as :meth:`run` takes them (the run's own ``tools``
+                and ``llm`` again, when it was given them).
+
+        Returns:
+            The next Step: the run's end, or its next pause.
+
+        Raises:
+            NotPausedError: ``step`` is not paused (the run ended).
+            UnknownCallError: a decision names a call that does not wait.
+            AlreadyDecidedError: a decision names a call decided by an earlier resume.
+            WrongDecisionError: not a decision, or ``Approve`` for a deferred call.
+            PauseMismatchError: another agent, strategy or tools; another version; a
+                journal cut before the run started.
+            TamperedPauseError: the paused run was changed (or is unsigned where this
+                Runtime has a ``pause_key``).
+            PauseInUseError: this pause is being resumed, or was resumed, by this Runtime.
+        """
+        given = RunOptions(
+            tools=tools,
+            llm=llm,
+            timeout=timeout,
+            agents=agents,
+            record=record,
+            name=name,
+            usage_limits=usage_limits,
+            guardrails=guardrails,
+            agent_options=agent_options,
+        )
+        chosen = given if options is None else RunOptions.merge(options, given)
+        return resume_run(self, step, decisions or {}, agent, chosen)
+
     def start(
         self,
         strategy: Any,
@@ -581,6 +671,8 @@ class Runtime:
             terminals=self._terminals,
             log=parent.executor.log,
         )
+        if tools.may_pause:
+            core.recorded = []  # the journal is the paused state: kept, not shown
         child = LocalRun(
             core,
             executor=parent.executor,
@@ -594,6 +686,9 @@ class Runtime:
             child.finish_step = plan.finish
         else:
             child.finish_step = typed_finish(strategy)
+        child.path = (*parent.path, core.name)
+        child.show_signals = False
+        child.pause_key = parent.pause_key
         child.meter = parent.meter  # one budget for the whole tree
         child.guards = parent.guards
         child.costs = self._costs(child.meter)

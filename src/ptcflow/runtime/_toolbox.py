@@ -22,7 +22,7 @@ __all__ = ("Toolbox",)
 class Toolbox:
     """A run's tools by name, with the :class:`~ptcflow.signals.ToolSpec` of each."""
 
-    __slots__ = ("child_names", "context_names", "specs", "tools")
+    __slots__ = ("child_names", "context_names", "may_pause", "specs", "tools")
 
     def __init__(self, tools: dict[str, Tool]) -> None:
         self.tools = tools
@@ -33,6 +33,11 @@ class Toolbox:
         self.context_names = frozenset(n for n, t in tools.items() if t.context_param is not None)
         self.child_names = frozenset(n for n, t in tools.items() if _runs_child(t.fn))
         """The tools that run a child run (agents used as tools), decided once."""
+        self.may_pause = bool(self.child_names) or any(
+            t.deferred or t.requires_approval is not False for t in tools.values()
+        )
+        """A call may wait for a decision (approval, deferred, or in a child run): runs
+        with these tools record their journal, which is their paused state."""
 
     @classmethod
     def build(cls, tools: Any) -> Toolbox:

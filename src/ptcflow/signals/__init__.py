@@ -6,6 +6,15 @@ Everything a strategy receives is a :class:`Signal` whose ``data`` is a typed st
 
 from __future__ import annotations
 
+from ptcflow.signals._approval import (
+    APPROVAL_DENIED as APPROVAL_DENIED,
+    APPROVAL_EXPIRED as APPROVAL_EXPIRED,
+    ApprovalRequestedData as ApprovalRequestedData,
+    ApprovalResolvedData as ApprovalResolvedData,
+    PendingCall as PendingCall,
+    RequestPausedData as RequestPausedData,
+    RequestResumedData as RequestResumedData,
+)
 from ptcflow.signals._bus import (
     BusStatistics as BusStatistics,
     SignalBus as SignalBus,
@@ -14,6 +23,8 @@ from ptcflow.signals._bus import (
     SubscriptionStatistics as SubscriptionStatistics,
 )
 from ptcflow.signals._catalogue import (
+    APPROVAL_REQUESTED as APPROVAL_REQUESTED,
+    APPROVAL_RESOLVED as APPROVAL_RESOLVED,
     EMBED_RESULT as EMBED_RESULT,
     LLM_DELTA as LLM_DELTA,
     LLM_RESPONSE as LLM_RESPONSE,
@@ -21,6 +32,8 @@ from ptcflow.signals._catalogue import (
     REQUEST_COMPLETED as REQUEST_COMPLETED,
     REQUEST_ERROR as REQUEST_ERROR,
     REQUEST_FAILED as REQUEST_FAILED,
+    REQUEST_PAUSED as REQUEST_PAUSED,
+    REQUEST_RESUMED as REQUEST_RESUMED,
     REQUEST_STARTED as REQUEST_STARTED,
     SIGNAL_TYPES as SIGNAL_TYPES,
     TERMINAL_TYPES as TERMINAL_TYPES,
@@ -107,6 +120,10 @@ from ptcflow.signals._signal import (
 )
 
 __all__ = (
+    "APPROVAL_DENIED",
+    "APPROVAL_EXPIRED",
+    "APPROVAL_REQUESTED",
+    "APPROVAL_RESOLVED",
     "AUTH",
     "BUSY",
     "CANCELLED",
@@ -123,6 +140,8 @@ __all__ = (
     "REQUEST_COMPLETED",
     "REQUEST_ERROR",
     "REQUEST_FAILED",
+    "REQUEST_PAUSED",
+    "REQUEST_RESUMED",
     "REQUEST_STARTED",
     "RETRYABLE_TYPES",
     "SIGNAL_TYPES",
@@ -135,6 +154,8 @@ __all__ = (
     "UNKNOWN_TOOL",
     "USAGE",
     "VALIDATION",
+    "ApprovalRequestedData",
+    "ApprovalResolvedData",
     "BusStatistics",
     "EmbedResponse",
     "EmbedResultData",
@@ -148,12 +169,15 @@ __all__ = (
     "LLMResponseData",
     "Message",
     "Ok",
+    "PendingCall",
     "ProgramError",
     "ProgramOutput",
     "ProgramResultData",
     "ProgramToolCall",
     "RequestEndData",
     "RequestErrorData",
+    "RequestPausedData",
+    "RequestResumedData",
     "RequestStartedData",
     "Result",
     "Secrets",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = (
+    "APPROVAL_REQUESTED",
+    "APPROVAL_RESOLVED",
     "EMBED_RESULT",
     "LLM_DELTA",
     "LLM_RESPONSE",
@@ -12,6 +14,8 @@ __all__ = (
     "REQUEST_COMPLETED",
     "REQUEST_ERROR",
     "REQUEST_FAILED",
+    "REQUEST_PAUSED",
+    "REQUEST_RESUMED",
     "REQUEST_STARTED",
     "SIGNAL_TYPES",
     "TERMINAL_TYPES",
@@ -42,9 +46,21 @@ REQUEST_ERROR: Final = "ai.request.error"
 """A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
 PROGRAM_RESULT: Final = "ai.program.result"
 """The terminal signal of a ``RunProgram`` directive: ``Ok(ProgramOutput)`` or ``Err``."""
+APPROVAL_REQUESTED: Final = "ai.approval.requested"
+"""A tool call waits for a person's decision (or a deferred tool's result from outside)."""
+APPROVAL_RESOLVED: Final = "ai.approval.resolved"
+"""A waiting tool call was decided (approve, deny, supply, expired) when its run resumed."""
+REQUEST_PAUSED: Final = "ai.request.paused"
+"""A run stopped to wait for decisions; it ends with a paused Step, not a terminal."""
+REQUEST_RESUMED: Final = "ai.request.resumed"
+"""A paused run continues (``rt.resume``), in this process or another."""
 
 SIGNAL_TYPES: Final = frozenset(
     {
+        APPROVAL_REQUESTED,
+        APPROVAL_RESOLVED,
+        REQUEST_PAUSED,
+        REQUEST_RESUMED,
         LLM_DELTA,
         LLM_RESPONSE,
         USAGE,

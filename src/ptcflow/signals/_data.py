@@ -11,6 +11,12 @@ from typing import Any, Final
 import msgspec
 
 from ptcflow.signals import _catalogue as t
+from ptcflow.signals._approval import (
+    ApprovalRequestedData,
+    ApprovalResolvedData,
+    RequestPausedData,
+    RequestResumedData,
+)
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
 from ptcflow.signals._messages import (
     EmbedResponse,
@@ -123,5 +129,9 @@ DATA_TYPES: Final[dict[str, type[Any]]] = {
     t.REQUEST_FAILED: RequestEndData,
     t.REQUEST_ERROR: RequestErrorData,
     t.PROGRAM_RESULT: ProgramResultData,
+    t.APPROVAL_REQUESTED: ApprovalRequestedData,
+    t.APPROVAL_RESOLVED: ApprovalResolvedData,
+    t.REQUEST_PAUSED: RequestPausedData,
+    t.REQUEST_RESUMED: RequestResumedData,
 }
 """The ``data`` struct of each catalogued signal type (used to decode journals)."""

@@ -23,6 +23,9 @@ class ToolOptions(TypedDict, total=False):
     timeout_ms: int | None
     max_retries: int | None
     blocking: bool | None
+    requires_approval: bool | Callable[..., Any] | None
+    deferred: bool | None
+    approval_timeout: float | None
 
 
 @overload

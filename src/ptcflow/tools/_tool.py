@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ptcflow.errors import UsageError
 from ptcflow.signature import (
@@ -97,6 +97,14 @@ class Tool:
         param_docs: parameter name -> description, put into ``input_schema``.
         calls_model: the tool runs a model (an agent or an LLM tool); compile refuses an
             agent that has one.
+        requires_approval: ``True`` makes every call wait for a person's decision
+            (``ptcflow.Approve`` / ``Deny`` / ``Supply``, see ``docs/approvals.md``); a
+            predicate ``(arguments) -> bool`` or ``(arguments, ToolContext) -> bool`` asks
+            only for the calls it returns true for (a string it returns is the reason shown).
+        deferred: the tool has no body in this process: every call waits for its result
+            from outside (``ptcflow.Supply(value)``); ``fn`` only describes it.
+        approval_timeout: seconds a call may wait for its decision; past it the call ends
+            with an ``approval_expired`` error the model reads (``None``: no limit).
 
     Raises:
         UsageError: an invalid name, option, or signature.
@@ -116,9 +124,11 @@ class Tool:
         "_plan",
         "_returns",
         "_types",
+        "approval_timeout",
         "blocking",
         "calls_model",
         "context_param",
+        "deferred",
         "description",
         "fn",
         "input_schema",
@@ -128,6 +138,7 @@ class Tool:
         "output_schema",
         "param_docs",
         "pass_input",
+        "requires_approval",
         "signature",
         "timeout_ms",
     )
@@ -144,6 +155,9 @@ class Tool:
     max_retries: int | None
     blocking: bool
     calls_model: bool
+    requires_approval: bool | Callable[..., Any]
+    deferred: bool
+    approval_timeout: float | None
     param_docs: dict[str, str]
     context_param: str | None
     _binding: Binding
@@ -168,6 +182,9 @@ class Tool:
         blocking: bool = True,
         param_docs: Mapping[str, str] | None = None,
         calls_model: bool = False,
+        requires_approval: bool | Callable[..., Any] = False,
+        deferred: bool = False,
+        approval_timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise UsageError(f"tool {name!r} needs a callable fn, got {type(fn).__name__}")
@@ -194,6 +211,18 @@ class Tool:
         set_(self, "max_retries", _check_option("max_retries", max_retries, 0))
         set_(self, "blocking", bool(blocking))
         set_(self, "calls_model", bool(calls_model))
+        set_(self, "requires_approval", _check_approval(name, requires_approval))
+        set_(self, "deferred", bool(deferred))
+        if approval_timeout is not None and (
+            isinstance(approval_timeout, bool)
+            or not isinstance(approval_timeout, int | float)
+            or not approval_timeout > 0
+        ):
+            raise UsageError(
+                f"tool {name!r}: approval_timeout must be a number of seconds > 0 or None, "
+                f"got {approval_timeout!r}"
+            )
+        set_(self, "approval_timeout", approval_timeout)
         set_(self, "param_docs", docs)
         if input_schema is None:
             input_schema = with_docs(signature.input_schema(), docs) if signature else None
@@ -338,6 +367,9 @@ class Tool:
         timeout_ms: int | None = None,
         max_retries: int | None = None,
         blocking: bool | None = None,
+        requires_approval: bool | Callable[..., Any] | None = None,
+        deferred: bool | None = None,
+        approval_timeout: float | None = None,
     ) -> Tool:
         """Build a tool from a function, inferring what is not overridden.
 
@@ -359,6 +391,10 @@ class Tool:
             max_retries: retries for the executor (``None``: inherit).
             blocking: ``False`` calls a sync function inline instead of in a worker
                 thread (only for quick functions that never block).
+            requires_approval: ``True``, or a predicate on the call's arguments (and its
+                ``ToolContext``): calls wait for a person's decision (see :class:`Tool`).
+            deferred: the function only describes the tool; results come from outside.
+            approval_timeout: seconds a call may wait for its decision.
 
         Returns:
             The tool.
@@ -389,6 +425,9 @@ class Tool:
                     "timeout_ms": timeout_ms,
                     "max_retries": max_retries,
                     "blocking": blocking,
+                    "requires_approval": requires_approval,
+                    "deferred": deferred,
+                    "approval_timeout": approval_timeout,
                 }.items()
                 if v is not None
             }
@@ -430,7 +469,41 @@ class Tool:
             max_retries=max_retries,
             blocking=True if blocking is None else blocking,
             param_docs=doc.params,
+            requires_approval=False if requires_approval is None else requires_approval,
+            deferred=bool(deferred),
+            approval_timeout=approval_timeout,
         )
+
+    def approval_reason(self, arguments: Any, context: object = None) -> str | None:
+        """Why a call with ``arguments`` must wait (``None``: it runs now).
+
+        ``"deferred tool"`` for a deferred tool, ``"requires approval"`` for
+        ``requires_approval=True``, else the predicate's answer: true (or a non-empty
+        string, used as the reason) asks. A predicate taking two parameters also gets the
+        call's ``ToolContext`` (``context``).
+
+        Raises:
+            Exception: what the predicate raised (the runtime ends the call with it).
+        """
+        if self.deferred:
+            return "deferred tool"
+        rule = self.requires_approval
+        if rule is False:
+            return None
+        if rule is True:
+            return "requires approval"
+        verdict = rule(arguments, context) if _takes_two(rule) else rule(arguments)
+        if inspect.isawaitable(verdict):
+            close = getattr(verdict, "close", None)
+            if close is not None:
+                close()
+            raise UsageError(
+                f"tool {self.name!r}: the requires_approval predicate must be a plain "
+                "function returning a bool, not a coroutine function"
+            )
+        if isinstance(verdict, str):
+            return verdict or None
+        return "requires approval" if verdict else None
 
     def arguments(
         self, values: Mapping[str, Any], context: object = None
@@ -449,6 +522,29 @@ class Tool:
 _COMPARED: Final = tuple(
     s for s in Tool.__slots__ if s not in ("_binding", "_plan", "_types", "_returns")
 )
+
+
+def _check_approval(name: str, rule: Any) -> bool | Callable[..., Any]:
+    if rule is True or rule is False:
+        return bool(rule)
+    if rule is None:
+        return False
+    if not callable(rule):
+        raise UsageError(
+            f"tool {name!r}: requires_approval takes True, False or a predicate "
+            f"(arguments) -> bool, got {type(rule).__name__}"
+        )
+    return cast(Callable[..., Any], rule)
+
+
+def _takes_two(fn: Callable[..., Any]) -> bool:
+    """True for a predicate that takes the call's ToolContext too."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
 def _takes_the_map(fn: Callable[..., Any], params: list[ParamInfo]) -> bool:

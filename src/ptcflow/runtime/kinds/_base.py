@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from ptcflow.core import tool_name_of
+from ptcflow.core import Parked, tool_name_of
 from ptcflow.directives import ToolExec
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
-from ptcflow.signals import INTERNAL, VALIDATION, Err, ErrorEnvelope
+from ptcflow.signals import INTERNAL, VALIDATION, Err, ErrorEnvelope, Ok
 
 __all__ = ("Handler", "Kind", "tool_close", "tool_span", "validation")
 
@@ -65,8 +65,9 @@ class Kind:
         fail: ``(ctx, exc) -> result``: the result of an exception the work raised
             (default: none, the exception is a crash of the handler: ``internal``).
         prepare_sync: before the span opens (resolve a model, take a snapshot).
-        prepare: after the span opens, before the first attempt; returns an ``Err`` to
-            end the directive with it, or ``None`` to go on.
+        prepare: after the span opens, before the first attempt; returns an ``Ok`` or
+            ``Err`` to end the directive with it, a ``Parked`` when it waits for a
+            decision, or ``None`` to go on.
         open_span / close_span: the directive's span (no-ops by default).
         retries: whether retryable failures are retried.
         error_type: the error type of a stray ``CancelledError`` the work raised.
@@ -93,7 +94,7 @@ class Kind:
         settle: Callable[[DirectiveContext, Any], Any] | None = None,
         fail: Callable[[DirectiveContext, Exception], Any] | None = None,
         prepare_sync: Callable[[DirectiveContext], None] | None = None,
-        prepare: Callable[[DirectiveContext], Err | None] | None = None,
+        prepare: Callable[[DirectiveContext], Ok[Any] | Err | Parked | None] | None = None,
         open_span: Callable[[DirectiveContext, Telemetry], None] = _no_span,
         close_span: Callable[[DirectiveContext, Telemetry, Any, float], None] = _no_close,
         retries: bool = True,

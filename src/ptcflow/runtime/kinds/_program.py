@@ -28,11 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptcflow.core import Parked
+from ptcflow.lisp import SUSPEND, ProgramSuspended
 from ptcflow.program import ProgramCache, ProgramOptions, perform_program
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind
-from ptcflow.signals import Err, ErrorEnvelope, Ok, ProgramOutput, ProgramToolCall
+from ptcflow.signals import Err, ErrorEnvelope, Ok, PendingCall, ProgramOutput, ProgramToolCall
 
 __all__ = ("PROGRAM_KIND",)
 
@@ -43,20 +45,30 @@ def _call(ctx: DirectiveContext) -> Any:
     return _perform(ctx)
 
 
-async def _perform(ctx: DirectiveContext) -> ProgramOutput:
-    """One attempt: run the program, its calls through ``ctx.call_tool``."""
+async def _perform(ctx: DirectiveContext) -> ProgramOutput | Parked:
+    """One attempt: run the program, its calls through ``ctx.call_tool``; ``Parked`` when
+    calls wait for a person (the program stops after them and re-runs from its record when
+    the run resumes)."""
     d: Any = ctx.directive  # RunProgram
+    run = ctx.run
     done = ctx.completed
     if done is None:
-        done = ctx.completed = {}
+        records = run.program_records.get(d.id) if run.program_records else None
+        done = ctx.completed = {r.index: r for r in records or ()}
+    waiting: list[PendingCall] = []
 
-    async def call(name: str, arguments: dict[str, Any], index: int) -> Ok[Any] | Err:
-        return await ctx.call_tool(name, arguments, index=index)
+    async def call(name: str, arguments: dict[str, Any], index: int) -> Any:
+        result = await ctx.call_tool(name, arguments, index=index)
+        if isinstance(result, Parked):
+            waiting.extend(result.pending)
+            if result.child is not None:  # an agent used as a tool paused inside it
+                run.paused_children[f"{d.id}/tool/{index}"] = result.child
+            return SUSPEND
+        return result
 
     def completed(record: ProgramToolCall) -> None:
         done[record.index] = record
 
-    run = ctx.run
     if run.programs is None:
         run.programs = ProgramCache()
     options = ProgramOptions(
@@ -66,10 +78,15 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput:
         plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
         untimed_tools=run.tools.child_names,  # agents' runs are bounded by their own limits
     )
-    return await perform_program(d, call, options=options)
+    try:
+        return await perform_program(d, call, options=options)
+    except ProgramSuspended:
+        return Parked(tuple(waiting))
 
 
-def _settle(ctx: DirectiveContext, output: ProgramOutput) -> Ok[ProgramOutput]:
+def _settle(ctx: DirectiveContext, output: ProgramOutput | Parked) -> Ok[ProgramOutput] | Parked:
+    if isinstance(output, Parked):
+        return output
     ex = ctx.run.executor
     if ex.log_events:
         error = output.error

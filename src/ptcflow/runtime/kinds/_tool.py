@@ -9,8 +9,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.core import journal_safe
+from ptcflow.core import Parked, journal_safe
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
+from ptcflow.runtime._approvals import apply_decision, ask_approval
 from ptcflow.runtime._child import ParentRun, invalid_child_arguments
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime.kinds._base import Handler, Kind, tool_close, tool_span, validation
@@ -51,13 +52,26 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
             ctx.attempt_ms = tool.timeout_ms if at is None else min(at, tool.timeout_ms)
 
 
-def _tool_prepare(ctx: DirectiveContext) -> Err | None:
-    """``ai.tool.started``, then the strategy's snapshot for a tool taking a context (its
-    ``Err`` when ``snapshot()`` raised: the tool is not called)."""
+def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
+    """``ai.tool.started``; a call that must wait for a decision parks (``Parked``), a
+    decided one (on resume) applies its decision; then the strategy's snapshot for a tool
+    taking a context (its ``Err`` when ``snapshot()`` raised: the tool is not called)."""
     d: Any = ctx.directive  # ToolExec
-    arguments = json_safe(d.arguments)  # as the journal reads them back
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
     run = ctx.run
+    decisions = run.decisions
+    decision = decisions.get(d.id) if decisions is not None else None
+    if decision is not None:
+        decided = apply_decision(ctx, decision)
+        if decided is not None:
+            return decided
+    else:
+        arguments = json_safe(d.arguments)  # as the journal reads them back
+        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
+        tool = run.tools.tools.get(d.tool_name)
+        if tool is not None and (tool.deferred or tool.requires_approval is not False):
+            asked = ask_approval(ctx, tool, arguments)
+            if asked is not None:
+                return asked
     if d.tool_name not in run.tools.context_names:
         return None
     try:

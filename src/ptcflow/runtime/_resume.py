@@ -1,0 +1,240 @@
+"""Resuming a paused run: ``rt.resume(step, decisions, agent=...)``.
+
+A paused run's state is its journal (``PausedRun``): the run is rebuilt by folding the
+journal through its strategy again (strategies are pure), the decisions are checked
+against the calls that wait, and the run continues under its own id from where it
+stopped, the waiting calls first, each with its decision. Time spent waiting does not
+count: the run's deadline counts on from the time it had been active.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+
+from ptcflow.core import (
+    AlreadyDecidedError,
+    Approve,
+    Deny,
+    NotPausedError,
+    PausedRun,
+    PauseInUseError,
+    PauseMismatchError,
+    Rebuilt,
+    Step,
+    Supply,
+    UnknownCallError,
+    WrongDecisionError,
+    open_programs,
+    rebuild,
+)
+from ptcflow.runtime._approvals import EXPIRED
+from ptcflow.runtime._config import Unset
+from ptcflow.runtime._driver import drive
+from ptcflow.runtime._options import RunOptions
+from ptcflow.runtime._run import LocalRun
+from ptcflow.signals import REQUEST_RESUMED, PendingCall, RequestResumedData, Signal
+
+__all__ = ("resume_run",)
+
+_REMEMBERED: Final = 10_000
+"""Pauses a Runtime remembers having resumed (a second resume of one is refused)."""
+_DECISIONS: Final = (Approve, Deny, Supply)
+
+
+def paused_of(step: Any) -> PausedRun:
+    """The :class:`PausedRun` of ``step`` (a paused Step, or a PausedRun itself)."""
+    if isinstance(step, PausedRun):
+        return step
+    if not isinstance(step, Step):
+        raise NotPausedError(
+            f"rt.resume() takes the paused Step a run returned (or its paused_run), got "
+            f"{type(step).__name__}"
+        )
+    if not step.paused or step.paused_run is None:
+        state = "succeeded" if step.ok else f"failed ({step.reason or 'failed'})"
+        raise NotPausedError(
+            f"run {step.run_id} is not paused: it {state}, so there is nothing to resume; "
+            "resume the Step of a run whose step.paused is true"
+        )
+    return step.paused_run
+
+
+async def resume_run(
+    rt: Any,
+    step: Step | PausedRun,
+    decisions: Mapping[str, Any],
+    agent: Any,
+    options: RunOptions,
+) -> Step:
+    """Continue the paused run of ``step`` with ``decisions`` on Runtime ``rt`` (see
+    ``Runtime.resume``, which calls this; ``rt`` is not typed here: this module sits below
+    ``_runtime``)."""
+    rt._check_open()
+    paused = paused_of(step)
+    paused.check(rt.pause_key)
+    signals = paused.signals()
+    start = _start_of(paused, signals)
+    if paused.digest in rt._resuming:
+        raise PauseInUseError(
+            f"this pause of run {paused.run_id} is being resumed already, or was resumed by "
+            "this Runtime: resume the Step the last resume returned (a pause is resumed once, "
+            "so no call runs twice)"
+        )
+    timeout = options.timeout
+    if isinstance(timeout, Unset):
+        ms = rt.limits.mission_timeout_ms
+        timeout = None if ms is None else ms / 1000.0
+    if timeout is not None:  # the time it waited does not count; what it ran does
+        timeout = max(timeout - paused.elapsed_ms / 1000.0, 0.001)
+    chosen = msgspec.structs.replace(
+        options, run_id=paused.run_id, request_id=start.request_id, timeout=timeout
+    )
+    run = rt._open(agent, start.data.input, chosen)
+    _check_agent(run, paused)
+    rebuilt = rebuild(run.strategy, signals, run_id=paused.run_id)
+    checked = _check_decisions(paused, rebuilt, decisions)
+    _check_open_calls(paused, rebuilt)
+    rt._resuming[paused.digest] = None
+    while len(rt._resuming) > _REMEMBERED:
+        del rt._resuming[next(iter(rt._resuming))]
+    run.decisions = checked
+    run.program_records = open_programs(rebuilt) or None
+    run.paused_children = dict(paused.children)
+    run.core.recorded = [s for s in signals if s.run_id == paused.run_id]
+    now = run.executor.clock()
+    begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
+    return await drive(run, rt._runs)
+
+
+def begin_resumed(
+    run: LocalRun, rebuilt: Rebuilt, decided: tuple[str, ...], started: float
+) -> None:
+    """Start ``run`` from its rebuilt state: ``ai.request.resumed``, then the open
+    directives again (each waiting call meets its decision when it is performed)."""
+    run.begin_counted(None)
+    core = run.core
+    core.seq = rebuilt.seq
+    core.started_at = started
+    core.note(REQUEST_RESUMED, RequestResumedData(decided=decided))
+    core.resume(
+        run.executor.clock(),
+        state=rebuilt.state,
+        directives=list(rebuilt.open.values()),
+        seq=core.seq,
+        usage=rebuilt.usage,
+        turns=rebuilt.turns,
+        tool_calls=rebuilt.tool_calls,
+        started_at=started,
+    )
+    run.carry_out()
+
+
+def _start_of(paused: PausedRun, signals: list[Signal]) -> Any:
+    for s in signals:
+        if s.run_id == paused.run_id and s.type == "ai.request.started":
+            return s
+    raise PauseMismatchError(
+        f"the journal of paused run {paused.run_id!r} has no ai.request.started: it was cut "
+        "before the run began; resume the Step the run returned, or its whole journal"
+    )
+
+
+def _check_agent(run: LocalRun, paused: PausedRun) -> None:
+    cls = type(run.strategy)
+    strategy = f"{cls.__module__}.{cls.__qualname__}"
+    tools = tuple(sorted(spec.name for spec in run.core.tool_specs))
+    problems = []
+    if strategy != paused.strategy:
+        problems.append(f"its strategy is {paused.strategy}, not {strategy}")
+    if run.name != paused.agent:
+        problems.append(f"its agent is named {paused.agent!r}, not {run.name!r}")
+    if tools != paused.tools:
+        problems.append(f"its tools are {list(paused.tools)}, not {list(tools)}")
+    if problems:
+        raise PauseMismatchError(
+            f"paused run {paused.run_id} belongs to another agent: {'; '.join(problems)}; "
+            "resume it with the agent (and tools) it ran with"
+        )
+
+
+def _check_decisions(
+    paused: PausedRun, rebuilt: Rebuilt, decisions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The decisions by call id, checked; plus ``EXPIRED`` for undecided calls past their
+    ``approval_timeout``."""
+    if not isinstance(decisions, Mapping):
+        raise WrongDecisionError(
+            "rt.resume() takes the decisions as a mapping {call_id: ptcflow.Approve() | "
+            f"ptcflow.Deny(reason) | ptcflow.Supply(value)}}, got {type(decisions).__name__}"
+        )
+    pending = waiting(paused, rebuilt)
+    checked: dict[str, Any] = {}
+    for call_id, decision in decisions.items():
+        if call_id not in pending:
+            if _decided(paused, rebuilt, call_id):
+                raise AlreadyDecidedError(
+                    f"call {call_id!r} of run {paused.run_id} was decided already (by an "
+                    "earlier resume); decide only the calls step.pending lists"
+                )
+            listed = ", ".join(repr(c) for c in pending) or "none"
+            raise UnknownCallError(
+                f"call {call_id!r} is not waiting in paused run {paused.run_id}; the calls "
+                f"that wait are: {listed}"
+            )
+        if not isinstance(decision, _DECISIONS):
+            raise WrongDecisionError(
+                f"the decision on call {call_id!r} must be ptcflow.Approve(), "
+                f"ptcflow.Deny(reason) or ptcflow.Supply(value), got {decision!r}"
+            )
+        call = pending[call_id]
+        if isinstance(decision, Approve) and call.kind == "deferred":
+            raise WrongDecisionError(
+                f"call {call_id!r} is of the deferred tool {call.tool!r}, which has no body "
+                "in this process: give its result with ptcflow.Supply(value), or "
+                "ptcflow.Deny(reason)"
+            )
+        checked[call_id] = decision
+    now = datetime.datetime.now(datetime.UTC)
+    for call_id, call in pending.items():
+        expires = call.expires_at
+        if (
+            call_id not in checked
+            and expires is not None
+            and datetime.datetime.fromisoformat(expires) <= now
+        ):
+            checked[call_id] = EXPIRED
+    return checked
+
+
+def waiting(paused: PausedRun, rebuilt: Rebuilt) -> dict[str, PendingCall]:
+    """The calls that wait in ``paused``, by call id: its own run's and its paused
+    children's (their ids prefixed with the call that runs the child)."""
+    out = dict(rebuilt.pending)
+    for call_id, child in paused.children.items():
+        out.pop(call_id, None)
+        for signal in child.signals():
+            data = signal.data
+            if signal.type == "ai.request.paused" and signal.run_id == child.run_id:
+                for p in data.pending:
+                    key = f"{call_id}/{p.call_id}"
+                    out[key] = msgspec.structs.replace(p, call_id=key)
+    return out
+
+
+def _decided(paused: PausedRun, rebuilt: Rebuilt, call_id: str) -> bool:
+    return call_id in rebuilt.decided
+
+
+def _check_open_calls(paused: PausedRun, rebuilt: Rebuilt) -> None:
+    """Each waiting call belongs to a directive the rebuilt strategy still waits for."""
+    for call_id in rebuilt.pending:
+        if not any(call_id == d or call_id.startswith(f"{d}/") for d in rebuilt.open):
+            raise PauseMismatchError(
+                f"paused run {paused.run_id}: call {call_id!r} waits in its journal, but the "
+                "strategy, folded over the journal again, does not wait for it (the agent "
+                "changed since it paused, or the journal is not this run's)"
+            )

@@ -1,0 +1,90 @@
+"""The data of a run that waits for a person: pending calls and their decisions.
+
+A tool that requires approval (or a deferred tool, whose result comes from outside) makes
+its call wait: ``ai.approval.requested`` says which call and why, the run ends *paused*
+(``ai.request.paused``) once nothing else is running, and ``ai.approval.resolved`` records
+each decision when the run is resumed (``ai.request.resumed``). These structs are the
+signals' ``data`` and the :class:`~ptcflow.core.Step`'s ``pending`` list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import msgspec
+
+APPROVAL_DENIED: Final = "approval_denied"
+"""The error type a denied call ends with (the model sees it with the reason given)."""
+APPROVAL_EXPIRED: Final = "approval_expired"
+"""The error type a call ends with when its ``approval_timeout`` passed undecided."""
+
+__all__ = (
+    "APPROVAL_DENIED",
+    "APPROVAL_EXPIRED",
+    "ApprovalRequestedData",
+    "ApprovalResolvedData",
+    "PendingCall",
+    "RequestPausedData",
+    "RequestResumedData",
+)
+
+
+class PendingCall(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """One tool call that waits for a decision.
+
+    Attributes:
+        call_id: the key of its decision in ``rt.resume(step, {call_id: ...})``. Unique in
+            the paused mission: a call inside a program is ``"{program call}/tool/{n}"``,
+            a call of an agent used as a tool is ``"{tool call}/{call in the child}"``.
+        tool: the tool's name.
+        arguments: the call's arguments, as the model wrote them (plain JSON data).
+        kind: ``"approval"`` (a person approves or denies it) or ``"deferred"`` (its
+            result comes from outside: supply it with ``ptcflow.Supply(value)``).
+        reason: why it waits (``"requires approval"``, ``"deferred tool"``, or the text a
+            predicate returned).
+        agent: the path of agent names from the top-level run to the run that made the
+            call (one name for a call of the top-level agent).
+        run_id: the id of the run that made the call.
+        expires_at: when the wait ends by itself (ISO 8601, UTC), from the tool's
+            ``approval_timeout``; ``None``: never.
+    """
+
+    call_id: str
+    tool: str
+    arguments: Any = None
+    kind: Literal["approval", "deferred"] = "approval"
+    reason: str = ""
+    agent: tuple[str, ...] = ()
+    run_id: str = ""
+    expires_at: str | None = None
+
+
+class ApprovalRequestedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """``ai.approval.requested``: a tool call waits for a decision (its ``call_id`` is
+    the signal's)."""
+
+    pending: PendingCall
+
+
+class ApprovalResolvedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """``ai.approval.resolved``: the decision on a waiting call.
+
+    ``decision`` is ``"approve"``, ``"deny"``, ``"supply"`` (a deferred call's result
+    came from outside) or ``"expired"`` (its ``approval_timeout`` passed first).
+    """
+
+    tool: str
+    decision: Literal["approve", "deny", "supply", "expired"]
+    reason: str = ""
+
+
+class RequestPausedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """``ai.request.paused``: the run stopped to wait for decisions on these calls."""
+
+    pending: tuple[PendingCall, ...]
+
+
+class RequestResumedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """``ai.request.resumed``: a paused run continues with decisions on these calls."""
+
+    decided: tuple[str, ...] = ()
