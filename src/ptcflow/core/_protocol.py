@@ -16,7 +16,7 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Message, Ok, Signal, ToolSpec, Usage
+from ptcflow.signals import Err, Message, Ok, ProgramMemory, Signal, ToolSpec, Usage
 
 __all__ = ("Outcome", "RunInfo", "Strategy", "Transition")
 
@@ -40,6 +40,11 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     checked: every tool call has its result. A strategy that continues conversations
     puts it before the run's own messages and has a ``conversation(state)`` method
     returning history plus its messages (the Step's ``messages``)."""
+    memory: ProgramMemory | None = None
+    """What the conversation's earlier PTC-Lisp programs kept (``memory=``, or a
+    session's), or ``None`` outside such a conversation. A strategy that keeps memory
+    starts its programs from it and has a ``kept_memory(state)`` method returning what they
+    kept by the end (the Step's ``memory``)."""
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):

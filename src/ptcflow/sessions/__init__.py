@@ -22,6 +22,8 @@ from ptcflow.sessions._store import (
     MemoryStore as MemoryStore,
     SessionStore as SessionStore,
     Turn as Turn,
+    conversation_of as conversation_of,
+    turn_journal as turn_journal,
 )
 
 __all__ = (
@@ -36,4 +38,6 @@ __all__ = (
     "StoreUnavailableError",
     "Turn",
     "check_history",
+    "conversation_of",
+    "turn_journal",
 )

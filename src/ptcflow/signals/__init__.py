@@ -81,6 +81,7 @@ from ptcflow.signals._messages import (
 )
 from ptcflow.signals._program import (
     ProgramError as ProgramError,
+    ProgramMemory as ProgramMemory,
     ProgramOutput as ProgramOutput,
     ProgramResultData as ProgramResultData,
     ProgramToolCall as ProgramToolCall,
@@ -149,6 +150,7 @@ __all__ = (
     "Message",
     "Ok",
     "ProgramError",
+    "ProgramMemory",
     "ProgramOutput",
     "ProgramResultData",
     "ProgramToolCall",

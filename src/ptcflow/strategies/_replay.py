@@ -87,6 +87,7 @@ def replay(
         parent_run_id=start.parent_run_id,
         tools=tools,
         history=data.history if isinstance(data, RequestStartedData) else (),
+        memory=data.memory if isinstance(data, RequestStartedData) else None,
     )
     state, _ = strategy.init(run)
     run_id = start.run_id
