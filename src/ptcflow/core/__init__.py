@@ -25,7 +25,12 @@ from ptcflow.core._protocol import (
     Strategy as Strategy,
     Transition as Transition,
 )
-from ptcflow.core._step import Step as Step
+from ptcflow.core._step import (
+    Step as Step,
+    step_details as step_details,
+    step_memory as step_memory,
+    step_messages as step_messages,
+)
 from ptcflow.core._terminals import (
     TerminalTable as TerminalTable,
     journal_safe as journal_safe,
@@ -63,6 +68,9 @@ __all__ = (
     "TurnTrace",
     "cancelled",
     "journal_safe",
+    "step_details",
+    "step_memory",
+    "step_messages",
     "tool_name_of",
     "tool_terminal",
 )

@@ -12,6 +12,7 @@ from ptcflow.sessions._errors import (
     CorruptTurnError as CorruptTurnError,
     SessionConflictError as SessionConflictError,
     SessionError as SessionError,
+    SessionReplayError as SessionReplayError,
     StoreUnavailableError as StoreUnavailableError,
 )
 from ptcflow.sessions._history import check_history as check_history
@@ -34,6 +35,7 @@ __all__ = (
     "Session",
     "SessionConflictError",
     "SessionError",
+    "SessionReplayError",
     "SessionStore",
     "StoreUnavailableError",
     "Turn",
