@@ -152,3 +152,12 @@ async def test_rows_stored_before_memory_and_journals_still_load(tmp_path: Path)
     assert [len(t.messages) for t in turns] == [2, 2]
     assert turns[0].memory is None and turns[1].memory == ProgramMemory(values={"total": "2"})
     store.close()
+
+
+async def test_agent_run_takes_memory_and_sessions_carry_it() -> None:
+    session = Session("agent-run")
+    llm = ScriptedLLM(["(def total 3)\n(return total)", "(return (inc total))", "(return total)"])
+    first = await AGENT.run(llm=llm, context={"question": "a"}, session=session)
+    second = await AGENT.run(llm=llm, context={"question": "b"}, session=session)
+    by_hand = await AGENT.run(llm=llm, context={"question": "c"}, memory=first.memory)
+    assert (first.value, second.value, by_hand.value) == (3, 4, 3)
