@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -9,7 +10,13 @@ import pytest
 
 from ptcflow import Session, SubAgent
 from ptcflow.runtime import Runtime, Step, replay_session
-from ptcflow.sessions import SessionReplayError, SQLiteStore
+from ptcflow.sessions import (
+    MemoryStore,
+    PostgresStore,
+    SessionReplayError,
+    SessionStore,
+    SQLiteStore,
+)
 from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
 
@@ -29,8 +36,21 @@ def recorded(step: Step) -> Step:
     return msgspec.structs.replace(step, duration_ms=0.0, signals=(), cost_usd=None)
 
 
-async def test_a_react_session_replays_to_the_steps_it_returned(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "chats.db")
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
+    if request.param == "memory":
+        yield MemoryStore()
+    elif request.param == "postgres":
+        postgres = PostgresStore(request.getfixturevalue("pg_dsn"))
+        yield postgres
+        postgres.close()
+    else:
+        sqlite = SQLiteStore(tmp_path / "chats.db")
+        yield sqlite
+        sqlite.close()
+
+
+async def test_a_react_session_replays_to_the_steps_it_returned(store: SessionStore) -> None:
     session = Session("chat", store=store)
     llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "5", "Ten.", "Bye."])
     react = ReAct(system_prompt="Be brief.")
@@ -45,12 +65,11 @@ async def test_a_react_session_replays_to_the_steps_it_returned(tmp_path: Path) 
     assert len(CALLS) == calls and len(llm.requests) == requests  # nothing called
     assert list(replayed) == [recorded(s) for s in live]
     assert replayed[0].tool_calls == 1 and replayed[0].turns == 2
-    store.close()
 
 
-async def test_a_subagent_session_replays_with_its_memory_and_tools() -> None:
+async def test_a_subagent_session_replays_with_its_memory_and_tools(store: SessionStore) -> None:
     agent = SubAgent(prompt="{{question}}", signature="(question :string) -> :int", tools=[add])
-    session = Session("sub")
+    session = Session("sub", store=store)
     llm = ScriptedLLM(
         [
             '(def total (call "add" {:x 40 :y 2}))\n(return total)',
