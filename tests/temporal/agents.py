@@ -31,6 +31,10 @@ from temporal import missions
 ANALYST = "You analyse one region."
 PLANNER = "You plan the mission."
 TOTAL = "Total the orders of"
+CHAT = "You chat."
+"""The system prompt of a conversation's ReAct: its answer lists the questions it saw."""
+REMEMBER = "Remember"
+"""A SubAgent prompt starting so keeps a total: ``def`` on the first question, read after."""
 TOTAL_PROGRAMS = (
     '(def s (call "add" {:x 1 :y 2}))\n(println "partial" s)',
     "(return {:total (addd s 1)})",  # an error the next turn fixes
@@ -81,6 +85,13 @@ def _script(req: LLMRequest) -> Any:
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}
+    if system == CHAT:
+        asked = [m.content for m in req.messages if m.role == "user"]
+        return f"#{len(asked)}: " + " / ".join(asked)
+    if any(m.role == "user" and REMEMBER in m.content for m in req.messages):
+        if "Kept in memory" in last.content:
+            return "```clojure\n(return (* total 2))\n```"
+        return "```clojure\n(def total 42)\n(return total)\n```"
     if any(m.role == "user" and TOTAL in m.content for m in req.messages):
         turn = sum(1 for m in req.messages if m.role == "assistant")
         return f"```clojure\n{TOTAL_PROGRAMS[turn]}\n```"

@@ -14,7 +14,7 @@ import pytest
 from ptcflow.errors import UsageError
 from ptcflow.signals import TOOL_RESULT
 from ptcflow.temporal import TemporalOptions, TemporalRuntime, TemporalUnavailable
-from temporal.agents import analyst, big
+from temporal.agents import analyst, big, planner
 
 pytestmark = pytest.mark.anyio
 
@@ -130,14 +130,11 @@ def test_controls_not_enforced_on_temporal_are_refused(option: str) -> None:
         rt.run(ReAct(), "x", **{option: value}).close()  # never reached: run() raises
 
 
-async def test_history_and_sessions_are_refused_until_temporal_takes_them(
+async def test_history_for_a_strategy_that_keeps_no_conversation_is_refused_at_the_call(
     client: Any, options: TemporalOptions
 ) -> None:
-    from ptcflow import Session
     from ptcflow.signals import Message
 
     async with TemporalRuntime(client=client, options=options) as trt:
-        with pytest.raises(UsageError, match="does not take history= or session= yet"):
-            trt.run(analyst(), "emea", history=[Message(role="user", content="hi")]).close()
-        with pytest.raises(UsageError, match="does not take history= or session= yet"):
-            trt.run(analyst(), "emea", session=Session("s")).close()
+        with pytest.raises(UsageError, match="keeps no conversation"):
+            trt.run(planner(), "go", history=[Message(role="user", content="hi")]).close()

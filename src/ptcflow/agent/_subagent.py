@@ -26,7 +26,7 @@ from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
 from ptcflow.runtime.lowlevel import in_event_loop
 from ptcflow.sessions import Session
-from ptcflow.signals import ErrorEnvelope
+from ptcflow.signals import ErrorEnvelope, ProgramMemory
 from ptcflow.signature import (
     ConversionError,
     Converter,
@@ -267,6 +267,7 @@ class SubAgent:
         usage_limits: UsageLimits | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        memory: ProgramMemory | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -300,7 +301,10 @@ class SubAgent:
                 ``step.messages`` continues it. A PTC-Lisp agent reads the last questions
                 and answers at the top of its task; ``output="json"`` gets the messages.
             session: a :class:`~ptcflow.Session` to continue: its messages are the
-                history, the run's own are stored as its next turn.
+                history (and its programs' memory the starting memory), the run's own are
+                stored as its next turn.
+            memory: what earlier programs of the conversation kept (an earlier
+                ``step.memory``); ``ProgramMemory()`` to start keeping it.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -318,6 +322,7 @@ class SubAgent:
             usage_limits=usage_limits,
             history=history,
             session=session,
+            memory=memory,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,

@@ -45,8 +45,14 @@ from ptcflow.core._protocol import (
     RunInfo as RunInfo,
     Strategy as Strategy,
     Transition as Transition,
+    run_info_of as run_info_of,
 )
-from ptcflow.core._step import Step as Step
+from ptcflow.core._step import (
+    Step as Step,
+    step_details as step_details,
+    step_memory as step_memory,
+    step_messages as step_messages,
+)
 from ptcflow.core._terminals import (
     TerminalTable as TerminalTable,
     journal_safe as journal_safe,
@@ -103,6 +109,10 @@ __all__ = (
     "journal_safe",
     "open_programs",
     "rebuild",
+    "run_info_of",
+    "step_details",
+    "step_memory",
+    "step_messages",
     "tool_name_of",
     "tool_terminal",
 )

@@ -34,7 +34,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details, step_messages
+from ptcflow.core._step import Step, step_details, step_memory, step_messages
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -50,6 +50,7 @@ from ptcflow.signals import (
     Message,
     Ok,
     PendingCall,
+    ProgramMemory,
     RequestEndData,
     RequestPausedData,
     RequestStartedData,
@@ -103,15 +104,17 @@ class RunCore(Generic[F]):
             accepted directive and sub-call (default: :class:`Flight`; a driver passes
             its own subclass, which carries its per-directive state).
         history: the conversation before this run (``RunInfo.history``), checked.
+        memory: what the conversation's earlier programs kept (``RunInfo.memory``).
     """
 
     # fmt: off
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
         "_stamp", "_terminals", "answered", "cancelling", "closing", "deadline", "flights",
-        "history", "input", "late_results", "make_flight", "name", "parent_run_id", "parked", "recorded",
-        "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
-        "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
+        "history", "input", "late_results", "make_flight", "memory", "name", "parent_run_id",
+        "parked", "recorded", "request_id", "run_id", "seq", "started_at", "state", "step",
+        "strategy", "to_cancel", "to_perform", "tool_calls", "tool_specs", "traceparent", "turns",
+        "usage",
     )
     # fmt: on
 
@@ -134,9 +137,11 @@ class RunCore(Generic[F]):
         log: Any = None,
         make_flight: Callable[[Directive, Any, F | None], F] | None = None,
         history: tuple[Message, ...] = (),
+        memory: ProgramMemory | None = None,
     ) -> None:
         self.strategy = strategy
         self.history = history
+        self.memory = memory
         self.input = input
         self.run_id = run_id
         self.request_id = request_id or run_id
@@ -209,6 +214,7 @@ class RunCore(Generic[F]):
             agent=self.name,
             tools=self.tool_specs,
             history=self.history,
+            memory=self.memory,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
@@ -218,6 +224,7 @@ class RunCore(Generic[F]):
             parent_run_id=self.parent_run_id,
             tools=self.tool_specs,
             history=self.history,
+            memory=self.memory,
         )
         self._folding = True
         try:
@@ -685,5 +692,6 @@ class RunCore(Generic[F]):
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
             messages=step_messages(self.strategy, state),
+            memory=step_memory(self.strategy, state),
             **step_details(self.strategy, state, outcome),
         )

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.core._protocol import RunInfo
+from ptcflow.core._protocol import run_info_of
 from ptcflow.directives import Directive, RunProgram
 from ptcflow.errors import UsageError
 from ptcflow.signals import (
@@ -39,7 +39,6 @@ from ptcflow.signals import (
     Ok,
     PendingCall,
     ProgramToolCall,
-    RequestStartedData,
     Signal,
     ToolResultData,
     ToolStartedData,
@@ -334,15 +333,7 @@ def rebuild(strategy: Any, signals: list[Signal], *, run_id: str) -> Rebuilt:
         )
     out = Rebuilt()
     start = out.started = starts[0]
-    data = start.data
-    info = RunInfo(
-        run_id=run_id,
-        input=data.input if isinstance(data, RequestStartedData) else None,
-        request_id=start.request_id,
-        parent_run_id=start.parent_run_id,
-        tools=tuple(data.tools) if isinstance(data, RequestStartedData) else (),
-        history=data.history if isinstance(data, RequestStartedData) else (),
-    )
+    info = run_info_of(start)
     state, directives = strategy.init(info)
     _accept(out, directives)
     started: dict[str, tuple[str, Any]] = {}

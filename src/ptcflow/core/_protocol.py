@@ -16,9 +16,18 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Message, Ok, Signal, ToolSpec, Usage
+from ptcflow.signals import (
+    Err,
+    Message,
+    Ok,
+    ProgramMemory,
+    RequestStartedData,
+    Signal,
+    ToolSpec,
+    Usage,
+)
 
-__all__ = ("Outcome", "RunInfo", "Strategy", "Transition")
+__all__ = ("Outcome", "RunInfo", "Strategy", "Transition", "run_info_of")
 
 S = TypeVar("S")
 
@@ -40,6 +49,11 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     checked: every tool call has its result. A strategy that continues conversations
     puts it before the run's own messages and has a ``conversation(state)`` method
     returning history plus its messages (the Step's ``messages``)."""
+    memory: ProgramMemory | None = None
+    """What the conversation's earlier PTC-Lisp programs kept (``memory=``, or a
+    session's), or ``None`` outside such a conversation. A strategy that keeps memory
+    starts its programs from it and has a ``kept_memory(state)`` method returning what they
+    kept by the end (the Step's ``memory``)."""
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -88,3 +102,28 @@ class Strategy(Protocol[S]):
     def snapshot(self, state: S) -> Any:
         """Return a JSON-safe view of the state (tools receive it as ``context["state"]``)."""
         ...
+
+
+def run_info_of(start: Signal, tools: tuple[ToolSpec, ...] | None = None) -> RunInfo:
+    """The :class:`RunInfo` a run started with, from its ``ai.request.started`` signal (a
+    journal replays, a paused run resumes, from the same one the live run had).
+
+    ``tools``: the run's tool specs (default: those the signal records).
+    """
+    data = start.data
+    if not isinstance(data, RequestStartedData):
+        return RunInfo(
+            run_id=start.run_id,
+            request_id=start.request_id,
+            parent_run_id=start.parent_run_id,
+            tools=tools or (),
+        )
+    return RunInfo(
+        run_id=start.run_id,
+        input=data.input,
+        request_id=start.request_id,
+        parent_run_id=start.parent_run_id,
+        tools=tuple(data.tools) if tools is None else tools,
+        history=data.history,
+        memory=data.memory,
+    )

@@ -12,9 +12,9 @@ from ptcflow.core._pause import PausedRun
 from ptcflow.core._protocol import Outcome
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Message, PendingCall, Signal, Usage
+from ptcflow.signals import ErrorEnvelope, Message, PendingCall, ProgramMemory, Signal, Usage
 
-__all__ = ("Step", "step_details", "step_messages")
+__all__ = ("Step", "step_details", "step_memory", "step_messages")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -49,6 +49,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         messages: the conversation so far, for a strategy that keeps one (ReAct, the
             JSON mode): the run's history first, then this run's messages (its system
             prompt left out), so ``history=step.messages`` continues it; else empty.
+        memory: what a SubAgent's programs kept by the end of a run given a memory
+            (``memory=``, or run in a session), so ``memory=step.memory`` carries their
+            ``def``s into the conversation's next run; ``None`` otherwise.
         paused: True when the run stopped to wait for decisions on :attr:`pending`
             (``ok`` is false and ``error`` is ``None``: it did not fail). Continue it with
             ``rt.resume(step, {call_id: ptcflow.Approve(), ...})``.
@@ -79,6 +82,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cost_usd: float | None = None
     unpriced_models: tuple[str, ...] = ()
     messages: tuple[Message, ...] = ()
+    memory: ProgramMemory | None = None
     paused: bool = False
     pending: tuple[PendingCall, ...] = ()
     paused_run: PausedRun | None = None
@@ -164,3 +168,13 @@ def step_messages(strategy: Any, state: Any) -> tuple[Message, ...]:
     if conversation is None or state is None:
         return ()
     return tuple(conversation(state))
+
+
+def step_memory(strategy: Any, state: Any) -> ProgramMemory | None:
+    """What a finished run's programs kept: ``strategy.kept_memory(state)`` for a strategy
+    that keeps memory across a conversation, else ``None``."""
+    kept = getattr(strategy, "kept_memory", None)
+    if kept is None or state is None:
+        return None
+    memory: ProgramMemory | None = kept(state)
+    return memory

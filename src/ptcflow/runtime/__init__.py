@@ -44,6 +44,7 @@ from ptcflow.runtime._options import RunOptions as RunOptions
 from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
+from ptcflow.runtime._session_replay import replay_session as replay_session
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
 from ptcflow.runtime._usage import (
     PRICE_UNKNOWN as PRICE_UNKNOWN,
@@ -89,6 +90,7 @@ __all__ = (
     "UsageLimits",
     "UsageMeter",
     "backoff_delay",
+    "replay_session",
     "run",
     "run_sync",
 )

@@ -19,6 +19,7 @@ from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._usage import UsageLimits
 from ptcflow.sessions import Session, check_history
+from ptcflow.signals import ProgramMemory
 
 __all__ = ("RunOptions",)
 
@@ -54,6 +55,10 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         session: a :class:`~ptcflow.sessions.Session` to continue: its messages are the
             history, and the run's own messages are appended as one turn when it succeeds.
             Not together with ``history``.
+        memory: what a SubAgent's earlier programs kept (an earlier ``step.memory``, a
+            :class:`~ptcflow.signals.ProgramMemory`): the run's programs start from it,
+            and its Step's ``memory`` is what they kept by the end. A session carries it
+            for you. Not together with ``session``.
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -81,6 +86,7 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     guardrails: Any = None
     history: Sequence[Any] = ()
     session: Session | None = None
+    memory: ProgramMemory | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()
@@ -115,6 +121,16 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 raise UsageError(
                     "give a run history= or session=, not both: a session's history is its "
                     "stored messages"
+                )
+        if self.memory is not None:
+            if not isinstance(self.memory, ProgramMemory):
+                raise UsageError(
+                    "memory must be a ProgramMemory (an earlier step.memory), got "
+                    f"{type(self.memory).__name__}"
+                )
+            if self.session is not None:
+                raise UsageError(
+                    "give a run memory= or session=, not both: a session carries its memory"
                 )
         if self.agents is not None and not isinstance(self.agents, Mapping):
             raise UsageError(

@@ -28,8 +28,8 @@ from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
-from ptcflow.sessions import Session, SessionError
-from ptcflow.signals import new_id
+from ptcflow.sessions import Session, SessionError, conversation_of, turn_journal
+from ptcflow.signals import ProgramMemory, new_id
 
 __all__ = ("RunHandle", "Runtime")
 
@@ -292,7 +292,9 @@ class Runtime:
             return self._limited_source
         return source.wrapped(self.rate_limiter.wrap)
 
-    def _open(self, strategy: Any, input: Any, options: RunOptions) -> LocalRun:
+    def _open(
+        self, strategy: Any, input: Any, options: RunOptions, in_session: bool = False
+    ) -> LocalRun:
         if self._state is not _State.OPEN:
             self._check_open()
         cls = type(strategy)
@@ -326,6 +328,14 @@ class Runtime:
                 f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
                 "history= and session= work with ReAct and SubAgents"
             )
+        memory = options.memory
+        if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
+            if not in_session:
+                raise UsageError(
+                    f"{type(strategy).__name__} keeps no program memory: memory= works with "
+                    "PTC-Lisp SubAgents"
+                )
+            memory = None  # a session offers its memory to every run; this one keeps none
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0
@@ -353,6 +363,7 @@ class Runtime:
             record=options.record,
             terminals=self._terminals,
             history=tuple(options.history),
+            memory=memory,
             log=self._executor.log,
         )
         if toolbox.may_pause and core.recorded is None:
@@ -411,6 +422,7 @@ class Runtime:
         guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        memory: ProgramMemory | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -444,6 +456,8 @@ class Runtime:
                 and a successful run's own messages are stored as its next turn (runs on
                 one session in this process take turns). Storing can raise
                 :class:`~ptcflow.sessions.SessionError` (``.step`` holds the run's Step).
+            memory: what a SubAgent's earlier programs kept (an earlier ``step.memory``):
+                this run's programs start from it (a session carries it for you).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -471,6 +485,7 @@ class Runtime:
             guardrails=guardrails,
             history=history,
             session=session,
+            memory=memory,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)
@@ -486,24 +501,36 @@ class Runtime:
     async def _run_in_session(
         self, strategy: Any, input: Any, options: RunOptions, session: Session
     ) -> Step:
-        """Run with ``session``'s messages as the history; store the run's own messages as
-        the session's next turn when it succeeds (its lock held throughout)."""
+        """Run with ``session``'s messages as the history (and its programs' memory);
+        store the run's own messages, memory and journal as the session's next turn when
+        it succeeds (its lock held throughout)."""
         async with session.turn() as turns:
-            history = tuple(m for turn in turns for m in turn.messages)
-            run = self._open(
-                strategy, input, msgspec.structs.replace(options, session=None, history=history)
+            history, memory = conversation_of(turns)
+            keep = session.journal
+            given = msgspec.structs.replace(
+                options, session=None, history=history, memory=memory, record=True
             )
+            run = self._open(strategy, input, given, in_session=True)
             otel_parent = current_context() if self._tracing else None
             step: Step
             if run.guards is not None:
                 step = await guarded_drive(run, self._runs, otel_parent)
             else:
                 step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
+            journal = step.signals
+            if not options.record:
+                step = msgspec.structs.replace(step, signals=())
             if not step.ok:
                 return step  # a failed run stores nothing: retry it on the same session
             new = step.messages[len(history) :]
             try:
-                await session.append(len(turns), step.run_id, new)
+                await session.append(
+                    len(turns),
+                    step.run_id,
+                    new,
+                    memory=step.memory,
+                    journal=turn_journal(journal, step.run_id) if keep else (),
+                )
             except SessionError as exc:
                 exc.step = step
                 raise
@@ -594,6 +621,7 @@ class Runtime:
         guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        memory: ProgramMemory | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -615,6 +643,7 @@ class Runtime:
             guardrails=guardrails,
             history=history,
             session=session,
+            memory=memory,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)

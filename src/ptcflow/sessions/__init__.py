@@ -12,6 +12,7 @@ from ptcflow.sessions._errors import (
     CorruptTurnError as CorruptTurnError,
     SessionConflictError as SessionConflictError,
     SessionError as SessionError,
+    SessionReplayError as SessionReplayError,
     StoreUnavailableError as StoreUnavailableError,
 )
 from ptcflow.sessions._history import check_history as check_history
@@ -22,6 +23,8 @@ from ptcflow.sessions._store import (
     MemoryStore as MemoryStore,
     SessionStore as SessionStore,
     Turn as Turn,
+    conversation_of as conversation_of,
+    turn_journal as turn_journal,
 )
 
 __all__ = (
@@ -32,8 +35,11 @@ __all__ = (
     "Session",
     "SessionConflictError",
     "SessionError",
+    "SessionReplayError",
     "SessionStore",
     "StoreUnavailableError",
     "Turn",
     "check_history",
+    "conversation_of",
+    "turn_journal",
 )

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ptcflow.errors import PtcflowError
 
-__all__ = ("CorruptTurnError", "SessionConflictError", "SessionError", "StoreUnavailableError")
+__all__ = (
+    "CorruptTurnError",
+    "SessionConflictError",
+    "SessionError",
+    "SessionReplayError",
+    "StoreUnavailableError",
+)
 
 
 class SessionError(PtcflowError):
@@ -58,3 +64,21 @@ class StoreUnavailableError(SessionError):
     """
 
     retryable = True
+
+
+class SessionReplayError(SessionError):
+    """Replaying a session (:func:`ptcflow.runtime.replay_session`) did not give what
+    turn ``turn`` stored: the agent replayed is not the one that ran (its prompt,
+    signature or options changed), or the turn has no journal to replay. Nothing stored
+    is changed.
+
+    Attributes:
+        turn: the first turn that replays differently.
+        run_id: the run that wrote it.
+        step: the replayed Step of that turn, when one was rebuilt.
+    """
+
+    def __init__(self, message: str, session_id: str, turn: int, run_id: str) -> None:
+        super().__init__(message, session_id)
+        self.turn = turn
+        self.run_id = run_id

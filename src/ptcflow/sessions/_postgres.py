@@ -11,7 +11,14 @@ import anyio.to_thread
 
 from ptcflow.errors import UsageError
 from ptcflow.sessions._errors import StoreUnavailableError
-from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_messages
+from ptcflow.sessions._store import (
+    Turn,
+    check_sequence,
+    conflict,
+    decode_turn,
+    encode_body,
+    encode_journal,
+)
 
 __all__ = ("PostgresStore",)
 
@@ -23,9 +30,16 @@ CREATE TABLE IF NOT EXISTS ptcflow_session_turns (
     turn INTEGER NOT NULL,
     run_id TEXT NOT NULL,
     body BYTEA NOT NULL,
+    journal BYTEA,
     PRIMARY KEY (session_id, turn)
-)
+);
+ALTER TABLE ptcflow_session_turns ADD COLUMN IF NOT EXISTS journal BYTEA
 """
+
+_INSERT = (
+    "INSERT INTO ptcflow_session_turns (session_id, turn, run_id, body, journal) "
+    "VALUES (%s, %s, %s, %s, %s)"
+)
 
 
 class PostgresStore:
@@ -95,18 +109,18 @@ class PostgresStore:
 
         return await anyio.to_thread.run_sync(job)
 
-    async def load(self, session_id: str) -> tuple[Turn, ...]:
-        """The session's turns in order.
+    async def load(self, session_id: str, *, journals: bool = False) -> tuple[Turn, ...]:
+        """The session's turns in order (their journals too when ``journals``).
 
         Raises:
             CorruptTurnError: a stored turn cannot be read, or one is missing.
             StoreUnavailableError: the server cannot be reached.
         """
+        columns = "turn, run_id, body, journal" if journals else "turn, run_id, body"
         rows = await self._call(
             session_id,
             lambda conn: conn.execute(
-                "SELECT turn, run_id, body FROM ptcflow_session_turns WHERE session_id = %s "
-                "ORDER BY turn",
+                f"SELECT {columns} FROM ptcflow_session_turns WHERE session_id = %s ORDER BY turn",
                 (session_id,),
             ).fetchall(),
         )
@@ -121,14 +135,11 @@ class PostgresStore:
         """
         import psycopg
 
-        body = encode_messages(turn.messages)
+        row = (session_id, turn.index, turn.run_id, encode_body(turn), encode_journal(turn))
 
         def q(conn: Any) -> bool:
             try:
-                conn.execute(
-                    "INSERT INTO ptcflow_session_turns VALUES (%s, %s, %s, %s)",
-                    (session_id, turn.index, turn.run_id, body),
-                )
+                conn.execute(_INSERT, row)
             except psycopg.errors.UniqueViolation:
                 return False
             return True
@@ -145,7 +156,7 @@ class PostgresStore:
         import psycopg
 
         check_sequence(session_id, turns)
-        rows = [(session_id, t.index, t.run_id, encode_messages(t.messages)) for t in turns]
+        rows = [(session_id, t.index, t.run_id, encode_body(t), encode_journal(t)) for t in turns]
 
         def q(conn: Any) -> bool:
             try:
@@ -156,9 +167,7 @@ class PostgresStore:
                     )
                     if cur.fetchone() is not None:
                         return False
-                    cur.executemany(
-                        "INSERT INTO ptcflow_session_turns VALUES (%s, %s, %s, %s)", rows
-                    )
+                    cur.executemany(_INSERT, rows)
             except psycopg.errors.UniqueViolation:
                 return False
             return True

@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 import anyio
 
 from ptcflow.errors import UsageError
-from ptcflow.sessions._store import MemoryStore, SessionStore, Turn
-from ptcflow.signals import Message
+from ptcflow.sessions._store import MemoryStore, SessionStore, Turn, conversation_of
+from ptcflow.signals import Message, ProgramMemory, Signal
 
 __all__ = ("Session",)
 
@@ -33,6 +33,9 @@ class Session:
         session_id: the conversation's id (any non-empty string; a new id starts an empty
             conversation).
         store: where it is kept (default: a new :class:`~ptcflow.sessions.MemoryStore`).
+        journal: keep each run's journal (its signals) with its turn, so that
+            :func:`ptcflow.runtime.replay_session` can replay the session with no model
+            and no tool (default: true; false keeps messages and memory only).
 
     Example:
         >>> from ptcflow import Session
@@ -40,9 +43,11 @@ class Session:
         'user-42'
     """
 
-    __slots__ = ("session_id", "store")
+    __slots__ = ("journal", "session_id", "store")
 
-    def __init__(self, session_id: str, store: SessionStore | None = None) -> None:
+    def __init__(
+        self, session_id: str, store: SessionStore | None = None, *, journal: bool = True
+    ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise UsageError(f"a session id must be a non-empty string, got {session_id!r}")
         if store is not None and not isinstance(store, SessionStore):
@@ -52,37 +57,45 @@ class Session:
             )
         self.session_id = session_id
         self.store: SessionStore = MemoryStore() if store is None else store
+        self.journal = bool(journal)
 
     def __repr__(self) -> str:
         return f"Session({self.session_id!r}, store={self.store!r})"
 
-    async def turns(self) -> tuple[Turn, ...]:
-        """The stored turns, in order (empty for a new session).
+    async def memory(self) -> ProgramMemory:
+        """What the session's SubAgent programs kept so far (the next run's starting
+        memory; empty when none kept any)."""
+        return conversation_of(await self.turns())[1]
+
+    async def turns(self, *, journals: bool = False) -> tuple[Turn, ...]:
+        """The stored turns, in order (empty for a new session); with ``journals``, each
+        with its run's journal.
 
         Raises:
             CorruptTurnError: a stored turn cannot be read.
             StoreUnavailableError: the store cannot be reached.
         """
-        return await self.store.load(self.session_id)
+        return await self.store.load(self.session_id, journals=journals)
 
     async def messages(self) -> tuple[Message, ...]:
         """Every stored message, turn after turn (what the next run gets as its history)."""
         return tuple(m for turn in await self.turns() for m in turn.messages)
 
     async def fork(self, session_id: str, at_turn: int) -> Session:
-        """A new session in the same store holding turns ``0..at_turn`` of this one.
+        """A new session in the same store holding turns ``0..at_turn`` of this one
+        (their messages, memory and journals).
 
         Raises:
             UsageError: ``at_turn`` is not a stored turn.
             SessionConflictError: ``session_id`` exists already.
         """
-        turns = await self.turns()
+        turns = await self.turns(journals=True)
         if not isinstance(at_turn, int) or not 0 <= at_turn < len(turns):
             raise UsageError(
                 f"session {self.session_id!r} has turns 0..{len(turns) - 1}; "
                 f"cannot fork at turn {at_turn!r}"
             )
-        fork = Session(session_id, self.store)
+        fork = Session(session_id, self.store, journal=self.journal)
         await self.store.write(session_id, turns[: at_turn + 1])
         return fork
 
@@ -101,13 +114,22 @@ class Session:
         async with lock:
             yield await self.turns()
 
-    async def append(self, index: int, run_id: str, messages: tuple[Message, ...]) -> Turn:
-        """Store ``messages`` as turn ``index`` (written by ``run_id``).
+    async def append(
+        self,
+        index: int,
+        run_id: str,
+        messages: tuple[Message, ...],
+        *,
+        memory: ProgramMemory | None = None,
+        journal: tuple[Signal, ...] = (),
+    ) -> Turn:
+        """Store ``messages`` as turn ``index`` (written by ``run_id``), with what its
+        programs kept (``memory``) and its run's ``journal``.
 
         Raises:
             SessionConflictError: turn ``index`` was stored by someone else.
             StoreUnavailableError: the store cannot be reached.
         """
-        turn = Turn(index=index, run_id=run_id, messages=messages)
+        turn = Turn(index=index, run_id=run_id, messages=messages, memory=memory, journal=journal)
         await self.store.append(self.session_id, turn)
         return turn

@@ -12,7 +12,14 @@ import anyio
 import anyio.to_thread
 
 from ptcflow.sessions._errors import StoreUnavailableError
-from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_messages
+from ptcflow.sessions._store import (
+    Turn,
+    check_sequence,
+    conflict,
+    decode_turn,
+    encode_body,
+    encode_journal,
+)
 
 __all__ = ("SQLiteStore",)
 
@@ -24,9 +31,15 @@ CREATE TABLE IF NOT EXISTS ptcflow_session_turns (
     turn INTEGER NOT NULL,
     run_id TEXT NOT NULL,
     body BLOB NOT NULL,
+    journal BLOB,
     PRIMARY KEY (session_id, turn)
 ) WITHOUT ROWID
 """
+
+_INSERT = (
+    "INSERT INTO ptcflow_session_turns (session_id, turn, run_id, body, journal) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
 
 
 class SQLiteStore:
@@ -61,6 +74,9 @@ class SQLiteStore:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=5000")
             conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(ptcflow_session_turns)")}
+            if "journal" not in columns:  # a file written before turns kept their journal
+                conn.execute("ALTER TABLE ptcflow_session_turns ADD COLUMN journal BLOB")
             self._conn = conn
         return self._conn
 
@@ -74,17 +90,17 @@ class SQLiteStore:
 
         return await anyio.to_thread.run_sync(job)
 
-    async def load(self, session_id: str) -> tuple[Turn, ...]:
-        """The session's turns in order.
+    async def load(self, session_id: str, *, journals: bool = False) -> tuple[Turn, ...]:
+        """The session's turns in order (their journals too when ``journals``).
 
         Raises:
             CorruptTurnError: a stored turn cannot be read, or one is missing.
         """
+        columns = "turn, run_id, body, journal" if journals else "turn, run_id, body"
 
         def q(conn: sqlite3.Connection) -> list[Any]:
             return conn.execute(
-                "SELECT turn, run_id, body FROM ptcflow_session_turns WHERE session_id = ? "
-                "ORDER BY turn",
+                f"SELECT {columns} FROM ptcflow_session_turns WHERE session_id = ? ORDER BY turn",
                 (session_id,),
             ).fetchall()
 
@@ -97,14 +113,11 @@ class SQLiteStore:
         Raises:
             SessionConflictError: turn ``turn.index`` is stored already.
         """
-        body = encode_messages(turn.messages)
+        row = (session_id, turn.index, turn.run_id, encode_body(turn), encode_journal(turn))
 
         def q(conn: sqlite3.Connection) -> bool:
             try:
-                conn.execute(
-                    "INSERT INTO ptcflow_session_turns VALUES (?, ?, ?, ?)",
-                    (session_id, turn.index, turn.run_id, body),
-                )
+                conn.execute(_INSERT, row)
             except sqlite3.IntegrityError:
                 return False
             return True
@@ -118,7 +131,7 @@ class SQLiteStore:
         Raises:
             SessionConflictError: the session exists already.
         """
-        rows = [(session_id, t.index, t.run_id, encode_messages(t.messages)) for t in turns]
+        rows = [(session_id, t.index, t.run_id, encode_body(t), encode_journal(t)) for t in turns]
         check_sequence(session_id, turns)
 
         def q(conn: sqlite3.Connection) -> bool:
@@ -130,9 +143,7 @@ class SQLiteStore:
                         (session_id,),
                     ).fetchone()
                     if taken is None:
-                        conn.executemany(
-                            "INSERT INTO ptcflow_session_turns VALUES (?, ?, ?, ?)", rows
-                        )
+                        conn.executemany(_INSERT, rows)
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise

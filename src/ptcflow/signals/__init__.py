@@ -94,6 +94,7 @@ from ptcflow.signals._messages import (
 )
 from ptcflow.signals._program import (
     ProgramError as ProgramError,
+    ProgramMemory as ProgramMemory,
     ProgramOutput as ProgramOutput,
     ProgramResultData as ProgramResultData,
     ProgramToolCall as ProgramToolCall,
@@ -171,6 +172,7 @@ __all__ = (
     "Ok",
     "PendingCall",
     "ProgramError",
+    "ProgramMemory",
     "ProgramOutput",
     "ProgramResultData",
     "ProgramToolCall",

@@ -26,7 +26,7 @@ from ptcflow.signals._messages import (
     ToolSpec,
     Usage,
 )
-from ptcflow.signals._program import ProgramResultData
+from ptcflow.signals._program import ProgramMemory, ProgramResultData
 
 __all__ = (
     "DATA_TYPES",
@@ -99,6 +99,9 @@ class RequestStartedData(_Data, frozen=True, kw_only=True):
     """The tools the run may call, so a journal replays with the same ``RunInfo``."""
     history: tuple[Message, ...] = ()
     """The conversation the run continues (``history=``, a session's messages), so a
+    journal replays with the same ``RunInfo``."""
+    memory: ProgramMemory | None = None
+    """What the conversation's earlier programs kept (``memory=``, a session's), so a
     journal replays with the same ``RunInfo``."""
 
 

@@ -30,7 +30,40 @@ import msgspec
 
 from ptcflow.signals._envelope import Err, Ok
 
-__all__ = ("ProgramError", "ProgramOutput", "ProgramResultData", "ProgramToolCall")
+__all__ = (
+    "ProgramError",
+    "ProgramMemory",
+    "ProgramOutput",
+    "ProgramResultData",
+    "ProgramToolCall",
+)
+
+
+class ProgramMemory(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """What a SubAgent's PTC-Lisp programs kept, carried from one run of a conversation to
+    the next (``Step.memory``, stored with a session's turn): data, never Python objects.
+
+    Attributes:
+        values: each ``def``'d name with its value as PTC-Lisp text (``pr-str``), so
+            keywords, sets and nested maps come back exactly.
+        functions: each ``defn``'d name with the source text of its ``defn``.
+
+    Its size is bounded by the agent's ``memory_limit_bytes``: a program keeping more
+    fails the run (``memory_limit``), and a failed run's memory is never stored.
+
+    Example:
+        >>> ProgramMemory(values={"total": "42"}).size
+        7
+    """
+
+    values: dict[str, str] = {}
+    functions: dict[str, str] = {}
+
+    @property
+    def size(self) -> int:
+        """Bytes of its names and texts (what ``memory_limit_bytes`` bounds)."""
+        size = sum(len(k) + len(v.encode()) for k, v in self.values.items())
+        return size + sum(len(k) + len(v.encode()) for k, v in self.functions.items())
 
 
 class ProgramError(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):

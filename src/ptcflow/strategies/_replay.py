@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ptcflow.core import Folds, RunInfo
+from ptcflow.core import Folds, run_info_of
 from ptcflow.errors import UsageError
-from ptcflow.signals import REQUEST_STARTED, RequestStartedData, Signal, ToolSpec
+from ptcflow.signals import REQUEST_STARTED, Signal, ToolSpec
 
 __all__ = ("replay",)
 
@@ -49,6 +49,7 @@ def replay(
 
     Example:
         >>> from ptcflow.strategies import ReAct
+        >>> from ptcflow.signals import RequestStartedData
         >>> start = Signal.create("ai.request.started", RequestStartedData(input="hi"),
         ...                       run_id="r1", seq=1)
         >>> replay(ReAct(), [start]).status
@@ -75,19 +76,10 @@ def replay(
             "strategy; pass the whole journal of the run (read it with the journal reader)"
         )
     start = starts[0]
-    data = start.data
-    raw_input: Any = data.input if isinstance(data, RequestStartedData) else None
     if tools is None:
-        recorded = getattr(data, "tools", None)
+        recorded = getattr(start.data, "tools", None)
         tools = tuple(recorded) if recorded else ()
-    run = RunInfo(
-        run_id=start.run_id,
-        input=raw_input,
-        request_id=start.request_id,
-        parent_run_id=start.parent_run_id,
-        tools=tools,
-        history=data.history if isinstance(data, RequestStartedData) else (),
-    )
+    run = run_info_of(start, tools)
     state, _ = strategy.init(run)
     run_id = start.run_id
     later = [s for s in ordered if s.run_id == run_id and s is not start]

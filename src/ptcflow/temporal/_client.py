@@ -14,6 +14,13 @@ from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
 from ptcflow.runtime.lowlevel import Toolbox, attach, current_context, detach, typed_finish
+from ptcflow.sessions import (
+    Session,
+    SessionConflictError,
+    SessionError,
+    conversation_of,
+    turn_journal,
+)
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
@@ -217,12 +224,12 @@ class TemporalRuntime:
         )[0]
 
     def _plan(
-        self, target: Any, input: Any, options: RunOptions
+        self, target: Any, input: Any, options: RunOptions, in_session: bool = False
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
-        if options.history or options.session is not None:
+        if options.session is not None:
             raise UsageError(
-                "TemporalRuntime does not take history= or session= yet (docs/conversations.md, "
-                "'Not built yet'); run conversations on a local Runtime"
+                "TemporalRuntime.start() and spec() do not take a session; use "
+                "`await rt.run(..., session=...)`"
             )
         unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
         if unsupported:
@@ -239,6 +246,19 @@ class TemporalRuntime:
                 f"run() needs a strategy (init/handle/outcome/snapshot) or an agent, got "
                 f"{strategy!r}"
             )
+        if options.history and not callable(getattr(strategy, "conversation", None)):
+            raise UsageError(
+                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
+                "history= and session= work with ReAct and SubAgents"
+            )
+        memory = options.memory
+        if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
+            if not in_session:
+                raise UsageError(
+                    f"{type(strategy).__name__} keeps no program memory: memory= works with "
+                    "PTC-Lisp SubAgents"
+                )
+            memory = None  # a session offers its memory to every run; this one keeps none
         if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
             raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
         toolbox = self.tools if planned.tools is None else Toolbox.build(planned.tools)
@@ -267,6 +287,8 @@ class TemporalRuntime:
             retry=self.retry,
             observe=self.bus is not None,
             record=options.record,
+            history=tuple(options.history),
+            memory=memory,
         )
         limit = self.options.max_payload_bytes
         if limit is not None and payload_size(spec, limit) > limit:
@@ -282,8 +304,11 @@ class TemporalRuntime:
         Takes the arguments of ``Runtime.run``: a strategy or an agent (a
         :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`, with its own
         options: ``rt.run(agent, context={...})``), ``tools``, ``run_id``, ``request_id``,
-        ``timeout``, ``agents``, ``record``, ``name`` (or all of these as one
-        ``options=RunOptions(...)``). An agent's model is the workers'
+        ``timeout``, ``agents``, ``record``, ``name``, ``history``, ``memory`` (or all of
+        these as one ``options=RunOptions(...)``), and ``session``: a session's run is the
+        workflow ``{session id}/turn-{n}``, given the session's messages and memory as
+        its history, its turn stored once the workflow's result is in (a turn another
+        client is running raises ``SessionConflictError``). An agent's model is the workers'
         unless it names one (a model name, sent with every call). Cancelling the caller
         cancels the run, as locally; use :meth:`start` for a run that outlives its caller.
 
@@ -292,16 +317,66 @@ class TemporalRuntime:
                 that brings a model object (raised by the call itself).
             TemporalUnavailable: the server cannot be reached.
         """
-        spec, finish = self._plan_args(strategy, input, options)
+        given = RunOptions.split(options)
+        if given.session is not None:
+            return self._run_in_session(strategy, input, given, given.session)
+        spec, finish = self._plan(strategy, input, given)
         return self._run(spec, finish)
+
+    async def _run_in_session(
+        self, target: Any, input: Any, options: RunOptions, session: Session
+    ) -> Step:
+        """A session's run as a workflow whose id is ``{session id}/turn-{n}``: given the
+        session's messages and memory, its turn stored once the workflow's result is in."""
+        if options.run_id is not None:
+            raise UsageError(
+                "a session's run on Temporal is named by its session and turn "
+                f"({session.session_id!r}/turn-N): leave run_id out"
+            )
+        async with session.turn() as turns:
+            history, memory = conversation_of(turns)
+            index = len(turns)
+            given = msgspec.structs.replace(
+                options,
+                session=None,
+                history=history,
+                memory=memory,
+                record=True,
+                run_id=session_run_id(session.session_id, index),
+            )
+            spec, finish = self._plan(target, input, given, in_session=True)
+            step = await self._run(spec, finish, session=(session.session_id, index))
+            journal = step.signals
+            if not options.record:
+                step = msgspec.structs.replace(step, signals=())
+            if not step.ok:
+                return step  # a failed run stores nothing: retry it on the same session
+            new = step.messages[len(history) :]
+            try:
+                await session.append(
+                    index,
+                    step.run_id,
+                    new,
+                    memory=step.memory,
+                    journal=turn_journal(journal, step.run_id) if session.journal else (),
+                )
+            except SessionError as exc:
+                exc.step = step
+                raise
+            return step
 
     def _plan_args(
         self, target: Any, input: Any, keywords: Mapping[str, Any]
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
         return self._plan(target, input, RunOptions.split(keywords))
 
-    async def _run(self, spec: RunSpec, finish: Callable[[Step], Step] | None) -> Step:
-        handle = await self._start(spec, finish)
+    async def _run(
+        self,
+        spec: RunSpec,
+        finish: Callable[[Step], Step] | None,
+        session: tuple[str, int] | None = None,
+    ) -> Step:
+        handle = await self._start(spec, finish, session)
         try:
             return await handle.wait()
         except anyio.get_cancelled_exc_class():
@@ -319,7 +394,10 @@ class TemporalRuntime:
         return TemporalRunHandle(self, run_id)
 
     async def _start(
-        self, spec: RunSpec, finish: Callable[[Step], Step] | None = None
+        self,
+        spec: RunSpec,
+        finish: Callable[[Step], Step] | None = None,
+        session: tuple[str, int] | None = None,
     ) -> TemporalRunHandle:
         from temporalio.exceptions import WorkflowAlreadyStartedError
         from temporalio.service import RPCError
@@ -349,6 +427,16 @@ class TemporalRuntime:
                 result_type=RunResult,
             )
         except WorkflowAlreadyStartedError:
+            if session is not None:
+                session_id, index = session
+                raise SessionConflictError(
+                    f"session {session_id!r}: turn {index} is being run already (workflow "
+                    f"{spec.run_id!r}, started by another client); this run was not started. "
+                    f"Wait for it (rt.handle({spec.run_id!r}).wait()), then load the session "
+                    "again and retry",
+                    session_id,
+                    index,
+                ) from None
             raise UsageError(
                 f"a run with id {spec.run_id!r} is already running on Temporal: pick another "
                 f"run_id, or wait for that one with rt.handle({spec.run_id!r}).wait()"
@@ -374,6 +462,16 @@ class TemporalRuntime:
                 "gen_ai.usage.output_tokens": step.usage.output_tokens,
             },
         )
+
+
+def session_run_id(session_id: str, turn: int) -> str:
+    """The workflow id of turn ``turn`` of a session: the session id is its business key.
+
+    Example:
+        >>> session_run_id("user-42", 3)
+        'user-42/turn-3'
+    """
+    return f"{session_id}/turn-{turn}"
 
 
 def _ended_without_step(run_id: str, exc: BaseException) -> Step:

@@ -125,6 +125,8 @@ class Driver:
             stamp=_stamp,
             terminals=self.terminals,
             traceparent=spec.traceparent,
+            history=spec.history,
+            memory=spec.memory,
         )
         self.tasks: dict[asyncio.Task[Any], Flight] = {}
         self.begun: dict[str, float] = {}

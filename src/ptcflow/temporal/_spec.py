@@ -17,7 +17,16 @@ import msgspec
 
 from ptcflow.directives import Directive
 from ptcflow.runtime import RetryPolicy, Step
-from ptcflow.signals import ErrorEnvelope, Signal, ToolSpec, Usage, decode_signal, encode_signal
+from ptcflow.signals import (
+    ErrorEnvelope,
+    Message,
+    ProgramMemory,
+    Signal,
+    ToolSpec,
+    Usage,
+    decode_signal,
+    encode_signal,
+)
 from ptcflow.temporal._options import TemporalOptions
 from ptcflow.temporal._refs import AgentRef, ToolRef, load, public_path
 
@@ -143,6 +152,10 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """The record of the last program of an earlier run of the same agent call, which
     failed because its workers were lost: this run's first program answers the calls it
     repeats from it (see ``Driver.salvage``)."""
+    history: tuple[Message, ...] = ()
+    """The conversation the run continues (``history=``, or its session's messages)."""
+    memory: ProgramMemory | None = None
+    """What the conversation's earlier programs kept (``memory=``, or its session's)."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):

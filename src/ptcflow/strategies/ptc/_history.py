@@ -7,9 +7,9 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.signals import Message
+from ptcflow.signals import Message, ProgramMemory
 
-__all__ = ("conversation_of", "with_earlier_turns")
+__all__ = ("conversation_of", "with_earlier_turns", "with_kept_memory")
 
 EARLIER_MESSAGES: Final = 20
 """The last messages of the history shown in the task message (older ones are counted)."""
@@ -63,3 +63,22 @@ def conversation_of(
     except (TypeError, msgspec.EncodeError):
         answer = repr(value)
     return (*asked, Message(role="assistant", content=answer))
+
+
+def with_kept_memory(memory: ProgramMemory, task: str) -> str:
+    """``task`` after the names the conversation's earlier programs kept (their values
+    stay in memory: a program reads them by name).
+
+    Example:
+        >>> print(with_kept_memory(ProgramMemory(values={"total": "42"}), "Double it."))
+        ## Kept in memory by earlier programs (read them by name)
+        total
+        <BLANKLINE>
+        Double it.
+    """
+    lines = ["## Kept in memory by earlier programs (read them by name)"]
+    if memory.values:
+        lines.append(", ".join(sorted(memory.values)))
+    if memory.functions:
+        lines.append("functions: " + ", ".join(sorted(memory.functions)))
+    return "\n".join([*lines, "", task])

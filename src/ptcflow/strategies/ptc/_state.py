@@ -86,6 +86,9 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         rejected: requests rejected as busy (ids ``{run_id}/reject/{n}``).
         history: the conversation before this run (``RunInfo.history``), returned with
             the run's task and answer as the Step's ``messages``.
+        keep_memory: the run is part of a conversation that keeps its programs' memory
+            (``RunInfo.memory`` was given): every program's memory is written, the last
+            one's too, and returned as the Step's ``memory``.
     """
 
     describes_step: ClassVar[bool] = True
@@ -116,6 +119,7 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     last_time: str = ""
     rejected: int = 0
     history: tuple[Message, ...] = ()
+    keep_memory: bool = False
 
     @property
     def turn(self) -> int:

@@ -57,6 +57,7 @@ from ptcflow.signals import (
     LLMResponseData,
     Message,
     ProgramError,
+    ProgramMemory,
     RequestEndData,
     Signal,
     UsageData,
@@ -64,7 +65,7 @@ from ptcflow.signals import (
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
 from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
-from ptcflow.strategies.ptc._history import conversation_of, with_earlier_turns
+from ptcflow.strategies.ptc._history import conversation_of, with_earlier_turns, with_kept_memory
 from ptcflow.strategies.ptc._outcome import ptc_outcome
 from ptcflow.strategies.ptc._prompt import data_inventory, static_prompt, tool_info_from_spec
 from ptcflow.strategies.ptc._state import PtcState, PtcTurn
@@ -225,6 +226,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         )
         system = f"{head}\n\n{inventory}\n\n{tail}"
         task = with_earlier_turns(run.history, expanded) if run.history else expanded
+        kept = run.memory
+        if kept is not None and (kept.values or kept.functions):
+            task = with_kept_memory(kept, task)
         messages = (Message(role="system", content=system), Message(role="user", content=task))
         directive = self.llm_directive(run.run_id, 1, run.request_id, messages)
         state = _replace(
@@ -236,6 +240,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             llm_call_id=directive.id,
             turns=(PtcTurn(turn=1, sent=len(messages)),),
             history=run.history,
+            memory=state.memory if kept is None else dict(kept.values),
+            functions=state.functions if kept is None else dict(kept.functions),
+            keep_memory=kept is not None,
         )
         return state, (directive,)
 
@@ -258,6 +265,13 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         as JSON once completed (the programs and their results stay in the trace)."""
         completed = state.status == "completed"
         return conversation_of(state.history, state.expanded_prompt, completed, state.value)
+
+    def kept_memory(self, state: PtcState) -> ProgramMemory | None:
+        """What the run's programs kept by its end (their ``def``s and ``defn``s), when the
+        run was given a memory (``RunInfo.memory``: a session, ``memory=``); else ``None``."""
+        if not state.keep_memory:
+            return None
+        return ProgramMemory(values=state.memory, functions=state.functions)
 
     def snapshot(self, state: PtcState) -> Any:
         """The state as plain JSON data."""
@@ -364,10 +378,13 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             # a return the executor can tell ends the run writes no memory; with debug the
             # memory is written after every program (the trace shows it), and so it is
             # with an output_type: whether the value fits the type is the strategy's own
-            # check (check_return), which the executor's answer (validate_return) lacks
+            # check (check_return), which the executor's answer (validate_return) lacks; and
+            # in a conversation that keeps memory, whose next run reads the last memory
             return_signature=self.signature or None,
             return_validation=(
-                None if self.debug or self.output_type else self.signature_validation
+                None
+                if self.debug or self.output_type or state.keep_memory
+                else self.signature_validation
             ),
         )
         state = _replace(
