@@ -595,15 +595,18 @@ class RunCore(Generic[F]):
     def _pause(self) -> None:
         """Nothing runs and decisions are awaited: end the run paused (no terminal)."""
         pending = tuple(p for calls in self.parked.values() for p in calls)
-        paused = self._signal(REQUEST_PAUSED, RequestPausedData(pending=pending), None)
         cls = type(self.strategy)
+        strategy = f"{cls.__module__}.{cls.__qualname__}"
+        elapsed = round((self._now - self.started_at) * 1000.0, 3)
+        data = RequestPausedData(pending=pending, strategy=strategy, elapsed_ms=elapsed)
+        paused = self._signal(REQUEST_PAUSED, data, None)
         run = PausedRun(
             version=PAUSE_VERSION,
             run_id=self.run_id,
             agent=self.name,
-            strategy=f"{cls.__module__}.{cls.__qualname__}",
+            strategy=strategy,
             tools=tuple(sorted(spec.name for spec in self.tool_specs)),
-            elapsed_ms=round((self._now - self.started_at) * 1000.0, 3),
+            elapsed_ms=elapsed,
             paused_at=paused.time,
             journal=journal_of(self.recorded) if self.recorded is not None else (),
         )

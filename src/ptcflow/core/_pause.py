@@ -39,6 +39,8 @@ from ptcflow.signals import (
     Ok,
     PendingCall,
     ProgramToolCall,
+    RequestPausedData,
+    RequestStartedData,
     Signal,
     ToolResultData,
     ToolStartedData,
@@ -186,6 +188,65 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
     journal: tuple[msgspec.Raw, ...] = ()
     children: dict[str, PausedRun] = {}
     digest: str = ""
+
+    @classmethod
+    def from_journal(
+        cls, signals: Iterable[Signal], *, run_id: str | None = None, key: bytes | None = None
+    ) -> PausedRun:
+        """Rebuild a paused run from its journal alone (``read_journal(path)``, a bus
+        recording): the run's signals up to its ``ai.request.paused``.
+
+        Args:
+            signals: the journal (the run's signals; other runs' are left out).
+            run_id: the run (default: the journal's one top-level run).
+            key: the Runtime's ``pause_key``, to sign it as the run would have.
+
+        Raises:
+            NotPausedError: the run's last signal is not ``ai.request.paused`` (it ended,
+                runs still, or the journal was cut in the middle of the pause).
+            PauseMismatchError: the journal has no start of the run, or several top-level
+                runs and no ``run_id``.
+        """
+        ordered = list(signals)
+        if run_id is None:
+            tops = list(
+                dict.fromkeys(
+                    s.run_id
+                    for s in ordered
+                    if s.type == REQUEST_STARTED and s.parent_run_id is None
+                )
+            )
+            if len(tops) != 1:
+                raise PauseMismatchError(
+                    f"the journal holds {len(tops)} top-level runs ({', '.join(tops[:5])}); "
+                    "pass run_id=... to say which paused run to rebuild"
+                )
+            run_id = tops[0]
+        own = sorted((s for s in ordered if s.run_id == run_id), key=lambda s: s.seq)
+        start = next((s for s in own if s.type == REQUEST_STARTED), None)
+        if start is None or not isinstance(start.data, RequestStartedData):
+            raise PauseMismatchError(
+                f"the journal has no ai.request.started of run {run_id!r}: pass its whole journal"
+            )
+        last = own[-1]
+        if last.type != REQUEST_PAUSED or not isinstance(last.data, RequestPausedData):
+            raise NotPausedError(
+                f"run {run_id!r} is not paused in this journal: its last signal is "
+                f"{last.type} (seq {last.seq}); the run ended, still runs, or the journal was "
+                "cut before the run paused"
+            )
+        data = start.data
+        unsigned = PausedRun(
+            version=PAUSE_VERSION,
+            run_id=run_id,
+            agent=data.agent,
+            strategy=last.data.strategy,
+            tools=tuple(sorted(spec.name for spec in data.tools)),
+            elapsed_ms=last.data.elapsed_ms,
+            paused_at=last.time,
+            journal=journal_of(own),
+        )
+        return unsigned.signed(key)
 
     def signals(self) -> list[Signal]:
         """The journal decoded back to typed signals.

@@ -198,7 +198,7 @@ def _check_decisions(
                 "ptcflow.Deny(reason)"
             )
         checked[call_id] = decision
-    now = datetime.datetime.now(datetime.UTC)
+    now = utcnow()
     for call_id, call in pending.items():
         expires = call.expires_at
         if (
@@ -208,6 +208,11 @@ def _check_decisions(
         ):
             checked[call_id] = EXPIRED
     return checked
+
+
+def utcnow() -> datetime.datetime:
+    """The wall clock approval timeouts are read on (a function: tests replace it)."""
+    return datetime.datetime.now(datetime.UTC)
 
 
 def waiting(paused: PausedRun, rebuilt: Rebuilt) -> dict[str, PendingCall]:

@@ -79,9 +79,14 @@ class ApprovalResolvedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 
 class RequestPausedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """``ai.request.paused``: the run stopped to wait for decisions on these calls."""
+    """``ai.request.paused``: the run stopped to wait for decisions on these calls.
+
+    ``strategy`` (the strategy class, ``module.QualName``) and ``elapsed_ms`` (the time the
+    run had been active) let a paused run be rebuilt from the journal alone."""
 
     pending: tuple[PendingCall, ...]
+    strategy: str = ""
+    elapsed_ms: float = 0.0
 
 
 class RequestResumedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
