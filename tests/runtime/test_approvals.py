@@ -4,6 +4,7 @@ their journal, and every bad resume a typed error with nothing performed twice."
 from __future__ import annotations
 
 import datetime
+import zlib
 from typing import Any
 
 import anyio
@@ -12,7 +13,7 @@ import pytest
 
 import ptcflow
 from ptcflow import Approve, Deny, ReAct, Runtime, Step, SubAgent, Supply, ToolContext
-from ptcflow.core import PausedRun
+from ptcflow.core import PausedRun, journal_lines
 from ptcflow.runtime import _resume
 from ptcflow.signals import (
     APPROVAL_DENIED,
@@ -256,13 +257,22 @@ async def test_a_tampered_pause_is_refused() -> None:
     ledger = Ledger()
     llm = two_refunds()
     step = await paused_react(ledger, llm)
-    assert step.paused_run is not None
-    raw = msgspec.json.encode(step).replace(b'"amount":500', b'"amount":5')
-    assert raw != msgspec.json.encode(step)
-    forged = msgspec.json.decode(raw, type=Step)
+    paused = step.paused_run
+    assert paused is not None
+    call = step.pending[0].call_id
+    lines = journal_lines(paused.journal, paused.run_id)
+    changed = [line.replace(b'"amount":500', b'"amount":5') for line in lines]
+    assert changed != lines
+    forged_journal = msgspec.structs.replace(paused, journal=zlib.compress(b"\n".join(changed)))
+    shown = msgspec.json.encode(step).replace(b'"amount":500', b'"amount":5')
     async with Runtime(llm=llm, tools=ledger.tools()) as rt:
         with pytest.raises(ptcflow.TamperedPauseError, match="changed"):
-            await rt.resume(forged, {step.pending[0].call_id: Approve()}, agent=ReAct())
+            await rt.resume(forged_journal, {call: Approve()}, agent=ReAct())
+        with pytest.raises(ptcflow.TamperedPauseError, match="pending"):
+            await rt.resume(msgspec.json.decode(shown, type=Step), {call: Approve()}, agent=ReAct())
+        bomb = msgspec.structs.replace(paused, journal=b"not zlib").signed(None)
+        with pytest.raises(ptcflow.TamperedPauseError, match="journal"):
+            await rt.resume(bomb, {call: Approve()}, agent=ReAct())
     assert ledger.made == [("A", 50)]
 
 

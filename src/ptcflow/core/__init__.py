@@ -20,6 +20,7 @@ from ptcflow.core._core import RunCore as RunCore
 from ptcflow.core._flight import Flight as Flight, cancelled as cancelled
 from ptcflow.core._fold import Folds as Folds
 from ptcflow.core._pause import (
+    MAX_JOURNAL_BYTES as MAX_JOURNAL_BYTES,
     PAUSE_VERSION as PAUSE_VERSION,
     AlreadyDecidedError as AlreadyDecidedError,
     Approve as Approve,
@@ -36,6 +37,7 @@ from ptcflow.core._pause import (
     TamperedPauseError as TamperedPauseError,
     UnknownCallError as UnknownCallError,
     WrongDecisionError as WrongDecisionError,
+    journal_lines as journal_lines,
     journal_of as journal_of,
     open_programs as open_programs,
     rebuild as rebuild,
@@ -71,6 +73,7 @@ from ptcflow.core._trace import (
 )
 
 __all__ = (
+    "MAX_JOURNAL_BYTES",
     "PAUSE_VERSION",
     "AlreadyDecidedError",
     "Approve",
@@ -105,6 +108,7 @@ __all__ = (
     "UnknownCallError",
     "WrongDecisionError",
     "cancelled",
+    "journal_lines",
     "journal_of",
     "journal_safe",
     "open_programs",

@@ -608,7 +608,7 @@ class RunCore(Generic[F]):
             tools=tuple(sorted(spec.name for spec in self.tool_specs)),
             elapsed_ms=elapsed,
             paused_at=paused.time,
-            journal=journal_of(self.recorded) if self.recorded is not None else (),
+            journal=journal_of(self.recorded) if self.recorded is not None else b"",
         )
         self.step = Step(
             run_id=self.run_id,

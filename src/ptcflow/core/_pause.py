@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -50,6 +51,7 @@ from ptcflow.signals import (
 )
 
 __all__ = (
+    "MAX_JOURNAL_BYTES",
     "PAUSE_VERSION",
     "AlreadyDecidedError",
     "Approve",
@@ -66,6 +68,7 @@ __all__ = (
     "TamperedPauseError",
     "UnknownCallError",
     "WrongDecisionError",
+    "journal_lines",
     "journal_of",
     "open_programs",
     "rebuild",
@@ -172,7 +175,8 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
         elapsed_ms: time the run was active before it paused (waiting excluded); the
             resumed run's deadline counts on from it.
         paused_at: when it paused (ISO 8601, UTC).
-        journal: the run's signals so far (streamed deltas left out), one JSON signal each.
+        journal: the run's signals so far (streamed deltas left out): JSON lines, compressed
+            with zlib (base64 in JSON); :meth:`signals` reads them back.
         children: the paused child runs of agents used as tools, by the call that runs them.
         digest: ``sha256:...`` of the rest, or ``hmac-sha256:...`` with the Runtime's
             ``pause_key``: a changed paused run is refused.
@@ -185,7 +189,7 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
     tools: tuple[str, ...] = ()
     elapsed_ms: float = 0.0
     paused_at: str = ""
-    journal: tuple[msgspec.Raw, ...] = ()
+    journal: bytes = b""
     children: dict[str, PausedRun] = {}
     digest: str = ""
 
@@ -255,9 +259,9 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
             TamperedPauseError: a journal line is not a signal.
         """
         out = []
-        for n, raw in enumerate(self.journal, 1):
+        for n, line in enumerate(journal_lines(self.journal, self.run_id), 1):
             try:
-                out.append(decode_signal(bytes(raw), lineno=n))
+                out.append(decode_signal(line, lineno=n))
             except UsageError as exc:
                 raise TamperedPauseError(
                     f"paused run {self.run_id!r}: its journal is damaged ({exc})"
@@ -305,10 +309,38 @@ def _digest(unsigned: PausedRun, key: bytes | None) -> str:
     return "hmac-sha256:" + hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def journal_of(signals: Iterable[Signal]) -> tuple[msgspec.Raw, ...]:
+MAX_JOURNAL_BYTES: Final = 64 * 1024 * 1024
+"""The largest journal a paused run may inflate to (a hostile one is refused, not inflated)."""
+
+
+def journal_of(signals: Iterable[Signal]) -> bytes:
     """A paused run's journal: ``signals`` without the streamed deltas, as JSON lines
-    without their empty (``null``) fields (read back by ``decode_signal`` all the same)."""
-    return tuple(msgspec.Raw(_compact(s)) for s in signals if s.type != LLM_DELTA)
+    without their empty (``null``) fields, compressed (zlib): signals repeat their ids and
+    correlation fields, so a run's journal shrinks about tenfold."""
+    lines = b"\n".join(_compact(s) for s in signals if s.type != LLM_DELTA)
+    return zlib.compress(lines, 6)
+
+
+def journal_lines(journal: bytes, run_id: str) -> list[bytes]:
+    """The JSON lines of a paused run's journal (bounded: see :data:`MAX_JOURNAL_BYTES`).
+
+    Raises:
+        TamperedPauseError: not zlib data, or larger than the bound once inflated.
+    """
+    if not journal:
+        return []
+    inflate = zlib.decompressobj()
+    try:
+        lines = inflate.decompress(journal, MAX_JOURNAL_BYTES)
+    except zlib.error as exc:
+        raise TamperedPauseError(
+            f"paused run {run_id!r}: its journal is not what a run wrote ({exc})"
+        ) from None
+    if inflate.unconsumed_tail:
+        raise TamperedPauseError(
+            f"paused run {run_id!r}: its journal inflates past {MAX_JOURNAL_BYTES:,} bytes"
+        )
+    return lines.split(b"\n")
 
 
 def _compact(signal: Signal) -> bytes:

@@ -26,6 +26,7 @@ from ptcflow.core import (
     Rebuilt,
     Step,
     Supply,
+    TamperedPauseError,
     UnknownCallError,
     WrongDecisionError,
     open_programs,
@@ -96,6 +97,8 @@ async def resume_run(
     run = rt._open(agent, start.data.input, chosen)
     _check_agent(run, paused)
     rebuilt = rebuild(run.strategy, signals, run_id=paused.run_id)
+    if isinstance(step, Step):
+        _check_shown(step, paused, rebuilt)
     checked = _check_decisions(paused, rebuilt, decisions)
     _check_open_calls(paused, rebuilt)
     rt._resuming[paused.digest] = None
@@ -158,6 +161,18 @@ def _check_agent(run: LocalRun, paused: PausedRun) -> None:
         raise PauseMismatchError(
             f"paused run {paused.run_id} belongs to another agent: {'; '.join(problems)}; "
             "resume it with the agent (and tools) it ran with"
+        )
+
+
+def _check_shown(step: Step, paused: PausedRun, rebuilt: Rebuilt) -> None:
+    """The calls the Step shows are those its journal says wait (a client that changed the
+    arguments it was shown must not get a decision on other ones)."""
+    shown = {p.call_id: (p.tool, p.arguments) for p in step.pending}
+    known = {k: (p.tool, p.arguments) for k, p in waiting(paused, rebuilt).items()}
+    if shown != known:
+        raise TamperedPauseError(
+            f"paused run {paused.run_id}: the Step's pending calls differ from those its "
+            "journal says wait (the Step was changed): resume the Step as the run returned it"
         )
 
 
