@@ -50,7 +50,7 @@ from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
@@ -70,7 +70,7 @@ from ptcflow.signals import (
 )
 from ptcflow.trace import Mission
 
-from ._asgi import BadRequest, Disconnect, RunStreamEndpoint
+from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
 
 __all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
 
@@ -534,7 +534,7 @@ def agui_endpoint(
     runtime: Runtime | Callable[[], Runtime],
     agent: Any = None,
     *,
-    start: Callable[[Runtime, RunAgentInput, str], RunHandle] | None = None,
+    start: Callable[[Runtime, RunAgentInput, str], StartedRun] | None = None,
     input: Callable[[RunAgentInput], Any] = last_user_text,
     state: bool = True,
     buffer: int = 1024,
@@ -548,6 +548,7 @@ def agui_endpoint(
         runtime: the open Runtime (its bus a ``SignalBus``), or a function returning it.
         agent: the agent or strategy to run (``rt.start(agent, input(run_input))``).
         start: instead of ``agent``: ``start(runtime, run_input, run_id) -> RunHandle``
+            (or any :class:`~ptcflow.serve.StartedRun`)
             (start the run with that ``run_id``).
         input: the run's input from the AG-UI input (default: the last user message's
             text).
@@ -565,7 +566,7 @@ def agui_endpoint(
     if (agent is None) == (start is None):
         raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
 
-    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> RunHandle:
+    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> StartedRun:
         if start is not None:
             return start(rt, run_input, run_id)
         return rt.start(agent, input(run_input), run_id=run_id)

@@ -23,10 +23,17 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.runtime import Runtime
 from ptcflow.signals import Signal, SignalBus, SignalOverflowError as _Overflow, new_id
 
-__all__ = ("BadRequest", "Disconnect", "RunStream", "RunStreamEndpoint", "StreamStatistics")
+__all__ = (
+    "BadRequest",
+    "Disconnect",
+    "RunStream",
+    "RunStreamEndpoint",
+    "StartedRun",
+    "StreamStatistics",
+)
 
 Scope: TypeAlias = MutableMapping[str, Any]
 Message: TypeAlias = MutableMapping[str, Any]
@@ -71,6 +78,25 @@ class RunStream(Protocol):
 
     def dropped(self, message: str) -> bytes:
         """The error event a client gets before it is dropped for reading too slowly."""
+        ...
+
+
+class StartedRun(Protocol):
+    """What a ``start`` function returns: a :class:`~ptcflow.runtime.RunHandle`, or
+    anything else the endpoint can wait for and cancel (a run started with
+    ``rt.run(..., session=...)`` in a task of the service's own, for example)."""
+
+    @property
+    def done(self) -> bool:
+        """True once the run has ended."""
+        ...
+
+    def cancel(self, message: str = "") -> None:
+        """Cancel the run (does not block; a no-op once it has ended)."""
+        ...
+
+    async def wait(self) -> Any:
+        """Block until the run has ended (its Step, where there is one)."""
         ...
 
 
@@ -178,7 +204,8 @@ class RunStreamEndpoint(Generic[R]):
             :class:`~ptcflow.signals.SignalBus`, or a function returning it (an app whose
             lifespan opens the Runtime).
         parse: the request body to the protocol's request; raises :class:`BadRequest`.
-        start: starts the run: ``start(runtime, request, run_id) -> RunHandle``.
+        start: starts the run: ``start(runtime, request, run_id) -> RunHandle`` (or any
+            :class:`StartedRun`); the run must have that ``run_id``.
         stream: the protocol's encoder of one run: ``stream(request, run_id)``.
         headers: response headers besides ``content-type: text/event-stream``.
         buffer: how many signals a client may fall behind before it is dropped.
@@ -194,7 +221,7 @@ class RunStreamEndpoint(Generic[R]):
         runtime: Runtime | Callable[[], Runtime],
         *,
         parse: Callable[[bytes], R],
-        start: Callable[[Runtime, R, str], RunHandle],
+        start: Callable[[Runtime, R, str], StartedRun],
         stream: Callable[[R, str], RunStream],
         headers: Iterable[tuple[str, str]] = (),
         buffer: int = 1024,
@@ -216,7 +243,7 @@ class RunStreamEndpoint(Generic[R]):
         self.max_body = max_body
         self.send_timeout = send_timeout
         self.statistics = StreamStatistics()
-        self.handles: dict[str, RunHandle] = {}
+        self.handles: dict[str, StartedRun] = {}
         """The runs being streamed now, by run id (a test looks here for leaks)."""
 
     def runtime(self) -> Runtime:
