@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import structlog
 from anyio.abc import TaskGroup
 from service_mission import open_mission_runtime, run_mission, start_mission
 from starlette.applications import Starlette
@@ -75,6 +76,7 @@ COOKIE = "ptcflow_thread"
 DATA_ENV = "PTCFLOW_SERVICE_DATA"
 """The environment variable naming the data directory (``--data-dir`` wins over it)."""
 MAX_BODY = 1 << 20
+_log = structlog.get_logger("ptcflow.example_service")
 
 
 def default_data_dir() -> Path:
@@ -109,7 +111,7 @@ class SessionRun:
         self.scope = anyio.CancelScope()
         self.ended = anyio.Event()
         self.step: Step | None = None
-        self.error: SessionError | None = None
+        self.error: Exception | None = None
 
     @property
     def done(self) -> bool:
@@ -130,8 +132,9 @@ class SessionRun:
         try:
             with self.scope:
                 self.step = await mission()
-        except SessionError as exc:  # the run ended, its turn could not be stored
-            self.error = exc
+        except Exception as exc:  # its turn could not be stored (SessionError), or a bug:
+            self.error = exc  # the service goes on serving
+            _log.warning("mission.failed", run_id=self.run_id, error=repr(exc))
         finally:
             self.ended.set()
 

@@ -327,6 +327,8 @@ def test_the_page_keeps_a_conversation_across_reloads(tab: Any, service_url: str
     assert shown[2] == "Which of them grew most?"
     assert shown[3].startswith("amer grew most. Earlier you asked 'Which regions grew last")
     tab.wait_for_function("document.body.dataset.live === 'ok'")
+    if SHOTS is not None:
+        tab.screenshot(path=str(SHOTS / "service-conversation.png"))
     # a reload shows the earlier turns: the page asks for them (AG-UI MESSAGES_SNAPSHOT)
     tab.reload()
     tab.wait_for_function("document.body.dataset.conversation === 'loaded'")

@@ -320,7 +320,7 @@
     form.hidden = false;
     $("question").value = options.question || "";
     const chat = options.agui && options.thread ? options : null;
-    if (chat) conversation(chat);
+    if (chat) { $("go").textContent = "Ask"; conversation(chat); }
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (source_) source_.close();
