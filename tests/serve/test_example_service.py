@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2 as httpx
 import pytest
 
@@ -147,3 +148,29 @@ async def test_the_page_keeps_its_conversation_in_a_cookie(tmp_path: Path) -> No
     fresh = new.cookies[COOKIE]
     assert fresh != thread and f'"thread":"{fresh}"' in after.text
     assert '"agui"' not in sse.text and '"thread"' not in sse.text
+
+
+async def test_two_questions_at_once_in_one_conversation_take_turns(tmp_path: Path) -> None:
+    answers: dict[str, str] = {}
+    async with (
+        serving(create_app(latency=0.01, data_dir=tmp_path), lifespan="on") as url,
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+
+        async def ask(question: str) -> None:
+            answers[question] = _answer(await _post(client, url, "thread_a", question))
+
+        async with anyio.create_task_group() as tg:  # two tabs of one browser
+            tg.start_soon(ask, QUESTION)
+            tg.start_soon(ask, "Which of them grew most?")
+        events = await _post(client, url, "thread_a")
+    # each question with its own answer, one after the other: never interleaved
+    pairs = [(m["role"], m["content"]) for m in events[1]["messages"]]
+    assert len(pairs) == 4 and [r for r, _ in pairs] == ["user", "assistant"] * 2
+    assert dict([pairs[0][1:] + pairs[1][1:], pairs[2][1:] + pairs[3][1:]]) == answers
+    # the later one saw the earlier one's turn
+    later = pairs[2][1]
+    if later == QUESTION:
+        assert answers[QUESTION].startswith("amer grew most (31%)")
+    else:
+        assert answers[later].startswith(f"amer grew most. Earlier you asked {QUESTION!r}")
