@@ -52,7 +52,7 @@ import structlog
 from anyio.abc import TaskGroup
 from service_mission import open_mission_runtime, run_mission, start_mission
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -262,6 +262,8 @@ class Conversations:
         except BadRequest as exc:
             answer = JSONResponse({"error": exc.message, "details": exc.details}, exc.status)
             await answer(scope, receive, send)
+            return
+        except ClientDisconnect:  # gone before its question was read: nothing to run
             return
         try:  # a conversation that cannot be read is said so before anything runs
             turns = await self.service.session(run_input.thread_id).turns()

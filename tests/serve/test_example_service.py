@@ -49,8 +49,10 @@ async def test_a_malformed_agui_request_to_the_example_is_422(tmp_path: Path) ->
     ):
         response = await client.post(url + "/agui", content=b'{"threadId": 1}')
         wrong = await client.get(url + "/agui")
+        unnamed = await client.post(url + "/agui", json=_input("", QUESTION))
     assert response.status_code == 422
     assert "RunAgentInput" in response.json()["error"]
+    assert unnamed.status_code == 422 and "threadId" in unnamed.json()["error"]
     assert wrong.status_code == 405
 
 
