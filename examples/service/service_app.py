@@ -76,6 +76,8 @@ COOKIE = "ptcflow_thread"
 DATA_ENV = "PTCFLOW_SERVICE_DATA"
 """The environment variable naming the data directory (``--data-dir`` wins over it)."""
 MAX_BODY = 1 << 20
+SNAPSHOT_WAIT = 2.0
+"""How long the conversation's snapshot waits for a question in flight to be stored."""
 _log = structlog.get_logger("ptcflow.example_service")
 
 
@@ -265,15 +267,26 @@ class Conversations:
             return
         except ClientDisconnect:  # gone before its question was read: nothing to run
             return
+        asking = bool(last_user_text(run_input))
         try:  # a conversation that cannot be read is said so before anything runs
-            turns = await self.service.session(run_input.thread_id).turns()
+            turns = await _read(self.service.session(run_input.thread_id), wait=not asking)
         except SessionError as exc:
             await _events(scope, receive, send, run_input, error=exc)
             return
-        if not last_user_text(run_input):
+        if not asking:
             await _events(scope, receive, send, run_input, turns=turns)
             return
         await self.agui.serve(run_input, receive, send)
+
+
+async def _read(session: Session, *, wait: bool) -> tuple[Turn, ...]:
+    """The session's turns. With ``wait``, after the question in flight in it, if any, is
+    stored (its client has its answer a moment before): at most ``SNAPSHOT_WAIT`` s."""
+    if wait:
+        with anyio.move_on_after(SNAPSHOT_WAIT):
+            async with session.turn() as turns:  # the session's lock: runs hold it
+                return turns
+    return await session.turns()
 
 
 def _answer_text(content: str) -> str:

@@ -97,6 +97,8 @@ async def test_an_agui_thread_is_a_conversation_kept_in_sqlite(tmp_path: Path) -
         assert follow.startswith(f"amer grew most. Earlier you asked {QUESTION!r}")
         alone = _answer(await _post(client, url, "thread_b", "Which of them grew most?"))
         assert alone == NOTHING_EARLIER
+        # the snapshot waits for a question in flight to be stored (the lock of its session)
+        assert len((await _post(client, url, "thread_a"))[1]["messages"]) == 4
     # another process on the same data directory: the conversation is in the file
     async with (
         serving(create_app(latency=0.01, data_dir=tmp_path), lifespan="on") as url,
@@ -123,6 +125,7 @@ async def test_a_conversation_that_cannot_be_read_is_a_run_error(tmp_path: Path)
         httpx.AsyncClient(timeout=30) as client,
     ):
         await _post(client, url, "thread_a", "Which of them grew most?")
+        assert len((await _post(client, url, "thread_a"))[1]["messages"]) == 2  # stored
         with sqlite3.connect(tmp_path / "conversations.db") as db:
             db.execute("UPDATE ptcflow_session_turns SET body = x'00ff' WHERE turn = 0")
         loaded = await _post(client, url, "thread_a")
