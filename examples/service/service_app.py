@@ -125,8 +125,16 @@ class SessionRun:
         self.scope.cancel()
 
     async def wait(self) -> Step | None:
-        """The mission's Step once it has ended (``None``: cancelled, or not stored)."""
+        """The mission's Step once it has ended (``None``: cancelled).
+
+        Raises:
+            SessionError: the conversation could not be read, or the turn not stored
+                (the endpoint ends the client's stream with ``RUN_ERROR``, if it has not
+                ended yet).
+        """
         await self.ended.wait()
+        if self.error is not None:
+            raise self.error
         return self.step
 
     async def drive(self, mission: Callable[[], Awaitable[Step]]) -> None:
@@ -134,8 +142,8 @@ class SessionRun:
         try:
             with self.scope:
                 self.step = await mission()
-        except Exception as exc:  # its turn could not be stored (SessionError), or a bug:
-            self.error = exc  # the service goes on serving
+        except Exception as exc:  # a SessionError, or a bug: wait() raises it, and the
+            self.error = exc  # service goes on serving
             _log.warning("mission.failed", run_id=self.run_id, error=repr(exc))
         finally:
             self.ended.set()
@@ -267,25 +275,25 @@ class Conversations:
             return
         except ClientDisconnect:  # gone before its question was read: nothing to run
             return
-        asking = bool(last_user_text(run_input))
-        try:  # a conversation that cannot be read is said so before anything runs
-            turns = await _read(self.service.session(run_input.thread_id), wait=not asking)
+        if last_user_text(run_input):
+            # a conversation that cannot be read fails the mission before it starts: its
+            # SessionRun raises, and the endpoint ends the stream with RUN_ERROR
+            await self.agui.serve(run_input, receive, send)
+            return
+        try:
+            turns = await _read(self.service.session(run_input.thread_id))
         except SessionError as exc:
             await _events(scope, receive, send, run_input, error=exc)
             return
-        if not asking:
-            await _events(scope, receive, send, run_input, turns=turns)
-            return
-        await self.agui.serve(run_input, receive, send)
+        await _events(scope, receive, send, run_input, turns=turns)
 
 
-async def _read(session: Session, *, wait: bool) -> tuple[Turn, ...]:
-    """The session's turns. With ``wait``, after the question in flight in it, if any, is
-    stored (its client has its answer a moment before): at most ``SNAPSHOT_WAIT`` s."""
-    if wait:
-        with anyio.move_on_after(SNAPSHOT_WAIT):
-            async with session.turn() as turns:  # the session's lock: runs hold it
-                return turns
+async def _read(session: Session) -> tuple[Turn, ...]:
+    """The session's turns, once the question in flight in it, if any, is stored (its
+    client has its answer a moment before): waiting at most ``SNAPSHOT_WAIT`` s."""
+    with anyio.move_on_after(SNAPSHOT_WAIT):
+        async with session.turn() as turns:  # the session's lock: runs hold it
+            return turns
     return await session.turns()
 
 

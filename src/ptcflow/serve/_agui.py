@@ -215,6 +215,7 @@ class AGUIStream:
         self.secrets = secrets if secrets else None
         self.mission = Mission(secrets=secrets) if state else None
         self.done = False
+        self.started = False  # RUN_STARTED was sent
         self._prefix = root + "/"
         self._open: dict[str, str | None] = {}  # message id -> its subagent run id
         self._tools: set[str] = set()  # tool calls started and not yet answered
@@ -257,14 +258,7 @@ class AGUIStream:
         if kind == REQUEST_STARTED:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
-                out.append(
-                    _E(
-                        RunStartedEvent,
-                        thread_id=self.thread_id,
-                        run_id=self.run_id,
-                        metadata={"ptcflow": {"run_id": self.root}},
-                    )
-                )
+                out.append(self._run_started())
                 if self.mission is not None:
                     snapshot = {n.id: n.to_json() for n in self.mission.walk()}
                     out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
@@ -365,6 +359,15 @@ class AGUIStream:
                 out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _run_started(self) -> _Spec:
+        self.started = True
+        return _E(
+            RunStartedEvent,
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            metadata={"ptcflow": {"run_id": self.root}},
+        )
 
     def _nodes_delta(self) -> _Spec:
         """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
@@ -492,6 +495,14 @@ class AGUIStream:
         self.done = True
         event = RunErrorEvent(message=message, code="client_too_slow")
         return _ENCODER.encode(event).encode()
+
+    def failed(self, message: str, code: str) -> bytes:
+        """``RUN_ERROR`` (``RUN_STARTED`` first if it was not sent), encoded: the end of a
+        run that stopped without its last signal (its start function's run raised)."""
+        first = b"" if self.started else _encode(*self._run_started())
+        self.done = True
+        event = RunErrorEvent(message=self._clean(message), code=code)
+        return first + _ENCODER.encode(event).encode()
 
 
 def parse_run_input(body: bytes) -> RunAgentInput:

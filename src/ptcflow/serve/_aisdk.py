@@ -236,6 +236,12 @@ class UIMessageStream:
         self.done = True
         return _sse({"type": "error", "errorText": message}) + _DONE
 
+    def failed(self, message: str, code: str) -> bytes:
+        """An ``error`` chunk (``code: message``) then ``[DONE]``: the end of a run that
+        stopped without its last signal (its start function's run raised)."""
+        self.done = True
+        return _sse({"type": "error", "errorText": f"{code}: {self._clean(message)}"}) + _DONE
+
 
 def _parse(body: bytes) -> Any:
     """The request: the AI SDK's chat request (``{"messages": [...], ...}``) as JSON."""

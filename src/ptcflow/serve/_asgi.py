@@ -15,6 +15,7 @@ Plain ASGI (no framework import): mount an endpoint in Starlette with
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
@@ -80,6 +81,11 @@ class RunStream(Protocol):
         """The error event a client gets before it is dropped for reading too slowly."""
         ...
 
+    def failed(self, message: str, code: str) -> bytes:
+        """The error event that ends a run which stopped without its last signal (a
+        :class:`StartedRun` whose ``wait()`` raised: ``code`` is the exception's type)."""
+        ...
+
 
 class StartedRun(Protocol):
     """What a ``start`` function returns: a :class:`~ptcflow.runtime.RunHandle`, or
@@ -96,7 +102,9 @@ class StartedRun(Protocol):
         ...
 
     async def wait(self) -> Any:
-        """Block until the run has ended (its Step, where there is one)."""
+        """Block until the run has ended (its Step, where there is one). Raise when it
+        could not run to its end: a stream still waiting for the run's last signal then
+        ends with the protocol's error event (``RunStream.failed``), not waiting for ever."""
         ...
 
 
@@ -169,6 +177,20 @@ async def _watch(receive: Receive, gone: anyio.Event, scope: anyio.CancelScope) 
         pass
     gone.set()
     scope.cancel()
+
+
+async def _fail_on(handle: StartedRun, failure: list[Exception], reading: anyio.CancelScope) -> None:  # fmt: skip
+    """Stop reading the bus when ``handle``'s run raised: its last signal may never come."""
+    try:
+        await handle.wait()
+    except Exception as exc:
+        failure.append(exc)
+        reading.cancel()
+
+
+async def _wait_quietly(handle: StartedRun) -> None:
+    with contextlib.suppress(Exception):  # a failed run: its client was told (failed())
+        await handle.wait()
 
 
 async def _write(
@@ -317,16 +339,28 @@ class RunStreamEndpoint(Generic[R]):
                         _write, pending, send, writer, flushed, self.send_timeout, stalled
                     )
                     last = b""
+                    failure: list[Exception] = []
+                    reading = anyio.CancelScope()
+                    tg.start_soon(_fail_on, handle, failure, reading)
                     try:
                         with chunks:
-                            async for signal in signals:
-                                # with what is buffered behind it: merged where it can be
-                                batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]
-                                chunk = stream.feed_many(batch)
+                            with reading:
+                                async for signal in signals:
+                                    # with what is buffered behind it: merged where it can be
+                                    batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]  # fmt: skip
+                                    chunk = stream.feed_many(batch)
+                                    if chunk:
+                                        chunks.send_nowait(chunk)  # never waits for the client
+                                    if stream.done:
+                                        break
+                            if failure and not stream.done:  # what it published, then why
+                                batch = [s for s in signals.drain_nowait() if owns(s)]
+                                chunk = stream.feed_many(batch) if batch else b""
                                 if chunk:
-                                    chunks.send_nowait(chunk)  # never waits for the client
-                                if stream.done:
-                                    break
+                                    chunks.send_nowait(chunk)
+                                if not stream.done:
+                                    error = failure[0]
+                                    last = stream.failed(str(error), type(error).__name__)
                     except (_Overflow, anyio.WouldBlock, anyio.BrokenResourceError):
                         dropped = True
                         writer.cancel()
@@ -353,5 +387,5 @@ class RunStreamEndpoint(Generic[R]):
                     handle.cancel(f"run {run_id}: its client went away")
                 if self.on_disconnect == "cancel":
                     with anyio.move_on_after(30, shield=True):
-                        await handle.wait()
+                        await _wait_quietly(handle)
                 self.handles.pop(run_id, None)
