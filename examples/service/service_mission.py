@@ -15,6 +15,12 @@ Everything runs offline on one :class:`~ptcflow.testing.ScriptedLLM` with a real
 latency per answer, so the run takes a few seconds and can be watched live; the apac
 analyst's first model call is rate limited (a retry).
 
+The planner holds a conversation (``run_mission(..., session=...)``): a question that
+refers back ("Which of them grew most?": them, those, they, it, that) is a follow-up,
+which the scripted planner answers from the earlier turns it was shown, without calling an
+analyst; with no earlier turns it says there is nothing to follow up on. Any other
+question runs the whole mission.
+
 ``tests/trace_viewer/make_mission.py`` records this mission into the journal the viewer's
 tests use.
 """
@@ -22,18 +28,21 @@ tests use.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 
-from ptcflow import MissionLimits, SubAgent
+from ptcflow import MissionLimits, Session, SubAgent
 from ptcflow.runtime import LLMRequest, RunHandle, Runtime, Step
 from ptcflow.signals import SignalBus
 from ptcflow.testing import ScriptedLLM, ScriptItem, Turn
 
 __all__ = (
+    "EARLIER",
     "LIMITS",
+    "NOTHING_EARLIER",
     "REGIONS",
     "mission_model",
     "open_mission_runtime",
@@ -142,6 +151,30 @@ _TOTAL = (
 )
 
 
+EARLIER = "## Earlier in this conversation"
+"""How a SubAgent's task starts when the run continues a conversation."""
+NOTHING_EARLIER = "There is nothing earlier in this conversation to follow up on."
+"""The planner's answer to a follow-up question asked first."""
+_REFERS_BACK = re.compile(r"\b(them|those|they|it|that)\b", re.IGNORECASE)
+_ANSWER = re.compile(r'"answer":"((?:[^"\\]|\\.)*)"')
+
+
+def _follow_up(task: str) -> str:
+    """The planner's program for a follow-up question: the answer it gave last, as it
+    reads it in the earlier turns of its task (the scripted model's proof that it was
+    shown them)."""
+    asked = [line[6:] for line in task.splitlines() if line.startswith("user: ")]
+    said = [line[11:] for line in task.splitlines() if line.startswith("assistant: ")]
+    found = _ANSWER.search(said[-1]) if said else None
+    if not task.startswith(EARLIER) or not asked or found is None:
+        answer = NOTHING_EARLIER
+    else:
+        earlier = json.loads(f'"{found.group(1)}"')
+        best = next((r for r in earlier.split() if r in REGIONS), "none")
+        answer = f"{best} grew most. Earlier you asked {asked[-1]!r}, and I said: {earlier}"
+    return f"(return {{:answer {json.dumps(answer)} :reports []}})"
+
+
 def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
     """The scripted model of every agent of the mission, answering after ``latency`` s.
 
@@ -181,7 +214,10 @@ def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
             return Turn(
                 text=json.dumps({"headline": f"{region.upper()} sales in Q3"}), latency=wait
             )
-        return Turn(text=_PLAN, latency=latency)  # the planner
+        # the planner: a question that refers back follows up on the conversation
+        if _REFERS_BACK.search(task.split("\n## Now\n", 1)[-1]):
+            return Turn(text=_follow_up(task), latency=latency)
+        return Turn(text=_PLAN, latency=latency)
 
     return ScriptedLLM(answer, latency=latency, record=False)
 
@@ -212,10 +248,20 @@ def start_mission(
 
 
 async def run_mission(
-    rt: Runtime, question: str, *, run_id: str | None = None, latency: float = 0.4
+    rt: Runtime,
+    question: str,
+    *,
+    run_id: str | None = None,
+    latency: float = 0.4,
+    session: Session | None = None,
 ) -> Step:
     """Run the planner on ``question`` in ``rt`` (tools taking ``latency`` s); return its
-    Step."""
+    Step. With ``session``, the question continues that conversation (and is stored in it
+    when the mission succeeds)."""
     return await rt.run(
-        planner(latency), context={"question": question}, run_id=run_id, mission_limits=LIMITS
+        planner(latency),
+        context={"question": question},
+        run_id=run_id,
+        mission_limits=LIMITS,
+        session=session,
     )

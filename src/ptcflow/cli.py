@@ -68,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--latency-ms", type=float, default=400.0, help="scripted model latency (default 400)"
     )
+    serve.add_argument(
+        "--data-dir",
+        help="where conversations are kept (conversations.db, SQLite; default: "
+        "$PTCFLOW_SERVICE_DATA, else $XDG_STATE_HOME/ptcflow/example-service)",
+    )
     mcp = sub.add_parser("mcp", help="serve agents as MCP tools")
     mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
     mcp_serve = mcp_sub.add_parser(
@@ -88,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "trace":
         return run_trace_command(args)
     if args.command == "serve":
-        return serve_example(host=args.host, port=args.port, latency_ms=args.latency_ms)
+        return serve_example(
+            host=args.host, port=args.port, latency_ms=args.latency_ms, data_dir=args.data_dir
+        )
     if args.command == "model-server":
         try:
             anyio.run(_serve_models, args.port)

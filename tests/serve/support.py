@@ -73,3 +73,27 @@ async def call(
     scope = {"type": "http", "method": method, "path": "/", "headers": []}
     await app(scope, receive, send)
     return response
+
+
+class FailingRun:
+    """A :class:`~ptcflow.serve.StartedRun` whose run raises: before it started (no
+    ``handle``), or once ``handle``'s run has ended (its turn could not be stored, say)."""
+
+    def __init__(self, handle: Any = None) -> None:
+        self.handle = handle
+        self.cancelled = False
+
+    @property
+    def done(self) -> bool:
+        return self.handle.done if self.handle is not None else True
+
+    def cancel(self, message: str = "") -> None:
+        self.cancelled = True
+        if self.handle is not None:
+            self.handle.cancel(message)
+
+    async def wait(self) -> Any:
+        if self.handle is not None:
+            await self.handle.wait()
+        await anyio.lowlevel.checkpoint()
+        raise LookupError("conversation thread_1 could not be read")

@@ -22,7 +22,7 @@ from ptcflow.signals import SignalBus
 from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
 
-from .support import Response, call
+from .support import FailingRun, Response, call
 
 pytestmark = pytest.mark.anyio
 
@@ -319,3 +319,33 @@ def test_fast_encoding_matches_the_encoder_for_any_text(text: str, name: str) ->
         )
         events = built.events(signal)
         assert fed.feed(signal) == "".join(encoder.encode(e) for e in events).encode()
+
+
+async def test_a_started_run_that_raises_before_its_run_starts_is_run_error() -> None:
+    async with Runtime(llm=ScriptedLLM(["x"]), bus=SignalBus()) as rt:
+        app = agui_endpoint(rt, start=lambda rt, run_input, run_id: FailingRun())
+        with anyio.fail_after(10):  # its last signal never comes: the stream ends anyway
+            response = await call(app, body())
+    validated(response)
+    assert types(response) == ["RUN_STARTED", "RUN_ERROR"]
+    error = response.events()[1]
+    assert error["code"] == "LookupError" and "thread_1 could not be read" in error["message"]
+    assert not app.handles and app.statistics.open == 0
+
+
+async def test_a_started_run_that_raises_after_its_run_ended_streams_the_run() -> None:
+    async with Runtime(llm=ScriptedLLM(["Hello there"]), bus=SignalBus()) as rt:
+
+        def start(rt: Runtime, run_input: Any, run_id: str) -> FailingRun:
+            return FailingRun(rt.start(ReAct(), "hi", run_id=run_id))
+
+        app = agui_endpoint(rt, start=start, state=False)
+        response = await call(app, body())
+    validated(response)
+    assert types(response) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]

@@ -18,7 +18,7 @@ from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
 
 from .npm import node_script, npm_folder
-from .support import call
+from .support import FailingRun, call
 from .test_agui_client import serving
 
 AI = "ai@7.0.173"
@@ -108,3 +108,16 @@ async def test_the_real_ai_package_reads_a_failed_run() -> None:
         out["chunks"][-2]["type"] == "error" and "script ran out" in out["chunks"][-2]["errorText"]
     )
     assert out["chunks"][-1] == {"type": "finish", "finishReason": "error"}
+
+
+async def test_a_started_run_that_raises_before_its_run_starts_is_an_error_part() -> None:
+    async with Runtime(llm=ScriptedLLM(["x"]), bus=SignalBus()) as rt:
+        app = ui_message_stream_endpoint(rt, start=lambda rt, request, run_id: FailingRun())
+        with anyio.fail_after(10):  # its last signal never comes: the stream ends anyway
+            response = await call(app, chat("hi"))
+    assert response.body.endswith(b"data: [DONE]\n\n")
+    (error,) = [json.loads(line[6:]) for line in response.body.decode().split("\n") if line.startswith("data: {")]  # fmt: skip
+    assert error == {
+        "type": "error",
+        "errorText": "LookupError: conversation thread_1 could not be read",
+    }

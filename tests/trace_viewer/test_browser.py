@@ -234,11 +234,13 @@ STATUS_WAIT = """async (status) => {
 
 
 @pytest.fixture(scope="module")
-def service_url() -> Iterator[str]:
+def service_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    data = tmp_path_factory.mktemp("service-data")
     cmd = [sys.executable, "-m", "ptcflow.cli", "serve", "--example", "--port", str(port)]
+    cmd += ["--data-dir", str(data)]
     process = subprocess.Popen([*cmd, "--latency-ms", "150"], cwd=ROOT, stdout=subprocess.PIPE)
     try:
         assert process.stdout is not None
@@ -256,7 +258,7 @@ def service_url() -> Iterator[str]:
 
 
 def test_the_live_service_shows_bars_before_the_mission_ends(tab: Any, service_url: str) -> None:
-    tab.goto(service_url + "/")
+    tab.goto(service_url + "/?protocol=sse")
     tab.wait_for_selector("body[data-ready='1']")
     tab.click("#go")
     tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 4")
@@ -304,3 +306,50 @@ def test_the_page_reads_the_mission_over_agui(tab: Any, service_url: str) -> Non
     tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 2")
     tab.click("#stop")
     assert tab.evaluate("document.body.dataset.live") == "stopped"
+
+
+def test_the_page_keeps_a_conversation_across_reloads(tab: Any, service_url: str) -> None:
+    # "/" holds a conversation: a cookie names its AG-UI thread, kept in SQLite by the service
+    tab.goto(service_url + "/")
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").count() == 0 and tab.locator("#chat").is_visible()
+    tab.click("#go")  # the form's question: the whole mission runs
+    tab.wait_for_function("document.body.dataset.live === 'ok'", timeout=30_000)
+    assert tab.evaluate("ptcTrace.count()") == sum(KINDS.values())
+    # a follow-up naming no region: the scripted planner answers it from the earlier turn
+    # it was shown (with none, it would say there is nothing to follow up on)
+    tab.fill("#question", "Which of them grew most?")
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.turns === '4'", timeout=30_000)
+    shown = tab.locator("#turns li").all_inner_texts()
+    assert shown[0] == "Which regions grew last quarter?"
+    assert shown[1].startswith("amer grew most (31%)")
+    assert shown[2] == "Which of them grew most?"
+    assert shown[3].startswith("amer grew most. Earlier you asked 'Which regions grew last")
+    tab.wait_for_function("document.body.dataset.live === 'ok'")
+    if SHOTS is not None:
+        tab.screenshot(path=str(SHOTS / "service-conversation.png"))
+    # a reload shows the earlier turns: the page asks for them (AG-UI MESSAGES_SNAPSHOT)
+    tab.reload()
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").all_inner_texts() == shown
+    assert [tab.locator("#turns li").nth(i).get_attribute("data-role") for i in range(4)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    # a new conversation starts empty; a stopped question is not stored
+    tab.click("#new")
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").count() == 0 and tab.url == service_url + "/"
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'running' && ptcTrace.count('run') >= 2")
+    tab.click("#stop")
+    assert tab.locator("#turns li").all_inner_texts() == [
+        "Which regions grew last quarter?",
+        "stopped",
+    ]
+    tab.reload()
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").count() == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 
 
 @pytest.fixture
-async def service() -> AsyncIterator[tuple[str, Any]]:
-    app = create_app(latency=0.05)
+async def service(tmp_path: Path) -> AsyncIterator[tuple[str, Any]]:
+    app = create_app(latency=0.05, data_dir=tmp_path)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)  # connections queue until uvicorn accepts them: no need to wait for it

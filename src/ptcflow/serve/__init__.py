@@ -27,6 +27,7 @@ from ptcflow.serve._asgi import (
     BadRequest as BadRequest,
     RunStream as RunStream,
     RunStreamEndpoint as RunStreamEndpoint,
+    StartedRun as StartedRun,
     StreamStatistics as StreamStatistics,
 )
 from ptcflow.serve._mcp import (
@@ -44,6 +45,7 @@ __all__ = (
     "BadRequest",
     "RunStream",
     "RunStreamEndpoint",
+    "StartedRun",
     "StreamStatistics",
     "UIMessageStream",
     "agent_tool",

@@ -50,7 +50,7 @@ from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
@@ -70,7 +70,7 @@ from ptcflow.signals import (
 )
 from ptcflow.trace import Mission
 
-from ._asgi import BadRequest, Disconnect, RunStreamEndpoint
+from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
 
 __all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
 
@@ -215,6 +215,7 @@ class AGUIStream:
         self.secrets = secrets if secrets else None
         self.mission = Mission(secrets=secrets) if state else None
         self.done = False
+        self.started = False  # RUN_STARTED was sent
         self._prefix = root + "/"
         self._open: dict[str, str | None] = {}  # message id -> its subagent run id
         self._tools: set[str] = set()  # tool calls started and not yet answered
@@ -257,14 +258,7 @@ class AGUIStream:
         if kind == REQUEST_STARTED:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
-                out.append(
-                    _E(
-                        RunStartedEvent,
-                        thread_id=self.thread_id,
-                        run_id=self.run_id,
-                        metadata={"ptcflow": {"run_id": self.root}},
-                    )
-                )
+                out.append(self._run_started())
                 if self.mission is not None:
                     snapshot = {n.id: n.to_json() for n in self.mission.walk()}
                     out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
@@ -365,6 +359,15 @@ class AGUIStream:
                 out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _run_started(self) -> _Spec:
+        self.started = True
+        return _E(
+            RunStartedEvent,
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            metadata={"ptcflow": {"run_id": self.root}},
+        )
 
     def _nodes_delta(self) -> _Spec:
         """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
@@ -493,6 +496,14 @@ class AGUIStream:
         event = RunErrorEvent(message=message, code="client_too_slow")
         return _ENCODER.encode(event).encode()
 
+    def failed(self, message: str, code: str) -> bytes:
+        """``RUN_ERROR`` (``RUN_STARTED`` first if it was not sent), encoded: the end of a
+        run that stopped without its last signal (its start function's run raised)."""
+        first = b"" if self.started else _encode(*self._run_started())
+        self.done = True
+        event = RunErrorEvent(message=self._clean(message), code=code)
+        return first + _ENCODER.encode(event).encode()
+
 
 def parse_run_input(body: bytes) -> RunAgentInput:
     """An AG-UI ``RunAgentInput`` from a request body, validated by the protocol's model.
@@ -534,7 +545,7 @@ def agui_endpoint(
     runtime: Runtime | Callable[[], Runtime],
     agent: Any = None,
     *,
-    start: Callable[[Runtime, RunAgentInput, str], RunHandle] | None = None,
+    start: Callable[[Runtime, RunAgentInput, str], StartedRun] | None = None,
     input: Callable[[RunAgentInput], Any] = last_user_text,
     state: bool = True,
     buffer: int = 1024,
@@ -548,6 +559,7 @@ def agui_endpoint(
         runtime: the open Runtime (its bus a ``SignalBus``), or a function returning it.
         agent: the agent or strategy to run (``rt.start(agent, input(run_input))``).
         start: instead of ``agent``: ``start(runtime, run_input, run_id) -> RunHandle``
+            (or any :class:`~ptcflow.serve.StartedRun`)
             (start the run with that ``run_id``).
         input: the run's input from the AG-UI input (default: the last user message's
             text).
@@ -565,7 +577,7 @@ def agui_endpoint(
     if (agent is None) == (start is None):
         raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
 
-    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> RunHandle:
+    def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> StartedRun:
         if start is not None:
             return start(rt, run_input, run_id)
         return rt.start(agent, input(run_input), run_id=run_id)

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
@@ -40,7 +40,7 @@ from ptcflow.signals import (
     sanitize,
 )
 
-from ._asgi import BadRequest, Disconnect, RunStreamEndpoint
+from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
 
 __all__ = (
     "UI_MESSAGE_STREAM_HEADERS",
@@ -236,6 +236,12 @@ class UIMessageStream:
         self.done = True
         return _sse({"type": "error", "errorText": message}) + _DONE
 
+    def failed(self, message: str, code: str) -> bytes:
+        """An ``error`` chunk (``code: message``) then ``[DONE]``: the end of a run that
+        stopped without its last signal (its start function's run raised)."""
+        self.done = True
+        return _sse({"type": "error", "errorText": f"{code}: {self._clean(message)}"}) + _DONE
+
 
 def _parse(body: bytes) -> Any:
     """The request: the AI SDK's chat request (``{"messages": [...], ...}``) as JSON."""
@@ -267,7 +273,7 @@ def ui_message_stream_endpoint(
     runtime: Runtime | Callable[[], Runtime],
     agent: Any = None,
     *,
-    start: Callable[[Runtime, Any, str], RunHandle] | None = None,
+    start: Callable[[Runtime, Any, str], StartedRun] | None = None,
     input: Callable[[Any], Any] = last_user_message_text,
     buffer: int = 1024,
     on_disconnect: Disconnect = "cancel",
@@ -284,7 +290,7 @@ def ui_message_stream_endpoint(
             "ui_message_stream_endpoint needs an agent to run or a start= function (one of them)"
         )
 
-    def _start(rt: Runtime, request: Any, run_id: str) -> RunHandle:
+    def _start(rt: Runtime, request: Any, run_id: str) -> StartedRun:
         if start is not None:
             return start(rt, request, run_id)
         return rt.start(agent, input(request), run_id=run_id)

@@ -15,6 +15,7 @@ Plain ASGI (no framework import): mount an endpoint in Starlette with
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
@@ -23,10 +24,17 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ptcflow.errors import UsageError
-from ptcflow.runtime import RunHandle, Runtime
+from ptcflow.runtime import Runtime
 from ptcflow.signals import Signal, SignalBus, SignalOverflowError as _Overflow, new_id
 
-__all__ = ("BadRequest", "Disconnect", "RunStream", "RunStreamEndpoint", "StreamStatistics")
+__all__ = (
+    "BadRequest",
+    "Disconnect",
+    "RunStream",
+    "RunStreamEndpoint",
+    "StartedRun",
+    "StreamStatistics",
+)
 
 Scope: TypeAlias = MutableMapping[str, Any]
 Message: TypeAlias = MutableMapping[str, Any]
@@ -71,6 +79,32 @@ class RunStream(Protocol):
 
     def dropped(self, message: str) -> bytes:
         """The error event a client gets before it is dropped for reading too slowly."""
+        ...
+
+    def failed(self, message: str, code: str) -> bytes:
+        """The error event that ends a run which stopped without its last signal (a
+        :class:`StartedRun` whose ``wait()`` raised: ``code`` is the exception's type)."""
+        ...
+
+
+class StartedRun(Protocol):
+    """What a ``start`` function returns: a :class:`~ptcflow.runtime.RunHandle`, or
+    anything else the endpoint can wait for and cancel (a run started with
+    ``rt.run(..., session=...)`` in a task of the service's own, for example)."""
+
+    @property
+    def done(self) -> bool:
+        """True once the run has ended."""
+        ...
+
+    def cancel(self, message: str = "") -> None:
+        """Cancel the run (does not block; a no-op once it has ended)."""
+        ...
+
+    async def wait(self) -> Any:
+        """Block until the run has ended (its Step, where there is one). Raise when it
+        could not run to its end: a stream still waiting for the run's last signal then
+        ends with the protocol's error event (``RunStream.failed``), not waiting for ever."""
         ...
 
 
@@ -145,6 +179,20 @@ async def _watch(receive: Receive, gone: anyio.Event, scope: anyio.CancelScope) 
     scope.cancel()
 
 
+async def _fail_on(handle: StartedRun, failure: list[Exception], reading: anyio.CancelScope) -> None:  # fmt: skip
+    """Stop reading the bus when ``handle``'s run raised: its last signal may never come."""
+    try:
+        await handle.wait()
+    except Exception as exc:
+        failure.append(exc)
+        reading.cancel()
+
+
+async def _wait_quietly(handle: StartedRun) -> None:
+    with contextlib.suppress(Exception):  # a failed run: its client was told (failed())
+        await handle.wait()
+
+
 async def _write(
     pending: MemoryObjectReceiveStream[bytes],
     send: Send,
@@ -178,7 +226,8 @@ class RunStreamEndpoint(Generic[R]):
             :class:`~ptcflow.signals.SignalBus`, or a function returning it (an app whose
             lifespan opens the Runtime).
         parse: the request body to the protocol's request; raises :class:`BadRequest`.
-        start: starts the run: ``start(runtime, request, run_id) -> RunHandle``.
+        start: starts the run: ``start(runtime, request, run_id) -> RunHandle`` (or any
+            :class:`StartedRun`); the run must have that ``run_id``.
         stream: the protocol's encoder of one run: ``stream(request, run_id)``.
         headers: response headers besides ``content-type: text/event-stream``.
         buffer: how many signals a client may fall behind before it is dropped.
@@ -194,7 +243,7 @@ class RunStreamEndpoint(Generic[R]):
         runtime: Runtime | Callable[[], Runtime],
         *,
         parse: Callable[[bytes], R],
-        start: Callable[[Runtime, R, str], RunHandle],
+        start: Callable[[Runtime, R, str], StartedRun],
         stream: Callable[[R, str], RunStream],
         headers: Iterable[tuple[str, str]] = (),
         buffer: int = 1024,
@@ -216,7 +265,7 @@ class RunStreamEndpoint(Generic[R]):
         self.max_body = max_body
         self.send_timeout = send_timeout
         self.statistics = StreamStatistics()
-        self.handles: dict[str, RunHandle] = {}
+        self.handles: dict[str, StartedRun] = {}
         """The runs being streamed now, by run id (a test looks here for leaks)."""
 
     def runtime(self) -> Runtime:
@@ -290,16 +339,28 @@ class RunStreamEndpoint(Generic[R]):
                         _write, pending, send, writer, flushed, self.send_timeout, stalled
                     )
                     last = b""
+                    failure: list[Exception] = []
+                    reading = anyio.CancelScope()
+                    tg.start_soon(_fail_on, handle, failure, reading)
                     try:
                         with chunks:
-                            async for signal in signals:
-                                # with what is buffered behind it: merged where it can be
-                                batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]
-                                chunk = stream.feed_many(batch)
+                            with reading:
+                                async for signal in signals:
+                                    # with what is buffered behind it: merged where it can be
+                                    batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]  # fmt: skip
+                                    chunk = stream.feed_many(batch)
+                                    if chunk:
+                                        chunks.send_nowait(chunk)  # never waits for the client
+                                    if stream.done:
+                                        break
+                            if failure and not stream.done:  # what it published, then why
+                                batch = [s for s in signals.drain_nowait() if owns(s)]
+                                chunk = stream.feed_many(batch) if batch else b""
                                 if chunk:
-                                    chunks.send_nowait(chunk)  # never waits for the client
-                                if stream.done:
-                                    break
+                                    chunks.send_nowait(chunk)
+                                if not stream.done:
+                                    error = failure[0]
+                                    last = stream.failed(str(error), type(error).__name__)
                     except (_Overflow, anyio.WouldBlock, anyio.BrokenResourceError):
                         dropped = True
                         writer.cancel()
@@ -326,5 +387,5 @@ class RunStreamEndpoint(Generic[R]):
                     handle.cancel(f"run {run_id}: its client went away")
                 if self.on_disconnect == "cancel":
                     with anyio.move_on_after(30, shield=True):
-                        await handle.wait()
+                        await _wait_quietly(handle)
                 self.handles.pop(run_id, None)

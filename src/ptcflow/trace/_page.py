@@ -61,6 +61,7 @@ def live_page(
     title: str = "live mission",
     prices: Prices | None = None,
     agui: str | None = None,
+    thread: str | None = None,
 ) -> str:
     """The page of a live service: a form that starts a mission and streams it.
 
@@ -75,10 +76,21 @@ def live_page(
         agui: read the mission over AG-UI instead: the URL of an AG-UI endpoint
             (``ptcflow.serve.agui_endpoint``) the page POSTs a ``RunAgentInput`` to; the
             tree comes from the AG-UI state (``STATE_SNAPSHOT``, ``STATE_DELTA``).
+        thread: with ``agui``: the page holds a conversation, this AG-UI ``threadId``.
+            It shows the conversation above the waterfall: on load it POSTs an input
+            with no message, whose ``MESSAGES_SNAPSHOT`` holds the earlier turns; each
+            question is then sent alone (the server keeps the conversation), and the
+            answer shown is the run's ``RUN_FINISHED`` result (its ``answer`` field, or
+            the result as text).
     """
     data = {
         "nodes": [],
         "prices": prices.to_json() if prices else {},
-        "live": {"stream": stream, "question": question, **({"agui": agui} if agui else {})},
+        "live": {
+            "stream": stream,
+            "question": question,
+            **({"agui": agui} if agui else {}),
+            **({"thread": thread} if agui and thread else {}),
+        },
     }
     return _html(title, data)

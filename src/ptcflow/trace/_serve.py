@@ -20,13 +20,20 @@ def find_example() -> Path | None:
     return None
 
 
-def serve_example(*, host: str = "127.0.0.1", port: int = 8000, latency_ms: float = 400.0) -> int:
+def serve_example(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    latency_ms: float = 400.0,
+    data_dir: str | None = None,
+) -> int:
     """Serve the example app with uvicorn until interrupted; return an exit code. Blocks.
 
     What ``ptcflow serve --example`` runs: it needs a checkout of the repository
     (``examples/service/``, see :func:`find_example`) and the ``service`` extra. The
     command line's plumbing, not an API to build a service on (the example's
-    ``service_app.py`` shows how to).
+    ``service_app.py`` shows how to). ``data_dir``: where the example keeps its
+    conversations (default: its ``default_data_dir()``).
     """
     folder = find_example()
     if folder is None:
@@ -46,7 +53,7 @@ def serve_example(*, host: str = "127.0.0.1", port: int = 8000, latency_ms: floa
         return 2
     sys.path.insert(0, str(folder))
     app_module = importlib.import_module("service_app")
-    app = app_module.create_app(latency=latency_ms / 1000.0)
+    app = app_module.create_app(latency=latency_ms / 1000.0, data_dir=data_dir)
     print(f"ptcflow example service on http://{host}:{port} (Ctrl-C stops it)", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0

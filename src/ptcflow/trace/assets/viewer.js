@@ -319,13 +319,15 @@
     const form = $("start");
     form.hidden = false;
     $("question").value = options.question || "";
+    const chat = options.agui && options.thread ? options : null;
+    if (chat) { $("go").textContent = "Ask"; conversation(chat); }
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (source_) source_.close();
       nodes.clear(); collapsed.clear(); structure = true; rows = []; t0 = Infinity; t1 = -Infinity; view = null; selected = null;
       $("stop").disabled = false; $("go").disabled = true;
       document.body.dataset.live = "running";
-      if (options.agui) { agui(options.agui, $("question").value); return; }
+      if (options.agui) { agui(options.agui, $("question").value, chat); return; }
       source_ = new EventSource(options.stream + "?question=" + encodeURIComponent($("question").value));
       source_.addEventListener("signal", (ev) => {
         const msg = JSON.parse(ev.data);
@@ -338,39 +340,82 @@
     });
     $("stop").addEventListener("click", () => stop("stopped"));
   }
+
+  // POST an AG-UI RunAgentInput, read the SSE body: each event goes to handle(ev), and the
+  // promise resolves with the last value handle returned that was not null
+  async function postAgui(url, input, handle, signal, each) {
+    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" },
+                                        body: JSON.stringify(input), signal });
+    if (!response.ok) throw new Error("POST " + url + ": HTTP " + response.status);
+    const reader = response.body.getReader(), decoder = new TextDecoder();
+    let buffer = "", end = null;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+        for (const line of block.split("\n")) if (line.startsWith("data: ")) { const r = handle(JSON.parse(line.slice(6))); if (r !== null && r !== undefined) end = r; }
+      }
+      if (each) each();
+    }
+    return end;
+  }
+  const input = (thread, messages) => ({ threadId: thread, runId: "page-" + Date.now(), state: {}, tools: [], context: [], forwardedProps: {}, messages });
+
+  // -- the conversation (a page given an AG-UI thread) -----------------------------------
+  // The server keeps it: the page sends each question alone, and asks for the conversation
+  // so far with an input that holds no message (its MESSAGES_SNAPSHOT). #pending is the
+  // place for what waits on the person (a tool call to approve).
+  function say(role, text, cls) {
+    const li = el("li", text, cls ? role + " " + cls : role);
+    li.dataset.role = role;
+    $("turns").appendChild(li);
+    $("chat").scrollTop = $("chat").scrollHeight;
+    document.body.dataset.turns = String($("turns").querySelectorAll("li.user, li.assistant").length);
+    return li;
+  }
+  function snapshot(messages) {
+    $("turns").textContent = "";
+    for (const m of messages) if ((m.role === "user" || m.role === "assistant") && typeof m.content === "string" && m.content) say(m.role, m.content);
+    document.body.dataset.turns = String($("turns").querySelectorAll("li.user, li.assistant").length);
+  }
+  function conversation(chat) {
+    $("chat").hidden = false;
+    document.body.dataset.conversation = "loading";
+    postAgui(chat.agui, input(chat.thread, []), (ev) => {
+      if (ev.type === "MESSAGES_SNAPSHOT") snapshot(ev.messages);
+      else if (ev.type === "RUN_ERROR") { say("note", "the conversation could not be read: " + ev.message); return "error"; }
+      return ev.type === "RUN_FINISHED" ? "loaded" : null;
+    }).then((end) => { document.body.dataset.conversation = end || "error"; },
+            (error) => { say("note", String(error)); document.body.dataset.conversation = "error"; });
+  }
+  const answerOf = (r) => (r && typeof r === "object" && typeof r.answer === "string" ? r.answer : json(r === undefined ? null : r));
+
   // the same mission read over the AG-UI protocol: POST a RunAgentInput, read the SSE body;
   // the mission tree arrives as AG-UI state (a snapshot, then JSON Patch "add"s of nodes)
-  function agui(url, question) {
+  function agui(url, question, chat) {
     const abort = new AbortController();
-    source_ = { close: () => abort.abort() };
-    const input = { threadId: "page", runId: "page-" + Date.now(), state: {}, tools: [], context: [],
-      forwardedProps: {}, messages: [{ id: "q", role: "user", content: question }] };
+    const asked = chat ? say("user", question, "asking") : null;
+    let open = asked !== null;  // the question waits for its answer, once
+    const settle = (text, role) => { if (open) { open = false; asked.classList.remove("asking"); say(role, text); } };
+    source_ = { close: () => { abort.abort(); settle("stopped", "note"); } };
     const node = (n) => { upsert(n); const t = n.e !== undefined ? n.e : n.s; if (t > t1) t1 = t; };
     const handle = (ev) => {
       if (ev.type === "STATE_SNAPSHOT") for (const n of Object.values(ev.snapshot.mission || {})) node(n);
       else if (ev.type === "STATE_DELTA") { for (const op of ev.delta) if (op.path.startsWith("/mission/")) node(op.value); }
-      else if (ev.type === "RUN_FINISHED") return (ev.outcome && ev.outcome.type === "cancelled") ? "cancelled" : "ok";
-      else if (ev.type === "RUN_ERROR") return ev.code === "cancelled" ? "cancelled" : "error";
+      else if (ev.type === "MESSAGES_SNAPSHOT" && chat) snapshot(ev.messages);
+      else if (ev.type === "RUN_FINISHED") {
+        if (ev.outcome && ev.outcome.type === "cancelled") { settle("cancelled", "note"); return "cancelled"; }
+        settle(answerOf(ev.result), "assistant");
+        return "ok";
+      } else if (ev.type === "RUN_ERROR") { settle(ev.code === "cancelled" ? "cancelled" : "error: " + ev.message, "note"); return ev.code === "cancelled" ? "cancelled" : "error"; }
       return null;
     };
-    fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" },
-                 body: JSON.stringify(input), signal: abort.signal })
-      .then(async (response) => {
-        const reader = response.body.getReader(), decoder = new TextDecoder();
-        let buffer = "", end = null;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let cut;
-          while ((cut = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
-            for (const line of block.split("\n")) if (line.startsWith("data: ")) end = handle(JSON.parse(line.slice(6))) || end;
-          }
-          schedule(); summarySoon();
-        }
-        stop(end || "disconnected");
-      })
+    const sent = input(chat ? chat.thread : "page", [{ id: "q-" + Date.now(), role: "user", content: question }]);
+    postAgui(url, sent, handle, abort.signal, () => { schedule(); summarySoon(); })
+      .then((end) => { if (end === null) settle("disconnected", "note"); stop(end || "disconnected"); })
       .catch(() => { if (source_) stop("stopped"); });
   }
   function stop(status) {
