@@ -25,7 +25,7 @@ from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
 from ptcflow.runtime.lowlevel import in_event_loop
-from ptcflow.sessions import Session
+from ptcflow.sessions import Compaction, Session, Summary
 from ptcflow.signals import ErrorEnvelope
 from ptcflow.signature import (
     ConversionError,
@@ -267,6 +267,8 @@ class SubAgent:
         usage_limits: UsageLimits | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -301,6 +303,9 @@ class SubAgent:
                 and answers at the top of its task; ``output="json"`` gets the messages.
             session: a :class:`~ptcflow.Session` to continue: its messages are the
                 history, the run's own are stored as its next turn.
+            compaction: a :class:`~ptcflow.sessions.Compaction`: past its limit, the
+                history sent shrinks (``output="json"``; default: the session's).
+            summary: an earlier ``step.summary`` for the compaction to reuse.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -318,6 +323,8 @@ class SubAgent:
             usage_limits=usage_limits,
             history=history,
             session=session,
+            compaction=compaction,
+            summary=summary,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,

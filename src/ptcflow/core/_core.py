@@ -33,7 +33,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details, step_messages
+from ptcflow.core._step import Step, step_details, step_messages, step_summary
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -44,12 +44,14 @@ from ptcflow.signals import (
     REQUEST_STARTED,
     TOOL_RESULT,
     USAGE,
+    Compaction,
     Err,
     Message,
     Ok,
     RequestEndData,
     RequestStartedData,
     Signal,
+    Summary,
     ToolSpec,
     Usage,
     json_safe,
@@ -99,15 +101,18 @@ class RunCore(Generic[F]):
             accepted directive and sub-call (default: :class:`Flight`; a driver passes
             its own subclass, which carries its per-directive state).
         history: the conversation before this run (``RunInfo.history``), checked.
+        compaction: how the strategy shrinks ``history`` (``RunInfo.compaction``).
+        summary: an earlier summary of ``history`` (``RunInfo.summary``).
     """
 
     # fmt: off
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
-        "_stamp", "_terminals", "answered", "cancelling", "closing", "deadline", "flights",
-        "history", "input", "late_results", "make_flight", "name", "parent_run_id", "recorded",
-        "request_id", "run_id", "seq", "started_at", "state", "step", "strategy", "to_cancel",
-        "to_perform", "tool_calls", "tool_specs", "traceparent", "turns", "usage",
+        "_stamp", "_terminals", "answered", "cancelling", "closing", "compaction", "deadline",
+        "flights", "history", "input", "late_results", "make_flight", "name", "parent_run_id",
+        "recorded", "request_id", "run_id", "seq", "started_at", "state", "step", "strategy",
+        "summary", "to_cancel", "to_perform", "tool_calls", "tool_specs", "traceparent", "turns",
+        "usage",
     )
     # fmt: on
 
@@ -130,9 +135,13 @@ class RunCore(Generic[F]):
         log: Any = None,
         make_flight: Callable[[Directive, Any, F | None], F] | None = None,
         history: tuple[Message, ...] = (),
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
     ) -> None:
         self.strategy = strategy
         self.history = history
+        self.compaction = compaction
+        self.summary = summary
         self.input = input
         self.run_id = run_id
         self.request_id = request_id or run_id
@@ -203,6 +212,8 @@ class RunCore(Generic[F]):
             agent=self.name,
             tools=self.tool_specs,
             history=self.history,
+            compaction=self.compaction,
+            summary=self.summary,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
@@ -212,6 +223,8 @@ class RunCore(Generic[F]):
             parent_run_id=self.parent_run_id,
             tools=self.tool_specs,
             history=self.history,
+            compaction=self.compaction,
+            summary=self.summary,
         )
         self._folding = True
         try:
@@ -610,5 +623,6 @@ class RunCore(Generic[F]):
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
             messages=step_messages(self.strategy, state),
+            summary=step_summary(self.strategy, state),
             **step_details(self.strategy, state, outcome),
         )

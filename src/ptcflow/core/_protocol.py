@@ -16,7 +16,7 @@ import msgspec
 
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.directives import Directive
-from ptcflow.signals import Err, Message, Ok, Signal, ToolSpec, Usage
+from ptcflow.signals import Compaction, Err, Message, Ok, Signal, Summary, ToolSpec, Usage
 
 __all__ = ("Outcome", "RunInfo", "Strategy", "Transition")
 
@@ -40,6 +40,13 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     checked: every tool call has its result. A strategy that continues conversations
     puts it before the run's own messages and has a ``conversation(state)`` method
     returning history plus its messages (the Step's ``messages``)."""
+    compaction: Compaction | None = None
+    """How to shrink ``history`` before sending it (``compaction=``): a strategy that
+    keeps a conversation plans it with :func:`ptcflow.sessions.plan_compaction` (and makes
+    the summarizing model call first when one is due); ``Step.messages`` stays whole."""
+    summary: Summary | None = None
+    """An earlier summary of ``history`` (a session's last, or ``summary=``), which the
+    compaction reuses or extends when it still covers the history's start."""
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):

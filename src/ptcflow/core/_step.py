@@ -11,7 +11,7 @@ import msgspec
 from ptcflow.core._protocol import Outcome
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
+from ptcflow.signals import ErrorEnvelope, Message, Signal, Summary, Usage
 
 __all__ = ("Step", "step_details", "step_messages")
 
@@ -48,6 +48,10 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         messages: the conversation so far, for a strategy that keeps one (ReAct, the
             JSON mode): the run's history first, then this run's messages (its system
             prompt left out), so ``history=step.messages`` continues it; else empty.
+            Whole even when a compaction sent less of it.
+        summary: the summary a compaction sent in place of the history's older messages
+            (made by this run, or an earlier one reused); ``None`` when none was sent.
+            ``summary=step.summary`` lets the next run reuse it (a session does so itself).
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -70,6 +74,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cost_usd: float | None = None
     unpriced_models: tuple[str, ...] = ()
     messages: tuple[Message, ...] = ()
+    summary: Summary | None = None
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -142,3 +147,13 @@ def step_messages(strategy: Any, state: Any) -> tuple[Message, ...]:
     if conversation is None or state is None:
         return ()
     return tuple(conversation(state))
+
+
+def step_summary(strategy: Any, state: Any) -> Summary | None:
+    """The summary a finished run's compaction sent: ``strategy.compaction_summary(state)``
+    for a strategy that compacts, else ``None``."""
+    summary = getattr(strategy, "compaction_summary", None)
+    if summary is None or state is None:
+        return None
+    made: Summary | None = summary(state)
+    return made

@@ -27,7 +27,7 @@ from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
-from ptcflow.sessions import Session, SessionError
+from ptcflow.sessions import Compaction, Session, SessionError, Summary, last_summary
 from ptcflow.signals import new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -303,10 +303,12 @@ class Runtime:
                 )
             if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
                 self._strategy_types.add(cls)  # checked once per strategy class
-        if options.history and not callable(getattr(strategy, "conversation", None)):
+        if (options.history or options.compaction) and not callable(
+            getattr(strategy, "conversation", None)
+        ):
             raise UsageError(
                 f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history= and session= work with ReAct and SubAgents"
+                "history=, session= and compaction= work with ReAct and SubAgents"
             )
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
@@ -335,6 +337,8 @@ class Runtime:
             record=options.record,
             terminals=self._terminals,
             history=tuple(options.history),
+            compaction=options.compaction,
+            summary=options.summary,
             log=self._executor.log,
         )
         run = LocalRun(
@@ -389,6 +393,8 @@ class Runtime:
         guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -422,6 +428,12 @@ class Runtime:
                 and a successful run's own messages are stored as its next turn (runs on
                 one session in this process take turns). Storing can raise
                 :class:`~ptcflow.sessions.SessionError` (``.step`` holds the run's Step).
+            compaction: a :class:`~ptcflow.sessions.Compaction`: past its limit, the
+                history sent to the model shrinks (the last messages kept, the older ones
+                dropped or summarized by a model call, itself a directive);
+                ``step.messages`` stays whole (default: the session's, else none).
+            summary: an earlier ``step.summary`` a summarizing compaction reuses or
+                extends instead of summarizing again (a session passes its own).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -449,6 +461,8 @@ class Runtime:
             guardrails=guardrails,
             history=history,
             session=session,
+            compaction=compaction,
+            summary=summary,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)
@@ -468,8 +482,17 @@ class Runtime:
         the session's next turn when it succeeds (its lock held throughout)."""
         async with session.turn() as turns:
             history = tuple(m for turn in turns for m in turn.messages)
+            stored = last_summary(turns)
             run = self._open(
-                strategy, input, msgspec.structs.replace(options, session=None, history=history)
+                strategy,
+                input,
+                msgspec.structs.replace(
+                    options,
+                    session=None,
+                    history=history,
+                    compaction=options.compaction or session.compaction,
+                    summary=options.summary or stored,
+                ),
             )
             otel_parent = current_context() if self._tracing else None
             step: Step
@@ -481,7 +504,8 @@ class Runtime:
                 return step  # a failed run stores nothing: retry it on the same session
             new = step.messages[len(history) :]
             try:
-                await session.append(len(turns), step.run_id, new)
+                made = step.summary if step.summary != stored else None
+                await session.append(len(turns), step.run_id, new, made)
             except SessionError as exc:
                 exc.step = step
                 raise
@@ -504,6 +528,8 @@ class Runtime:
         guardrails: Guardrails | None = None,
         history: Sequence[Any] = (),
         session: Session | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -525,6 +551,8 @@ class Runtime:
             guardrails=guardrails,
             history=history,
             session=session,
+            compaction=compaction,
+            summary=summary,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)

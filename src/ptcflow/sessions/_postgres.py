@@ -11,7 +11,7 @@ import anyio.to_thread
 
 from ptcflow.errors import UsageError
 from ptcflow.sessions._errors import StoreUnavailableError
-from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_messages
+from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_turn
 
 __all__ = ("PostgresStore",)
 
@@ -121,7 +121,7 @@ class PostgresStore:
         """
         import psycopg
 
-        body = encode_messages(turn.messages)
+        body = encode_turn(turn)
 
         def q(conn: Any) -> bool:
             try:
@@ -145,7 +145,7 @@ class PostgresStore:
         import psycopg
 
         check_sequence(session_id, turns)
-        rows = [(session_id, t.index, t.run_id, encode_messages(t.messages)) for t in turns]
+        rows = [(session_id, t.index, t.run_id, encode_turn(t)) for t in turns]
 
         def q(conn: Any) -> bool:
             try:

@@ -10,9 +10,9 @@ import anyio
 
 from ptcflow.errors import UsageError
 from ptcflow.sessions._store import MemoryStore, SessionStore, Turn
-from ptcflow.signals import Message
+from ptcflow.signals import Compaction, Message, Summary
 
-__all__ = ("Session",)
+__all__ = ("Session", "last_summary")
 
 _LOCKS: weakref.WeakValueDictionary[tuple[int, str], anyio.Lock] = weakref.WeakValueDictionary()
 """One lock per (store, session id) in this process, kept while someone holds it."""
@@ -33,6 +33,9 @@ class Session:
         session_id: the conversation's id (any non-empty string; a new id starts an empty
             conversation).
         store: where it is kept (default: a new :class:`~ptcflow.sessions.MemoryStore`).
+        compaction: the :class:`~ptcflow.sessions.Compaction` of every run on it (a run's
+            own ``compaction=`` wins): what is sent shrinks, what is stored stays whole.
+            A summary a run makes is stored with its turn and reused by the next runs.
 
     Example:
         >>> from ptcflow import Session
@@ -40,9 +43,15 @@ class Session:
         'user-42'
     """
 
-    __slots__ = ("session_id", "store")
+    __slots__ = ("compaction", "session_id", "store")
 
-    def __init__(self, session_id: str, store: SessionStore | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        store: SessionStore | None = None,
+        *,
+        compaction: Compaction | None = None,
+    ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise UsageError(f"a session id must be a non-empty string, got {session_id!r}")
         if store is not None and not isinstance(store, SessionStore):
@@ -50,11 +59,18 @@ class Session:
                 f"store must be a SessionStore (MemoryStore, SQLiteStore, PostgresStore), "
                 f"got {type(store).__name__}"
             )
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise UsageError(
+                "compaction must be a ptcflow.sessions.Compaction(max_messages=..., ...), got "
+                f"{type(compaction).__name__}"
+            )
         self.session_id = session_id
         self.store: SessionStore = MemoryStore() if store is None else store
+        self.compaction = compaction
 
     def __repr__(self) -> str:
-        return f"Session({self.session_id!r}, store={self.store!r})"
+        extra = "" if self.compaction is None else f", compaction={self.compaction!r}"
+        return f"Session({self.session_id!r}, store={self.store!r}{extra})"
 
     async def turns(self) -> tuple[Turn, ...]:
         """The stored turns, in order (empty for a new session).
@@ -69,6 +85,11 @@ class Session:
         """Every stored message, turn after turn (what the next run gets as its history)."""
         return tuple(m for turn in await self.turns() for m in turn.messages)
 
+    async def summary(self) -> Summary | None:
+        """The last summary a compaction stored in this session (what the next run
+        reuses or extends), or ``None``."""
+        return last_summary(await self.turns())
+
     async def fork(self, session_id: str, at_turn: int) -> Session:
         """A new session in the same store holding turns ``0..at_turn`` of this one.
 
@@ -82,7 +103,7 @@ class Session:
                 f"session {self.session_id!r} has turns 0..{len(turns) - 1}; "
                 f"cannot fork at turn {at_turn!r}"
             )
-        fork = Session(session_id, self.store)
+        fork = Session(session_id, self.store, compaction=self.compaction)
         await self.store.write(session_id, turns[: at_turn + 1])
         return fork
 
@@ -101,13 +122,28 @@ class Session:
         async with lock:
             yield await self.turns()
 
-    async def append(self, index: int, run_id: str, messages: tuple[Message, ...]) -> Turn:
-        """Store ``messages`` as turn ``index`` (written by ``run_id``).
+    async def append(
+        self,
+        index: int,
+        run_id: str,
+        messages: tuple[Message, ...],
+        summary: Summary | None = None,
+    ) -> Turn:
+        """Store ``messages`` as turn ``index`` (written by ``run_id``), with the summary
+        its compaction made, if any.
 
         Raises:
             SessionConflictError: turn ``index`` was stored by someone else.
             StoreUnavailableError: the store cannot be reached.
         """
-        turn = Turn(index=index, run_id=run_id, messages=messages)
+        turn = Turn(index=index, run_id=run_id, messages=messages, summary=summary)
         await self.store.append(self.session_id, turn)
         return turn
+
+
+def last_summary(turns: tuple[Turn, ...]) -> Summary | None:
+    """The summary of the last turn that stored one, or ``None``."""
+    for turn in reversed(turns):
+        if turn.summary is not None:
+            return turn.summary
+    return None

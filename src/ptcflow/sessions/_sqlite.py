@@ -12,7 +12,7 @@ import anyio
 import anyio.to_thread
 
 from ptcflow.sessions._errors import StoreUnavailableError
-from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_messages
+from ptcflow.sessions._store import Turn, check_sequence, conflict, decode_turn, encode_turn
 
 __all__ = ("SQLiteStore",)
 
@@ -97,7 +97,7 @@ class SQLiteStore:
         Raises:
             SessionConflictError: turn ``turn.index`` is stored already.
         """
-        body = encode_messages(turn.messages)
+        body = encode_turn(turn)
 
         def q(conn: sqlite3.Connection) -> bool:
             try:
@@ -118,7 +118,7 @@ class SQLiteStore:
         Raises:
             SessionConflictError: the session exists already.
         """
-        rows = [(session_id, t.index, t.run_id, encode_messages(t.messages)) for t in turns]
+        rows = [(session_id, t.index, t.run_id, encode_turn(t)) for t in turns]
         check_sequence(session_id, turns)
 
         def q(conn: sqlite3.Connection) -> bool:

@@ -9,12 +9,22 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from ptcflow.sessions._errors import CorruptTurnError, SessionConflictError
-from ptcflow.signals import Message
+from ptcflow.signals import Message, Summary
 
-__all__ = ("MemoryStore", "SessionStore", "Turn", "decode_turn", "encode_messages")
+__all__ = ("MemoryStore", "SessionStore", "Turn", "decode_turn", "encode_messages", "encode_turn")
 
 _encode = msgspec.json.Encoder().encode
-_decode_messages = msgspec.json.Decoder(tuple[Message, ...]).decode
+
+
+class _Body(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored turn with a summary: ``{"messages": [...], "summary": {...}}`` (a turn
+    without one is stored as the bare list of its messages, as before)."""
+
+    messages: tuple[Message, ...]
+    summary: Summary | None = None
+
+
+_decode_body = msgspec.json.Decoder(tuple[Message, ...] | _Body).decode
 
 
 class Turn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -24,11 +34,15 @@ class Turn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         index: the turn's number in its session (0, 1, 2, ...).
         run_id: the run that wrote it.
         messages: the messages it added, in order.
+        summary: the summary of the conversation's older messages that the run's
+            compaction made (``None``: it made none, or reused an earlier turn's); the
+            next runs reuse the last one stored (docs/conversations.md, "Compaction").
     """
 
     index: int
     run_id: str
     messages: tuple[Message, ...]
+    summary: Summary | None = None
 
 
 def encode_messages(messages: Sequence[Message]) -> bytes:
@@ -36,14 +50,22 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
     return _encode(tuple(messages))
 
 
+def encode_turn(turn: Turn) -> bytes:
+    """The stored form of a turn (JSON): its messages, and its summary when it has one."""
+    if turn.summary is None:
+        return _encode(turn.messages)
+    return _encode(_Body(messages=turn.messages, summary=turn.summary))
+
+
 def decode_turn(session_id: str, index: int, run_id: str, body: bytes | str) -> Turn:
     """A stored row back as a :class:`Turn`.
 
     Raises:
-        CorruptTurnError: ``body`` is not the JSON of a list of messages.
+        CorruptTurnError: ``body`` is not the JSON of a list of messages (or of an object
+            with the messages and a summary).
     """
     try:
-        messages = _decode_messages(body)
+        decoded = _decode_body(body)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise CorruptTurnError(
             f"session {session_id!r}: stored turn {index} cannot be read ({exc}); nothing was "
@@ -51,7 +73,9 @@ def decode_turn(session_id: str, index: int, run_id: str, body: bytes | str) -> 
             session_id,
             index,
         ) from None
-    return Turn(index=index, run_id=run_id, messages=messages)
+    if isinstance(decoded, _Body):
+        return Turn(index=index, run_id=run_id, messages=decoded.messages, summary=decoded.summary)
+    return Turn(index=index, run_id=run_id, messages=decoded)
 
 
 def check_sequence(session_id: str, turns: Sequence[Turn]) -> tuple[Turn, ...]:

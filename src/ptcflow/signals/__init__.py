@@ -28,6 +28,10 @@ from ptcflow.signals._catalogue import (
     TOOL_STARTED as TOOL_STARTED,
     USAGE as USAGE,
 )
+from ptcflow.signals._compaction import (
+    Compaction as Compaction,
+    Summary as Summary,
+)
 from ptcflow.signals._data import (
     DATA_TYPES as DATA_TYPES,
     EmbedResultData as EmbedResultData,
@@ -136,6 +140,7 @@ __all__ = (
     "USAGE",
     "VALIDATION",
     "BusStatistics",
+    "Compaction",
     "EmbedResponse",
     "EmbedResultData",
     "Err",
@@ -163,6 +168,7 @@ __all__ = (
     "StreamAssembler",
     "Subscription",
     "SubscriptionStatistics",
+    "Summary",
     "ToolCall",
     "ToolCallDelta",
     "ToolResultData",

@@ -11,6 +11,7 @@ from typing import Any, Final
 import msgspec
 
 from ptcflow.signals import _catalogue as t
+from ptcflow.signals._compaction import Compaction, Summary
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
 from ptcflow.signals._messages import (
     EmbedResponse,
@@ -94,6 +95,10 @@ class RequestStartedData(_Data, frozen=True, kw_only=True):
     history: tuple[Message, ...] = ()
     """The conversation the run continues (``history=``, a session's messages), so a
     journal replays with the same ``RunInfo``."""
+    compaction: Compaction | None = None
+    """How the run shrinks ``history`` before sending it (``compaction=``)."""
+    summary: Summary | None = None
+    """An earlier summary of the history the run may reuse (a session's, ``summary=``)."""
 
 
 class RequestEndData(_Data, frozen=True, kw_only=True):
