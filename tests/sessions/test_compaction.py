@@ -416,3 +416,55 @@ async def test_the_json_mode_compacts_its_history() -> None:
     assert step.messages[:6] == tuple(_chat(3))
     assert step.summary is not None and step.summary.covers == 4
     assert step.trace is not None and len(step.trace.turns) == 1  # the summary is no turn
+
+
+async def test_a_ptc_subagent_shows_the_summary_and_the_kept_turns_in_its_task() -> None:
+    agent = SubAgent(prompt="{{q}}", signature="(q :string) -> :int")
+
+    def reply(request: Any) -> str:
+        if request.messages[0].content.startswith("You summarize"):
+            return "The user counted from q0 to q2. " + "x" * 500  # longer than a line
+        return "(return 7)"
+
+    llm = ScriptedLLM(reply)
+    compaction = Compaction(max_messages=6, keep_last=2, summarize=True)
+    async with Runtime(llm=llm) as rt:
+        step = await rt.run(
+            agent, context={"q": "next"}, history=_chat(4), compaction=compaction, record=True
+        )
+        assert step.ok and step.value == 7, step
+        summarize, ask = llm.requests
+        assert "q0" in summarize.messages[1].content
+        task = ask.messages[1].content
+        assert "(a summary of the first 6 messages) The user counted" in task
+        assert "x" * 500 in task  # whole, not cut to a line
+        assert "user: q3\nassistant: a3\n\n## Now\nnext" in task and "user: q2" not in task
+        assert step.summary is not None and step.summary.covers == 6
+        assert step.messages[:8] == tuple(_chat(4))
+        assert step.trace is not None and len(step.trace.turns) == 1
+        assert step.usage.input_tokens > 0 and step.turns == 2
+        # the next run reuses the summary: no summarizing call
+        again = await rt.run(
+            agent,
+            context={"q": "again"},
+            history=step.messages,
+            compaction=compaction,
+            summary=step.summary,
+        )
+    assert again.ok and llm.calls == 3 and again.summary == step.summary
+    assert "(a summary of the first 6 messages)" in llm.requests[-1].messages[1].content
+
+
+async def test_keep_last_alone_trims_a_ptc_subagent_s_earlier_lines() -> None:
+    agent = SubAgent(prompt="{{q}}", signature="(q :string) -> :int")
+    llm = ScriptedLLM(["(return 1)"])
+    async with Runtime(llm=llm) as rt:
+        step = await rt.run(
+            agent,
+            context={"q": "next"},
+            history=_chat(5),
+            compaction=Compaction(max_messages=4, keep_last=2),
+        )
+    assert step.ok and step.summary is None
+    task = llm.requests[0].messages[1].content
+    assert "user: q4\nassistant: a4" in task and "q3" not in task

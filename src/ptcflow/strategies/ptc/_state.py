@@ -12,12 +12,14 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from ptcflow.core import StepFail
-from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Usage
+from ptcflow.sessions import CompactionPlan
+from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Summary, Usage
 
 __all__ = ("PtcState", "PtcStatus", "PtcTurn")
 
-PtcStatus = Literal["awaiting_llm", "awaiting_program", "completed", "failed"]
-"""Where a PTC run is: waiting for the model, for its program, or done."""
+PtcStatus = Literal["compacting", "awaiting_llm", "awaiting_program", "completed", "failed"]
+"""Where a PTC run is: waiting for the summary of its history
+(:class:`~ptcflow.sessions.Compaction`), for the model, for its program, or done."""
 
 
 class PtcTurn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -86,6 +88,9 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         rejected: requests rejected as busy (ids ``{run_id}/reject/{n}``).
         history: the conversation before this run (``RunInfo.history``), returned with
             the run's task and answer as the Step's ``messages``.
+        summary: the summary of the history's older messages its task showed (made by
+            the run's compaction, or reused), if any.
+        compacting: the compaction under way while ``status == "compacting"``.
     """
 
     describes_step: ClassVar[bool] = True
@@ -116,6 +121,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     last_time: str = ""
     rejected: int = 0
     history: tuple[Message, ...] = ()
+    summary: Summary | None = None
+    compacting: CompactionPlan | None = None
 
     @property
     def turn(self) -> int:

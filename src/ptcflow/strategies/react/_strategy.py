@@ -248,7 +248,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         directive = LLMGenerate(
             id=run.run_id + "/compact",
             request_id=run.request_id,
-            iteration=1,
+            iteration=0,  # before the run's own calls (and outside a turn's span)
             messages=plan.request,
             model=summary_model or self.model,
             model_alias=None if summary_model else self.model_alias,
