@@ -134,10 +134,16 @@ async def test_history_and_sessions_are_refused_until_temporal_takes_them(
     client: Any, options: TemporalOptions
 ) -> None:
     from ptcflow import Session
+    from ptcflow.runtime import RunOptions
+    from ptcflow.sessions import Compaction
     from ptcflow.signals import Message
 
     async with TemporalRuntime(client=client, options=options) as trt:
-        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+        refused = "does not take history=, session=, compaction= or summary= yet"
+        with pytest.raises(UsageError, match=refused):
             trt.run(analyst(), "emea", history=[Message(role="user", content="hi")]).close()
-        with pytest.raises(UsageError, match="does not take history= or session= yet"):
+        with pytest.raises(UsageError, match=refused):
             trt.run(analyst(), "emea", session=Session("s")).close()
+        compaction = RunOptions(compaction=Compaction(max_messages=4))
+        with pytest.raises(UsageError, match=refused):
+            trt.run(analyst(), "emea", options=compaction).close()

@@ -219,10 +219,15 @@ class TemporalRuntime:
     def _plan(
         self, target: Any, input: Any, options: RunOptions
     ) -> tuple[RunSpec, Callable[[Step], Step] | None]:
-        if options.history or options.session is not None:
+        if (
+            options.history
+            or options.session is not None
+            or options.compaction is not None
+            or options.summary is not None
+        ):
             raise UsageError(
-                "TemporalRuntime does not take history= or session= yet (docs/conversations.md, "
-                "'Not built yet'); run conversations on a local Runtime"
+                "TemporalRuntime does not take history=, session=, compaction= or summary= yet "
+                "(docs/conversations.md, 'Not built yet'); run conversations on a local Runtime"
             )
         unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
         if unsupported:
