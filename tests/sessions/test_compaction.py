@@ -468,3 +468,45 @@ async def test_keep_last_alone_trims_a_ptc_subagent_s_earlier_lines() -> None:
     assert step.ok and step.summary is None
     task = llm.requests[0].messages[1].content
     assert "user: q4\nassistant: a4" in task and "q3" not in task
+
+
+async def test_a_turn_with_a_summary_round_trips_and_older_rows_still_read(
+    tmp_path: Path,
+) -> None:
+    from ptcflow.sessions import CorruptTurnError, Turn
+
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        summary = Summary(text="S", covers=2, digest="d")
+        plain = Turn(index=0, run_id="r0", messages=tuple(_chat(1)))
+        with_summary = Turn(index=1, run_id="r1", messages=tuple(_chat(1)), summary=summary)
+        await store.append("s", plain)
+        await store.append("s", with_summary)
+        assert await store.load("s") == (plain, with_summary)
+        session = Session("s", store=store)
+        assert await session.summary() == summary
+        fork = await session.fork("t", at_turn=1)
+        assert await fork.summary() == summary
+        assert await (await session.fork("u", at_turn=0)).summary() is None
+    finally:
+        store.close()
+    from ptcflow.sessions._store import decode_turn
+
+    with pytest.raises(CorruptTurnError, match="stored turn 3 cannot be read"):
+        decode_turn("s", 3, "r", b'{"messages": [], "summary": {"text": 1}}')
+
+
+async def test_an_agent_run_on_a_session_uses_the_session_s_compaction() -> None:
+    agent = SubAgent(prompt="{{q}}", signature="(q :string) -> :int", output="json")
+
+    def reply(request: Any) -> str:
+        return "S" if request.messages[0].content.startswith("You summarize") else "1"
+
+    llm = ScriptedLLM(reply)
+    session = Session("s", compaction=Compaction(max_messages=3, keep_last=2, summarize=True))
+    for i in range(3):
+        step = await agent.run(llm=llm, context={"q": f"q{i}"}, session=session)
+        assert step.ok, step
+    assert llm.calls == 4  # turn 2's history (4 messages) passed the limit: one summary
+    assert (await session.turns())[2].summary == step.summary
+    assert step.summary is not None and step.summary.covers == 2
