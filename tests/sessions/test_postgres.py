@@ -98,3 +98,27 @@ async def test_a_server_stopped_mid_run_is_a_typed_error_and_the_run_can_be_retr
     assert retried.ok
     assert [m.content for m in await session.messages()] == ["before", "first", "during", "second"]
     store.close()
+
+
+async def test_a_replica_reuses_the_summary_another_stored(
+    replicas: tuple[PostgresStore, PostgresStore],
+) -> None:
+    from ptcflow.sessions import Compaction
+
+    one, two = replicas
+
+    def reply(request: Any) -> str:
+        return "S" if request.messages[0].content.startswith("You summarize") else "ok"
+
+    llm = ScriptedLLM(reply)
+    compaction = Compaction(max_messages=4, keep_last=2, summarize=True)
+    async with Runtime(llm=llm) as rt:
+        for i, store in enumerate((one, two, one, two)):
+            await rt.run(ReAct(), f"q{i}", session=Session("c", store=store, compaction=compaction))
+        assert llm.calls == 5  # the fourth run summarized (its history: 6 messages)
+        made = await Session("c", store=one).summary()
+        assert made is not None and made.covers == 4
+        # the next run, on the other replica, reuses it: no summarizing call
+        await rt.run(ReAct(), "q4", session=Session("c", store=one, compaction=compaction))
+    assert llm.calls == 6
+    assert len(await Session("c", store=two).messages()) == 10

@@ -14,6 +14,7 @@ import msgspec
 from ptcflow import SubAgent
 from ptcflow.directives import Directive, LLMEmbed, RunChild, RunProgram, ToolExec
 from ptcflow.runtime import LLMRequest
+from ptcflow.sessions import SUMMARY_PROMPT
 from ptcflow.signals import (
     PROGRAM_RESULT,
     TERMINAL_TYPES,
@@ -85,6 +86,8 @@ def _script(req: LLMRequest) -> Any:
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}
+    if system == SUMMARY_PROMPT:  # a compaction's summarizing call
+        return "SUMMARY: they said hello"
     if system == CHAT:
         asked = [m.content for m in req.messages if m.role == "user"]
         return f"#{len(asked)}: " + " / ".join(asked)

@@ -133,8 +133,13 @@ def test_controls_not_enforced_on_temporal_are_refused(option: str) -> None:
 async def test_history_for_a_strategy_that_keeps_no_conversation_is_refused_at_the_call(
     client: Any, options: TemporalOptions
 ) -> None:
+    from ptcflow.runtime import RunOptions
+    from ptcflow.sessions import Compaction
     from ptcflow.signals import Message
 
     async with TemporalRuntime(client=client, options=options) as trt:
         with pytest.raises(UsageError, match="keeps no conversation"):
             trt.run(planner(), "go", history=[Message(role="user", content="hi")]).close()
+        compaction = RunOptions(compaction=Compaction(max_messages=4))
+        with pytest.raises(UsageError, match="keeps no conversation"):
+            trt.run(planner(), "go", options=compaction).close()

@@ -11,7 +11,7 @@ import pytest
 
 from ptcflow import Session, SubAgent, UsageError
 from ptcflow.runtime import Step, replay_session
-from ptcflow.sessions import SessionConflictError, SQLiteStore
+from ptcflow.sessions import Compaction, SessionConflictError, SQLiteStore
 from ptcflow.signals import ProgramMemory
 from ptcflow.strategies import ReAct
 from ptcflow.temporal import TemporalOptions, TemporalRuntime
@@ -79,6 +79,36 @@ async def test_history_and_memory_by_hand_on_temporal(
     assert second.value == "#2: one / two"
     assert [m.content for m in second.messages] == ["one", "#1: one", "two", "#2: one / two"]
     assert doubled.value == 84
+
+
+async def test_a_session_compacts_on_temporal_and_stores_the_summary(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    compaction = Compaction(max_messages=3, keep_last=2, summarize=True)
+    session = Session("compacted", compaction=compaction)
+    chat = ReAct(system_prompt=CHAT)
+    async with TemporalRuntime(client=client, options=options) as trt:
+        steps = [
+            await trt.run(chat, question, session=session, record=True)
+            for question in ("Hello", "Second", "Third")
+        ]
+    third = steps[2]
+    assert third.ok, third.error
+    # the workflow summarized the first turn (a directive the workers performed) and sent
+    # the summary, the last two messages and the question: "Hello" was not sent
+    assert third.summary is not None and third.summary.covers == 2
+    assert third.summary.text == "SUMMARY: they said hello"
+    assert "Hello" not in third.value and third.value.endswith(" / Second / Third")
+    compact = [s for s in third.signals if s.call_id == "compacted/turn-2/compact"]
+    assert compact, "the summarizing call is journaled"
+    assert steps[0].summary is None and steps[1].summary is None
+    turns = await session.turns()
+    assert [t.summary for t in turns] == [None, None, third.summary]
+    assert await session.summary() == third.summary
+    assert await session.messages() == third.messages  # what is stored stays whole
+    assert len(third.messages) == 6
+    # the session replays locally, the summarizing call's answer read from its journal
+    assert list(await replay_session(session, chat)) == [recorded(s) for s in steps]
 
 
 async def test_a_turn_another_client_runs_is_a_session_conflict(

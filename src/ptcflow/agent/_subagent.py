@@ -25,7 +25,7 @@ from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
 from ptcflow.runtime.lowlevel import in_event_loop
-from ptcflow.sessions import Session
+from ptcflow.sessions import Compaction, Session, Summary
 from ptcflow.signals import ErrorEnvelope, ProgramMemory
 from ptcflow.signature import (
     ConversionError,
@@ -268,6 +268,8 @@ class SubAgent:
         history: Sequence[Any] = (),
         session: Session | None = None,
         memory: ProgramMemory | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -305,6 +307,10 @@ class SubAgent:
                 stored as its next turn.
             memory: what earlier programs of the conversation kept (an earlier
                 ``step.memory``); ``ProgramMemory()`` to start keeping it.
+            compaction: a :class:`~ptcflow.sessions.Compaction`: past its limit, the
+                history sent shrinks (the older turns summarized or left out of the task;
+                default: the session's).
+            summary: an earlier ``step.summary`` for the compaction to reuse.
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -323,6 +329,8 @@ class SubAgent:
             history=history,
             session=session,
             memory=memory,
+            compaction=compaction,
+            summary=summary,
             agent_options={
                 "context": context,
                 "llm_opts": llm_opts,

@@ -34,7 +34,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details, step_memory, step_messages
+from ptcflow.core._step import Step, step_details, step_memory, step_messages, step_summary
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -46,6 +46,7 @@ from ptcflow.signals import (
     REQUEST_STARTED,
     TOOL_RESULT,
     USAGE,
+    Compaction,
     Err,
     Message,
     Ok,
@@ -55,6 +56,7 @@ from ptcflow.signals import (
     RequestPausedData,
     RequestStartedData,
     Signal,
+    Summary,
     ToolSpec,
     Usage,
     json_safe,
@@ -105,16 +107,18 @@ class RunCore(Generic[F]):
             its own subclass, which carries its per-directive state).
         history: the conversation before this run (``RunInfo.history``), checked.
         memory: what the conversation's earlier programs kept (``RunInfo.memory``).
+        compaction: how the strategy shrinks ``history`` (``RunInfo.compaction``).
+        summary: an earlier summary of ``history`` (``RunInfo.summary``).
     """
 
     # fmt: off
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
-        "_stamp", "_terminals", "answered", "cancelling", "closing", "deadline", "flights",
-        "history", "input", "late_results", "make_flight", "memory", "name", "parent_run_id",
-        "parked", "recorded", "request_id", "run_id", "seq", "started_at", "state", "step",
-        "strategy", "to_cancel", "to_perform", "tool_calls", "tool_specs", "traceparent", "turns",
-        "usage",
+        "_stamp", "_terminals", "answered", "cancelling", "closing", "compaction", "deadline",
+        "flights", "history", "input", "late_results", "make_flight", "memory", "name",
+        "parent_run_id", "parked", "recorded", "request_id", "run_id", "seq", "started_at",
+        "state", "step", "strategy", "summary", "to_cancel", "to_perform", "tool_calls",
+        "tool_specs", "traceparent", "turns", "usage",
     )
     # fmt: on
 
@@ -138,10 +142,14 @@ class RunCore(Generic[F]):
         make_flight: Callable[[Directive, Any, F | None], F] | None = None,
         history: tuple[Message, ...] = (),
         memory: ProgramMemory | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
     ) -> None:
         self.strategy = strategy
         self.history = history
         self.memory = memory
+        self.compaction = compaction
+        self.summary = summary
         self.input = input
         self.run_id = run_id
         self.request_id = request_id or run_id
@@ -215,6 +223,8 @@ class RunCore(Generic[F]):
             tools=self.tool_specs,
             history=self.history,
             memory=self.memory,
+            compaction=self.compaction,
+            summary=self.summary,
         )
         self._signal(REQUEST_STARTED, started, None)  # the strategy starts from RunInfo
         info = RunInfo(
@@ -225,6 +235,8 @@ class RunCore(Generic[F]):
             tools=self.tool_specs,
             history=self.history,
             memory=self.memory,
+            compaction=self.compaction,
+            summary=self.summary,
         )
         self._folding = True
         try:
@@ -696,5 +708,6 @@ class RunCore(Generic[F]):
             signals=tuple(self.recorded) if self.recorded is not None else (),
             messages=step_messages(self.strategy, state),
             memory=step_memory(self.strategy, state),
+            summary=step_summary(self.strategy, state),
             **step_details(self.strategy, state, outcome),
         )

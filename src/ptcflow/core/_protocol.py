@@ -17,12 +17,14 @@ import msgspec
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.directives import Directive
 from ptcflow.signals import (
+    Compaction,
     Err,
     Message,
     Ok,
     ProgramMemory,
     RequestStartedData,
     Signal,
+    Summary,
     ToolSpec,
     Usage,
 )
@@ -54,6 +56,13 @@ class RunInfo(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     session's), or ``None`` outside such a conversation. A strategy that keeps memory
     starts its programs from it and has a ``kept_memory(state)`` method returning what they
     kept by the end (the Step's ``memory``)."""
+    compaction: Compaction | None = None
+    """How to shrink ``history`` before sending it (``compaction=``): a strategy that
+    keeps a conversation plans it with :func:`ptcflow.sessions.plan_compaction` (and makes
+    the summarizing model call first when one is due); ``Step.messages`` stays whole."""
+    summary: Summary | None = None
+    """An earlier summary of ``history`` (a session's last, or ``summary=``), which the
+    compaction reuses or extends when it still covers the history's start."""
 
 
 class Outcome(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -126,4 +135,6 @@ def run_info_of(start: Signal, tools: tuple[ToolSpec, ...] | None = None) -> Run
         tools=tuple(data.tools) if tools is None else tools,
         history=data.history,
         memory=data.memory,
+        compaction=data.compaction,
+        summary=data.summary,
     )

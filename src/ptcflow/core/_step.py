@@ -12,9 +12,17 @@ from ptcflow.core._pause import PausedRun
 from ptcflow.core._protocol import Outcome
 from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
-from ptcflow.signals import ErrorEnvelope, Message, PendingCall, ProgramMemory, Signal, Usage
+from ptcflow.signals import (
+    ErrorEnvelope,
+    Message,
+    PendingCall,
+    ProgramMemory,
+    Signal,
+    Summary,
+    Usage,
+)
 
-__all__ = ("Step", "step_details", "step_memory", "step_messages")
+__all__ = ("Step", "step_details", "step_memory", "step_messages", "step_summary")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -60,6 +68,10 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         paused_run: what a paused run needs to continue (its journal, what it belongs to,
             a digest): the Step round-trips through ``msgspec.json`` and resumes in
             another process. ``None`` unless paused.
+            Whole even when a compaction sent less of it.
+        summary: the summary a compaction sent in place of the history's older messages
+            (made by this run, or an earlier one reused); ``None`` when none was sent.
+            ``summary=step.summary`` lets the next run reuse it (a session does so itself).
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -86,6 +98,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     paused: bool = False
     pending: tuple[PendingCall, ...] = ()
     paused_run: PausedRun | None = None
+    summary: Summary | None = None
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -178,3 +191,13 @@ def step_memory(strategy: Any, state: Any) -> ProgramMemory | None:
         return None
     memory: ProgramMemory | None = kept(state)
     return memory
+
+
+def step_summary(strategy: Any, state: Any) -> Summary | None:
+    """The summary a finished run's compaction sent: ``strategy.compaction_summary(state)``
+    for a strategy that compacts, else ``None``."""
+    summary = getattr(strategy, "compaction_summary", None)
+    if summary is None or state is None:
+        return None
+    made: Summary | None = summary(state)
+    return made

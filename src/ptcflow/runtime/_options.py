@@ -18,7 +18,7 @@ import msgspec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._usage import UsageLimits
-from ptcflow.sessions import Session, check_history
+from ptcflow.sessions import Compaction, Session, Summary, check_history
 from ptcflow.signals import ProgramMemory
 
 __all__ = ("RunOptions",)
@@ -59,6 +59,13 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
             :class:`~ptcflow.signals.ProgramMemory`): the run's programs start from it,
             and its Step's ``memory`` is what they kept by the end. A session carries it
             for you. Not together with ``session``.
+        compaction: a :class:`~ptcflow.sessions.Compaction`: past its limit, the history
+            sent to the model is shrunk (the last messages kept, the older ones dropped or
+            summarized by a model call); ``step.messages`` and a session stay whole
+            (default: the session's own, else none).
+        summary: an earlier run's ``step.summary``, reused (or extended) by a summarizing
+            compaction instead of summarizing the history again (a session passes its
+            own).
         agent_options: an agent's own options (a SubAgent's ``context``, ``trace``, ...),
             which the agent checks when it plans its run; a strategy takes none.
 
@@ -87,6 +94,8 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
     history: Sequence[Any] = ()
     session: Session | None = None
     memory: ProgramMemory | None = None
+    compaction: Compaction | None = None
+    summary: Summary | None = None
     agent_options: Mapping[str, Any] = _EMPTY
 
     KEYWORDS: ClassVar[tuple[str, ...]] = ()
@@ -132,6 +141,16 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 raise UsageError(
                     "give a run memory= or session=, not both: a session carries its memory"
                 )
+        if self.compaction is not None and not isinstance(self.compaction, Compaction):
+            raise UsageError(
+                "compaction must be a ptcflow.sessions.Compaction(max_messages=..., ...), got "
+                f"{type(self.compaction).__name__}"
+            )
+        if self.summary is not None and not isinstance(self.summary, Summary):
+            raise UsageError(
+                f"summary must be a ptcflow.sessions.Summary (an earlier step.summary), got "
+                f"{type(self.summary).__name__}"
+            )
         if self.agents is not None and not isinstance(self.agents, Mapping):
             raise UsageError(
                 f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"

@@ -28,7 +28,15 @@ from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
-from ptcflow.sessions import Session, SessionError, conversation_of, turn_journal
+from ptcflow.sessions import (
+    Compaction,
+    Session,
+    SessionError,
+    Summary,
+    conversation_of,
+    last_summary,
+    turn_journal,
+)
 from ptcflow.signals import ProgramMemory, new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -323,10 +331,12 @@ class Runtime:
                 )
             if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
                 self._strategy_types.add(cls)  # checked once per strategy class
-        if options.history and not callable(getattr(strategy, "conversation", None)):
+        if (options.history or options.compaction) and not callable(
+            getattr(strategy, "conversation", None)
+        ):
             raise UsageError(
                 f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history= and session= work with ReAct and SubAgents"
+                "history=, session= and compaction= work with ReAct and SubAgents"
             )
         memory = options.memory
         if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
@@ -364,6 +374,8 @@ class Runtime:
             terminals=self._terminals,
             history=tuple(options.history),
             memory=memory,
+            compaction=options.compaction,
+            summary=options.summary,
             log=self._executor.log,
         )
         if toolbox.may_pause and core.recorded is None:
@@ -423,6 +435,8 @@ class Runtime:
         history: Sequence[Any] = (),
         session: Session | None = None,
         memory: ProgramMemory | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> Coroutine[Any, Any, Step]:
@@ -458,6 +472,12 @@ class Runtime:
                 :class:`~ptcflow.sessions.SessionError` (``.step`` holds the run's Step).
             memory: what a SubAgent's earlier programs kept (an earlier ``step.memory``):
                 this run's programs start from it (a session carries it for you).
+            compaction: a :class:`~ptcflow.sessions.Compaction`: past its limit, the
+                history sent to the model shrinks (the last messages kept, the older ones
+                dropped or summarized by a model call, itself a directive);
+                ``step.messages`` stays whole (default: the session's, else none).
+            summary: an earlier ``step.summary`` a summarizing compaction reuses or
+                extends instead of summarizing again (a session passes its own).
             options: all of the above as one :class:`RunOptions` (instead of keywords).
             agent_options: an agent's own options (a SubAgent's ``context``, ``llm_opts``,
                 ``context_signature``, ``trace``, ``debug``, ``signature_validation``).
@@ -486,6 +506,8 @@ class Runtime:
             history=history,
             session=session,
             memory=memory,
+            compaction=compaction,
+            summary=summary,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)
@@ -506,9 +528,16 @@ class Runtime:
         it succeeds (its lock held throughout)."""
         async with session.turn() as turns:
             history, memory = conversation_of(turns)
+            stored = last_summary(turns)
             keep = session.journal
             given = msgspec.structs.replace(
-                options, session=None, history=history, memory=memory, record=True
+                options,
+                session=None,
+                history=history,
+                memory=memory,
+                compaction=options.compaction or session.compaction,
+                summary=options.summary or stored,
+                record=True,
             )
             run = self._open(strategy, input, given, in_session=True)
             otel_parent = current_context() if self._tracing else None
@@ -529,6 +558,7 @@ class Runtime:
                     step.run_id,
                     new,
                     memory=step.memory,
+                    summary=step.summary if step.summary != stored else None,
                     journal=turn_journal(journal, step.run_id) if keep else (),
                 )
             except SessionError as exc:
@@ -622,6 +652,8 @@ class Runtime:
         history: Sequence[Any] = (),
         session: Session | None = None,
         memory: ProgramMemory | None = None,
+        compaction: Compaction | None = None,
+        summary: Summary | None = None,
         options: RunOptions | None = None,
         **agent_options: Any,
     ) -> RunHandle:
@@ -644,6 +676,8 @@ class Runtime:
             history=history,
             session=session,
             memory=memory,
+            compaction=compaction,
+            summary=summary,
             agent_options=agent_options,
         )
         chosen = given if options is None else RunOptions.merge(options, given)

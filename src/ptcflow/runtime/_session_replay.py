@@ -8,7 +8,14 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.core import RunInfo, Step, step_details, step_memory, step_messages
+from ptcflow.core import (
+    Step,
+    run_info_of,
+    step_details,
+    step_memory,
+    step_messages,
+    step_summary,
+)
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._options import RunOptions
@@ -100,6 +107,8 @@ async def replay_session(session: Session, agent: Any, **agent_options: Any) -> 
             )
         elif step.memory != turn.memory:
             problem = "its programs' memory differs from the one stored"
+        elif turn.summary is not None and step.summary != turn.summary:
+            problem = "its compaction's summary differs from the one stored"
         if problem is not None:
             raise _diverged(session, turn, problem, step)
         steps.append(step)
@@ -132,15 +141,7 @@ def _replay_turn(
     data = start.data
     given = _replace(data, history=history, memory=None if data.memory is None else memory)
     strategy, finish = _strategy_of(agent, data.input, agent_options)
-    run = RunInfo(
-        run_id=start.run_id,
-        input=data.input,
-        request_id=start.request_id,
-        parent_run_id=start.parent_run_id,
-        tools=tuple(data.tools),
-        history=given.history,
-        memory=given.memory,
-    )
+    run = run_info_of(_replace(start, data=given))
     try:
         state, _ = strategy.init(run)
         later = sorted((s for s in signals if s is not start), key=_seq)
@@ -165,6 +166,7 @@ def _replay_turn(
         tool_calls=sum(1 for s in signals if s.type == TOOL_RESULT),
         messages=step_messages(strategy, state),
         memory=step_memory(strategy, state),
+        summary=step_summary(strategy, state),
         **step_details(strategy, state),
     )
     return finish(step) if finish is not None else step

@@ -10,9 +10,9 @@ import anyio
 
 from ptcflow.errors import UsageError
 from ptcflow.sessions._store import MemoryStore, SessionStore, Turn, conversation_of
-from ptcflow.signals import Message, ProgramMemory, Signal
+from ptcflow.signals import Compaction, Message, ProgramMemory, Signal, Summary
 
-__all__ = ("Session",)
+__all__ = ("Session", "last_summary")
 
 _LOCKS: weakref.WeakValueDictionary[tuple[int, str], anyio.Lock] = weakref.WeakValueDictionary()
 """One lock per (store, session id) in this process, kept while someone holds it."""
@@ -35,7 +35,10 @@ class Session:
         store: where it is kept (default: a new :class:`~ptcflow.sessions.MemoryStore`).
         journal: keep each run's journal (its signals) with its turn, so that
             :func:`ptcflow.runtime.replay_session` can replay the session with no model
-            and no tool (default: true; false keeps messages and memory only).
+            and no tool (default: true; false keeps messages, memory and summaries only).
+        compaction: the :class:`~ptcflow.sessions.Compaction` of every run on it (a run's
+            own ``compaction=`` wins): what is sent shrinks, what is stored stays whole.
+            A summary a run makes is stored with its turn and reused by the next runs.
 
     Example:
         >>> from ptcflow import Session
@@ -43,10 +46,15 @@ class Session:
         'user-42'
     """
 
-    __slots__ = ("journal", "session_id", "store")
+    __slots__ = ("compaction", "journal", "session_id", "store")
 
     def __init__(
-        self, session_id: str, store: SessionStore | None = None, *, journal: bool = True
+        self,
+        session_id: str,
+        store: SessionStore | None = None,
+        *,
+        journal: bool = True,
+        compaction: Compaction | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise UsageError(f"a session id must be a non-empty string, got {session_id!r}")
@@ -55,12 +63,19 @@ class Session:
                 f"store must be a SessionStore (MemoryStore, SQLiteStore, PostgresStore), "
                 f"got {type(store).__name__}"
             )
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise UsageError(
+                "compaction must be a ptcflow.sessions.Compaction(max_messages=..., ...), got "
+                f"{type(compaction).__name__}"
+            )
         self.session_id = session_id
         self.store: SessionStore = MemoryStore() if store is None else store
         self.journal = bool(journal)
+        self.compaction = compaction
 
     def __repr__(self) -> str:
-        return f"Session({self.session_id!r}, store={self.store!r})"
+        extra = "" if self.compaction is None else f", compaction={self.compaction!r}"
+        return f"Session({self.session_id!r}, store={self.store!r}{extra})"
 
     async def memory(self) -> ProgramMemory:
         """What the session's SubAgent programs kept so far (the next run's starting
@@ -81,9 +96,14 @@ class Session:
         """Every stored message, turn after turn (what the next run gets as its history)."""
         return tuple(m for turn in await self.turns() for m in turn.messages)
 
+    async def summary(self) -> Summary | None:
+        """The last summary a compaction stored in this session (what the next run
+        reuses or extends), or ``None``."""
+        return last_summary(await self.turns())
+
     async def fork(self, session_id: str, at_turn: int) -> Session:
         """A new session in the same store holding turns ``0..at_turn`` of this one
-        (their messages, memory and journals).
+        (their messages, memory, summaries and journals).
 
         Raises:
             UsageError: ``at_turn`` is not a stored turn.
@@ -95,7 +115,7 @@ class Session:
                 f"session {self.session_id!r} has turns 0..{len(turns) - 1}; "
                 f"cannot fork at turn {at_turn!r}"
             )
-        fork = Session(session_id, self.store, journal=self.journal)
+        fork = Session(session_id, self.store, journal=self.journal, compaction=self.compaction)
         await self.store.write(session_id, turns[: at_turn + 1])
         return fork
 
@@ -121,15 +141,32 @@ class Session:
         messages: tuple[Message, ...],
         *,
         memory: ProgramMemory | None = None,
+        summary: Summary | None = None,
         journal: tuple[Signal, ...] = (),
     ) -> Turn:
         """Store ``messages`` as turn ``index`` (written by ``run_id``), with what its
-        programs kept (``memory``) and its run's ``journal``.
+        programs kept (``memory``), the summary its compaction made (``summary``, if any)
+        and its run's ``journal``.
 
         Raises:
             SessionConflictError: turn ``index`` was stored by someone else.
             StoreUnavailableError: the store cannot be reached.
         """
-        turn = Turn(index=index, run_id=run_id, messages=messages, memory=memory, journal=journal)
+        turn = Turn(
+            index=index,
+            run_id=run_id,
+            messages=messages,
+            memory=memory,
+            summary=summary,
+            journal=journal,
+        )
         await self.store.append(self.session_id, turn)
         return turn
+
+
+def last_summary(turns: tuple[Turn, ...]) -> Summary | None:
+    """The summary of the last turn that stored one, or ``None``."""
+    for turn in reversed(turns):
+        if turn.summary is not None:
+            return turn.summary
+    return None

@@ -16,6 +16,7 @@ from ptcflow.signals import (
     ProgramMemory,
     RequestStartedData,
     Signal,
+    Summary,
     decode_signal,
     encode_signal,
 )
@@ -36,10 +37,12 @@ _replace = msgspec.structs.replace
 
 
 class _Body(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
-    """The stored form of a turn (its ``body`` column): messages and programs' memory."""
+    """The stored form of a turn (its ``body`` column): messages, programs' memory and the
+    summary its compaction made."""
 
     messages: tuple[Message, ...]
     memory: ProgramMemory | None = None
+    summary: Summary | None = None
 
 
 _decode_body = msgspec.json.Decoder(_Body | tuple[Message, ...]).decode
@@ -56,6 +59,9 @@ class Turn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         memory: what a SubAgent's programs kept by the end of the run (PTC-Lisp text per
             name, as data), the next run's starting memory; ``None`` for a run that keeps
             none (ReAct, the JSON mode).
+        summary: the summary of the conversation's older messages that the run's
+            compaction made (``None``: it made none, or reused an earlier turn's); the
+            next runs reuse the last one stored (docs/conversations.md, "Compaction").
         journal: the run's signals (its own, in ``seq`` order), for
             :func:`ptcflow.runtime.replay_session`; loaded only when asked for
             (``store.load(id, journals=True)``), empty for a session kept without them.
@@ -67,12 +73,13 @@ class Turn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     run_id: str
     messages: tuple[Message, ...]
     memory: ProgramMemory | None = None
+    summary: Summary | None = None
     journal: tuple[Signal, ...] = ()
 
 
 def encode_body(turn: Turn) -> bytes:
-    """The stored form of a turn's messages and memory (JSON)."""
-    return _encode(_Body(messages=turn.messages, memory=turn.memory))
+    """The stored form of a turn's messages, memory and summary (JSON)."""
+    return _encode(_Body(messages=turn.messages, memory=turn.memory, summary=turn.summary))
 
 
 def encode_journal(turn: Turn) -> bytes | None:
@@ -101,8 +108,9 @@ def decode_turn(
     """A stored row back as a :class:`Turn`.
 
     Raises:
-        CorruptTurnError: ``body`` is not the JSON of a turn, or ``journal`` not JSON
-            lines of signals.
+        CorruptTurnError: ``body`` is not the JSON of a turn (an object with its messages,
+            memory and summary, or the list of its messages), or ``journal`` not JSON lines
+            of signals.
     """
     try:
         decoded = _decode_body(body)
@@ -125,6 +133,7 @@ def decode_turn(
             run_id=run_id,
             messages=decoded.messages,
             memory=decoded.memory,
+            summary=decoded.summary,
             journal=signals,
         )
     return Turn(index=index, run_id=run_id, messages=decoded, journal=signals)

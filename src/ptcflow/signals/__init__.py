@@ -41,6 +41,10 @@ from ptcflow.signals._catalogue import (
     TOOL_STARTED as TOOL_STARTED,
     USAGE as USAGE,
 )
+from ptcflow.signals._compaction import (
+    Compaction as Compaction,
+    Summary as Summary,
+)
 from ptcflow.signals._data import (
     DATA_TYPES as DATA_TYPES,
     EmbedResultData as EmbedResultData,
@@ -158,6 +162,7 @@ __all__ = (
     "ApprovalRequestedData",
     "ApprovalResolvedData",
     "BusStatistics",
+    "Compaction",
     "EmbedResponse",
     "EmbedResultData",
     "Err",
@@ -189,6 +194,7 @@ __all__ = (
     "StreamAssembler",
     "Subscription",
     "SubscriptionStatistics",
+    "Summary",
     "ToolCall",
     "ToolCallDelta",
     "ToolResultData",

@@ -17,6 +17,7 @@ from ptcflow.signals._approval import (
     RequestPausedData,
     RequestResumedData,
 )
+from ptcflow.signals._compaction import Compaction, Summary
 from ptcflow.signals._envelope import Err, ErrorEnvelope, Ok
 from ptcflow.signals._messages import (
     EmbedResponse,
@@ -103,6 +104,10 @@ class RequestStartedData(_Data, frozen=True, kw_only=True):
     memory: ProgramMemory | None = None
     """What the conversation's earlier programs kept (``memory=``, a session's), so a
     journal replays with the same ``RunInfo``."""
+    compaction: Compaction | None = None
+    """How the run shrinks ``history`` before sending it (``compaction=``)."""
+    summary: Summary | None = None
+    """An earlier summary of the history the run may reuse (a session's, ``summary=``)."""
 
 
 class RequestEndData(_Data, frozen=True, kw_only=True):

@@ -29,7 +29,8 @@ def replay(
     from a :class:`RunInfo` built from it (``run_id``, ``request_id``, ``parent_run_id``,
     ``data.input``). Every later signal of the same run is folded through
     ``strategy.handle`` in ``seq`` order, exactly as the runtime fed them, so the result
-    equals the live run's final state. Signals of other runs (child agents) are skipped.
+    equals the live run's final state (the history, its compaction and a summarizing
+    model call included: the summary is read from the journal, no model is called). Signals of other runs (child agents) are skipped.
     The directives the strategy returns are discarded: nothing is performed again.
 
     Args:

@@ -19,6 +19,7 @@ from ptcflow.sessions import (
     SessionConflictError,
     SessionError,
     conversation_of,
+    last_summary,
     turn_journal,
 )
 from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
@@ -246,10 +247,12 @@ class TemporalRuntime:
                 f"run() needs a strategy (init/handle/outcome/snapshot) or an agent, got "
                 f"{strategy!r}"
             )
-        if options.history and not callable(getattr(strategy, "conversation", None)):
+        if (options.history or options.compaction) and not callable(
+            getattr(strategy, "conversation", None)
+        ):
             raise UsageError(
                 f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history= and session= work with ReAct and SubAgents"
+                "history=, session= and compaction= work with ReAct and SubAgents"
             )
         memory = options.memory
         if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
@@ -289,6 +292,8 @@ class TemporalRuntime:
             record=options.record,
             history=tuple(options.history),
             memory=memory,
+            compaction=options.compaction,
+            summary=options.summary,
         )
         limit = self.options.max_payload_bytes
         if limit is not None and payload_size(spec, limit) > limit:
@@ -304,10 +309,11 @@ class TemporalRuntime:
         Takes the arguments of ``Runtime.run``: a strategy or an agent (a
         :class:`~ptcflow.runtime.Plannable` such as :class:`ptcflow.SubAgent`, with its own
         options: ``rt.run(agent, context={...})``), ``tools``, ``run_id``, ``request_id``,
-        ``timeout``, ``agents``, ``record``, ``name``, ``history``, ``memory`` (or all of
-        these as one ``options=RunOptions(...)``), and ``session``: a session's run is the
-        workflow ``{session id}/turn-{n}``, given the session's messages and memory as
-        its history, its turn stored once the workflow's result is in (a turn another
+        ``timeout``, ``agents``, ``record``, ``name``, ``history``, ``memory``,
+        ``compaction``, ``summary`` (or all of these as one ``options=RunOptions(...)``),
+        and ``session``: a session's run is the workflow ``{session id}/turn-{n}``, given
+        the session's messages, memory and last summary (and its compaction), its turn
+        stored once the workflow's result is in (a turn another
         client is running raises ``SessionConflictError``). An agent's model is the workers'
         unless it names one (a model name, sent with every call). Cancelling the caller
         cancels the run, as locally; use :meth:`start` for a run that outlives its caller.
@@ -335,12 +341,15 @@ class TemporalRuntime:
             )
         async with session.turn() as turns:
             history, memory = conversation_of(turns)
+            stored = last_summary(turns)
             index = len(turns)
             given = msgspec.structs.replace(
                 options,
                 session=None,
                 history=history,
                 memory=memory,
+                compaction=options.compaction or session.compaction,
+                summary=options.summary or stored,
                 record=True,
                 run_id=session_run_id(session.session_id, index),
             )
@@ -358,6 +367,7 @@ class TemporalRuntime:
                     step.run_id,
                     new,
                     memory=step.memory,
+                    summary=step.summary if step.summary != stored else None,
                     journal=turn_journal(journal, step.run_id) if session.journal else (),
                 )
             except SessionError as exc:

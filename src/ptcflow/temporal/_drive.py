@@ -127,6 +127,8 @@ class Driver:
             traceparent=spec.traceparent,
             history=spec.history,
             memory=spec.memory,
+            compaction=spec.compaction,
+            summary=spec.summary,
         )
         self.tasks: dict[asyncio.Task[Any], Flight] = {}
         self.begun: dict[str, float] = {}

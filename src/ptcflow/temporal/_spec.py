@@ -18,10 +18,12 @@ import msgspec
 from ptcflow.directives import Directive
 from ptcflow.runtime import RetryPolicy, Step
 from ptcflow.signals import (
+    Compaction,
     ErrorEnvelope,
     Message,
     ProgramMemory,
     Signal,
+    Summary,
     ToolSpec,
     Usage,
     decode_signal,
@@ -156,6 +158,12 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """The conversation the run continues (``history=``, or its session's messages)."""
     memory: ProgramMemory | None = None
     """What the conversation's earlier programs kept (``memory=``, or its session's)."""
+    compaction: Compaction | None = None
+    """How the run shrinks ``history`` before sending it (``compaction=``, or its
+    session's): the summarizing model call is one more directive of the run."""
+    summary: Summary | None = None
+    """An earlier summary of the history the compaction may reuse (``summary=``, or its
+    session's last)."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):

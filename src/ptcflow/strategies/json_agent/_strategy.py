@@ -38,6 +38,7 @@ from ptcflow.signals import (
     RequestEndData,
     RequestStartedData,
     Signal,
+    Summary,
     Usage,
     UsageData,
 )
@@ -216,20 +217,33 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             request_id=run.request_id,
             tools=run.tools,
             history=run.history,
+            compaction=run.compaction,
+            summary=run.summary,
         )
         react_state, out = react.init(first)
-        call = JsonCall(sent=len(react_state.messages))
+        # while the history is summarized first, the task's first call is not made yet
+        calls = (
+            ()
+            if react_state.status == "compacting"
+            else (JsonCall(sent=len(react_state.messages)),)
+        )
         state = _replace(
-            state, react=react_state, system=system, expanded_prompt=expanded, calls=(call,)
+            state, react=react_state, system=system, expanded_prompt=expanded, calls=calls
         )
         return state, out
 
     def conversation(self, state: JsonState) -> tuple[Message, ...]:
         """The conversation so far: the run's history, then its own messages (the task
         with its context, the model's answers, tool results, feedback); the system prompt
-        left out."""
+        left out; the whole history, even when a compaction sent less of it)."""
         react = state.react
-        return () if react is None else react.messages[react.opening :]
+        return () if react is None else react.conversation
+
+    def compaction_summary(self, state: JsonState) -> Summary | None:
+        """The summary this run's compaction sent in place of the history's older
+        messages (made or reused), else ``None``."""
+        react = state.react
+        return None if react is None else react.summary
 
     def _system(self, ctx: Mapping[str, Any], *, has_tools: bool) -> str:
         sig = self._sig()
@@ -260,6 +274,20 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         if new is react_state:
             return state, _NONE
         times = {"first_time": state.first_time or signal.time, "last_time": signal.time}
+        if react_state.status == "compacting":
+            # the summarizing call (its usage is in the ReAct state): once it answered,
+            # the task's first model call is in flight
+            if new.status == "compacting":
+                return _replace(state, react=new, **times), out
+            if new.status == "failed":
+                state = _replace(state, react=new, usage=new.usage, **times)
+                error = new.error or ErrorEnvelope.make("internal", "the summarizing call failed")
+                reason = error.type if error.type in _OWN_REASONS else "llm_error"
+                return failed(
+                    state, reason, error.message, error.type, error=error, op="llm"
+                ), _NONE
+            call = JsonCall(sent=len(new.messages), started=signal.time)
+            return _replace(state, react=new, calls=(call,), usage=new.usage, **times), out
         calls = state.calls
         usage = state.usage
         if kind == USAGE and isinstance(signal.data, UsageData):

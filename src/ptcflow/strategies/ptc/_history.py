@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ptcflow.signals import Message, ProgramMemory
+from ptcflow.signals import Message, ProgramMemory, Summary
 
 __all__ = ("conversation_of", "with_earlier_turns", "with_kept_memory")
 
@@ -19,9 +19,12 @@ MESSAGE_CHARS: Final = 400
 _encode = msgspec.json.Encoder().encode
 
 
-def with_earlier_turns(history: tuple[Message, ...], task: str) -> str:
+def with_earlier_turns(
+    history: tuple[Message, ...], task: str, summary: Summary | None = None
+) -> str:
     """``task`` after the history's last questions and answers, one line each (tool calls
-    and results left out: a program reads data from its tools, not from old results).
+    and results left out: a program reads data from its tools, not from old results);
+    ``summary`` (a compaction's, standing for the messages before ``history``) first, whole.
 
     Example:
         >>> print(with_earlier_turns((Message(role="user", content="2+3?"),
@@ -34,9 +37,11 @@ def with_earlier_turns(history: tuple[Message, ...], task: str) -> str:
         Double it.
     """
     shown = [m for m in history if m.role in ("user", "assistant") and m.content]
-    if not shown:
+    if not shown and summary is None:
         return task
     lines = ["## Earlier in this conversation"]
+    if summary is not None:
+        lines.append(f"(a summary of the first {summary.covers} messages) {summary.text}")
     if len(shown) > EARLIER_MESSAGES:
         lines.append(f"({len(shown) - EARLIER_MESSAGES} earlier messages left out)")
         shown = shown[-EARLIER_MESSAGES:]

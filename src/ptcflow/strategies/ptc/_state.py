@@ -12,12 +12,14 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from ptcflow.core import StepFail
-from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Usage
+from ptcflow.sessions import CompactionPlan
+from ptcflow.signals import ErrorEnvelope, Message, ProgramError, ProgramOutput, Summary, Usage
 
 __all__ = ("PtcState", "PtcStatus", "PtcTurn")
 
-PtcStatus = Literal["awaiting_llm", "awaiting_program", "completed", "failed"]
-"""Where a PTC run is: waiting for the model, for its program, or done."""
+PtcStatus = Literal["compacting", "awaiting_llm", "awaiting_program", "completed", "failed"]
+"""Where a PTC run is: waiting for the summary of its history
+(:class:`~ptcflow.sessions.Compaction`), for the model, for its program, or done."""
 
 
 class PtcTurn(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -89,6 +91,9 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         keep_memory: the run is part of a conversation that keeps its programs' memory
             (``RunInfo.memory`` was given): every program's memory is written, the last
             one's too, and returned as the Step's ``memory``.
+        summary: the summary of the history's older messages its task showed (made by
+            the run's compaction, or reused), if any.
+        compacting: the compaction under way while ``status == "compacting"``.
     """
 
     describes_step: ClassVar[bool] = True
@@ -120,6 +125,8 @@ class PtcState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     rejected: int = 0
     history: tuple[Message, ...] = ()
     keep_memory: bool = False
+    summary: Summary | None = None
+    compacting: CompactionPlan | None = None
 
     @property
     def turn(self) -> int:

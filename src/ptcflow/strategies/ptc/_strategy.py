@@ -41,11 +41,13 @@ from ptcflow.core import Outcome, RunInfo
 from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse
+from ptcflow.sessions import CompactionPlan, plan_compaction
 from ptcflow.signals import (
     BUSY,
     CANCELLED,
     LLM_RESPONSE,
     PROGRAM_RESULT,
+    PROVIDER_ERROR,
     REQUEST_FAILED,
     REQUEST_STARTED,
     TOOL_RESULT,
@@ -56,10 +58,12 @@ from ptcflow.signals import (
     LLMResponse,
     LLMResponseData,
     Message,
+    Ok,
     ProgramError,
     ProgramMemory,
     RequestEndData,
     Signal,
+    Summary,
     UsageData,
 )
 from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
@@ -225,26 +229,114 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             ctx, types=self._context_types(sig), sample_chars=self.prompt_limit.sample_chars
         )
         system = f"{head}\n\n{inventory}\n\n{tail}"
-        task = with_earlier_turns(run.history, expanded) if run.history else expanded
         kept = run.memory
-        if kept is not None and (kept.values or kept.functions):
-            task = with_kept_memory(kept, task)
-        messages = (Message(role="system", content=system), Message(role="user", content=task))
-        directive = self.llm_directive(run.run_id, 1, run.request_id, messages)
         state = _replace(
             state,
             system=system,
             expanded_prompt=expanded,
-            messages=messages,
             ctx=ctx,
-            llm_call_id=directive.id,
-            turns=(PtcTurn(turn=1, sent=len(messages)),),
             history=run.history,
             memory=state.memory if kept is None else dict(kept.values),
             functions=state.functions if kept is None else dict(kept.functions),
             keep_memory=kept is not None,
         )
+        shown, summary = run.history, None
+        if run.history and run.compaction is not None:
+            plan = plan_compaction(run.history, run.compaction, run.summary)
+            if plan is not None and plan.needs_summary:
+                return self._compact(run, state, plan)
+            if plan is not None:
+                shown, summary = plan.kept, plan.summary
+        return self._first_call(state, shown, summary)
+
+    def _first_call(
+        self, state: PtcState, shown: tuple[Message, ...], summary: Summary | None
+    ) -> tuple[PtcState, Sequence[Directive]]:
+        """The run's first model call: the task, after the earlier turns ``shown`` (and
+        the ``summary`` of those before them), and the names the conversation's earlier
+        programs kept (``RunInfo.memory``, already in ``state.memory``/``functions``)."""
+        expanded = state.expanded_prompt
+        task = with_earlier_turns(shown, expanded, summary) if shown or summary else expanded
+        if state.keep_memory and (state.memory or state.functions):
+            kept = ProgramMemory(values=dict(state.memory), functions=dict(state.functions))
+            task = with_kept_memory(kept, task)
+        messages = (
+            Message(role="system", content=state.system),
+            Message(role="user", content=task),
+        )
+        directive = self.llm_directive(state.run_id, 1, state.request_id, messages)
+        state = _replace(
+            state,
+            status="awaiting_llm",
+            messages=messages,
+            llm_call_id=directive.id,
+            turns=(PtcTurn(turn=1, sent=len(messages)),),
+            summary=summary,
+            compacting=None,
+            usage_seen=False,
+        )
         return state, (directive,)
+
+    def _compact(
+        self, run: RunInfo, state: PtcState, plan: CompactionPlan
+    ) -> tuple[PtcState, Sequence[Directive]]:
+        """Summarize the history's older part first (``{run_id}/compact``); the run's
+        first turn follows the answer."""
+        compaction = run.compaction
+        summary_model = compaction.summary_model if compaction is not None else None
+        directive = LLMGenerate(
+            id=run.run_id + "/compact",
+            request_id=run.request_id,
+            iteration=0,
+            messages=plan.request,
+            model=summary_model or self.model,
+            model_alias=None if summary_model else self.model_alias,
+            options=self.llm_options,
+            timeout_ms=self.llm_timeout_ms,
+            max_retries=self.llm_max_retries,
+            retry_backoff_ms=self.llm_retry_backoff_ms,
+            metadata={
+                "operation": "compaction",
+                "summarized_messages": plan.start - plan.base,
+                "kept_messages": len(plan.kept),
+            },
+        )
+        compacting = _replace(state, status="compacting", llm_call_id=directive.id, compacting=plan)
+        return compacting, (directive,)
+
+    def _on_summary(self, state: PtcState, signal: Signal) -> tuple[PtcState, Sequence[Directive]]:
+        """The summarizing call answered: the first turn, with the summary in its task."""
+        plan = state.compacting
+        data = signal.data
+        if plan is None or not isinstance(data, LLMResponseData):
+            return state, _NONE
+        changes = timed(state, signal)
+        result = data.result
+        response: Any = result.payload if isinstance(result, Ok) else None
+        if isinstance(result, Err) or not isinstance(response, LLMResponse):
+            error = (
+                result.error
+                if isinstance(result, Err)
+                else ErrorEnvelope.make(
+                    PROVIDER_ERROR,
+                    f"ai.llm.response for {signal.call_id!r} carries a "
+                    f"{type(response).__name__}, not an LLMResponse",
+                )
+            )
+            reason = INFRA_REASONS.get(error.type, "llm_error")
+            return failed(
+                state, reason, error.message, error.type, op="llm", error=error,
+                usage_seen=False, **changes,
+            ), _NONE  # fmt: skip
+        usage = state.usage if state.usage_seen else state.usage + response.usage
+        summary = Summary(text=response.text.strip(), covers=plan.start, digest=plan.digest)
+        state = _replace(state, usage=usage, **changes)
+        return self._first_call(state, plan.kept, summary)
+
+    def compaction_summary(self, state: PtcState) -> Summary | None:
+        """The summary of the history's older messages this run's task showed (made or
+        reused by its compaction), else ``None``."""
+        return state.summary
 
     def handle(self, state: PtcState, signal: Signal) -> tuple[PtcState, Sequence[Directive]]:
         """Fold one signal in; signals that do not apply (the program's own tool-call
@@ -315,6 +407,10 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         data = signal.data
         if signal.call_id != state.llm_call_id or not isinstance(data, UsageData):
             return state, _NONE
+        if state.status == "compacting":  # the summarizing call: the run's, no turn's
+            return _replace(
+                state, usage=state.usage + data.usage, usage_seen=True, **timed(state, signal)
+            ), _NONE
         turn = state.turns[-1]
         turn = _replace(turn, usage=turn.usage + data.usage, started=turn.started or signal.time)
         changes = timed(state, signal)
@@ -332,6 +428,8 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         data = signal.data
         if signal.call_id != state.llm_call_id or not isinstance(data, LLMResponseData):
             return state, _NONE
+        if state.status == "compacting":
+            return self._on_summary(state, signal)
         changes = timed(state, signal)
         turn = state.turns[-1]
         turn = _replace(turn, started=turn.started or signal.time, timestamp=signal.time)

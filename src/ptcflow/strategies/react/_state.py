@@ -11,12 +11,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from ptcflow.signals import Err, ErrorEnvelope, Message, Ok, ToolSpec, Usage
+from ptcflow.sessions import CompactionPlan
+from ptcflow.signals import Err, ErrorEnvelope, Message, Ok, Summary, ToolSpec, Usage
 
 __all__ = ("PendingCall", "ReActState", "ReActStatus")
 
-ReActStatus = Literal["idle", "awaiting_llm", "awaiting_tool", "completed", "failed"]
-"""Where a ReAct run is: waiting for a request, for the model, for tools, or done."""
+ReActStatus = Literal["idle", "compacting", "awaiting_llm", "awaiting_tool", "completed", "failed"]
+"""Where a ReAct run is: waiting for a request, for the summary of its history
+(:class:`~ptcflow.sessions.Compaction`), for the model, for tools, or done."""
 
 
 class PendingCall(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -62,6 +64,13 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             ``cancelled``, ``invalid_input``, ...).
         opening: how many messages at the start of ``messages`` are the strategy's own
             (its system prompt), not the conversation's.
+        earlier: the run's whole history when a compaction sent less of it (else empty):
+            the conversation is ``earlier`` then the messages after the ``shown`` ones.
+        shown: how many messages after ``opening`` stand for ``earlier`` (the compacted
+            history: a summary and the kept messages).
+        summary: the summary of the history the run sent (made or reused), if any.
+        compacting: the compaction under way while ``status == "compacting"``.
+        prompt: the user message waiting for the summary while compacting.
     """
 
     run_id: str
@@ -83,8 +92,24 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     error: ErrorEnvelope | None = None
     reason: str = ""
     opening: int = 0
+    earlier: tuple[Message, ...] = ()
+    shown: int = 0
+    summary: Summary | None = None
+    compacting: CompactionPlan | None = None
+    prompt: str = ""
 
     @property
     def busy(self) -> bool:
         """True while a model call or tool calls are in flight."""
-        return self.status == "awaiting_llm" or self.status == "awaiting_tool"
+        return self.status in _BUSY
+
+    @property
+    def conversation(self) -> tuple[Message, ...]:
+        """The conversation so far: the run's whole history (not what a compaction sent
+        of it), then the run's own messages; the system prompt left out."""
+        if self.earlier or self.shown:
+            return self.earlier + self.messages[self.opening + self.shown :]
+        return self.messages[self.opening :]
+
+
+_BUSY = frozenset(("compacting", "awaiting_llm", "awaiting_tool"))

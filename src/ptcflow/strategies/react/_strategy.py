@@ -28,6 +28,7 @@ from ptcflow.directives import (
     LLMStream,
 )
 from ptcflow.errors import ConfigError, UsageError
+from ptcflow.sessions import CompactionPlan, compacted_history, plan_compaction
 from ptcflow.signals import (
     BUSY,
     CANCELLED,
@@ -49,6 +50,7 @@ from ptcflow.signals import (
     RequestEndData,
     RequestStartedData,
     Signal,
+    Summary,
     ToolResultData,
     ToolSpec,
     Usage,
@@ -172,7 +174,10 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """Start a run: ask the model about ``run.input`` (``str`` or ``{"prompt": str}``).
 
         ``run.history`` (a conversation so far) goes between the system prompt and the
-        new user message.
+        new user message; with ``run.compaction``, shrunk first (see
+        :class:`~ptcflow.sessions.Compaction`): when a summary of its older part is due,
+        the run starts ``compacting`` with the summarizing call (``{run_id}/compact``),
+        and its own first call follows the answer.
 
         With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``
         that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
@@ -189,8 +194,18 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         else:
             messages = ()
         opening = len(messages)
-        if run.history:
-            messages += run.history
+        history = run.history
+        earlier: tuple[Message, ...] = ()
+        summary: Summary | None = None
+        if history and run.compaction is not None and prompt is not None:
+            plan = plan_compaction(history, run.compaction, run.summary)
+            if plan is not None and plan.needs_summary:
+                return self._compact(run, messages, prompt, plan)
+            if plan is not None:
+                earlier, summary = history, plan.summary
+                history = compacted_history(plan, None)
+        if history:
+            messages += history
         if prompt is None:
             state = ReActState(
                 run_id=run.run_id,
@@ -218,8 +233,82 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             llm_count=1,
             llm_call_id=call_id,
             opening=opening,
+            earlier=earlier,
+            shown=len(history) if earlier else 0,
+            summary=summary,
         )
         return state, (directive,)
+
+    def _compact(
+        self, run: RunInfo, opening: tuple[Message, ...], prompt: str, plan: CompactionPlan
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        """Start a run whose history must be summarized first: the summarizing call
+        (``{run_id}/compact``); the run's own first call follows its answer."""
+        summary_model = run.compaction.summary_model if run.compaction is not None else None
+        directive = LLMGenerate(
+            id=run.run_id + "/compact",
+            request_id=run.request_id,
+            iteration=0,  # before the run's own calls (and outside a turn's span)
+            messages=plan.request,
+            model=summary_model or self.model,
+            model_alias=None if summary_model else self.model_alias,
+            timeout_ms=self.llm_timeout_ms,
+            max_retries=self.llm_max_retries,
+            retry_backoff_ms=self.llm_retry_backoff_ms,
+            options=self.llm_options,
+            metadata={
+                "operation": "compaction",
+                "summarized_messages": plan.start - plan.base,
+                "kept_messages": len(plan.kept),
+            },
+        )
+        state = ReActState(
+            run_id=run.run_id,
+            status="compacting",
+            request_id=run.request_id,
+            messages=opening,
+            tools=run.tools,
+            llm_call_id=directive.id,
+            opening=len(opening),
+            earlier=run.history,
+            compacting=plan,
+            prompt=prompt,
+        )
+        return state, (directive,)
+
+    def _on_summary(
+        self, state: ReActState, call_id: str, result: Any
+    ) -> tuple[ReActState, Sequence[Directive]]:
+        """The summarizing call answered: send the compacted history and the prompt."""
+        plan = state.compacting
+        assert plan is not None
+        if type(result) is not Ok and isinstance(result, Err):
+            reason = "cancelled" if result.error.type == CANCELLED else "llm_error"
+            failed = _replace(
+                state, status="failed", llm_call_id=None, error=result.error, reason=reason
+            )
+            return failed, _NONE
+        response: Any = result.payload
+        if not isinstance(response, LLMResponse):
+            return self._not_a_response(state, call_id, response), _NONE
+        usage = state.usage if state.usage_seen else state.usage + response.usage
+        summary = Summary(text=response.text.strip(), covers=plan.start, digest=plan.digest)
+        history = compacted_history(plan, summary)
+        messages = state.messages + history + (Message(role="user", content=state.prompt),)
+        state = _replace(
+            state,
+            usage=usage,
+            shown=len(history),
+            summary=summary,
+            compacting=None,
+            prompt="",
+        )
+        return self._ask(state, messages, 1)
+
+    def compaction_summary(self, state: ReActState) -> Summary | None:
+        """The summary this run sent in place of its history's older messages (made or
+        reused by its :class:`~ptcflow.sessions.Compaction`), else ``None``."""
+        return state.summary
 
     def handle(self, state: ReActState, signal: Signal) -> tuple[ReActState, Sequence[Directive]]:
         """Fold one signal into the state; signals that do not apply are ignored.
@@ -243,8 +332,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
 
     def conversation(self, state: ReActState) -> tuple[Message, ...]:
         """The conversation so far: the run's history, then its own messages (the system
-        prompt left out: it belongs to the strategy, not to the conversation)."""
-        return state.messages[state.opening :]
+        prompt left out: it belongs to the strategy, not to the conversation); the
+        whole history, even when a compaction sent less of it."""
+        return state.conversation
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
@@ -376,6 +466,13 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             or state.status != "awaiting_llm"
             or not isinstance(data, LLMResponseData)
         ):
+            if (
+                state.status == "compacting"
+                and call_id == state.llm_call_id
+                and call_id is not None
+                and isinstance(data, LLMResponseData)
+            ):
+                return self._on_summary(state, call_id, data.result)
             return state, _NONE
         result = data.result
         if type(result) is not Ok and isinstance(result, Err):  # (type(): a cheap "is Ok")
