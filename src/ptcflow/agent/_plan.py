@@ -19,6 +19,7 @@ import structlog
 
 from ptcflow.agent._mission import BudgetedLLM, Lineage, Mission, MissionLimits
 from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
+from ptcflow.core import Decision, PausedRun
 from ptcflow.errors import RunError, UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, RunPlan, Runtime, Step
@@ -340,11 +341,20 @@ def build(
     )
 
 
-async def execute(agent: SubAgent, options: RunOptions, *, runtime: Runtime | None = None) -> Step:
+async def execute(
+    agent: SubAgent,
+    options: RunOptions,
+    *,
+    runtime: Runtime | None = None,
+    resume: tuple[Step | PausedRun, Mapping[str, Decision]] | None = None,
+) -> Step:
     """Run ``agent`` once with ``options`` and return its Step (failures are on the Step,
     not raised): on ``runtime``, or in a Runtime of its own (with the model registry of
-    ``ptcflow.toml`` when the model is a name)."""
+    ``ptcflow.toml`` when the model is a name). ``resume``: continue that paused run with
+    those decisions instead (``Runtime.resume``)."""
     if runtime is not None:
+        if resume is not None:
+            return await runtime.resume(*resume, agent=agent, options=options)
         return await runtime.run(agent, options=options)
     chosen = agent.llm if agent.llm is not None else options.llm
     if chosen is None:
@@ -359,6 +369,8 @@ async def execute(agent: SubAgent, options: RunOptions, *, runtime: Runtime | No
         # (SubAgent(llm="opus")) send that name to it.
         base = chosen if model_kind(chosen) == "source" else registry
         async with Runtime(llm=base, retry=policy) as rt:
+            if resume is not None:
+                return await rt.resume(*resume, agent=agent, options=options)
             return await rt.run(agent, options=options)
 
 

@@ -48,6 +48,7 @@ from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
+    from ptcflow.core import Decision, PausedRun
     from ptcflow.runtime import Runtime, Step
 
 __all__ = ("SubAgent",)
@@ -342,6 +343,87 @@ class SubAgent:
             },
         )
         return await execute(self, options, runtime=runtime)
+
+    async def resume(
+        self,
+        step: Step | PausedRun,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        llm: Any = None,
+        context: Any = None,
+        llm_opts: Mapping[str, Any] | None = None,
+        context_signature: str | None = None,
+        debug: bool = False,
+        trace: bool | str = True,
+        signature_validation: str = "enabled",
+        runtime: Runtime | None = None,
+        record: bool = False,
+        mission_limits: MissionLimits | Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
+    ) -> Step:
+        """Continue a paused run of this agent with decisions on its waiting calls; return
+        its next Step (:meth:`Runtime.resume <ptcflow.runtime.Runtime.resume>` with
+        ``agent=self``). Blocks.
+
+        The run's context is read back from its journal: leave ``context`` out (given, it
+        must be the context the run started with). Pass the options that shape the agent
+        (``llm_opts``, ``context_signature``, ``signature_validation``, ``debug``,
+        ``trace``) as the run had them, and ``llm`` when the run was given one.
+
+        Args:
+            step: the paused Step (``step.paused``), or its ``paused_run``; after a round
+                trip through ``msgspec.json`` too.
+            decisions: ``{call_id: ptcflow.Approve() | ptcflow.Deny(reason) |
+                ptcflow.Supply(value)}`` for calls of ``step.pending`` (calls of agents
+                used as tools included: their ids are ``{call id}/{child's call id}``).
+            llm, context, llm_opts, context_signature, debug, trace,
+                signature_validation, runtime, record, mission_limits, usage_limits: as
+                :meth:`run` takes them.
+
+        Returns:
+            The next Step: the run's end, or its next pause.
+
+        Raises:
+            ResumeError: the subclass saying what does not fit (see ``Runtime.resume``).
+            UsageError: no LLM anywhere.
+        """
+        options = RunOptions(
+            llm=llm,
+            record=record,
+            usage_limits=usage_limits,
+            agent_options={
+                "context": context,
+                "llm_opts": llm_opts,
+                "context_signature": context_signature,
+                "debug": debug,
+                "trace": trace,
+                "signature_validation": signature_validation,
+                **({} if mission_limits is None else {"mission_limits": mission_limits}),
+            },
+        )
+        return await execute(self, options, runtime=runtime, resume=(step, decisions or {}))
+
+    def resume_sync(
+        self,
+        step: Step | PausedRun,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        backend: str = "asyncio",
+        **options: Any,
+    ) -> Step:
+        """:meth:`resume` from synchronous code (starts an event loop; same options).
+
+        Raises:
+            UsageError: called inside a running event loop (``await agent.resume(...)``).
+        """
+        if in_event_loop():
+            raise UsageError(
+                "resume_sync() was called inside a running event loop; use "
+                "`await agent.resume(...)`"
+            )
+        call = functools.partial(self.resume, step, decisions, **options)
+        resumed: Step = anyio.run(call, backend=backend)
+        return resumed
 
     plan_run = plan
     """The :class:`~ptcflow.runtime.Plannable` hook (``rt.run(agent, ...)`` calls it): see

@@ -41,6 +41,7 @@ from ptcflow.signals import (
     PendingCall,
     ProgramToolCall,
     RequestPausedData,
+    RequestResumedData,
     RequestStartedData,
     Signal,
     ToolResultData,
@@ -377,7 +378,8 @@ class Rebuilt:
         state: the strategy's state.
         open: the directives accepted and not answered, in order.
         pending: the calls that wait for a decision, by call id.
-        decided: call ids decided already (``ai.approval.resolved`` in the journal).
+        decided: call ids decided already (``ai.approval.resolved`` in the journal, or
+            listed by an ``ai.request.resumed``: a child run's calls, prefixed).
         programs: for each open ``RunProgram``, the tool calls it completed (its record).
         seq, usage, turns, tool_calls: the run's counters.
         started: the ``ai.request.started`` signal.
@@ -447,6 +449,10 @@ def rebuild(strategy: Any, signals: list[Signal], *, run_id: str) -> Rebuilt:
         elif kind == APPROVAL_RESOLVED and call_id is not None:
             out.decided.add(call_id)
             out.pending.pop(call_id, None)
+        elif kind == REQUEST_RESUMED and isinstance(signal.data, RequestResumedData):
+            # the calls an earlier resume decided, its children's too ({call}/{child's
+            # call id}): their child runs may have ended since
+            out.decided.update(signal.data.decided)
         elif (
             kind == TOOL_STARTED
             and call_id is not None

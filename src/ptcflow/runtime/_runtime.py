@@ -23,7 +23,7 @@ from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
-from ptcflow.runtime._resume import resume_run
+from ptcflow.runtime._resume import resume_child, resume_run
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
@@ -703,9 +703,15 @@ class Runtime:
         :class:`RunPlan` (an agent used as a tool) brings its own tools, model (``None``:
         the Runtime's), name, deadline (the tighter of its ``timeout`` and the remaining
         time) and what it hands on to its own children.
+
+        When the parent run was resumed and this directive's child had paused
+        (``parent.paused_children``), the child is resumed in place from its paused run,
+        with the parent's decisions on its calls (``{directive id}/{call id}``, prefix
+        stripped), instead of starting again.
         """
         parent = ctx.run
         d = ctx.directive
+        held = parent.paused_children.pop(d.id, None) if parent.paused_children else None
         enclosing = anyio.current_effective_deadline()
         deadline = min(ctx.deadline, enclosing)
         tools, source = parent.tools, parent.llm
@@ -718,7 +724,8 @@ class Runtime:
             if source is not None and self.rate_limiter is not None:
                 source = self._limited(source)
             if isinstance(plan.timeout, float | int):
-                deadline = min(deadline, parent.executor.clock() + plan.timeout)
+                spent = 0.0 if held is None else held.elapsed_ms / 1000.0
+                deadline = min(deadline, parent.executor.clock() + plan.timeout - spent)
             if source is not None and source.unnamed:
                 check_model(strategy, source)
         core: RunCore[DirectiveContext] = RunCore(
@@ -757,4 +764,10 @@ class Runtime:
         child.costs = self._costs(child.meter)
         if deadline < enclosing:
             child.own_deadline = deadline
+        if held is not None:
+            prefix = f"{d.id}/"
+            decided = parent.decisions or {}
+            decisions = {k[len(prefix) :]: v for k, v in decided.items() if k.startswith(prefix)}
+            resume_child(child, held, decisions, ctx.otel_context)
+            return await drive(child)
         return await drive(child, start=True, otel_parent=ctx.otel_context)

@@ -9,7 +9,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.core import Parked, journal_safe
+import msgspec
+
+from ptcflow.core import Parked, Step, journal_safe
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._approvals import apply_decision, ask_approval
 from ptcflow.runtime._child import ParentRun, invalid_child_arguments
@@ -31,7 +33,7 @@ from ptcflow.signals import (
 )
 from ptcflow.tools import Tool, call_tool, render_tool_signature
 
-__all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
+__all__ = ("TOOL_KIND", "builtin_kinds", "child_parked", "custom_kind", "unknown_kind")
 
 _UNLIMITED = contextlib.nullcontext()
 
@@ -64,6 +66,8 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         decided = apply_decision(ctx, decision)
         if decided is not None:
             return decided
+    elif d.id in run.paused_children:
+        pass  # its paused child resumes in place: started (and decided) before the pause
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
         ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
@@ -107,9 +111,12 @@ def _tool_call(ctx: DirectiveContext) -> Any:
     return _via_toolbox(ctx)
 
 
-async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
+async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Parked:
     """A tool that runs a child run (a :class:`~ptcflow.runtime.ChildTool`): the
-    arguments checked by its signature, then the run it plans, nested in this call."""
+    arguments checked by its signature, then the run it plans, nested in this call.
+
+    A child that pauses parks this call (:func:`child_parked`); when the run resumes,
+    the same plan resumes the paused child in place (``Runtime._run_child``)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     arguments: Any = d.arguments
@@ -139,8 +146,20 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
     if isinstance(planned, Err):
         return planned
     step = await run.performer.run_child(ctx, planned, None)
+    if step.paused:
+        return child_parked(d.id, step)
     result: Ok[Any] | Err = fn.child_result(parent_run, step)
     return result
+
+
+def child_parked(call_id: str, step: Step) -> Parked:
+    """The call ``call_id`` that ran the child run of the paused ``step`` waits for the
+    child's pending calls, their ids prefixed ``{call_id}/`` (the ids the caller's paused
+    Step lists and ``rt.resume`` takes); the child's paused run goes with it."""
+    pending = tuple(
+        msgspec.structs.replace(p, call_id=f"{call_id}/{p.call_id}") for p in step.pending
+    )
+    return Parked(pending, child=step.paused_run)
 
 
 def _invalid_child(tool: Tool, errors: list[str]) -> Err:
@@ -187,7 +206,8 @@ TOOL_KIND = Kind(
 def _child_prepare(ctx: DirectiveContext) -> Err | None:
     d = ctx.directive
     assert isinstance(d, RunChild)
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
+    if d.id not in ctx.run.paused_children:  # else it resumes in place: started already
+        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
     agents = ctx.run.agents
     if d.agent not in agents:
         known = ", ".join(agents) or "none"
@@ -209,6 +229,8 @@ def _child_call(ctx: DirectiveContext) -> Any:
 
 
 def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
+    if step.paused:
+        return child_parked(ctx.directive.id, step)
     if step.ok:
         return journal_safe(Ok(payload=step.value))
     return Err(error=step.error)
