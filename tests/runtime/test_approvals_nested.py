@@ -277,6 +277,42 @@ async def test_a_paused_child_kept_under_another_call_is_refused() -> None:
     assert refunds.made == []
 
 
+async def test_a_child_agent_changed_since_the_pause_fails_its_call_and_runs_nothing() -> None:
+    refunds = Refunds()
+    llm = ScriptedLLM(tree_answers)
+    async with Runtime(llm=llm) as rt:
+        paused = await rt.run(tree(refunds))
+    changed = SubAgent(  # the leaf got another tool: its paused run is not this agent's
+        prompt="Refund {{amount}}",
+        signature="(amount :int) -> {done :string}",
+        name="leaf",
+        tools={"refund": refunds.tool, "note": ptcflow.tool(lambda text: text, name="note")},
+    )
+    mid = SubAgent(
+        prompt="Handle {{amount}}",
+        signature="(amount :int) -> {done :string}",
+        name="mid",
+        tools={"leaf": changed.as_tool()},
+    )
+    root = SubAgent(
+        prompt="Refund both", signature="{done :string}", name="root", tools={"mid": mid.as_tool()}
+    )
+    asked = len(llm.requests)
+    async with Runtime(llm=llm) as rt:
+        step = await rt.resume(
+            paused, {p.call_id: ptcflow.Approve() for p in paused.pending}, agent=root
+        )
+    assert refunds.made == []  # approved, but of another agent's run: not performed
+    told = [r for r in llm.requests[asked:] if task_of(r).startswith("Handle")]
+    assert len(told) == 2
+    for request in told:  # each mid's model reads why its call failed
+        said = request.messages[-1].content
+        assert "could not resume its paused agent run" in said
+        assert "belongs to another agent" in said
+    assert step.paused  # the leaves mid called again ask again, under new ids
+    assert not {p.call_id for p in step.pending} & {p.call_id for p in paused.pending}
+
+
 # -- RunChild --------------------------------------------------------------------------------
 
 

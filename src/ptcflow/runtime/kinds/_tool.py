@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.core import Parked, Step, journal_safe
+from ptcflow.core import Parked, ResumeError, Step, journal_safe
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._approvals import apply_decision, ask_approval
 from ptcflow.runtime._child import ParentRun, invalid_child_arguments
@@ -145,7 +145,17 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Park
     planned = fn.plan_child(parent_run, values)
     if isinstance(planned, Err):
         return planned
-    step = await run.performer.run_child(ctx, planned, None)
+    try:
+        step = await run.performer.run_child(ctx, planned, None)
+    except ResumeError as exc:  # its paused child is not the agent's run any more
+        return Err(
+            error=ErrorEnvelope.make(
+                INTERNAL,
+                f"tool {tool.name!r} (call {d.id!r}) could not resume its paused agent run: {exc}",
+                {"tool": tool.name, "exception": type(exc).__name__},
+                retryable=False,
+            )
+        )
     if step.paused:
         return child_parked(d.id, step)
     result: Ok[Any] | Err = fn.child_result(parent_run, step)
