@@ -4,6 +4,7 @@ Step and whose run resumes in place."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import msgspec
@@ -11,16 +12,20 @@ import pytest
 
 import ptcflow
 from ptcflow import ReAct, SubAgent
-from ptcflow.core import AlreadyDecidedError, PauseMismatchError, UnknownCallError
+from ptcflow.core import AlreadyDecidedError, PausedRun, PauseMismatchError, UnknownCallError
 from ptcflow.directives import RunChild, ToolExec
-from ptcflow.runtime import LLMRequest, Runtime, Step
+from ptcflow.runtime import LLMRequest, Runtime, Step, _resume
 from ptcflow.signals import (
+    APPROVAL_EXPIRED,
     APPROVAL_REQUESTED,
     APPROVAL_RESOLVED,
     REQUEST_RESUMED,
     TOOL_RESULT,
     TOOL_STARTED,
     Signal,
+    SignalBus,
+    read_journal,
+    record_journal,
 )
 from ptcflow.testing import ScriptedLLM
 from ptcflow.tools import Tool
@@ -173,6 +178,53 @@ async def test_a_resumed_pause_is_checked_against_the_calls_of_its_children() ->
         with pytest.raises(UnknownCallError, match="the calls that wait are"):
             await rt.resume(paused, {bare: ptcflow.Approve()}, agent=ReAct(), tools=tools)
         assert refunds.made == []
+
+
+async def test_a_childs_call_past_its_approval_timeout_expires_in_the_child(
+    monkeypatch: Any,
+) -> None:
+    @ptcflow.tool(requires_approval=True, approval_timeout=60)
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        raise AssertionError("never approved")
+
+    child = SubAgent(
+        prompt="Refund {{amount}}",
+        signature="(amount :int) -> {done :string}",
+        name="refunder",
+        tools={"refund": refund},
+    )
+    tools = {"refunder": child.as_tool()}
+    llm = ScriptedLLM(react_answers)
+    async with Runtime(llm=llm) as rt:
+        paused = await rt.run(ReAct(), "please refund", tools=tools)
+        (pending,) = paused.pending
+        assert pending.expires_at is not None
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=2)
+        monkeypatch.setattr(_resume, "utcnow", lambda: later)
+        step = await rt.resume(paused, {}, agent=ReAct(), tools=tools)
+    assert step.ok, step.error
+    said = llm.requests[-2].messages[-1].content  # the child's second turn
+    assert task_of(llm.requests[-2]) == "Refund 5" and APPROVAL_EXPIRED in said
+
+
+async def test_a_nested_pause_rebuilt_from_the_journal_alone_resumes(tmp_path: Any) -> None:
+    refunds = Refunds()
+    llm = ScriptedLLM(react_answers)
+    tools = {"refunder": refunder(refunds).as_tool()}
+    path = tmp_path / "run.jsonl"
+    bus = SignalBus()
+    async with record_journal(bus, path), Runtime(llm=llm, bus=bus) as rt:
+        step = await rt.run(ReAct(), "please refund", tools=tools)
+    paused = PausedRun.from_journal(read_journal(path))
+    assert step.paused_run is not None
+    assert list(paused.children) == ["call_1_0"]
+    assert paused.children["call_1_0"].run_id == step.paused_run.children["call_1_0"].run_id
+    async with Runtime(llm=llm) as rt:
+        done = await rt.resume(
+            paused, {step.pending[0].call_id: ptcflow.Approve()}, agent=ReAct(), tools=tools
+        )
+    assert done.ok and refunds.made == [5]
 
 
 # -- from a program, two levels deep -------------------------------------------------------
