@@ -33,7 +33,7 @@ from ptcflow.signals import (
 )
 from ptcflow.tools import Tool, call_tool, render_tool_signature
 
-__all__ = ("TOOL_KIND", "builtin_kinds", "child_parked", "custom_kind", "unknown_kind")
+__all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
 
 _UNLIMITED = contextlib.nullcontext()
 
