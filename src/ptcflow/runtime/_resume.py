@@ -109,6 +109,10 @@ async def resume_run(
     while len(rt._resuming) > _REMEMBERED:
         del rt._resuming[next(iter(rt._resuming))]
     _restore(run, paused, signals, rebuilt, checked)
+    if run.meter is not None:  # the budget goes on from what the run used before it paused
+        run.meter.requests += rebuilt.turns
+        run.meter.tool_calls += rebuilt.tool_calls
+        run.meter.usage = run.meter.usage + rebuilt.usage
     now = run.executor.clock()
     begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
     return await drive(run, rt._runs)
