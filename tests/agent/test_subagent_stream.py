@@ -275,3 +275,65 @@ async def test_on_print_sees_each_chunk_as_it_is_printed() -> None:
     assert seen == result.prints
     assert seen[:3] == ["a\n", "b", "{:c 1}\n"]
     assert seen[-1].endswith("...[output truncated]")
+
+
+# -- over the wire: the local model server, the real SDKs streaming ---------------------
+
+KINDS = ["openai-compatible", "anthropic"]
+LINES = (*(line + "\n" for line in PROGRAM.split("\n")[:-1]), "```")
+
+
+def wire_turn(kind: str, **kw: Any) -> Any:
+    from ptcflow.testing import _anthropic_replies as aw, _openai_replies as ow
+
+    if kind == "anthropic":
+        return aw.messages_turn(aw.Turn(**kw))
+    return ow.chat_turn(ow.Turn(**kw))
+
+
+async def wire_stream(kind: str, reply: Any, calls: Calls) -> tuple[list[StreamEvent], Any, int]:
+    """Run the streaming adder against a local server of ``kind`` answering ``reply``:
+    its events, Step and the number of requests the server saw."""
+    pytest.importorskip("h11")
+    from ptcflow.providers import ModelRegistry, ProviderConfig
+    from ptcflow.runtime import RetryPolicy
+    from ptcflow.testing import open_model_server
+
+    async with open_model_server(responder=None) as server:
+        base = f"{server.base_url}/v1" if kind == "openai-compatible" else server.base_url
+        config = ProviderConfig(kind=kind, base_url=base, api_key_env="TEST_KEY")  # type: ignore[arg-type]
+        models = ModelRegistry(providers={"test": config}, env={"TEST_KEY": "sk-test-0123456789"})
+        await models.connect()
+        server.push(reply)
+        policy = RetryPolicy(jitter="none", max_backoff_ms=0)
+        async with models, Runtime(llm=models, bus=SignalBus(), retry=policy) as rt:
+            got, step = await events_of(rt, adder(calls, llm="test:model-x", stream=True))
+        return got, step, len(server.requests)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_over_the_wire_the_deltas_join_to_the_program(kind: str) -> None:
+    calls = Calls()
+    got, step, requests = await wire_stream(
+        kind, wire_turn(kind, text=PROGRAM, chunks=LINES), calls
+    )
+    assert step.ok and step.value == 3 and calls.count == 1 and requests == 1
+    chunks = [e.text for e in got if e.kind == "text"]
+    assert len(chunks) >= len(LINES) - 1 and "".join(chunks) == PROGRAM
+    assert [e.text for e in got if e.kind == "printed"] == ["adding\n", "total 3\n"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_over_the_wire_a_dropped_stream_runs_nothing(kind: str) -> None:
+    calls = Calls()
+    # cut once the tool call's form is whole: that part would run, if anything did
+    events = 4 if kind == "openai-compatible" else 6  # anthropic opens with 2 more events
+    reply = wire_turn(kind, text=PROGRAM, chunks=LINES, drop_after=events)
+    got, step, requests = await wire_stream(kind, reply, calls)
+    streamed = "".join(e.text for e in got if e.kind == "text")
+    assert PROGRAM.startswith(streamed) and streamed != PROGRAM
+    assert '(call "add" {:a 1 :b 2})' in streamed
+    assert not step.ok and step.error is not None and step.error.type == "transient"
+    assert calls.count == 0 and requests == 1
+    kinds = [e.kind for e in got]
+    assert "tool_started" not in kinds and "program_ended" not in kinds
