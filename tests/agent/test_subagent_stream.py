@@ -337,3 +337,42 @@ async def test_over_the_wire_a_dropped_stream_runs_nothing(kind: str) -> None:
     assert calls.count == 0 and requests == 1
     kinds = [e.kind for e in got]
     assert "tool_started" not in kinds and "program_ended" not in kinds
+
+
+class FakeHandle:
+    """A run handle for an EventStream fed by hand."""
+
+    run_id = "r1"
+    done = True
+
+    def cancel(self, message: str = "") -> None:
+        raise AssertionError("not cancelled")
+
+    async def wait(self) -> Any:
+        return None
+
+
+async def test_a_program_run_again_prints_again_but_each_print_is_given_once() -> None:
+    """A retried program prints from index 0 again: the stream gives each print once."""
+    from ptcflow.runtime import EventStream
+    from ptcflow.signals import (
+        REQUEST_COMPLETED,
+        REQUEST_STARTED,
+        Ok,
+        RequestEndData,
+        RequestStartedData,
+        Signal,
+    )
+
+    bus = SignalBus()
+    events = EventStream(FakeHandle(), bus.subscribe("**"))
+    bus.publish(Signal.create(REQUEST_STARTED, RequestStartedData(agent="a"), run_id="r1"))
+    for index, text in [(0, "x"), (1, "y"), (0, "x"), (1, "y"), (2, "z")]:
+        data = ProgramPrintData(text=text, index=index)
+        bus.publish(Signal.create(PROGRAM_PRINT, data, run_id="r1", call_id="r1/program/1"))
+    done = RequestEndData(result=Ok(payload=1))
+    bus.publish(Signal.create(REQUEST_COMPLETED, done, run_id="r1"))
+    async with events:
+        got = [e async for e in events]
+    assert [e.text for e in got if e.kind == "printed"] == ["x", "y", "z"]
+    assert got[-1].kind == "run_ended" and got[-1].value == 1 and got[-1].path == ("a",)

@@ -82,7 +82,8 @@ class StreamEvent(msgspec.Struct, frozen=True, kw_only=True):
       ``name``, ``arguments``; ``call_id`` is the call.
     * ``tool_ended``: the call ended: ``name`` and ``value``, or ``error``.
     * ``printed``: a program printed ``text`` (``println`` and friends), as it printed
-      it; ``call_id`` is the program.
+      it; ``call_id`` is the program (a program run again, a retried attempt, prints
+      again: each print is given once).
     * ``program_ended``: a program ended: ``value`` (its value; for ``(return v)``,
       ``v``) or ``error`` (a program error: its category as the type).
     * ``run_ended``: a run ended: ``value`` or ``error``. The top-level run's is the
@@ -139,6 +140,7 @@ class EventStream:
         self._prefix = self._root + "/"
         self._paths: dict[str, tuple[str, ...]] = {}
         self._texts: dict[str, list[str]] = {}
+        self._printed: dict[str, int] = {}  # program call id -> prints given
         self._ready: deque[StreamEvent] = deque()
         self._ended = False
         self.step: Step | None = None
@@ -258,6 +260,10 @@ class EventStream:
         if kind == TOOL_RESULT:
             return _ended("tool_ended", run, path, call, data.result, signal, name=data.tool_name)
         if kind == PROGRAM_PRINT:
+            index = data.index
+            if index < self._printed.get(call or "", 0):  # a program run again prints again
+                return None
+            self._printed[call or ""] = index + 1
             return StreamEvent(
                 kind="printed", run_id=run, path=path, call_id=call, text=data.text, signal=signal
             )
