@@ -376,3 +376,24 @@ async def test_a_program_run_again_prints_again_but_each_print_is_given_once() -
         got = [e async for e in events]
     assert [e.text for e in got if e.kind == "printed"] == ["x", "y", "z"]
     assert got[-1].kind == "run_ended" and got[-1].value == 1 and got[-1].path == ("a",)
+
+
+async def test_a_react_run_streams_the_same_way() -> None:
+    from ptcflow.strategies import ReAct
+
+    def add(x: int, y: int) -> int:
+        """Add two integers."""
+        return x + y
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "The sum is 5"])
+    async with Runtime(llm=llm, tools=[add], bus=SignalBus()) as rt:
+        got, step = await events_of(rt, ReAct(stream=True), input="2 + 3?", name="mathy")
+    assert step.ok and step.value == "The sum is 5"
+    assert "".join(e.text for e in got if e.kind == "text") == "The sum is 5"
+    assert [e.kind for e in got if e.kind not in ("text", "message")] == [
+        "run_started",
+        "tool_started",
+        "tool_ended",
+        "run_ended",
+    ]
+    assert {e.path for e in got} == {("mathy",)}
