@@ -397,3 +397,15 @@ async def test_a_react_run_streams_the_same_way() -> None:
         "run_ended",
     ]
     assert {e.path for e in got} == {("mathy",)}
+
+
+async def test_stream_is_a_run_option_of_the_shorthand_and_a_checked_field() -> None:
+    import ptcflow.agent
+
+    bus = SignalBus()
+    async with Runtime(llm=ScriptedLLM([PROGRAM]), bus=bus) as rt:
+        with collect_signals(bus, "**") as log:
+            step = await ptcflow.agent.run(adder(Calls()), runtime=rt, stream=True)
+    assert step.ok and LLM_DELTA in log.types() and PROGRAM_PRINT in log.types()
+    with pytest.raises(UsageError, match="stream must be True or False"):
+        SubAgent(prompt="Add", stream="yes")  # type: ignore[arg-type]

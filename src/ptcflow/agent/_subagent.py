@@ -154,6 +154,11 @@ class SubAgent:
         )
         _check(isinstance(self.description, str), where, "description must be a string")
         _check(
+            isinstance(self.stream, bool),
+            where,
+            f"stream must be True or False, got {self.stream!r}",
+        )
+        _check(
             _positive(self.max_turns),
             where,
             f"max_turns must be an integer >= 1, got {self.max_turns!r}",
