@@ -183,22 +183,33 @@ class EventStream:
             if self._ended:
                 raise StopAsyncIteration
             try:
-                signal = await self._sub.receive()
+                first = await self._sub.receive()
             except anyio.EndOfStream:
                 self._ended = True
                 raise StopAsyncIteration from None
-            run = signal.run_id or ""
-            if run != self._root and not run.startswith(self._prefix):
-                continue
-            event = self._event(signal, run)
-            if event is None:
-                continue
-            self._ready.append(event)
-            if event.kind == "run_ended" and run == self._root:
+            ended = self._take(first)
+            if not ended:  # what is buffered behind it too: one wait for them all
+                for signal in self._sub.drain_nowait():
+                    if self._take(signal):
+                        ended = True
+                        break
+            if ended:
                 self._ended = True
                 self._sub.close()
                 self.step = await self.handle.wait()
         return self._ready.popleft()
+
+    def _take(self, signal: Signal) -> bool:
+        """Queue the event of one signal (none for another run's); True for the
+        top-level run's end, the stream's last event."""
+        run = signal.run_id or ""
+        if run != self._root and not run.startswith(self._prefix):
+            return False
+        event = self._event(signal, run)
+        if event is None:
+            return False
+        self._ready.append(event)
+        return event.kind == "run_ended" and run == self._root
 
     def _path(self, signal: Signal, run: str) -> tuple[str, ...]:
         path = self._paths.get(run)
