@@ -113,3 +113,20 @@ async def test_the_real_client_reads_subagents_and_a_failed_run() -> None:
     assert "SUBAGENT_STARTED" in types and "SUBAGENT_FINISHED" in types
     assert types[-1] == "RUN_ERROR"
     assert "script ran out" in out["events"][-1]["message"]
+
+
+async def test_the_real_client_reads_a_streaming_subagent() -> None:
+    from .support import DOUBLER_PROGRAM, PLANNER_PROGRAM, streaming_planner
+
+    planner, llm = streaming_planner(add)
+    async with Runtime(llm=llm, bus=SignalBus()) as rt:
+        out = await run_node(agui_endpoint(rt, planner, input=lambda _: {}), "go")
+    assert out["ok"], out
+    assert out["result"] == 42
+    # the client assembled each program, streamed chunk by chunk, into a message
+    contents = [m.get("content") for m in out["messages"] if m["role"] == "assistant"]
+    assert PLANNER_PROGRAM in contents and DOUBLER_PROGRAM in contents
+    custom = [e["value"]["text"] for e in out["events"] if e["type"] == "CUSTOM"]
+    assert custom == ["asking the doubler\n", "doubling 21\n"]
+    chunks = [e for e in out["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert len(chunks) > 2

@@ -13,6 +13,7 @@ from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_ERROR,
@@ -37,6 +38,7 @@ from ptcflow.signals import (
     PendingCall,
     ProgramError,
     ProgramOutput,
+    ProgramPrintData,
     ProgramResultData,
     ProgramToolCall,
     RequestEndData,
@@ -187,6 +189,7 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     ),
     REQUEST_FAILED: st.builds(RequestEndData, result=errs, usage=usages, reason=text),
     REQUEST_ERROR: st.builds(RequestErrorData, error=envelopes, reason=text),
+    PROGRAM_PRINT: st.builds(ProgramPrintData, text=text, index=counts),
     PROGRAM_RESULT: st.builds(
         ProgramResultData, result=results(program_outputs), attempts=attempts, duration_ms=floats
     ),

@@ -8,6 +8,7 @@ running it is the job of :mod:`ptcflow.agent._plan`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ import msgspec
 from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._mission import MissionLimits
 from ptcflow.agent._model import LLMRetry, model_kind
-from ptcflow.agent._plan import SubAgentError, execute, plan
+from ptcflow.agent._plan import SubAgentError, execute, plan, stream_run
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
@@ -49,7 +50,7 @@ from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
     from ptcflow.core import Decision, PausedRun
-    from ptcflow.runtime import Runtime, Step
+    from ptcflow.runtime import EventStream, Runtime, Step
 
 __all__ = ("SubAgent",)
 
@@ -100,6 +101,10 @@ class SubAgent:
             form), the returned value must fit it (its validators' errors go back to the
             model), and ``step.value`` is an instance. Give it at module level when runs
             cross a process (Temporal workers import it by name).
+        stream: stream every run (as ``run(stream=True)`` does): the program text as
+            ``ai.llm.delta`` signals while the model writes it, the program's output as
+            ``ai.program.print`` as it prints; the agents it calls stream too. See
+            :meth:`run_stream` and docs/streaming.md.
 
     Raises:
         UsageError: the definition is wrong (the message says where and how to fix it):
@@ -131,6 +136,7 @@ class SubAgent:
     memory_limit: int = 1_000_000
     program_limits: Any = None
     output_type: Any = None
+    stream: bool = False
     _system: tuple[str, str] = dataclasses.field(init=False, default=("", ""))
     _typed: Converter | None = dataclasses.field(init=False, default=None)
     _type_path: str | None = dataclasses.field(init=False, default=None)
@@ -148,6 +154,11 @@ class SubAgent:
             "name must be a non-empty string",
         )
         _check(isinstance(self.description, str), where, "description must be a string")
+        _check(
+            isinstance(self.stream, bool),
+            where,
+            f"stream must be True or False, got {self.stream!r}",
+        )
         _check(
             _positive(self.max_turns),
             where,
@@ -271,6 +282,7 @@ class SubAgent:
         memory: ProgramMemory | None = None,
         compaction: Compaction | None = None,
         summary: Summary | None = None,
+        stream: bool | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -312,6 +324,10 @@ class SubAgent:
                 history sent shrinks (the older turns summarized or left out of the task;
                 default: the session's).
             summary: an earlier ``step.summary`` for the compaction to reuse.
+            stream: stream the run (``None``: the definition's :attr:`stream`): the
+                model's text as ``ai.llm.delta`` signals, each program's output as
+                ``ai.program.print``, on the Runtime's bus; the agents it calls stream
+                too. To read them: :meth:`run_stream` (or ``rt.stream``).
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -340,6 +356,7 @@ class SubAgent:
                 "trace": trace,
                 "signature_validation": signature_validation,
                 **({} if mission_limits is None else {"mission_limits": mission_limits}),
+                **({} if stream is None else {"stream": stream}),
             },
         )
         return await execute(self, options, runtime=runtime)
@@ -428,6 +445,51 @@ class SubAgent:
     plan_run = plan
     """The :class:`~ptcflow.runtime.Plannable` hook (``rt.run(agent, ...)`` calls it): see
     :func:`ptcflow.agent._plan.plan`."""
+
+    def run_stream(
+        self,
+        *,
+        llm: Any = None,
+        context: Any = None,
+        runtime: Runtime | None = None,
+        buffer: int = 10_000,
+        **options: Any,
+    ) -> contextlib.AbstractAsyncContextManager[EventStream]:
+        """Run the agent streamed: an async context manager giving its events as they
+        happen (an :class:`~ptcflow.runtime.EventStream` of
+        :class:`~ptcflow.runtime.StreamEvent`).
+
+        The program text arrives chunk by chunk as the model writes it (``text``), then
+        whole (``message``: only a whole response is ever run); each tool call of the
+        program as it starts and ends, each print as it is printed, each program's value,
+        and at last the run's value (``run_ended``). Agents the program calls stream too,
+        their events carrying their ``path``. Iteration ends with the run; ``events.step``
+        is then its Step. Leaving the block early cancels the run.
+
+        Args:
+            llm: the model (as :meth:`run`).
+            context: the context (as :meth:`run`).
+            runtime: an open Runtime whose bus is a :class:`~ptcflow.signals.SignalBus`;
+                default: one of its own, opened for the run.
+            buffer: signals the reader may fall behind before it gets
+                :class:`~ptcflow.signals.SignalOverflowError` (the run never waits).
+            options: :meth:`run`'s other options (``llm_opts``, ``trace``, ``run_id``,
+                ``mission_limits``, ``usage_limits``, ``history``, ...).
+
+        Example:
+            >>> # async with agent.run_stream(llm=llm, context={"x": 1}) as events:
+            >>> #     async for event in events:
+            >>> #         print(event.kind, event.path, event.text)
+            >>> # events.step.value
+        """
+        if options.get("session") is not None:
+            raise UsageError(
+                f"SubAgent({self.name!r}).run_stream() does not take a session; "
+                "use run(session=...)"
+            )
+        options.setdefault("stream", True)
+        given = RunOptions.split({"llm": llm, "context": context, **options})
+        return stream_run(self, given, runtime=runtime, buffer=buffer)
 
     def run_sync(self, *, backend: str = "asyncio", **options: Any) -> Step:
         """:meth:`run` from synchronous code (starts an event loop; takes the same options).
@@ -639,6 +701,7 @@ class SubAgent:
             "memory_limit": self.memory_limit,
             "program_limits": dict(self.program_limits),
             "output_type": self._type_path,
+            "stream": self.stream,
         }
 
     def strategy(
@@ -650,6 +713,7 @@ class SubAgent:
         trace: bool | str = True,
         debug: bool = False,
         model: str | None = None,
+        stream: bool | None = None,
     ) -> PTC | JsonAgent:
         """The pure strategy that runs this agent (:class:`PTC`, or :class:`JsonAgent`).
 
@@ -662,6 +726,8 @@ class SubAgent:
             trace: ``True``, ``False`` or ``"on_error"``.
             debug: keep each turn's parsed program, ``ctx/`` and memory in the trace.
             model: the model name or alias sent with every call (``None``: the run's).
+            stream: stream the model's text and the programs' output (``None``: the
+                definition's :attr:`stream`; a JSON agent does not stream).
         """
         retry: LLMRetry = self.llm_retry
         if signature_validation.lstrip(":") == "strict":
@@ -697,6 +763,7 @@ class SubAgent:
             memory_limit_bytes=self.memory_limit,
             context_signature=context_signature,
             program_limits=dict(self.program_limits),
+            stream=self.stream if stream is None else stream,
         )
 
 

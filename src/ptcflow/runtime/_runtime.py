@@ -25,6 +25,7 @@ from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
 from ptcflow.runtime._resume import resume_child, resume_run
 from ptcflow.runtime._run import DirectiveContext, LocalRun
+from ptcflow.runtime._stream import EventStream
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
@@ -37,7 +38,7 @@ from ptcflow.sessions import (
     last_summary,
     turn_journal,
 )
-from ptcflow.signals import ProgramMemory, new_id
+from ptcflow.signals import ProgramMemory, SignalBus, new_id
 
 __all__ = ("RunHandle", "Runtime")
 
@@ -693,6 +694,47 @@ class Runtime:
         assert self._tg is not None
         self._tg.start_soon(drive, run, self._runs, name=f"run {run.run_id}")
         return RunHandle(run)
+
+    def stream(
+        self, strategy: Any, input: Any = None, *, buffer: int = 10_000, **options: Any
+    ) -> EventStream:
+        """Start a run and return its events as they happen: an :class:`EventStream`.
+
+        ``async with rt.stream(agent, context) as events: async for event in events:``
+        gives a :class:`StreamEvent` per model text chunk, model message, tool call
+        start and end, program print and end, and run start and end, for the run and
+        every agent under it (each event's ``path`` names the agents down to its run).
+        Iteration ends with the run's ``run_ended``; ``events.step`` is then its Step.
+        A model that streams (``ReAct(stream=True)``, ``SubAgent(stream=True)`` or
+        ``stream=True`` here for a SubAgent) gives its text chunk by chunk.
+
+        Args:
+            strategy: what :meth:`start` takes: a strategy or an agent.
+            input: the run's input (an agent's context).
+            buffer: signals the reader may fall behind before it gets
+                :class:`~ptcflow.signals.SignalOverflowError` (the run never waits).
+            options: :meth:`start`'s keyword arguments (an agent's own options
+                included: ``context=``, ``stream=True``, ...).
+
+        Raises:
+            UsageError: the Runtime's bus is not a :class:`~ptcflow.signals.SignalBus`,
+                or :meth:`start` refused the run.
+        """
+        bus = self.bus
+        if not isinstance(bus, SignalBus):
+            raise UsageError(
+                "rt.stream() reads the run's signals from the Runtime's bus, which must be "
+                "a SignalBus: Runtime(..., bus=SignalBus())"
+            )
+        self._check_open()
+        # subscribed before the run starts: its first signal is published by start()
+        subscription = bus.subscribe("**", buffer=buffer, overflow="error")
+        try:
+            handle = self.start(strategy, input, **options)
+        except BaseException:
+            subscription.close()
+            raise
+        return EventStream(handle, subscription)
 
     async def _run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child of the run of directive ``ctx``, in ``ctx``'s task.

@@ -9,6 +9,8 @@
   model call: its text is the program);
 * ``TOOL_CALL_START`` / ``ARGS`` / ``END`` from ``ai.tool.started`` and
   ``TOOL_CALL_RESULT`` from ``ai.tool.result`` (a program's tool calls included);
+* ``CUSTOM`` events named ``ptcflow.print`` for what a streaming SubAgent's program
+  prints (``ai.program.print``): ``{"programId", "text", "index"}``, as it prints;
 * ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
   whose events carry ``subagentRunId``;
 * ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
@@ -28,6 +30,7 @@ from typing import Any, TypeAlias
 import msgspec
 from ag_ui.core import (
     BaseEvent,
+    CustomEvent,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
@@ -54,6 +57,7 @@ from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
@@ -72,7 +76,10 @@ from ptcflow.trace import Mission
 
 from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
 
-__all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
+__all__ = ("PRINT_EVENT", "AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
+
+PRINT_EVENT = "ptcflow.print"
+"""The name of the ``CUSTOM`` event that carries a program's printed output."""
 
 _ENCODER = EventEncoder()
 
@@ -219,6 +226,7 @@ class AGUIStream:
         self._prefix = root + "/"
         self._open: dict[str, str | None] = {}  # message id -> its subagent run id
         self._tools: set[str] = set()  # tool calls started and not yet answered
+        self._printed: dict[str, int] = {}  # program call id -> prints sent
         self._names: dict[str, str] = {}  # run id -> agent name
         self._memory: dict[str, dict[str, str]] = {}
         self._dirty: dict[str, Any] = {}  # mission nodes changed and not yet sent
@@ -250,8 +258,12 @@ class AGUIStream:
         sub = None if run == self.root else run
         out: list[_Spec] = []
         kind = signal.type
-        # a streamed chunk changes no node of the tree
-        changed = self.mission.add(signal) if self.mission is not None and kind != LLM_DELTA else []
+        # a streamed chunk (or print) changes no node of the tree
+        changed = (
+            self.mission.add(signal)
+            if self.mission is not None and kind != LLM_DELTA and kind != PROGRAM_PRINT
+            else []
+        )
         data: Any = signal.data
         call = signal.call_id or ""
         ending = False
@@ -320,6 +332,12 @@ class AGUIStream:
                     subagent_run_id=sub,
                 )
             )
+        elif kind == PROGRAM_PRINT:
+            index = data.index
+            if index >= self._printed.get(call, 0):  # a program run again prints again
+                self._printed[call] = index + 1
+                value = {"programId": call, "text": self._clean(data.text), "index": index}
+                out.append(_E(CustomEvent, name=PRINT_EVENT, value=value, subagent_run_id=sub))
         elif kind == PROGRAM_RESULT and self.mission is not None:
             result = data.result
             if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):

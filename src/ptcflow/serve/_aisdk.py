@@ -13,6 +13,9 @@ those of ``uiMessageChunkSchema`` in the ``ai`` npm package, checked against ``a
 * ``tool-input-start`` / ``tool-input-available`` from ``ai.tool.started``,
   ``tool-output-available`` / ``tool-output-error`` from ``ai.tool.result`` (dynamic
   tools: the client declares none of them);
+* ``data-print`` parts for what a streaming SubAgent's program prints
+  (``ai.program.print``): ``{"runId", "programId", "text", "index"}``, one part per
+  print, as it prints;
 * ``data-agent`` parts for child runs (agents called as tools): ``{"runId", "name",
   "status", "result"}``, one part per child run, updated in place (same ``id``).
 """
@@ -29,6 +32,7 @@ from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
     REQUEST_STARTED,
@@ -87,6 +91,7 @@ class UIMessageStream:
         self._open: set[str] = set()
         self._tools: set[str] = set()
         self._names: dict[str, str] = {}
+        self._printed: dict[str, int] = {}  # program call id -> prints sent
 
     def owns(self, signal: Signal) -> bool:
         """True for a signal of the run or of one of its child runs."""
@@ -154,6 +159,22 @@ class UIMessageStream:
                         "toolCallId": call,
                         "errorText": self._clean(f"{result.error.type}: {result.error.message}"),
                         "dynamic": True,
+                    }
+                )
+        elif kind == PROGRAM_PRINT:
+            index = data.index
+            if index >= self._printed.get(call, 0):  # a program run again prints again
+                self._printed[call] = index + 1
+                out.append(
+                    {
+                        "type": "data-print",
+                        "id": f"{call}/print/{index}",
+                        "data": {
+                            "runId": run,
+                            "programId": call,
+                            "text": self._clean(data.text),
+                            "index": index,
+                        },
                     }
                 )
         elif kind in (REQUEST_COMPLETED, REQUEST_FAILED):

@@ -10,6 +10,7 @@ __all__ = (
     "EMBED_RESULT",
     "LLM_DELTA",
     "LLM_RESPONSE",
+    "PROGRAM_PRINT",
     "PROGRAM_RESULT",
     "REQUEST_COMPLETED",
     "REQUEST_ERROR",
@@ -44,6 +45,9 @@ REQUEST_FAILED: Final = "ai.request.failed"
 """A run ended in failure; ``data["result"]`` holds the Err envelope."""
 REQUEST_ERROR: Final = "ai.request.error"
 """A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
+PROGRAM_PRINT: Final = "ai.program.print"
+"""Output a program printed (``println`` and friends), published as it is printed by a
+``RunProgram`` that streams (``RunProgram(stream=True)``); precedes its ``ai.program.result``."""
 PROGRAM_RESULT: Final = "ai.program.result"
 """The terminal signal of a ``RunProgram`` directive: ``Ok(ProgramOutput)`` or ``Err``."""
 APPROVAL_REQUESTED: Final = "ai.approval.requested"
@@ -71,6 +75,7 @@ SIGNAL_TYPES: Final = frozenset(
         REQUEST_COMPLETED,
         REQUEST_FAILED,
         REQUEST_ERROR,
+        PROGRAM_PRINT,
         PROGRAM_RESULT,
     }
 )
