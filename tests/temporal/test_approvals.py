@@ -13,6 +13,7 @@ import pytest
 
 import ptcflow
 from ptcflow.core import AlreadyDecidedError, NotPausedError, UnknownCallError, WrongDecisionError
+from ptcflow.errors import UsageError
 from ptcflow.signals import PendingCall
 from ptcflow.temporal import (
     DevServer,
@@ -22,8 +23,10 @@ from ptcflow.temporal import (
     connect,
     open_worker,
 )
+from ptcflow.temporal._approvals import Approvals, Refusal
+from ptcflow.temporal._refs import tool_ref
 from temporal import approvals
-from temporal.approvals import lookup, refund, refunder, wire
+from temporal.approvals import large, lookup, refund, refunder, wire
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +220,41 @@ async def test_a_worker_killed_while_a_call_waits_loses_nothing(
     types = [s.type for s in step.signals]
     assert types.count("ai.approval.requested") == types.count("ai.approval.resolved") == 1
     assert types.count("ai.tool.result") == 2
+
+
+def test_an_approval_tool_travels_with_its_predicate_by_path() -> None:
+    ref = tool_ref(refund)
+    assert ref.requires_approval == "temporal.approvals:large"
+    built = ref.build()
+    assert built.requires_approval is large
+    assert built.approval_reason({"amount": 500}) == "requires approval"
+    assert built.approval_reason({"amount": 5}) is None
+    timed = tool_ref(wire).build()
+    assert (timed.requires_approval, timed.approval_timeout) == (True, 1.0)
+    assert tool_ref(lookup).build().deferred
+    local = ptcflow.tool(approvals._refund, name="r", requires_approval=lambda a: True)
+    with pytest.raises(UsageError, match="requires_approval predicate of tool 'r'"):
+        tool_ref(local)
+
+
+def test_the_workflows_record_of_decisions_refuses_what_does_not_fit() -> None:
+    book = Approvals()
+    book.waiting["a"] = PendingCall(call_id="a", tool="refund")
+    book.waiting["d"] = PendingCall(call_id="d", tool="lookup", kind="deferred")
+    with pytest.raises(Refusal, match="no call 'x'") as unknown:
+        book.check({"x": ptcflow.Approve()})
+    assert unknown.value.kind == "UnknownCallError"
+    with pytest.raises(Refusal, match="deferred tool 'lookup'"):
+        book.check({"d": ptcflow.Approve()})
+    with pytest.raises(Refusal, match="is a str"):
+        book.check({"a": "yes"})
+    book.check({"a": ptcflow.Approve(), "d": ptcflow.Supply(1)})
+    book.give({"a": ptcflow.Approve()})
+    assert [p.call_id for p in book.pending()] == ["d"]
+    with pytest.raises(Refusal, match="decided already \\(approve\\)") as twice:
+        book.check({"a": ptcflow.Deny()})
+    assert twice.value.kind == "AlreadyDecidedError"
+    assert book.take("a") == ptcflow.Approve() and book.take("a") is None
+    book.expire("d", object())
+    with pytest.raises(Refusal, match="decided already \\(expired\\)"):
+        book.check({"d": ptcflow.Supply(2)})
