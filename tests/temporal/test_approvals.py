@@ -186,6 +186,34 @@ async def test_a_programs_pmap_waits_for_one_call_and_runs_no_call_twice(
     assert [s.type for s in step.signals].count("ai.tool.result") == 3
 
 
+async def test_a_programs_denied_call_is_an_error_the_program_sees(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    async with TemporalRuntime(client=client, options=options) as trt:
+        handle = await trt.start(approvals.program_refunder(), {"who": "bob"}, record=True)
+        (call,) = await _waiting(handle)
+        step = await trt.resume(handle, {call.call_id: ptcflow.Deny("ask finance")})
+    assert step.ok and (step.value, step.turns) == ("done", 2), step.error  # a second turn
+    assert len(_effects(log)) == 2  # the two small refunds, once each; never the large one
+    results = [s for s in step.signals if s.type == "ai.tool.result" and s.call_id == call.call_id]
+    (denied,) = results
+    assert denied.data.result.error.type == "approval_denied"
+    assert "ask finance" in denied.data.result.error.message
+
+
+async def test_cancelling_a_run_that_waits_ends_it_cancelled_and_clears_the_list(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    async with TemporalRuntime(client=client, options=options, tools=[refund]) as trt:
+        handle = await trt.start(refunder(), "refund both")
+        await _waiting(handle)
+        await handle.cancel()
+        step = await handle.wait()
+        assert await handle.pending() == ()
+    assert not step.ok and step.reason == "cancelled", step
+    assert _effects(log) == ["refund call_small 50"]
+
+
 @pytest.mark.slow
 async def test_a_worker_killed_while_a_call_waits_loses_nothing(
     dev_server: DevServer, queue: str, tmp_path: Path
