@@ -20,6 +20,7 @@ from ptcflow.temporal import (
     TemporalOptions,
     TemporalRunHandle,
     TemporalRuntime,
+    check_determinism,
     connect,
     open_worker,
 )
@@ -150,18 +151,20 @@ async def test_an_approval_timeout_ends_the_wait_with_approval_expired(
     assert _effects(log) == []
     (resolved,) = [s for s in step.signals if s.type == "ai.approval.resolved"]
     assert resolved.data.decision == "expired"
+    history = await client.get_workflow_handle(step.run_id).fetch_history()
+    assert await check_determinism([history]) == 1  # the expiry's timer replays
 
 
 async def test_time_waiting_does_not_count_against_the_runs_timeout(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:
-    """The run may take 2 s; its call waits longer than that for its decision (the test
-    waits until 3 s have passed since the run started), and the run still ends well."""
+    """The run may take 4 s; its call waits longer than that for its decision (the test
+    waits until 5 s have passed since the run started), and the run still ends well."""
     async with TemporalRuntime(client=client, options=options, tools=[refund]) as trt:
         began = anyio.current_time()
-        handle = await trt.start(refunder(), "refund both", timeout=2.0)
+        handle = await trt.start(refunder(), "refund both", timeout=4.0)
         (call,) = await _waiting(handle)
-        await anyio.sleep(max(0.0, began + 3.0 - anyio.current_time()))
+        await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
         assert await handle.pending() == (call,)
         step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
     assert step.ok, step.error
@@ -184,6 +187,8 @@ async def test_a_programs_pmap_waits_for_one_call_and_runs_no_call_twice(
     assert step.value == ["refunded 50", "refunded 500", "refunded 70"]
     assert len(_effects(log)) == 3  # each refund once
     assert [s.type for s in step.signals].count("ai.tool.result") == 3
+    history = await client.get_workflow_handle(step.run_id).fetch_history()
+    assert await check_determinism([history]) == 1  # the update and the rounds replay
 
 
 async def test_a_programs_denied_call_is_an_error_the_program_sees(
