@@ -70,6 +70,10 @@ async def test_react_parallel_calls_one_waits_then_approved(
         (call,) = await _waiting(handle)
         assert (call.tool, call.arguments, call.kind) == ("refund", {"amount": 500}, "approval")
         assert call.reason == "requires approval" and call.agent == ("refunder",)
+        queried = await client.get_workflow_handle(handle.run_id).query(
+            "ptcflow.pending", result_type=tuple[PendingCall, ...]
+        )
+        assert queried == (call,)  # the workflow's query lists the same call
         assert _effects(log) == ["refund call_small 50"]  # the small one ran; nothing else
         step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
     assert step.ok, step.error
@@ -240,7 +244,7 @@ async def test_a_worker_killed_while_a_call_waits_loses_nothing(
             handle = await trt.start(refunder(), "refund both", record=True)
             (call,) = await _waiting(handle)
             first.kill()
-            assert await handle.pending() == (call,)  # the server answers from history
+            assert await handle.pending() == (call,)  # the server answers, no worker needed
             second = WorkerProcess(dev_server.address, queue, log, *extra)
             with anyio.fail_after(60):
                 step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})

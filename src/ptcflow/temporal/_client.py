@@ -42,7 +42,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
-from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_MEMO, PENDING_QUERY
+from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_MEMO
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
@@ -129,22 +129,18 @@ class TemporalRunHandle:
     async def pending(self) -> tuple[PendingCall, ...]:
         """The tool calls that wait for a decision now (empty: none, or the run ended).
 
-        The run's workflow answers (the ``ptcflow.pending`` query); with no worker
-        polling, the server answers from the run's memo, which holds the same list.
+        Read from the run's memo (``ptcflow.pending``), which the workflow keeps current
+        and the server answers from without a worker (a run that waits may have none);
+        the ``ptcflow.pending`` query of the workflow gives the same list.
 
         Example:
             >>> for call in await handle.pending():  # doctest: +SKIP
             ...     print(call.call_id, call.tool, call.arguments, call.reason)
         """
-        from temporalio.service import RPCError
-
-        workflow = self._workflow()
-        kind = tuple[PendingCall, ...]
-        try:
-            found: tuple[PendingCall, ...] = await workflow.query(PENDING_QUERY, result_type=kind)
-        except RPCError:  # no worker to answer the query
-            described = await workflow.describe()
-            found = await described.memo_value(PENDING_MEMO, (), type_hint=kind)
+        described = await self._workflow().describe()
+        found: tuple[PendingCall, ...] = await described.memo_value(
+            PENDING_MEMO, (), type_hint=tuple[PendingCall, ...]
+        )
         return found
 
     async def decide(self, decisions: Mapping[str, Decision]) -> tuple[str, ...]:
