@@ -9,7 +9,10 @@ provider's ``Retry-After``; every other failure is returned as the terminal sign
 While it works the activity heartbeats (its sub-calls' record as details), so a lost worker
 is noticed within the heartbeat timeout and cancellation reaches it. A program that waits
 on agents used as tools only is suspended: its outcome names the pending calls
-(``_activity_run``).
+(``_activity_run``). A directive whose calls wait for a person (a tool that requires
+approval, a deferred tool; the predicate is user code, so it runs here, not in the
+workflow) ends with those calls (``approvals``) and its record instead of a result; the
+workflow performs it again with the decisions (``ActivityCall.decisions``).
 """
 
 from __future__ import annotations
