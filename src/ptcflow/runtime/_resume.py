@@ -197,7 +197,7 @@ def begin_resumed(
 ) -> None:
     """Start ``run`` from its rebuilt state: ``ai.request.resumed``, then the open
     directives again (each waiting call meets its decision when it is performed)."""
-    run.begin_counted(otel_parent)
+    run.begin_counted(otel_parent, resumes=_last_traceparent(run))
     core = run.core
     core.seq = rebuilt.seq
     core.started_at = started
@@ -213,6 +213,15 @@ def begin_resumed(
         started_at=started,
     )
     run.carry_out()
+
+
+def _last_traceparent(run: LocalRun) -> str:
+    """The ``traceparent`` of the span of the run's last segment, as its last run-level
+    signal (``ai.request.paused``) carries it (``""``: it was not traced)."""
+    for signal in reversed(run.core.recorded or ()):
+        if signal.run_id == run.run_id and signal.call_id is None:
+            return signal.traceparent or ""
+    return ""
 
 
 def _start_of(paused: PausedRun, signals: list[Signal]) -> Any:
