@@ -13,13 +13,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from ptcflow.trace import Mission, Prices, write_page
 
+from .approvals import journal_react
 from .support import JOURNAL, KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,6 +179,21 @@ def test_a_failed_program_shows_where_it_failed(
         _click_bar(tab, program.id)
         tab.evaluate("document.getElementById('scroller').scrollTop = 0")
         tab.screenshot(path=str(SHOTS / "trace-viewer.png"))
+
+
+def test_a_paused_run_shows_its_waiting_call(tab: Any, tmp_path: Path) -> None:
+    journal = tmp_path / "paused.jsonl"
+    with ThreadPoolExecutor(1) as thread:  # Playwright's own event loop runs in this one
+        thread.submit(lambda: anyio.run(lambda: journal_react(journal))).result()
+    _open(tab, write_page(Mission.from_journal(journal), tmp_path / "paused.html"))
+    assert tab.get_attribute("#stats", "data-paused") == "1"
+    assert "1 paused" in tab.inner_text("#stats") and "failed" not in tab.inner_text("#stats")
+    assert tab.locator(".bar.st-paused").count() == 1
+    row = tab.locator('.row[data-id="refunds|call_1_1"]')
+    assert row.locator(".x").inner_text() == "‖ waits for approval"
+    assert row.locator(".bar").get_attribute("class") == "bar k-tool st-waiting"
+    _click_bar(tab, "refunds")
+    assert "call_1_1 · requires approval" in tab.inner_text("#detail")
 
 
 def test_a_mission_of_1000_runs_is_interactive_within_budget(

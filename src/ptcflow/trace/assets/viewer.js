@@ -117,13 +117,14 @@
       el.firstChild.style.paddingLeft = n._d * 12 + "px";
       label[1].textContent = KIND[n.k] || n.k;
       label[2].textContent = n.n;
-      label[3].textContent = n.a > 1 ? "×" + n.a + " attempts" : "";
+      label[3].textContent = [n.a > 1 ? "×" + n.a + " attempts" : "", waits(n)].filter(Boolean).join(" ");
       const bar = el.lastChild.firstChild;
       bar.className = "bar k-" + n.k + " st-" + n.st + (n.a > 1 ? " retried" : "");
       const left = (n.s - a) / span, right = (endOf(n) - a) / span;
       bar.style.left = (left * 100) + "%";
       bar.style.width = Math.max(0, (right - left) * 100) + "%";
       bar.title = n.n + " · " + n.st + " · " + fmt(endOf(n) - n.s) + (n.err ? "\n" + n.err : "");
+      bar.style.backgroundImage = n.k === "run" && n.d && n.d.pauses ? gaps(n) : "";
     }
     for (; i < pool.length; i++) pool[i].hidden = true;
     axis();
@@ -131,13 +132,35 @@
     if (timings.firstPaint === null && nodes.size) timings.firstPaint = performance.now();
   }
 
+  // a call that waits (or waited) for a person's decision, a run paused until then
+  const DECIDED = { approve: "approved", deny: "denied", supply: "supplied", expired: "expired" };
+  function waits(n) {
+    if (n.st === "paused") return "‖ paused";
+    const a = n.d && n.d.approval;
+    if (n.st === "waiting") return a ? "‖ waits for " + (a.kind === "deferred" ? "its result" : "approval") : "‖ waiting";
+    return a && a.decision ? "‖ " + (DECIDED[a.decision] || a.decision) : "";
+  }
+
+  // the time a resumed run spent paused, drawn on its bar (amber, as what waits)
+  function gaps(n) {
+    const width = endOf(n) - n.s, stops = [];
+    if (width <= 0) return "";
+    for (const p of n.d.pauses) {
+      if (p.paused_ms === undefined || p.resumed_ms === undefined) continue;
+      const a = ((p.paused_ms - n.s) / width * 100).toFixed(3), b = ((p.resumed_ms - n.s) / width * 100).toFixed(3);
+      stops.push("transparent " + a + "%", "var(--waiting) " + a + "%", "var(--waiting) " + b + "%", "transparent " + b + "%");
+    }
+    return stops.length ? "linear-gradient(90deg, transparent 0%, " + stops.join(", ") + ", transparent 100%)" : "";
+  }
+
   function schedule() { if (!queued) { queued = true; requestAnimationFrame(render); } }
 
   function stats() {
-    let runs = 0, running = 0, failed = 0;
-    for (const n of nodes.values()) if (n.k === "run") { runs++; if (n.st === "running") running++; else if (n.st !== "ok") failed++; }
-    $("stats").textContent = runs + " runs · " + nodes.size + " bars · " + fmt(Math.max(0, t1 - t0)) + (running ? " · " + running + " running" : "") + (failed ? " · " + failed + " failed" : "");
+    let runs = 0, running = 0, failed = 0, paused = 0;
+    for (const n of nodes.values()) if (n.k === "run") { runs++; if (n.st === "running") running++; else if (n.st === "paused") paused++; else if (n.st !== "ok") failed++; }
+    $("stats").textContent = runs + " runs · " + nodes.size + " bars · " + fmt(Math.max(0, t1 - t0)) + (running ? " · " + running + " running" : "") + (paused ? " · " + paused + " paused" : "") + (failed ? " · " + failed + " failed" : "");
     $("stats").dataset.running = String(running);
+    $("stats").dataset.paused = String(paused);
   }
 
   // -- the per-agent summary -----------------------------------------------------------
@@ -149,9 +172,9 @@
     if (structure) rebuild();
     for (const n of nodes.values()) {
       if (n.k !== "run") continue;
-      const r = by.get(n.n) || { runs: 0, ok: 0, failed: 0, turns: 0, ti: 0, to: 0, ms: 0, cost: 0, priced: true };
+      const r = by.get(n.n) || { runs: 0, ok: 0, failed: 0, paused: 0, turns: 0, ti: 0, to: 0, ms: 0, cost: 0, priced: true };
       by.set(n.n, r);
-      r.runs++; if (n.st === "ok") r.ok++; else if (n.st !== "running") r.failed++;
+      r.runs++; if (n.st === "ok") r.ok++; else if (n.st === "paused") r.paused++; else if (n.st !== "running") r.failed++;
       r.ms += endOf(n) - n.s;
       for (const t of kids.get(n.id) || []) {
         if (t.k !== "turn") continue;
@@ -164,14 +187,15 @@
         }
       }
     }
-    const head = ["agent", "runs", "ok", "failed", "turns", "tokens in", "tokens out", "duration", "cost"];
+    const paused = [...by.values()].some((r) => r.paused);  // the column only where a run paused
+    const head = ["agent", "runs", "ok", "failed", ...(paused ? ["paused"] : []), "turns", "tokens in", "tokens out", "duration", "cost"];
     const table = document.createElement("table");
     const tr = table.insertRow();
     for (const h of head) { const th = document.createElement("th"); th.textContent = h; tr.appendChild(th); }
     for (const [name, r] of by) {
       const row = table.insertRow();
       const cost = Object.keys(prices).length && r.priced ? "$" + r.cost.toFixed(4) : "–";
-      for (const v of [name, r.runs, r.ok, r.failed, r.turns, r.ti, r.to, fmt(r.ms), cost]) row.insertCell().textContent = String(v);
+      for (const v of [name, r.runs, r.ok, r.failed, ...(paused ? [r.paused] : []), r.turns, r.ti, r.to, fmt(r.ms), cost]) row.insertCell().textContent = String(v);
     }
     $("summary").replaceChildren(table);
   }
@@ -243,8 +267,16 @@
     box.appendChild(el("div", n.k === "run" ? "run " + n.id : n.r + " · " + (n.id.split("|")[1] || ""), "meta"));
     if (n.err) box.append(el("h3", "error"), el("div", n.err, "err"));
     if (n.k === "run") {
+      if (d.pending && d.pending.length) {
+        box.appendChild(el("h3", "waiting for a decision"));
+        for (const p of d.pending) box.appendChild(msg("‖ " + p.tool, p.call_id + " · " + p.reason + (p.expires_at ? " · expires " + p.expires_at : "") + (p.arguments !== undefined ? "\n" + json(p.arguments) : "")));
+      }
       section(box, "input", d.input); section(box, "result", d.result);
       if (d.reason) section(box, "reason", d.reason);
+      for (const p of d.pauses || []) {
+        const said = p.resumed_ms === undefined ? "not resumed yet" : "resumed after " + fmt(p.resumed_ms - p.paused_ms) + ", decided: " + ((p.decided || []).join(", ") || "none");
+        box.appendChild(el("p", "Paused at +" + fmt(p.paused_ms - t0) + " (" + (p.pending || []).length + " waiting), " + said + ".", "meta"));
+      }
       if (d.tools && d.tools.length) section(box, "tools", d.tools.join(", "));
     } else if (n.k === "llm") {
       box.append(el("h3", "conversation before this call (from the journal)"), conversation(n));
@@ -255,6 +287,13 @@
       section(box, "value", d.value); section(box, "printed", d.prints); section(box, "fail", d.fail);
       section(box, "tool calls", (kids.get(n.id) || []).map((c) => c.n).join(", ") || undefined);
     } else if (n.k === "tool") {
+      const a = d.approval;
+      if (a) {
+        box.appendChild(el("h3", a.kind === "deferred" ? "waits for its result (deferred tool)" : "approval"));
+        box.appendChild(msg("requested", a.reason + (a.expires_at ? " · expires " + a.expires_at : "")));
+        if (a.decision) box.appendChild(msg("decision", (DECIDED[a.decision] || a.decision) + (a.decision_reason ? ": " + a.decision_reason : "") + (a.resolved_ms !== undefined && a.requested_ms !== undefined ? " · after " + fmt(a.resolved_ms - a.requested_ms) : "")));
+        else box.appendChild(msg("decision", "none yet"));
+      }
       section(box, "arguments", d.arguments); section(box, "result", d.result);
       if (d.timing) box.appendChild(el("p", "Timing " + d.timing + ".", "meta"));
     } else if (n.k === "turn") {
