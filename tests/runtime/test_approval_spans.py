@@ -229,3 +229,54 @@ async def test_a_program_s_waiting_call_and_its_decision_on_the_sub_call_spans()
     spans = traced.spans()
     assert attrs(tool_span(spans, pending.call_id))["ptcflow.approval.decision"] == "approve"
     assert attrs(agent_span(spans))["ptcflow.run.resumed"] is True
+
+
+def _nested_answers(request: Any) -> Any:
+    task = next(m.content for m in request.messages if m.role == "user")
+    if task.startswith("Refund"):
+        return '(return {:done (call "pay" {:amount ctx/amount})})'
+    if len(request.messages) < 3:
+        return ScriptedLLM.tool_call("refunder", amount=500)
+    return "answer: " + request.messages[-1].content
+
+
+async def test_an_agent_used_as_a_tool_resumes_nested_under_its_call_s_span() -> None:
+    @ptcflow.tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount back."""
+        return f"paid {amount}"
+
+    refunder = SubAgent(
+        prompt="Refund {{amount}}",
+        signature="(amount :int) -> {done :string}",
+        name="refunder",
+        tools={"pay": pay},
+    )
+    tools = {"refunder": refunder.as_tool()}
+    llm = ScriptedLLM(_nested_answers)
+    traced = Traced()
+    async with Runtime(llm=llm, telemetry=traced.telemetry) as rt:
+        step = await rt.run(ReAct(), "please refund", tools=tools)
+    assert step.paused
+    spans = traced.spans()
+    runs = {s.name: s for s in spans if s.name.startswith("invoke_agent")}
+    assert {n: attrs(s)["ptcflow.run.paused"] for n, s in runs.items()} == {
+        "invoke_agent react": True,
+        "invoke_agent refunder": True,
+    }
+    paused_child = runs["invoke_agent refunder"]
+    (pending,) = step.pending
+    async with Runtime(llm=llm, telemetry=traced.telemetry) as rt:
+        done = await rt.resume(step, {pending.call_id: Approve()}, agent=ReAct(), tools=tools)
+    assert done.ok, done
+    spans = traced.spans()
+    child = next(s for s in spans if s.name == "invoke_agent refunder")
+    call = tool_span(spans, "call_1_0")  # the parent's call, performed again
+    assert attrs(child)["ptcflow.run.resumed"] is True
+    assert child.parent is not None and call.context is not None
+    assert child.parent.span_id == call.context.span_id  # nested as it was
+    (link,) = child.links
+    assert paused_child.context is not None
+    assert link.context.span_id == paused_child.context.span_id
+    decided = next(s for s in spans if attrs(s).get("gen_ai.tool.name") == "pay")
+    assert attrs(decided)["ptcflow.approval.decision"] == "approve"

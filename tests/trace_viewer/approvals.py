@@ -87,3 +87,48 @@ async def _resume(
     bus = SignalBus()
     async with record_journal(bus, path, append=True), Runtime(bus=bus, **options) as rt:
         return await rt.resume(step, by_call, agent=agent)
+
+
+def _nested_answers(request: Any) -> Any:
+    """The parent (ReAct) calls the refunder agent as a tool; the refunder's program calls
+    refund, which asks for approval."""
+    task = next(m.content for m in request.messages if m.role == "user")
+    if task.startswith("Refund"):
+        return '(return {:done (call "refund" {:amount ctx/amount})})'
+    if len(request.messages) < 3:
+        return ScriptedLLM.tool_call("refunder", amount=500)
+    return "answer: " + request.messages[-1].content
+
+
+def nested_tools() -> dict[str, Any]:
+    """The refunder agent (a SubAgent asking before each refund), as a tool."""
+
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        return f"refunded {amount}"
+
+    asks = ptcflow.tool(refund, requires_approval=True)
+    agent = SubAgent(
+        prompt="Refund {{amount}}",
+        signature="(amount :int) -> {done :string}",
+        name="refunder",
+        tools={"refund": asks},
+    )
+    return {"refunder": agent.as_tool()}
+
+
+async def journal_nested(path: Path, decision: Any = None) -> Step:
+    """A ReAct run whose agent-as-tool's call waits (journaled); resumed with ``decision``
+    on that call when given."""
+    llm = ScriptedLLM(_nested_answers)
+    tools = nested_tools()
+    bus = SignalBus()
+    async with record_journal(bus, path), Runtime(llm=llm, bus=bus) as rt:
+        step = await rt.run(ReAct(), "please refund", tools=tools, run_id="top")
+    assert step.paused, step
+    if decision is None:
+        return step
+    (pending,) = step.pending
+    bus = SignalBus()
+    async with record_journal(bus, path, append=True), Runtime(llm=llm, bus=bus) as rt:
+        return await rt.resume(step, {pending.call_id: decision}, agent=ReAct(), tools=tools)

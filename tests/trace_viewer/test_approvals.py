@@ -26,7 +26,7 @@ from ptcflow.trace import (
     summarize,
 )
 
-from .approvals import journal_program, journal_react
+from .approvals import journal_nested, journal_program, journal_react
 
 pytestmark = pytest.mark.anyio
 
@@ -216,3 +216,33 @@ async def test_a_denial_s_reason_is_content(tmp_path: Path) -> None:
     with_content = spans_of(shown, capture_content=True)["call_1_1"]
     resolved = with_content["events"]["ptcflow.approval.resolved"]
     assert resolved["ptcflow.approval.reason"] == "over the limit"
+
+
+async def test_an_agent_used_as_a_tool_pauses_inside_its_caller(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    step = await journal_nested(path)
+    (pending,) = step.pending
+    mission = Mission.from_journal(path)
+    child = mission.nodes["top/call_1_0"]
+    call = mission.nodes["top|call_1_0"]  # the parent's call that runs the child
+    assert child.parent == call.id
+    assert (mission.nodes["top"].status, call.status, child.status) == (
+        "paused",
+        "waiting",
+        "paused",
+    )
+    (listed,) = mission.nodes["top"].detail["pending"]
+    assert listed["call_id"] == pending.call_id and listed["agent"] == ["react", "refunder"]
+    text = format_mission(mission)
+    assert text.count("paused: 1 call waits for a decision") == 2  # the child's, the top's
+    assert "‖ waits for approval" in text
+
+    path = tmp_path / "resumed.jsonl"
+    done = await journal_nested(path, Approve())
+    assert done.ok, done
+    mission = Mission.from_journal(path)
+    assert [n.id for n in mission.runs()] == ["top", "top/call_1_0"]  # same rows
+    assert {n.status for n in mission.nodes.values()} == {"ok"}
+    (refund_call,) = [n for n in mission.nodes.values() if n.name == "refund"]
+    assert refund_call.run_id == "top/call_1_0"
+    assert refund_call.detail["approval"]["decision"] == "approve"
