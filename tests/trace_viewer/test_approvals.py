@@ -246,3 +246,19 @@ async def test_an_agent_used_as_a_tool_pauses_inside_its_caller(tmp_path: Path) 
     (refund_call,) = [n for n in mission.nodes.values() if n.name == "refund"]
     assert refund_call.run_id == "top/call_1_0"
     assert refund_call.detail["approval"]["decision"] == "approve"
+
+
+def test_follow_from_the_command_line_reads_on_past_a_pause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import anyio
+
+    paused, resumed = tmp_path / "paused.jsonl", tmp_path / "resumed.jsonl"
+    anyio.run(journal_react, paused)
+    anyio.run(lambda: journal_react(resumed, {"B": Approve()}))
+    assert main(["trace", "show", "--follow", str(paused)]) == 1  # stops at the pause
+    assert capsys.readouterr().out.rstrip().endswith("requires approval")
+    assert main(["trace", "show", "--follow", str(resumed)]) == 0  # the resume follows it
+    out = capsys.readouterr().out
+    assert "paused: 1 call waits" in out and "↻ resumed, decided: call_1_1" in out
+    assert "ok: final_answer" in out

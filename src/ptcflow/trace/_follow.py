@@ -45,6 +45,17 @@ class JournalFollower:
     def __aiter__(self) -> JournalFollower:
         return self
 
+    async def ready(self) -> bool:
+        """True when a complete line is there to read now (without waiting for more to be
+        written): how a reader tells "the journal goes on" from "nothing more yet"."""
+        if not self._lines and self._file is not None:
+            chunk = await self._file.read(1 << 20)
+            if chunk:
+                lines = (self._pending + chunk).split(b"\n")
+                self._pending = lines.pop()
+                self._lines.extend(lines)
+        return any(line.strip() for line in self._lines)
+
     async def __anext__(self) -> Signal:
         while True:
             while self._lines:
