@@ -467,3 +467,13 @@ async def test_a_usage_budget_goes_on_from_what_the_run_used_before_it_paused() 
     assert not over.ok and over.error is not None
     assert over.error.type == "usage_limit_exceeded"
     assert ledger.made == [("A", 50)]
+
+
+async def test_a_call_with_invalid_arguments_fails_before_anyone_is_asked() -> None:
+    ledger = Ledger()
+    llm = ScriptedLLM([ScriptedLLM.tool_call("refund", order="B", amount="lots"), "sorry"])
+    async with Runtime(llm=llm, tools=ledger.tools()) as rt:
+        step = await rt.run(ReAct(), "refund B")
+    assert step.ok and not step.paused and ledger.made == []
+    tool_message = next(m for m in llm.requests[-1].messages if m.role == "tool")
+    assert "invalid arguments for tool 'refund'" in tool_message.content

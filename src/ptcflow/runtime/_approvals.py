@@ -47,9 +47,13 @@ class Expired:
 EXPIRED: Final = Expired()
 
 
-def ask_approval(ctx: DirectiveContext, tool: Tool, arguments: Any) -> Parked | Err | None:
+def ask_approval(
+    ctx: DirectiveContext, tool: Tool, arguments: Any, checked: Any
+) -> Parked | Err | None:
     """Park the call of ``ctx`` when ``tool`` asks for a decision on it (``None``: it runs
-    now; an ``Err`` when its predicate failed: the tool is not called)."""
+    now; an ``Err`` when its predicate failed: the tool is not called). The predicate reads
+    ``checked`` (the arguments as the tool's signature coerced them); the pending call shows
+    ``arguments`` as the model wrote them."""
     d: Any = ctx.directive
     run = ctx.run
     context = None
@@ -60,7 +64,7 @@ def ask_approval(ctx: DirectiveContext, tool: Tool, arguments: Any) -> Parked | 
             run_id=run.run_id, call_id=d.id, tool_name=tool.name, metadata=metadata
         )
     try:
-        reason = tool.approval_reason(arguments, context)
+        reason = tool.approval_reason(checked, context)
     except Exception as exc:
         return Err(
             error=ErrorEnvelope.make(

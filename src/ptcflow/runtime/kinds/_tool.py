@@ -73,7 +73,15 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
         tool = run.tools.tools.get(d.tool_name)
         if tool is not None and (tool.deferred or tool.requires_approval is not False):
-            asked = ask_approval(ctx, tool, arguments)
+            if tool.signature is not None:  # a person decides on a call that can run
+                checked = tool.signature.validate_input(
+                    dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
+                )
+                if not checked.ok:
+                    return _invalid_child(tool, checked.errors)
+                asked = ask_approval(ctx, tool, arguments, checked.value)
+            else:
+                asked = ask_approval(ctx, tool, arguments, arguments)
             if asked is not None:
                 return asked
     if d.tool_name not in run.tools.context_names:
@@ -173,6 +181,7 @@ def child_parked(call_id: str, step: Step) -> Parked:
 
 
 def _invalid_child(tool: Tool, errors: list[str]) -> Err:
+    """The ``validation`` error of a call whose arguments do not fit ``tool``'s signature."""
     return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
 
 
