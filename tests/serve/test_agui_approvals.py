@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 
 import ptcflow
 from ptcflow.runtime import Runtime
-from ptcflow.serve import MemoryPausedRuns, agui_endpoint
+from ptcflow.serve import MemoryPausedRuns, TaskRun, agui_endpoint
 from ptcflow.signals import SignalBus
 from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
@@ -189,3 +189,25 @@ async def test_an_endpoint_with_a_start_function_and_no_resume_keeps_no_pause() 
         ok = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
         refused = await call(app, resume(ok))
         assert refused.status == 422 and "does not resume" in refused.json()["error"]
+
+
+async def test_a_resume_the_runtime_refuses_leaves_the_run_waiting() -> None:
+    made: list[str] = []
+    agents = [ReAct(name="other"), ReAct()]  # the first resume names another agent
+
+    def start(rt: Runtime, run_input: Any, run_id: str) -> Any:
+        return rt.start(ReAct(), "go", run_id=run_id)
+
+    def again(rt: Runtime, run_input: Any, step: Any, decisions: Any, run_id: str) -> Any:
+        agent = agents.pop(0)
+        return TaskRun(lambda: rt.resume(step, decisions, agent=agent))
+
+    async with Runtime(llm=model(), tools=[make_refund(made)], bus=SignalBus()) as rt:
+        app = agui_endpoint(rt, start=start, resume=again, state=False)
+        (interrupt,) = (await paused(app))["outcome"]["interrupts"]
+        ok = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        refused = events(await call(app, resume(ok)))
+        assert [e["type"] for e in refused] == ["RUN_STARTED", "RUN_ERROR"]
+        assert refused[-1]["code"] == "PauseMismatchError" and made == ["A"]
+        out = events(await call(app, resume(ok)))
+        assert out[-1]["result"] == "Refunded A and B." and made == ["A", "B"]

@@ -934,8 +934,9 @@ class AGUIEndpoint(RunStreamEndpoint[RunAgentInput]):
                 await self._tracked(thread, super().serve(request, receive, send, run_id=step.run_id, start=begin), started, step)  # fmt: skip
             return
         if self.resume is not None:
-            await self._wait_settled(thread)
-            await self.paused.take(thread)  # a new question abandons the pause
+            # a new question abandons the thread's pause (and one its last run may still
+            # store: only the thread's latest request stores its pause)
+            await self.paused.take(thread)
         fresh: list[StartedRun] = []
 
         def begin_fresh(rt: Runtime, req: RunAgentInput, rid: str) -> StartedRun:
@@ -976,7 +977,8 @@ class AGUIEndpoint(RunStreamEndpoint[RunAgentInput]):
         self, thread: str, serving: Awaitable[None], started: list[StartedRun], resumed: Step | None
     ) -> None:
         """Serve, then keep the run's Step when it paused (before a resume of the thread
-        may look for it: such a request waits for this)."""
+        may look for it: such a request waits for this), unless a newer request on the
+        thread came since."""
         settled = anyio.Event()
         self._settling[thread] = settled
         try:
@@ -988,12 +990,11 @@ class AGUIEndpoint(RunStreamEndpoint[RunAgentInput]):
             except PauseInUseError:
                 return  # another request resumes this pause
             except ResumeError:
-                if resumed is not None:  # refused before anything ran: it still waits
-                    await self.paused.put(thread, resumed)
-                return
+                step = resumed  # refused before anything ran: it still waits
             except Exception:
                 return
-            if isinstance(step, Step) and step.paused:
+            latest = self._settling.get(thread) is settled
+            if latest and isinstance(step, Step) and step.paused:
                 await self.paused.put(thread, step)
         finally:
             settled.set()
