@@ -13,6 +13,7 @@ from ag_ui.core import Event
 from pydantic import TypeAdapter
 
 import ptcflow
+from ptcflow import SubAgent
 from ptcflow.runtime import Runtime
 from ptcflow.serve import MemoryPausedRuns, TaskRun, agui_endpoint
 from ptcflow.signals import SignalBus
@@ -211,3 +212,46 @@ async def test_a_resume_the_runtime_refuses_leaves_the_run_waiting() -> None:
         assert refused[-1]["code"] == "PauseMismatchError" and made == ["A"]
         out = events(await call(app, resume(ok)))
         assert out[-1]["result"] == "Refunded A and B." and made == ["A", "B"]
+
+
+async def test_a_child_agents_call_is_an_interrupt_of_the_top_run() -> None:
+    made: list[str] = []
+
+    @ptcflow.tool(requires_approval=True)
+    def refund(order: str) -> str:
+        """Refund an order."""
+        made.append(order)
+        return "refunded " + order
+
+    def answer(request: Any) -> Any:
+        task = next((m.content for m in request.messages if m.role == "user"), "")
+        if task.startswith("Handle"):  # the child writes a program calling the tool
+            return '(return (call "refund" {:order "A"}))'
+        if not any(m.role == "assistant" for m in request.messages):
+            return ScriptedLLM.tool_call("clerk", order="A")
+        return "top: " + (request.messages[-1].content or "")
+
+    clerk = SubAgent(
+        prompt="Handle {{order}}", signature="(order :string) -> :string", name="clerk",
+        tools=[refund], max_turns=2,
+    )  # fmt: skip
+    async with Runtime(llm=ScriptedLLM(answer), tools=[clerk.as_tool()], bus=SignalBus()) as rt:
+        app = agui_endpoint(rt, ReAct(), state=False)
+        response = await call(app, body(question="Refund A"))
+        out = events(response)
+        kinds = [e["type"] for e in out]
+        (suspended,) = [e for e in out if e["type"] == "SUBAGENT_FINISHED"]
+        assert suspended["outcome"] == {"type": "suspended"}
+        (interrupt,) = out[-1]["outcome"]["interrupts"]
+        assert interrupt["subagentRunId"] == suspended["subagentRunId"]
+        # toolCallId names the child's tool call as the stream started it
+        starts = [e["toolCallId"] for e in out if e["type"] == "TOOL_CALL_START"]
+        assert interrupt["toolCallId"] in starts and interrupt["toolCallId"] != interrupt["id"]
+        assert interrupt["metadata"]["ptcflow"]["agent"] == ["react", "clerk"]
+        assert kinds.count("TOOL_CALL_RESULT") == 0 and made == []
+        ok = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        resumed = events(await call(app, resume(ok)))
+        results = [e["toolCallId"] for e in resumed if e["type"] == "TOOL_CALL_RESULT"]
+        assert results[0] == interrupt["toolCallId"] and len(results) == 2
+        assert "TOOL_CALL_START" not in [e["type"] for e in resumed]
+        assert resumed[-1]["result"].startswith("top: ") and made == ["A"]

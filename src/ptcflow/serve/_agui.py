@@ -516,7 +516,13 @@ class AGUIStream:
     def _interrupt(self, pending: PendingCall) -> Interrupt:
         run = pending.run_id or ""
         sub = run if run != self.root and run in self._names else None
-        return interrupt_of(pending, subagent_run_id=sub, clean=self._clean)
+        # the tool call the client saw start: a child's call has its own id in the stream
+        # (the pending id is prefixed with the call that runs the child)
+        call = pending.call_id
+        seen = call if call in self._tools else None
+        if seen is None:
+            seen = next((t for t in sorted(self._tools) if call.endswith("/" + t)), None)
+        return interrupt_of(pending, subagent_run_id=sub, tool_call_id=seen, clean=self._clean)
 
     def feed(self, signal: Signal) -> bytes:
         """The events of one signal, encoded as server-sent events (``b""``: none)."""
@@ -654,10 +660,12 @@ def interrupt_of(
     pending: PendingCall,
     *,
     subagent_run_id: str | None = None,
+    tool_call_id: str | None = None,
     clean: Callable[[Any], Any] = sanitize,
 ) -> Interrupt:
-    """The AG-UI ``Interrupt`` of a call that waits: its ``id`` and ``toolCallId`` are the
-    call's id, ``reason`` is ``"tool_approval"`` (a person approves or denies it) or
+    """The AG-UI ``Interrupt`` of a call that waits: its ``id`` is the call's id (the key
+    of its decision), ``toolCallId`` the id of the tool call in the stream (default: the
+    call's id; a child agent's call has its own), ``reason`` is ``"tool_approval"`` (a person approves or denies it) or
     ``"deferred_tool"`` (its result comes from outside), ``message`` says what waits and
     why, ``responseSchema`` describes the resume payload, and ``metadata.ptcflow`` holds
     the call (``tool``, ``arguments``, ``kind``, ``reason``, ``agent``, ``runId``).
@@ -675,7 +683,7 @@ def interrupt_of(
         id=pending.call_id,
         reason="tool_approval" if approval else "deferred_tool",
         message=clean(message),
-        tool_call_id=pending.call_id,
+        tool_call_id=tool_call_id or pending.call_id,
         subagent_run_id=subagent_run_id,
         response_schema=_APPROVAL_SCHEMA if approval else _SUPPLY_SCHEMA,
         expires_at=pending.expires_at,
