@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+import ptcflow
 from ptcflow import SubAgent
 from ptcflow.runtime import Runtime
 from ptcflow.serve import ui_message_stream_endpoint
@@ -164,3 +165,34 @@ async def test_the_real_ai_package_reads_a_streaming_subagent() -> None:
     prints = [p["data"]["text"] for p in parts if p["type"] == "data-print"]
     assert prints == ["asking the doubler\n", "doubling 21\n"]
     assert out["chunks"][-1] == {"type": "finish", "finishReason": "stop"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_real_ai_package_reads_a_pause_as_an_approval_request() -> None:
+    @ptcflow.tool(requires_approval=lambda a: a["amount"] > 100)
+    def refund(order: str, amount: float) -> str:
+        """Refund an order."""
+        return f"refunded {amount} on {order}"
+
+    @ptcflow.tool(deferred=True)
+    def ship(order: str) -> None:
+        """Ship an order (done elsewhere)."""
+
+    calls = [
+        ScriptedLLM.tool_call("refund", order="B", amount=500),
+        ScriptedLLM.tool_call("ship", order="B"),
+    ]
+    out = await _read_with_ai(ScriptedLLM([calls]), ReAct(), [refund, ship], "refund B")
+    assert out["invalid"] == [] and out["errors"] == []
+    types = [c["type"] for c in out["chunks"]]
+    assert types.count("tool-approval-request") == 1  # the deferred call asks for no approval
+    assert out["chunks"][-1] == {"type": "finish", "finishReason": "tool-calls"}
+    parts = out["message"]["parts"]
+    tools = {p["toolName"]: p for p in parts if p["type"] == "dynamic-tool"}
+    assert tools["refund"]["state"] == "approval-requested"
+    assert tools["refund"]["approval"]["id"] == tools["refund"]["toolCallId"]
+    assert tools["ship"]["state"] == "input-available"
+    (paused,) = [p for p in parts if p["type"] == "data-paused"]
+    pending = {p["tool"]: p for p in paused["data"]["pending"]}
+    assert pending["refund"]["arguments"] == {"order": "B", "amount": 500}
+    assert pending["ship"]["kind"] == "deferred"

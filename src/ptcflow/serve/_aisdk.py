@@ -17,7 +17,13 @@ those of ``uiMessageChunkSchema`` in the ``ai`` npm package, checked against ``a
   (``ai.program.print``): ``{"runId", "programId", "text", "index"}``, one part per
   print, as it prints;
 * ``data-agent`` parts for child runs (agents called as tools): ``{"runId", "name",
-  "status", "result"}``, one part per child run, updated in place (same ``id``).
+  "status", "result"}``, one part per child run, updated in place (same ``id``);
+* a run that pauses for approvals (``ai.request.paused``): a ``tool-approval-request``
+  per call that waits for approval (``approvalId`` and ``toolCallId``: the call's id;
+  ``reason``), a ``data-paused`` part listing every waiting call (``callId``, ``tool``,
+  ``arguments``, ``kind``, ``reason``: deferred calls too, which the protocol has no part
+  for), then ``finish`` with ``finishReason`` ``tool-calls``. This stream does not
+  resume a run: resume it with ``rt.resume`` (or serve it over AG-UI, which does).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ptcflow.signals import (
     PROGRAM_PRINT,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
+    REQUEST_PAUSED,
     REQUEST_STARTED,
     TOOL_RESULT,
     TOOL_STARTED,
@@ -177,6 +184,33 @@ class UIMessageStream:
                         },
                     }
                 )
+        elif kind == REQUEST_PAUSED and run == self.root:
+            self.done = True
+            for message in sorted(self._open):
+                out.append({"type": "text-end", "id": message})
+            self._open.clear()
+            waiting = []
+            for p in data.pending:
+                if p.kind == "approval":
+                    out.append(
+                        {
+                            "type": "tool-approval-request",
+                            "approvalId": p.call_id,
+                            "toolCallId": p.call_id,
+                            "reason": self._clean(p.reason),
+                        }
+                    )
+                waiting.append(
+                    {
+                        "callId": p.call_id,
+                        "tool": p.tool,
+                        "arguments": self._clean(p.arguments),
+                        "kind": p.kind,
+                        "reason": self._clean(p.reason),
+                    }
+                )
+            out.append({"type": "data-paused", "id": self.root, "data": {"pending": waiting}})
+            out.append({"type": "finish", "finishReason": "tool-calls"})
         elif kind in (REQUEST_COMPLETED, REQUEST_FAILED):
             result = data.result
             if run != self.root:

@@ -385,7 +385,11 @@
   async function postAgui(url, input, handle, signal, each) {
     const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" },
                                         body: JSON.stringify(input), signal });
-    if (!response.ok) throw new Error("POST " + url + ": HTTP " + response.status);
+    if (!response.ok) {
+      let why = "";
+      try { why = (await response.json()).error || ""; } catch (e) { why = ""; }
+      throw new Error("POST " + url + ": HTTP " + response.status + (why ? ": " + why : ""));
+    }
     const reader = response.body.getReader(), decoder = new TextDecoder();
     let buffer = "", end = null;
     for (;;) {
@@ -405,8 +409,10 @@
 
   // -- the conversation (a page given an AG-UI thread) -----------------------------------
   // The server keeps it: the page sends each question alone, and asks for the conversation
-  // so far with an input that holds no message (its MESSAGES_SNAPSHOT). #pending is the
-  // place for what waits on the person (a tool call to approve).
+  // so far with an input that holds no message (its MESSAGES_SNAPSHOT). #pending shows
+  // what waits on the person: a run that ends with the AG-UI interrupt outcome lists its
+  // calls there (tool, arguments, reason) with Approve / Deny; once each is decided the
+  // page resumes the run (an input whose `resume` answers each interrupt).
   function say(role, text, cls) {
     const li = el("li", text, cls ? role + " " + cls : role);
     li.dataset.role = role;
@@ -426,17 +432,66 @@
     postAgui(chat.agui, input(chat.thread, []), (ev) => {
       if (ev.type === "MESSAGES_SNAPSHOT") snapshot(ev.messages);
       else if (ev.type === "RUN_ERROR") { say("note", "the conversation could not be read: " + ev.message); return "error"; }
+      if (ev.type === "RUN_FINISHED" && ev.outcome && ev.outcome.type === "interrupt") {
+        document.body.dataset.live = "paused";
+        const users = $("turns").querySelectorAll("li.user");
+        if (users.length) users[users.length - 1].classList.add("waiting");
+        pending(chat, ev.outcome.interrupts);
+      }
       return ev.type === "RUN_FINISHED" ? "loaded" : null;
     }).then((end) => { document.body.dataset.conversation = end || "error"; },
             (error) => { say("note", String(error)); document.body.dataset.conversation = "error"; });
+  }
+  // the calls a paused run waits on, each with Approve / Deny (Deny asks for a reason)
+  function pending(chat, interrupts) {
+    const box = $("pending");
+    box.replaceChildren();
+    box.hidden = false;
+    const decided = new Map();
+    const send = () => {
+      if (decided.size < interrupts.length) return;
+      box.hidden = true; box.replaceChildren();
+      const resume = interrupts.map((i) => ({ interruptId: i.id, status: "resolved", payload: decided.get(i.id) }));
+      $("go").disabled = true; $("stop").disabled = false;
+      document.body.dataset.live = "running";
+      agui(chat.agui, null, chat, resume);
+    };
+    box.append(el("h3", interrupts.length === 1 ? "Waiting for your approval" : "Waiting for your approval (" + interrupts.length + " calls)"));
+    for (const i of interrupts) {
+      const call = (i.metadata && i.metadata.ptcflow) || {};
+      const item = el("div", undefined, "call");
+      item.dataset.interrupt = i.id;
+      item.append(el("strong", call.tool || i.toolCallId || i.id, "tool"), el("pre", json(call.arguments === undefined ? null : call.arguments), "arguments"),
+                  el("p", call.reason || i.message || i.reason, "reason"));
+      const approve = el("button", "Approve", "approve"), deny = el("button", "Deny", "deny");
+      approve.type = deny.type = "button";
+      const why = el("input", undefined, "why"); why.type = "text"; why.placeholder = "why it is denied"; why.hidden = true;
+      const confirm = el("button", "Send denial", "confirm"); confirm.type = "button"; confirm.hidden = true;
+      const done = (text) => { for (const b of [approve, deny, confirm, why]) b.disabled = true; item.append(el("span", text, "decided")); send(); };
+      approve.addEventListener("click", () => { decided.set(i.id, { approved: true }); done("approved"); });
+      deny.addEventListener("click", () => { why.hidden = false; confirm.hidden = false; why.focus(); });
+      confirm.addEventListener("click", () => {
+        const reason = why.value.trim() || "denied";
+        decided.set(i.id, { approved: false, reason });
+        done("denied: " + reason);
+      });
+      item.append(approve, deny, why, confirm);
+      box.append(item);
+    }
   }
   const answerOf = (r) => (r && typeof r === "object" && typeof r.answer === "string" ? r.answer : json(r === undefined ? null : r));
 
   // the same mission read over the AG-UI protocol: POST a RunAgentInput, read the SSE body;
   // the mission tree arrives as AG-UI state (a snapshot, then JSON Patch "add"s of nodes)
-  function agui(url, question, chat) {
+  // (resume: the answers to a paused run's interrupts, instead of a question)
+  function agui(url, question, chat, resume) {
     const abort = new AbortController();
-    const asked = chat ? say("user", question, "asking") : null;
+    const asked = chat ? (resume ? $("turns").querySelector("li.user.waiting") || say("user", "…", "waiting") : say("user", question, "asking")) : null;
+    if (asked && resume) { asked.classList.remove("waiting"); asked.classList.add("asking"); }
+    else if (chat) {  // a new question abandons what waited
+      $("pending").hidden = true;
+      for (const li of $("turns").querySelectorAll("li.waiting")) li.classList.remove("waiting");
+    }
     let open = asked !== null;  // the question waits for its answer, once
     const settle = (text, role) => { if (open) { open = false; asked.classList.remove("asking"); say(role, text); } };
     source_ = { close: () => { abort.abort(); settle("stopped", "note"); } };
@@ -447,15 +502,21 @@
       else if (ev.type === "MESSAGES_SNAPSHOT" && chat) snapshot(ev.messages);
       else if (ev.type === "RUN_FINISHED") {
         if (ev.outcome && ev.outcome.type === "cancelled") { settle("cancelled", "note"); return "cancelled"; }
+        if (ev.outcome && ev.outcome.type === "interrupt") {
+          if (open) { open = false; asked.classList.remove("asking"); asked.classList.add("waiting"); }
+          if (chat) pending(chat, ev.outcome.interrupts);
+          return "paused";
+        }
         settle(answerOf(ev.result), "assistant");
         return "ok";
       } else if (ev.type === "RUN_ERROR") { settle(ev.code === "cancelled" ? "cancelled" : "error: " + ev.message, "note"); return ev.code === "cancelled" ? "cancelled" : "error"; }
       return null;
     };
-    const sent = input(chat ? chat.thread : "page", [{ id: "q-" + Date.now(), role: "user", content: question }]);
+    const sent = resume ? { ...input(chat.thread, []), resume }
+                        : input(chat ? chat.thread : "page", [{ id: "q-" + Date.now(), role: "user", content: question }]);
     postAgui(url, sent, handle, abort.signal, () => { schedule(); summarySoon(); })
       .then((end) => { if (end === null) settle("disconnected", "note"); stop(end || "disconnected"); })
-      .catch(() => { if (source_) stop("stopped"); });
+      .catch((error) => { if (source_) { settle(String(error && error.message ? error.message : error), "note"); stop("stopped"); } });
   }
   function stop(status) {
     if (source_) { source_.close(); source_ = null; }
