@@ -236,6 +236,37 @@ class UsageMeter:
                 )
         return None
 
+    def add_counts(
+        self,
+        *,
+        requests: int = 0,
+        tool_calls: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> None:
+        """Count what another part of the run's tree used (a child run elsewhere: a
+        Temporal child workflow), without checking the budgets (the next call is)."""
+        self.requests += requests
+        self.tool_calls += tool_calls
+        self._input += input_tokens
+        self._output += output_tokens
+
+    def over(self) -> Err | None:
+        """The error of the first count past its budget (``None``: none is): for counts
+        added with :meth:`add_counts`, which are not checked as they are added."""
+        lim = self.limits
+        inp, out = self._input, self._output
+        for budget, used, allowed in (
+            ("max_requests", self.requests, lim.max_requests),
+            ("max_tool_calls", self.tool_calls, lim.max_tool_calls),
+            ("max_input_tokens", inp, lim.max_input_tokens),
+            ("max_output_tokens", out, lim.max_output_tokens),
+            ("max_total_tokens", inp + out, lim.max_total_tokens),
+        ):
+            if allowed is not None and used > allowed:
+                return exceeded(budget, used, allowed)
+        return None
+
     def admit(self, directive: Any) -> Err | None:
         """Count ``directive`` about to be performed when it is a model call or a tool
         call; the error when that would pass a budget (``None``: within them)."""
