@@ -74,7 +74,7 @@ class _Bucket:
     __slots__ = ("level", "per_minute", "rate", "t")
 
     def __init__(self, per_minute: int, now: float) -> None:
-        self.per_minute = per_minute
+        self.per_minute = float(per_minute)  # floats only: no int/float comparisons
         self.rate = per_minute / 60.0
         self.level = float(per_minute)
         self.t = now
@@ -82,14 +82,17 @@ class _Bucket:
     def reserve(self, n: float, now: float) -> float:
         """Take ``n`` (the level may go below zero: later callers wait longer, in order);
         the seconds to wait before using them."""
-        self.level = min(self.per_minute, self.level + (now - self.t) * self.rate)
+        level = self.level + (now - self.t) * self.rate
+        if level > self.per_minute:  # full: a bucket holds a minute's worth at most
+            level = self.per_minute
         self.t = now
-        self.level -= n
-        return 0.0 if self.level >= 0 else -self.level / self.rate
+        self.level = level = level - n
+        return 0.0 if level >= 0 else -level / self.rate
 
     def give(self, n: float) -> None:
         """Correct a reservation by ``n`` (negative: more was used)."""
-        self.level = min(self.per_minute, self.level + n)
+        level = self.level + n
+        self.level = self.per_minute if level > self.per_minute else level
 
 
 class RateLimiter:
@@ -302,11 +305,11 @@ class Reservation:
         if bucket is not None:
             tokens = estimate_tokens(request)
             if tokens > bucket.per_minute:
-                return _too_low(self.key, tokens, bucket.per_minute)
+                return _too_low(self.key, tokens, int(bucket.per_minute))
             wait = bucket.reserve(tokens, now)
         requests = self.requests
         if requests is not None:
-            waited = requests.reserve(1, now)
+            waited = requests.reserve(1.0, now)
             if waited > wait:
                 wait = waited
         return tokens, wait

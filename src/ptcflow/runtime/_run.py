@@ -22,7 +22,7 @@ import anyio
 import msgspec
 
 from ptcflow.core import Flight, Parked, PausedRun, RunCore, Step
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, LLMGenerate
 from ptcflow.program import ProgramCache
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
@@ -75,6 +75,7 @@ class LocalRun:
     """
 
     __slots__ = (
+        "accounts",
         "agents",
         "checking",
         "core",
@@ -154,6 +155,9 @@ class LocalRun:
         self.costs: RunCost | None = None
         """The priced cost of the run's own model calls (``Step.cost_usd``), when the
         Runtime prices calls."""
+        self.accounts = False
+        """Model responses are priced or counted (decided when the run opens: it has
+        prices, or a token or cost budget)."""
         self.meter: UsageMeter | None = None
         self.on_held: Callable[[LocalRun], Any] | None = None
         """Started in a task when the run's core holds its end (``hold_end``): decides
@@ -309,7 +313,7 @@ class LocalRun:
         if isinstance(result, Parked):
             self.park(ctx, result, now)
             return
-        if type(result) is Ok and (self.costs is not None or self.meter is not None):
+        if self.accounts and type(result) is Ok and isinstance(ctx.directive, LLMGenerate):
             result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)

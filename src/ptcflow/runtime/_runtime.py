@@ -392,6 +392,7 @@ class Runtime:
         if limits is not None:
             run.meter = UsageMeter(limits)
         run.costs = self._costs(run.meter)
+        run.accounts = run.costs is not None or (run.meter is not None and run.meter.checks_tokens)
         return run
 
     def _costs(self, meter: UsageMeter | None) -> RunCost | None:
@@ -792,6 +793,9 @@ class Runtime:
         child.meter = parent.meter  # one budget for the whole tree
         child.guards = parent.guards
         child.costs = self._costs(child.meter)
+        child.accounts = child.costs is not None or (
+            child.meter is not None and child.meter.checks_tokens
+        )
         if deadline < enclosing:
             child.own_deadline = deadline
         if held is not None:
