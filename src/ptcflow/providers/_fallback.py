@@ -191,6 +191,19 @@ class FallbackModel:
         closed = tuple(e for e in self._entries if e.open_until <= now)
         return closed or self._entries
 
+    def first(self, request_model: str) -> tuple[tuple[_Entry, ...], Any, str, list[str]]:
+        """Where a call of ``request_model`` goes first: the models to try (:meth:`order`),
+        the first one's provider and model name (:meth:`route`), and the labels of the
+        models skipped (their circuit is open)."""
+        order = self.order()
+        entry = order[0]
+        if entry.provider is not None and request_model and entry is self._entries[0]:
+            provider, model = entry.provider, request_model  # the usual case: no lookups
+        else:
+            provider, model = self.route(entry, request_model)
+        skipped = [] if order is self._entries else self.skipped(order)
+        return order, provider, model, skipped
+
     def skipped(self, order: tuple[_Entry, ...]) -> list[str]:
         """The labels of the models :meth:`order` left out (their circuit is open)."""
         if len(order) == len(self._entries):

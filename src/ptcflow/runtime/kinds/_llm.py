@@ -189,11 +189,13 @@ def _fallback_first(
     ctx: DirectiveContext, fallback: FallbackModel, request: LLMRequest
 ) -> tuple[Any, LLMRequest]:
     """The first model of ``fallback`` to try (the skipped ones reported)."""
-    order = fallback.order()
-    for label in fallback.skipped(order):
+    order, provider, model, skipped = fallback.first(request.model)
+    for label in skipped:
         _report_attempt(ctx, label, "skipped", None)
     ctx.fallback = (fallback, order, 0, request)
-    return _routed(fallback, order[0], request)
+    if model != request.model:
+        return provider, msgspec.structs.replace(request, model=model)
+    return provider, request
 
 
 def _routed(fallback: FallbackModel, entry: Any, request: LLMRequest) -> tuple[Any, LLMRequest]:
