@@ -195,7 +195,7 @@ class FallbackModel:
         """Where a call of ``request_model`` goes first: the models to try (:meth:`order`),
         the first one's provider and model name (:meth:`route`), and the labels of the
         models skipped (their circuit is open)."""
-        order = self.order()
+        order = self._entries if not self._opened else self.order()
         entry = order[0]
         if entry.provider is not None and request_model and entry is self._entries[0]:
             provider, model = entry.provider, request_model  # the usual case: no lookups

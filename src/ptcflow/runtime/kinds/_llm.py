@@ -241,7 +241,8 @@ def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
     fallback = ctx.fallback
     if fallback is not None:
         model, order, i, _ = fallback
-        model.answered(order[i])
+        if i or order[i].streak:  # a run of failures is over
+            model.answered(order[i])
         if i:
             _report_attempt(ctx, order[i].label, "ok", None)
     reserved = ctx.reserved
