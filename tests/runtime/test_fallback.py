@@ -119,3 +119,46 @@ async def test_each_failed_attempt_is_a_span() -> None:
     assert "chat scripted:a" in names
     failed = next(s for s in exporter.get_finished_spans() if s.name == "chat scripted:a")
     assert not failed.status.is_ok
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"retry": "attempt_timeout"},  # each attempt under its own deadline
+        {"limits": "max_directives"},  # each attempt under the global limiter
+        {"rate_limits": "waits"},  # the rate limit makes the first call wait
+    ],
+)
+async def test_the_kind_falls_back_under_every_attempt_guard(options: dict[str, str]) -> None:
+    from ptcflow import RateLimit
+    from ptcflow.runtime import Limits, RateLimiter, RetryPolicy
+
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    given: dict[str, Any] = {}
+    script: list[Any] = [ScriptedLLM.rate_limited(), "again from a"]
+    if "retry" in options:
+        given["retry"] = RetryPolicy(attempt_timeout_ms=20_000)
+    if "limits" in options:
+        given["limits"] = Limits(max_directives=4)
+    if "rate_limits" in options:  # one request a minute: the second run's call waits
+        limits = {"fallback": RateLimit(requests_per_minute=1)}
+        given["rate_limits"] = RateLimiter(limits, clock=lambda: 0.0, sleep=sleep)
+        script = ["first run", *script]
+    first = ScriptedLLM(script, model="a")
+    second = ScriptedLLM(["from b"], model="b")
+    async with Runtime(llm=FallbackModel(first, second), **given) as rt:
+        if "rate_limits" in options:
+            assert (await rt.run(ReAct(), "warm up")).value == "first run"
+        step = await rt.run(ReAct(), "2+3?", record=True)
+    assert step.ok and step.value == "from b", step.error
+    warmed = 1 if "rate_limits" in options else 0
+    assert (first.calls, second.calls) == (1 + warmed, 1)
+    assert waits == [60.0] * warmed
+    assert _fallbacks(step) == [
+        ("scripted:a", "failed", "rate_limited"),
+        ("scripted:b", "ok", ""),
+    ]

@@ -158,3 +158,84 @@ async def test_a_session_run_is_guarded_and_a_tripped_run_stores_no_turn() -> No
                 ReAct(), "hi", guardrails=Guardrails(input=[no_secrets]), session=session
             )
     assert step.ok and len(await session.turns()) == 1
+
+
+async def test_an_output_guards_verdict_is_journaled_before_the_end_signal() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ptcflow.runtime import Telemetry
+    from ptcflow.signals import REQUEST_COMPLETED, REQUEST_FAILED
+
+    def no_fives(value: Any, info: GuardInfo) -> Trip | None:
+        return Trip("five is not allowed") if "5" in str(value) else None
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(tracer_provider=provider)
+    for answer, guard, end, verdict in (
+        ("5", no_fives, REQUEST_FAILED, "guardrail_tripped"),
+        ("five", async_upper, REQUEST_COMPLETED, "rewrite"),
+        ("four", no_fives, REQUEST_COMPLETED, "pass"),
+    ):
+        exporter.clear()
+        async with Runtime(llm=ScriptedLLM([answer]), telemetry=telemetry) as rt:
+            guards = Guardrails(output=[guard])
+            step = await rt.run(ReAct(), "2+3?", guardrails=guards, record=True)
+        types = [s.type for s in step.signals]
+        assert types[-2:] == [GUARDRAIL, end], types  # the verdict, then the end signal
+        assert step.signals[-2].data["stage"] == "output"
+        assert step.signals[-2].data["verdict"] == verdict
+        result = step.signals[-1].data.result
+        if verdict == "guardrail_tripped":
+            assert result.error.type == "guardrail_tripped" and step.reason == verdict
+        else:
+            expected = answer.upper() if verdict == "rewrite" else answer
+            assert result.payload == step.value == expected
+        spans = {s.name: s for s in exporter.get_finished_spans()}
+        guard_span = spans[f"guardrail {guard.__name__}"]
+        [run_span] = [s for name, s in spans.items() if name.startswith("invoke_agent")]
+        assert guard_span.parent is not None
+        assert guard_span.parent.span_id == run_span.context.span_id
+        assert guard_span.attributes is not None
+        assert guard_span.attributes["ptcflow.guardrail.verdict"] == verdict
+        assert run_span.end_time is not None and guard_span.end_time is not None
+        assert guard_span.end_time <= run_span.end_time  # checked before the run ended
+
+
+async def test_a_run_cancelled_while_its_output_is_checked_ends_cancelled() -> None:
+    started = anyio.Event()
+
+    async def slow(value: Any, info: GuardInfo) -> None:
+        started.set()
+        await anyio.sleep_forever()
+
+    async with Runtime(llm=ScriptedLLM(["5"])) as rt:
+        with anyio.fail_after(20):
+            steps: list[Step] = []
+
+            async def go() -> None:
+                guards = Guardrails(output=[slow])
+                steps.append(await rt.run(ReAct(), "2+3?", guardrails=guards, record=True))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(go)
+                await started.wait()
+                tg.cancel_scope.cancel()
+            assert not steps  # the awaiting task was cancelled: no Step for it
+            assert rt.statistics().runs_active == 0
+    assert rt.statistics().runs_active == 0
+
+
+async def test_an_output_guard_that_hangs_fails_the_run_in_time() -> None:
+    async def hangs(value: Any, info: GuardInfo) -> None:
+        await anyio.sleep_forever()
+
+    async with Runtime(llm=ScriptedLLM(["5"])) as rt:
+        with anyio.fail_after(20):
+            guards = Guardrails(output=[hangs], timeout_s=0.05)
+            step = await rt.run(ReAct(), "2+3?", guardrails=guards, record=True)
+    assert _tripped(step, "guardrail_failed")["stage"] == "output"
+    assert [s.type for s in step.signals][-2:] == [GUARDRAIL, "ai.request.failed"]

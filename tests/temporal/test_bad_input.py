@@ -119,17 +119,6 @@ async def test_large_payloads_kept_in_external_storage_stay_out_of_history(
     assert any((tmp_path / "payloads").iterdir())
 
 
-@pytest.mark.parametrize("option", ["usage_limits", "guardrails"])
-def test_controls_not_enforced_on_temporal_are_refused(option: str) -> None:
-    from ptcflow import Guardrails, UsageLimits
-    from ptcflow.strategies import ReAct
-
-    value = UsageLimits(max_requests=1) if option == "usage_limits" else Guardrails()
-    rt = TemporalRuntime(address="127.0.0.1:1")
-    with pytest.raises(UsageError, match=f"'{option}'.* not enforced on Temporal yet"):
-        rt.run(ReAct(), "x", **{option: value}).close()  # never reached: run() raises
-
-
 async def test_history_for_a_strategy_that_keeps_no_conversation_is_refused_at_the_call(
     client: Any, options: TemporalOptions
 ) -> None:

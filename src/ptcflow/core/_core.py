@@ -115,7 +115,7 @@ class RunCore(Generic[F]):
     __slots__ = (
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
         "_stamp", "_terminals", "answered", "cancelling", "closing", "compaction", "deadline",
-        "flights", "history", "input", "late_results", "make_flight", "memory", "name",
+        "flights", "held", "history", "hold_end", "input", "late_results", "make_flight", "memory", "name",
         "parent_run_id", "parked", "recorded", "request_id", "run_id", "seq", "started_at",
         "state", "step", "strategy", "summary", "to_cancel", "to_perform", "tool_calls",
         "tool_specs", "traceparent", "turns", "usage",
@@ -199,6 +199,12 @@ class RunCore(Generic[F]):
         """Signals waiting for the fold in progress (folds never nest)."""
         self._folding = False
         self._refused = 0
+        self.hold_end = False
+        """Set by a driver before the run starts: a successful run does not end by itself
+        but is :attr:`held` once its outcome is known and nothing is in flight, until
+        :meth:`release` (its output guards decide the end first)."""
+        self.held = False
+        """True while a successful outcome waits for :meth:`release` (see ``hold_end``)."""
 
     def __repr__(self) -> str:
         status = (
@@ -323,6 +329,9 @@ class RunCore(Generic[F]):
     def cancel(self, reason: Err, now: float) -> None:
         """Cancel the run: its in-flight directives end with ``reason``, then the run fails."""
         self._now = now
+        if self.held:  # cancelled while its output was being checked: it fails with it
+            self.release(reason, now)
+            return
         if self.step is not None or self.closing or self.cancelling is not None:
             return
         self.cancelling = reason
@@ -344,6 +353,9 @@ class RunCore(Generic[F]):
         """
         self._now = now
         reason = self.cancelling or cancelled(f"run {self.run_id} was cancelled")
+        if self.held:
+            self.release(reason, now)
+            return
         for flight in list(self.flights):
             self._answer(flight, flight.cancel_reason or reason, 1, 0.0)
         if not self.closing:
@@ -602,6 +614,31 @@ class RunCore(Generic[F]):
                 return
             else:
                 self._close(stalled(self.name, self.state), self.usage, "stalled")
+        if self.hold_end and self._ending is not None and type(self._ending[0]) is Ok:
+            self.held = True  # the driver checks the output, then releases the end
+            return
+        self._end()
+
+    @property
+    def ending_result(self) -> Ok[Any] | Err:
+        """The outcome the run ends with (once it is closing, or :attr:`held`)."""
+        assert self._ending is not None
+        return self._ending[0]
+
+    def release(self, result: Ok[Any] | Err | None, now: float) -> None:
+        """End a :attr:`held` run: with its own outcome (``result`` ``None``), a
+        replaced value (an ``Ok``) or a failure (an ``Err``, the run fails with it).
+        Signals emitted while it was held (a guard's verdict) come before its end signal
+        in the journal. Nothing happens when the run is not held."""
+        if not self.held or self._ending is None:
+            return
+        self.held = self.hold_end = False
+        self._now = now
+        if result is not None:
+            _, usage, reason, route = self._ending
+            if isinstance(result, Err):
+                reason = str(result.error.type)
+            self._ending = (result, usage, reason, route)
         self._end()
 
     def _pause(self) -> None:

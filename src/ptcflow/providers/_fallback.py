@@ -69,6 +69,8 @@ def error_type(exc: BaseException) -> str:
 
 
 class _Entry:
+    """One model of a :class:`FallbackModel` and its circuit (``label``, ``streak``)."""
+
     __slots__ = ("given", "label", "open_until", "provider", "streak")
 
     def __init__(self, given: Any) -> None:
@@ -164,7 +166,9 @@ class FallbackModel:
 
         return anyio.current_time()
 
-    def _resolve(self, entry: _Entry, request_model: str) -> tuple[Any, str]:
+    def route(self, entry: _Entry, request_model: str) -> tuple[Any, str]:
+        """The provider of ``entry`` (one of :meth:`order`) and the model name to send it
+        for a request of ``request_model``."""
         if entry.provider is None:  # a name: through the registry
             registry = self._registry
             if registry is None:
@@ -173,45 +177,74 @@ class FallbackModel:
                 registry = self._registry = ModelRegistry.from_config()
             resolved: tuple[Any, str] = registry.resolve(entry.given, None)
             return resolved
+        if request_model and entry is self._entries[0]:
+            return entry.provider, request_model
         own = str(getattr(entry.provider, "model", "") or "")
-        first = entry is self._entries[0]
-        return entry.provider, (request_model if first and request_model else own or request_model)
+        return entry.provider, own or request_model
 
-    def _order(self) -> tuple[_Entry, ...]:
+    def order(self) -> tuple[_Entry, ...]:
+        """The models to try, in order: those whose circuit is closed (all of them when
+        every circuit is open). Each has a ``label`` (``provider:model``)."""
         if not self._opened:  # no circuit was ever opened: no clock needed
             return self._entries
         now = self._now()
         closed = tuple(e for e in self._entries if e.open_until <= now)
         return closed or self._entries
 
-    def _failed(self, entry: _Entry, exc: BaseException) -> None:
+    def first(self, request_model: str) -> tuple[tuple[_Entry, ...], Any, str, list[str]]:
+        """Where a call of ``request_model`` goes first: the models to try (:meth:`order`),
+        the first one's provider and model name (:meth:`route`), and the labels of the
+        models skipped (their circuit is open)."""
+        order = self._entries if not self._opened else self.order()
+        entry = order[0]
+        if entry.provider is not None and request_model and entry is self._entries[0]:
+            provider, model = entry.provider, request_model  # the usual case: no lookups
+        else:
+            provider, model = self.route(entry, request_model)
+        skipped = [] if order is self._entries else self.skipped(order)
+        return order, provider, model, skipped
+
+    def skipped(self, order: tuple[_Entry, ...]) -> list[str]:
+        """The labels of the models :meth:`order` left out (their circuit is open)."""
+        if len(order) == len(self._entries):
+            return []
+        return [e.label for e in self._entries if e not in order]
+
+    def failed(self, entry: _Entry, exc: BaseException) -> bool:
+        """``entry`` failed with ``exc`` (counted by its circuit breaker); whether the
+        call goes on to the next model (the error's type is in ``on``)."""
         entry.streak += 1
         if entry.streak >= self.failures:
             entry.open_until = self._now() + self.cooldown_s
             entry.streak = 0
             self._opened = True
+        return error_type(exc) in self.on
+
+    @staticmethod
+    def answered(entry: _Entry) -> None:
+        """``entry`` answered: its run of failures is over."""
+        entry.streak = 0
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         """Generate with the first model that answers (see the class)."""
         observe = FALLBACK_OBSERVER.get()
-        order = self._order()
-        if observe is not None and len(order) < len(self._entries):
-            for skipped in self._entries:
-                if skipped not in order:
-                    observe(skipped.label, "skipped", None)
+        order = self.order()
+        if observe is not None:
+            for label in self.skipped(order):
+                observe(label, "skipped", None)
         last: BaseException | None = None
         for entry in order:
-            provider, model = self._resolve(entry, request.model)
+            provider, model = self.route(entry, request.model)
             sent = (
                 request if model == request.model else msgspec.structs.replace(request, model=model)
             )
             try:
                 response: LLMResponse = await provider.generate(sent)
             except Exception as exc:
-                self._failed(entry, exc)
+                go_on = self.failed(entry, exc)
                 if observe is not None:
                     observe(entry.label, "failed", exc)
-                if error_type(exc) not in self.on:
+                if not go_on:
                     raise
                 last = exc
                 continue
@@ -227,18 +260,18 @@ class FallbackModel:
         was yielded: the caller has seen it)."""
         observe = FALLBACK_OBSERVER.get()
         last: BaseException | None = None
-        for entry in self._order():
-            provider, model = self._resolve(entry, request.model)
+        for entry in self.order():
+            provider, model = self.route(entry, request.model)
             started = False
             try:
                 async for chunk in provider.stream(msgspec.structs.replace(request, model=model)):
                     started = True
                     yield chunk
             except Exception as exc:
-                self._failed(entry, exc)
+                go_on = self.failed(entry, exc)
                 if observe is not None:
                     observe(entry.label, "failed", exc)
-                if started or error_type(exc) not in self.on:
+                if started or not go_on:
                     raise
                 last = exc
                 continue
@@ -249,6 +282,6 @@ class FallbackModel:
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """Embed with the first model (no fallback)."""
-        provider, model = self._resolve(self._entries[0], request.model)
+        provider, model = self.route(self._entries[0], request.model)
         result: EmbedResponse = await provider.embed(msgspec.structs.replace(request, model=model))
         return result

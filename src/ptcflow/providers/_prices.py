@@ -66,7 +66,13 @@ class ModelPrice(msgspec.Struct, frozen=True, kw_only=True):
                 )
 
     def cost(self, usage: Usage) -> float:
-        """US dollars of one call's ``usage`` (``input_tokens`` counts the cached ones)."""
+        """US dollars of one call's ``usage`` (``input_tokens`` counts the cached ones),
+        rounded to 12 decimals."""
+        return round(self.dollars(usage), 12)
+
+    def dollars(self, usage: Usage) -> float:
+        """US dollars of one call's ``usage``, not rounded (sums of many calls are
+        rounded once: :meth:`cost` rounds each)."""
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
         fresh = max(usage.input_tokens - read - write, 0)
         price_in = self.input_per_mtok
@@ -76,7 +82,7 @@ class ModelPrice(msgspec.Struct, frozen=True, kw_only=True):
             + write * (price_in if self.cache_write_per_mtok is None else self.cache_write_per_mtok)
             + usage.output_tokens * self.output_per_mtok
         )
-        return round(dollars / _MTOK, 12)
+        return dollars / _MTOK
 
 
 Cost = Callable[[Usage], float]
@@ -152,7 +158,13 @@ class PriceTable:
         )
 
     def cost(self, model: str, usage: Usage) -> float | None:
-        """US dollars of one call of ``model`` (``None``: the model has no price)."""
+        """US dollars of one call of ``model``, rounded to 12 decimals (``None``: the
+        model has no price)."""
+        dollars = self.dollars(model, usage)
+        return None if dollars is None else round(dollars, 12)
+
+    def dollars(self, model: str, usage: Usage) -> float | None:
+        """US dollars of one call of ``model``, not rounded (``None``: no price)."""
         found = self._found.get(model, _MISSING)
         if found is _MISSING:
             found = self._found[model] = self._lookup(model)
@@ -167,7 +179,7 @@ class PriceTable:
         bare = model.split(":", 1)[1] if ":" in model else model
         own = self.prices.get(model) or self.prices.get(bare)
         if own is not None:
-            return own.cost
+            return own.dollars
         if not self.catalogue or not model:
             return None
         provider = model.split(":", 1)[0] if ":" in model else None
@@ -202,7 +214,7 @@ def _catalogue(model: str, provider: str | None) -> Cost | None:
             cache_read_per_mtok=None if rates[2] is None else float(rates[2]),
             cache_write_per_mtok=None if rates[3] is None else float(rates[3]),
         )
-        return flat.cost
+        return flat.dollars
 
     def tiered(usage: Usage) -> float:  # prices by tier: genai-prices computes them
         calc = price.calc_price(

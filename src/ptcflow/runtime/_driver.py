@@ -67,7 +67,7 @@ async def drive(
         except anyio.get_cancelled_exc_class():
             _leave(run)
             core = run.core
-            if run.step is None and core.cancelling is None and not core.closing:
+            if run.step is None and (core.held or (core.cancelling is None and not core.closing)):
                 now = run.executor.clock()
                 if now >= run.deadline:
                     run.expire(now)  # an enclosing scope enforced the run's deadline

@@ -39,6 +39,7 @@ __all__ = (
     "Rewrite",
     "Trip",
     "check",
+    "check_output",
     "guard_tool",
     "guarded_drive",
     "publish",
@@ -268,6 +269,9 @@ async def guarded_drive(run: Any, registry: dict[Any, None], otel_parent: Any) -
     guards: Guardrails = run.guards
     records: list[dict[str, Any]] = []
     info = GuardInfo(run_id=run.run_id, agent=run.name, stage="input")
+    if guards.output:  # the run's successful end waits for them (check_output)
+        run.core.hold_end = True
+        run.on_held = check_output
     if guards.input and not guards.concurrent_input:
         value, error = await check(guards, "input", run.core.input, info, run, records)
         run.core.input = value
@@ -294,14 +298,30 @@ async def guarded_drive(run: Any, registry: dict[Any, None], otel_parent: Any) -
             step = _failed(step, tripped[0])
     else:
         step = await drive(run, registry, start=True, otel_parent=otel_parent)
-    if guards.output and step.ok:
-        info = GuardInfo(run_id=run.run_id, agent=run.name, stage="output")
-        value, error = await check(guards, "output", step.value, info, run, records)
-        if error is not None:
-            step = _failed(step, error)
-        elif value is not step.value:
-            step = msgspec.structs.replace(step, value=value)
     return step
+
+
+async def check_output(run: Any) -> None:
+    """Check the value of ``run``, whose successful end its core holds (``hold_end``):
+    publish each verdict (``ai.guardrail`` signals, before the run's end signal in the
+    journal), then release the end with the value, a rewrite or the guard's error."""
+    result = run.core.ending_result
+    records: list[dict[str, Any]] = []
+    with anyio.CancelScope() as scope:
+        run.checking = scope  # the run's end (a cancellation) cancels the check
+        info = GuardInfo(run_id=run.run_id, agent=run.name, stage="output")
+        value, error = await check(run.guards, "output", result.payload, info, run, records)
+    if scope.cancelled_caught:
+        return  # the run ended already
+    for record in records:
+        run.emit(None, GUARDRAIL, record)
+    if error is not None:
+        released: Ok[Any] | Err | None = error
+    elif value is not result.payload:
+        released = Ok(payload=value)
+    else:
+        released = None
+    run.release(released)
 
 
 def _failed(step: Any, error: Err) -> Any:

@@ -156,6 +156,8 @@ class Performer:
                                 result = value if kind.settle is None else kind.settle(ctx, value)
                             except Exception as exc:
                                 result = self._failed(ctx, kind, exc)
+                                if type(result) is not Err and type(result) is not Ok:
+                                    result = await self._go_on(ctx, kind, result)
                     if (
                         isinstance(result, Err)
                         and result.error.retryable
@@ -225,6 +227,8 @@ class Performer:
                 result: Ok[Any] | Err = value if kind.settle is None else kind.settle(ctx, value)
             except Exception as exc:
                 result = self._failed(ctx, kind, exc)
+                if type(result) is not Err and type(result) is not Ok:
+                    result = await self._go_on(ctx, kind, result)
             return result
         assert scope.cancelled_caught
         return Err(
@@ -236,12 +240,26 @@ class Performer:
             )
         )
 
-    def _failed(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> Ok[Any] | Err:
-        """An attempt's work raised ``exc``: the kind's reading of it, else a crash."""
+    def _failed(self, ctx: DirectiveContext, kind: Kind, exc: Exception) -> Any:
+        """An attempt's work raised ``exc``: the kind's reading of it (a result, or more
+        work that goes on within the attempt: :meth:`_go_on`), else a crash."""
         if kind.fail is None:
             return self._crash(ctx, kind, exc)
-        result: Ok[Any] | Err = kind.fail(ctx, exc)
-        return result
+        return kind.fail(ctx, exc)
+
+    async def _go_on(self, ctx: DirectiveContext, kind: Kind, work: Any) -> Ok[Any] | Err:
+        """The kind's ``fail`` answered with more work (a fallback's next model): await it
+        as the attempt's, as long as ``fail`` hands out more."""
+        while True:
+            try:
+                value = await work
+                result: Ok[Any] | Err = value if kind.settle is None else kind.settle(ctx, value)
+                return result
+            except Exception as exc:
+                following = self._failed(ctx, kind, exc)
+                if type(following) is Err or type(following) is Ok:
+                    return following
+                work = following
 
     def _timeout(self, ctx: DirectiveContext) -> Err | None:
         """The directive's scope reached its deadline: its own timeout, or the run's

@@ -24,9 +24,16 @@ from opentelemetry import trace
 
 from ptcflow.errors import ConfigError
 from ptcflow.providers import EmbedRequest, LLMRequest, ProviderError
-from ptcflow.signals import RATE_LIMITED, EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
+from ptcflow.signals import (
+    RATE_LIMITED,
+    EmbedResponse,
+    Err,
+    ErrorEnvelope,
+    LLMChunk,
+    LLMResponse,
+)
 
-__all__ = ("RateLimit", "RateLimitedLLM", "RateLimiter")
+__all__ = ("RateLimit", "RateLimitedLLM", "RateLimiter", "Reservation")
 
 RATE_LIMIT_TOO_LOW: Final = "rate_limit_too_low"
 _NO_KEY: Final[Any] = object()
@@ -67,7 +74,7 @@ class _Bucket:
     __slots__ = ("level", "per_minute", "rate", "t")
 
     def __init__(self, per_minute: int, now: float) -> None:
-        self.per_minute = per_minute
+        self.per_minute = float(per_minute)  # floats only: no int/float comparisons
         self.rate = per_minute / 60.0
         self.level = float(per_minute)
         self.t = now
@@ -75,14 +82,17 @@ class _Bucket:
     def reserve(self, n: float, now: float) -> float:
         """Take ``n`` (the level may go below zero: later callers wait longer, in order);
         the seconds to wait before using them."""
-        self.level = min(self.per_minute, self.level + (now - self.t) * self.rate)
+        level = self.level + (now - self.t) * self.rate
+        if level > self.per_minute:  # full: a bucket holds a minute's worth at most
+            level = self.per_minute
         self.t = now
-        self.level -= n
-        return 0.0 if self.level >= 0 else -self.level / self.rate
+        self.level = level = level - n
+        return 0.0 if level >= 0 else -level / self.rate
 
     def give(self, n: float) -> None:
         """Correct a reservation by ``n`` (negative: more was used)."""
-        self.level = min(self.per_minute, self.level + n)
+        level = self.level + n
+        self.level = self.per_minute if level > self.per_minute else level
 
 
 class RateLimiter:
@@ -118,6 +128,7 @@ class RateLimiter:
         self._buckets: dict[tuple[str, str], _Bucket] = {}
         self._wrappers: dict[int, RateLimitedLLM] = {}
         self._keys: dict[tuple[int, str], str | None] = {}
+        self._plans: dict[tuple[int, str], Reservation | None] = {}
 
     def __repr__(self) -> str:
         return f"RateLimiter({self.limits!r})"
@@ -149,6 +160,38 @@ class RateLimiter:
         if len(self._keys) < 4096:
             self._keys[cache_key] = key
         return key
+
+    def plan(self, provider: Any, model: str) -> Reservation | None:
+        """The buckets a call of ``model`` on ``provider`` takes from (``None``: no limit
+        applies, or ``provider`` is under these limits already). Made once per provider
+        and model, so a call costs two bucket updates and no lookups of keys."""
+        cache_key = (id(provider), model)
+        found: Any = self._plans.get(cache_key, _NO_KEY)
+        if found is not _NO_KEY:
+            return found  # type: ignore[no-any-return]
+        inner = provider
+        while inner is not None:  # a provider wrapped by these limits already
+            if isinstance(inner, RateLimitedLLM) and inner.limiter is self:
+                break
+            inner = getattr(inner, "inner", None)
+        key = None if inner is not None else self.key_of(provider, model)
+        plan = None
+        if key is not None:
+            limit = self.limits[key]
+            now = self._clock()
+            plan = Reservation(
+                self,
+                key,
+                None
+                if limit.requests_per_minute is None
+                else self._bucket(key, "requests", limit.requests_per_minute, now),
+                None
+                if limit.tokens_per_minute is None
+                else self._bucket(key, "tokens", limit.tokens_per_minute, now),
+            )
+        if len(self._plans) < 4096:
+            self._plans[cache_key] = plan
+        return plan
 
     def _bucket(self, key: str, kind: str, per_minute: int, now: float) -> _Bucket:
         bucket = self._buckets.get((key, kind))
@@ -182,20 +225,7 @@ class RateLimiter:
         tokens_bucket = None
         if limit.tokens_per_minute is not None:
             if tokens > limit.tokens_per_minute:
-                raise ProviderError(
-                    ErrorEnvelope.make(
-                        RATE_LIMIT_TOO_LOW,
-                        f"this request needs about {tokens} tokens but the rate limit of "
-                        f"{key!r} allows {limit.tokens_per_minute} tokens per minute: it could "
-                        "never be sent. Raise RateLimit(tokens_per_minute=...) or send less",
-                        {
-                            "key": key,
-                            "tokens": tokens,
-                            "tokens_per_minute": limit.tokens_per_minute,
-                        },
-                        retryable=False,
-                    )
-                )
+                raise ProviderError(_too_low(key, tokens, limit.tokens_per_minute).error)
             tokens_bucket = self._bucket(key, "tokens", limit.tokens_per_minute, now)
             wait = tokens_bucket.reserve(tokens, now)
         if limit.requests_per_minute is not None:
@@ -238,6 +268,75 @@ class RateLimiter:
         bucket = self._buckets.get((key, "requests"))
         if bucket is not None:
             bucket.give(1)
+
+
+class Reservation:
+    """The buckets of one limit key, as :meth:`RateLimiter.plan` resolved them for a
+    provider and model: what a model call of the runtime's model kinds takes.
+
+    Attributes:
+        key: the limit's key.
+        requests: the requests bucket (``None``: requests are not limited).
+        tokens: the tokens bucket (``None``: tokens are not limited).
+    """
+
+    __slots__ = ("clock", "key", "limiter", "requests", "tokens")
+
+    def __init__(
+        self, limiter: RateLimiter, key: str, requests: _Bucket | None, tokens: _Bucket | None
+    ) -> None:
+        self.limiter = limiter
+        self.clock = limiter._clock
+        self.key = key
+        self.requests = requests
+        self.tokens = tokens
+
+    def __repr__(self) -> str:
+        return f"<Reservation {self.key!r}>"
+
+    def take(self, request: LLMRequest) -> tuple[int, float] | Err:
+        """Reserve one request and ``request``'s estimated tokens: ``(tokens reserved,
+        seconds to wait)`` (then :meth:`hold` when the wait is not zero), or the
+        ``rate_limit_too_low`` error of a request no minute could carry."""
+        now = self.clock()
+        wait = 0.0
+        tokens = 0
+        bucket = self.tokens
+        if bucket is not None:
+            tokens = estimate_tokens(request)
+            if tokens > bucket.per_minute:
+                return _too_low(self.key, tokens, int(bucket.per_minute))
+            wait = bucket.reserve(tokens, now)
+        requests = self.requests
+        if requests is not None:
+            waited = requests.reserve(1.0, now)
+            if waited > wait:
+                wait = waited
+        return tokens, wait
+
+    async def hold(self, wait: float, tokens: int) -> None:
+        """Wait ``wait`` seconds for a reservation of :meth:`take` (see
+        :meth:`RateLimiter.hold`)."""
+        await self.limiter.hold(self.key, wait, self.tokens, tokens)
+
+    def settle(self, reserved: int, used: int) -> None:
+        """Correct the tokens reserved with those the response used."""
+        bucket = self.tokens
+        if bucket is not None:
+            bucket.give(reserved - used)
+
+
+def _too_low(key: str, tokens: int, per_minute: int) -> Err:
+    return Err(
+        error=ErrorEnvelope.make(
+            RATE_LIMIT_TOO_LOW,
+            f"this request needs about {tokens} tokens but the rate limit of "
+            f"{key!r} allows {per_minute} tokens per minute: it could "
+            "never be sent. Raise RateLimit(tokens_per_minute=...) or send less",
+            {"key": key, "tokens": tokens, "tokens_per_minute": per_minute},
+            retryable=False,
+        )
+    )
 
 
 def estimate_tokens(request: LLMRequest) -> int:

@@ -110,9 +110,12 @@ async def resume_run(
         del rt._resuming[next(iter(rt._resuming))]
     _restore(run, paused, signals, rebuilt, checked)
     if run.meter is not None:  # the budget goes on from what the run used before it paused
-        run.meter.requests += rebuilt.turns
-        run.meter.tool_calls += rebuilt.tool_calls
-        run.meter.usage = run.meter.usage + rebuilt.usage
+        run.meter.add_counts(
+            requests=rebuilt.turns,
+            tool_calls=rebuilt.tool_calls,
+            input_tokens=rebuilt.usage.input_tokens,
+            output_tokens=rebuilt.usage.output_tokens,
+        )
     now = run.executor.clock()
     begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
     return await drive(run, rt._runs)

@@ -22,13 +22,13 @@ import anyio
 import msgspec
 
 from ptcflow.core import Flight, Parked, PausedRun, RunCore, Step
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, LLMGenerate
 from ptcflow.program import ProgramCache
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._turn_spans import end_turns, turn_answered, turn_context
-from ptcflow.runtime._usage import RunCost, UsageMeter, account, admit, cost_attributes
+from ptcflow.runtime._usage import RunCost, UsageMeter, account, cost_attributes
 from ptcflow.signals import CANCELLED, TIMEOUT, Err, Ok, ProgramToolCall, Signal
 
 if TYPE_CHECKING:
@@ -75,7 +75,9 @@ class LocalRun:
     """
 
     __slots__ = (
+        "accounts",
         "agents",
+        "checking",
         "core",
         "costs",
         "counted",
@@ -88,6 +90,7 @@ class LocalRun:
         "inherit",
         "llm",
         "meter",
+        "on_held",
         "otel_context",
         "own_deadline",
         "path",
@@ -96,6 +99,7 @@ class LocalRun:
         "performer",
         "program_records",
         "programs",
+        "rate",
         "ready",
         "scope",
         "show_signals",
@@ -151,7 +155,19 @@ class LocalRun:
         self.costs: RunCost | None = None
         """The priced cost of the run's own model calls (``Step.cost_usd``), when the
         Runtime prices calls."""
+        self.accounts = False
+        """Model responses are priced or counted (decided when the run opens: it has
+        prices, or a token or cost budget)."""
         self.meter: UsageMeter | None = None
+        self.on_held: Callable[[LocalRun], Any] | None = None
+        """Started in a task when the run's core holds its end (``hold_end``): decides
+        it and releases it (the output guards)."""
+        self.checking: Any = None
+        """Once the output guards of the run's held end were started: ``True``, then
+        the scope that cancels them (when the run ends another way)."""
+        self.rate: Any = None
+        """The Runtime's :class:`~ptcflow.runtime.RateLimiter` (the model kinds wait for
+        it), or ``None``."""
         """The usage budget the run counts against (``usage_limits=``; a child run
         shares its parent's), else ``None``."""
         self.turn_spans: dict[int, list[Any]] | None = None
@@ -279,6 +295,11 @@ class LocalRun:
         self.core.cancel(reason, now)
         self._carry_out()
 
+    def release(self, result: Ok[Any] | Err | None) -> None:
+        """End the run its core holds (see ``RunCore.release``)."""
+        self.core.release(result, self.executor.clock())
+        self._carry_out()
+
     def expire(self, now: float) -> None:
         """The run's deadline passed (see ``RunCore.expire``)."""
         self.core.expire(now)
@@ -296,7 +317,7 @@ class LocalRun:
         if isinstance(result, Parked):
             self.park(ctx, result, now)
             return
-        if type(result) is Ok and (self.costs is not None or self.meter is not None):
+        if self.accounts and type(result) is Ok and isinstance(ctx.directive, LLMGenerate):
             result = account(self, ctx, result, now)
         duration = now - ctx.started_at if ctx.started_at else 0.0
         self.core.finish(ctx, result, now, attempts=ctx.attempt or 1, duration_ms=duration * 1000.0)
@@ -392,12 +413,16 @@ class LocalRun:
                 self._answered(ctx)
         if core.step is not None and self.step is None:
             self._end(core.step)
+        elif core.held and self.checking is None and self.on_held is not None:
+            self.checking = True  # its output guards decide how it ends
+            self.executor.task_group.start_soon(self.on_held, self, name=f"{self.run_id} output")
 
     def _perform(self, ctx: DirectiveContext) -> None:
         """Give a new directive to the driver when it is idle, else to a task."""
         ctx.handed = True
-        if self.meter is not None:
-            admit(self, ctx, self.executor.clock())
+        meter = self.meter
+        if meter is not None and (over := meter.admit(ctx.directive)) is not None:
+            self.cancel(over, self.executor.clock())
         counters = self.executor.counters
         counters.started += 1
         counters.in_flight = n = counters.in_flight + 1
@@ -443,6 +468,8 @@ class LocalRun:
             except Exception as exc:  # the run is over: report it, keep the Step as is
                 if ex.log is not None:
                     ex.log.error("run.finish_crashed", run_id=self.run_id, exc_info=exc)
+        if self.checking is not None and self.checking is not True:
+            self.checking.cancel()  # ended another way (cancelled) while they ran
         costs = self.costs
         if costs is not None:
             step = msgspec.structs.replace(
@@ -563,6 +590,11 @@ class DirectiveContext(Flight):
     """The model kinds': the provider and model name the directive resolved to."""
     refused: Err | None = None
     """The model kinds': why no model could be resolved (its attempt returns this)."""
+    reserved: Any = None
+    """The model kinds': ``(Reservation, tokens)`` an attempt took from a rate limit."""
+    fallback: Any = None
+    """The model kinds': ``(FallbackModel, models in order, index, request)`` of a call
+    that falls back between models."""
     completed: dict[int, ProgramToolCall] | None = None
     """The program kind's: the program's tool calls its attempts completed, by index."""
 

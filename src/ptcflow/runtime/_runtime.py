@@ -189,7 +189,6 @@ class Runtime:
             else RateLimiter(rate_limits)
         )
         """The requests- and tokens-per-minute limits every run on this Runtime shares."""
-        self._limited_source: ModelSource | None = None
         if guardrails is not None and not isinstance(guardrails, Guardrails):
             raise UsageError(f"guardrails must be a Guardrails, got {type(guardrails).__name__}")
         self.guardrails = guardrails
@@ -292,15 +291,6 @@ class Runtime:
             )
         raise UsageError("this Runtime is closed; create a new Runtime(...) to run more agents")
 
-    def _limited(self, source: ModelSource) -> ModelSource:
-        """``source`` under the rate limits (the Runtime's own model: wrapped once)."""
-        assert self.rate_limiter is not None
-        if source is self.model_source:
-            if self._limited_source is None:
-                self._limited_source = source.wrapped(self.rate_limiter.wrap)
-            return self._limited_source
-        return source.wrapped(self.rate_limiter.wrap)
-
     def _open(
         self, strategy: Any, input: Any, options: RunOptions, in_session: bool = False
     ) -> LocalRun:
@@ -321,8 +311,6 @@ class Runtime:
             source = llm
         else:
             source = ModelSource.of(llm)
-        if source is not None and self.rate_limiter is not None:
-            source = self._limited(source)
         if cls not in self._strategy_types:
             if not callable(getattr(strategy, "init", None)) or not callable(
                 getattr(strategy, "handle", None)
@@ -399,10 +387,12 @@ class Runtime:
         else:
             run.finish_step = typed_finish(strategy)
         run.guards = options.guardrails or self.guardrails
+        run.rate = self.rate_limiter
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
             run.meter = UsageMeter(limits)
         run.costs = self._costs(run.meter)
+        run.accounts = run.costs is not None or (run.meter is not None and run.meter.checks_tokens)
         return run
 
     def _costs(self, meter: UsageMeter | None) -> RunCost | None:
@@ -763,8 +753,6 @@ class Runtime:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
             source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
-            if source is not None and self.rate_limiter is not None:
-                source = self._limited(source)
             if isinstance(plan.timeout, float | int):
                 spent = 0.0 if held is None else held.elapsed_ms / 1000.0
                 deadline = min(deadline, parent.executor.clock() + plan.timeout - spent)
@@ -801,9 +789,13 @@ class Runtime:
         child.path = (*parent.path, core.name)
         child.show_signals = False
         child.pause_key = parent.pause_key
+        child.rate = parent.rate
         child.meter = parent.meter  # one budget for the whole tree
         child.guards = parent.guards
         child.costs = self._costs(child.meter)
+        child.accounts = child.costs is not None or (
+            child.meter is not None and child.meter.checks_tokens
+        )
         if deadline < enclosing:
             child.own_deadline = deadline
         if held is not None:

@@ -143,20 +143,43 @@ class UsageMeter:
         (True, 'max_requests')
     """
 
-    __slots__ = ("cost_usd", "limits", "requests", "tool_calls", "unpriced", "usage")
+    __slots__ = (
+        "_input",
+        "_output",
+        "_read",
+        "_write",
+        "checks_tokens",
+        "cost_usd",
+        "limits",
+        "requests",
+        "tool_calls",
+        "unpriced",
+    )
 
     def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
+        self.checks_tokens = limits.checks_tokens
+        """Whether responses are counted (decided once: a token or cost limit is set)."""
         self.requests = 0
         self.tool_calls = 0
-        self.usage = Usage()
+        self._input = self._output = self._read = self._write = 0
         self.cost_usd = 0.0
         self.unpriced: set[str] = set()
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of the answered model calls."""
+        return Usage(
+            input_tokens=self._input,
+            output_tokens=self._output,
+            cache_read_tokens=self._read,
+            cache_write_tokens=self._write,
+        )
 
     def __repr__(self) -> str:
         return (
             f"<UsageMeter requests={self.requests} tool_calls={self.tool_calls} "
-            f"tokens={self.usage.total_tokens} cost_usd={self.cost_usd:.6f}>"
+            f"tokens={self._input + self._output} cost_usd={self.cost_usd:.6f}>"
         )
 
     def admit_request(self) -> Err | None:
@@ -178,18 +201,22 @@ class UsageMeter:
     def charge(self, model: str, usage: Usage, cost: float | None) -> Err | None:
         """Count a model response (its cost: ``None`` when unknown); the error of the
         first budget it passes (``None``: none)."""
-        self.usage = total = self.usage + usage
+        self._input = inp = self._input + usage.input_tokens
+        self._output = out = self._output + usage.output_tokens
+        if usage.cache_read_tokens or usage.cache_write_tokens:
+            self._read += usage.cache_read_tokens
+            self._write += usage.cache_write_tokens
         if cost is None:
             self.unpriced.add(model)
         else:
             self.cost_usd += cost
         lim = self.limits
-        if lim.max_input_tokens is not None and total.input_tokens > lim.max_input_tokens:
-            return exceeded("max_input_tokens", total.input_tokens, lim.max_input_tokens)
-        if lim.max_output_tokens is not None and total.output_tokens > lim.max_output_tokens:
-            return exceeded("max_output_tokens", total.output_tokens, lim.max_output_tokens)
-        if lim.max_total_tokens is not None and total.total_tokens > lim.max_total_tokens:
-            return exceeded("max_total_tokens", total.total_tokens, lim.max_total_tokens)
+        if lim.max_input_tokens is not None and inp > lim.max_input_tokens:
+            return exceeded("max_input_tokens", inp, lim.max_input_tokens)
+        if lim.max_output_tokens is not None and out > lim.max_output_tokens:
+            return exceeded("max_output_tokens", out, lim.max_output_tokens)
+        if lim.max_total_tokens is not None and inp + out > lim.max_total_tokens:
+            return exceeded("max_total_tokens", inp + out, lim.max_total_tokens)
         if lim.max_cost_usd is not None:
             if cost is None:
                 return Err(
@@ -209,6 +236,51 @@ class UsageMeter:
                 )
         return None
 
+    def add_counts(
+        self,
+        *,
+        requests: int = 0,
+        tool_calls: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> None:
+        """Count what another part of the run's tree used (a child run elsewhere: a
+        Temporal child workflow), without checking the budgets (the next call is)."""
+        self.requests += requests
+        self.tool_calls += tool_calls
+        self._input += input_tokens
+        self._output += output_tokens
+
+    def over(self) -> Err | None:
+        """The error of the first count past its budget (``None``: none is): for counts
+        added with :meth:`add_counts`, which are not checked as they are added."""
+        lim = self.limits
+        inp, out = self._input, self._output
+        for budget, used, allowed in (
+            ("max_requests", self.requests, lim.max_requests),
+            ("max_tool_calls", self.tool_calls, lim.max_tool_calls),
+            ("max_input_tokens", inp, lim.max_input_tokens),
+            ("max_output_tokens", out, lim.max_output_tokens),
+            ("max_total_tokens", inp + out, lim.max_total_tokens),
+        ):
+            if allowed is not None and used > allowed:
+                return exceeded(budget, used, allowed)
+        return None
+
+    def admit(self, directive: Any) -> Err | None:
+        """Count ``directive`` about to be performed when it is a model call or a tool
+        call; the error when that would pass a budget (``None``: within them)."""
+        cls = type(directive)
+        if cls is LLMGenerate:
+            return self.admit_request()
+        if cls is ToolExec:
+            return self.admit_tool_call()
+        if isinstance(directive, LLMGenerate):
+            return self.admit_request()
+        if isinstance(directive, ToolExec):
+            return self.admit_tool_call()
+        return None
+
 
 def admit(run: Any, ctx: Any, now: float) -> None:
     """A directive of ``run`` (a ``LocalRun``; ``ctx``, its ``DirectiveContext``) is about
@@ -217,13 +289,7 @@ def admit(run: Any, ctx: Any, now: float) -> None:
     ends with it, unperformed)."""
     meter: UsageMeter | None = run.meter
     assert meter is not None
-    d = ctx.directive
-    if isinstance(d, LLMGenerate):
-        over = meter.admit_request()
-    elif isinstance(d, ToolExec):
-        over = meter.admit_tool_call()
-    else:
-        return
+    over = meter.admit(ctx.directive)
     if over is not None:
         run.cancel(over, now)
 
@@ -261,8 +327,9 @@ class RunCost:
         return f"<RunCost usd={self.usd:.6f} unpriced={self.unpriced}>"
 
     def add(self, model: str, usage: Usage) -> float | None:
-        """Price one call; its dollars, ``None`` when ``model`` has no price."""
-        cost = self.prices.cost(model, usage)
+        """Price one call; its dollars (not rounded: :attr:`total` is), ``None`` when
+        ``model`` has no price."""
+        cost = self.prices.dollars(model, usage)
         if cost is None:
             if model not in self.unpriced:
                 self.unpriced.append(model)
@@ -290,7 +357,7 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
     costs: RunCost | None = run.costs
     cost = None if costs is None else costs.add(model, usage)
     meter: UsageMeter | None = run.meter
-    if meter is None or not meter.limits.checks_tokens:
+    if meter is None or not meter.checks_tokens:
         return result
     over = meter.charge(model, usage, cost)
     if over is None:

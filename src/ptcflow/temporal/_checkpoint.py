@@ -48,6 +48,7 @@ def checkpoint_of(
         children=owner.children,
         turns_used=family.turns_used,
         steps=dict(family.steps),
+        usage_used=family.usage_now(),
     )
 
 

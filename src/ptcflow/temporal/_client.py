@@ -47,7 +47,7 @@ from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
 from ptcflow.temporal._refs import agent_ref
-from ptcflow.temporal._spec import RunResult, RunSpec, payload_size
+from ptcflow.temporal._spec import RunResult, RunSpec, UsageBudget, payload_size
 
 if TYPE_CHECKING:
     from temporalio.client import Client, WorkflowHandle
@@ -305,11 +305,16 @@ class TemporalRuntime:
                 "TemporalRuntime.start() and spec() do not take a session; use "
                 "`await rt.run(..., session=...)`"
             )
-        unsupported = [f for f in ("usage_limits", "guardrails") if getattr(options, f) is not None]
-        if unsupported:
+        if options.guardrails is not None:
             raise UsageError(
-                f"{unsupported} are not enforced on Temporal yet (docs/controls.md): run on "
-                "the local Runtime, or bound a durable mission with MissionLimits"
+                "guardrails= are not enforced on Temporal yet (docs/controls.md): run on the "
+                "local Runtime, or check the input before rt.run and the Step after it"
+            )
+        limits = options.usage_limits
+        if limits is not None and limits.max_cost_usd is not None:
+            raise UsageError(
+                "UsageLimits(max_cost_usd=...) is not enforced on Temporal yet (the workflow "
+                "has no prices; docs/controls.md): bound the run in tokens and requests there"
             )
         planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
@@ -357,6 +362,7 @@ class TemporalRuntime:
             tool_specs=toolbox.specs,
             agent_tools=agent_tools,
             mission=mission_of(planned.inherit),
+            usage=None if limits is None else UsageBudget(limits=limits),
             agents={n: agent_ref(s) for n, s in everyone.items()},
             deadline=None if timeout is None else time.time() + timeout,
             options=self.options,

@@ -46,6 +46,7 @@ from ptcflow.signals import (
     Signal,
     ToolResultData,
     ToolStartedData,
+    Usage,
     encode_signal,
     json_safe,
 )
@@ -172,7 +173,7 @@ class Driver:
             core.start(_now())
         else:
             self.owner.carry(checkpoint.signals, checkpoint.children)
-            self.family.resume(checkpoint.turns_used, checkpoint.steps)
+            self.family.resume(checkpoint.turns_used, checkpoint.steps, checkpoint.usage_used)
             resume(core, checkpoint, _now())
         waiter: asyncio.Task[Any] | None = None
         while core.step is None:
@@ -218,7 +219,11 @@ class Driver:
         lines = encode_lines(core.recorded) if core.recorded is not None else ()
         salvage = None if step.ok else self.salvage
         return RunResult(
-            step=step, signals=lines, turns_used=self.family.turns_used, salvage=salvage
+            step=step,
+            signals=lines,
+            turns_used=self.family.turns_used,
+            salvage=salvage,
+            usage_used=self.family.usage_now(),
         )
 
     def _waited(self, directive_id: str) -> None:
@@ -257,7 +262,12 @@ class Driver:
                 workflow.continue_as_new(
                     msgspec.structs.replace(self.spec, checkpoint=carried, salvage=self.salvage)
                 )
+            meter = self.family.meter
             for flight in starting:
+                if flight.cancel_reason is None and meter is not None:
+                    over = meter.admit(flight.directive)  # the call past a budget is not made
+                    if over is not None:
+                        core.cancel(over, _now())
                 if flight.cancel_reason is not None:
                     core.finish(flight, None, _now())
                     continue
@@ -527,12 +537,17 @@ class Driver:
         if isinstance(outcome, Ok | Err):  # a child run's outcome
             started = self.begun.pop(d.id, now)
             core.finish(flight, outcome, now, duration_ms=(now - started) * 1000.0)
+            meter = self.family.meter
+            if meter is not None and (over := meter.over()) is not None:
+                core.cancel(over, now)  # concurrent children passed the budget together
             return
         if outcome.error is not None:
             if isinstance(d, RunProgram) and outcome.record is not None:
                 self.salvage = outcome.record  # its workers were lost: see ``salvage``
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
+        meter = self.family.meter
+        before = core.usage
         report(
             core,
             self.terminals,
@@ -542,6 +557,17 @@ class Driver:
             self.published.pop(d.id, None),
             self.subs.pop(d.id, None),
         )
+        if meter is not None and meter.checks_tokens and core.usage is not before:
+            over = meter.charge(core.name, _minus(core.usage, before), None)
+            if over is not None:
+                core.cancel(over, now)  # past a token budget: the run ends with the error
+
+
+def _minus(after: Usage, before: Usage) -> Usage:
+    return Usage(
+        input_tokens=after.input_tokens - before.input_tokens,
+        output_tokens=after.output_tokens - before.output_tokens,
+    )
 
 
 def _error(kind: str, message: str) -> ActivityOutcome:

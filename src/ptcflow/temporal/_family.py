@@ -33,12 +33,12 @@ from ptcflow.agent.lowlevel import Mission, attach_children, call_result, resolv
 from ptcflow.core import journal_safe
 from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
-from ptcflow.runtime import ProviderError, Step
+from ptcflow.runtime import ProviderError, Step, UsageMeter
 from ptcflow.runtime.lowlevel import invalid_child_arguments
 from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
 from ptcflow.signature import Signature, parse
 from ptcflow.temporal._placement import failure_of
-from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec
+from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec, UsageBudget
 
 __all__ = ("RUN_WORKFLOW", "Family")
 
@@ -72,6 +72,10 @@ class Family:
             self.mission.turns_used = self.base = spec.mission.used
         self.steps: dict[str, Step] = {}
         """The Steps of the agents this run called, by call id (for its trace)."""
+        self.meter: UsageMeter | None = None
+        """The run tree's usage budget as this workflow counts it (``usage_limits=``)."""
+        if spec.usage is not None:
+            self.meter = _meter(spec.usage)
         self._signatures: dict[str, Signature] = {}
         self._salvaged: dict[tuple[str, bytes], bytes] = {}
         """The records of agent calls whose runs failed with lost workers, by tool and
@@ -82,11 +86,41 @@ class Family:
         """The mission's model calls so far (0 outside a mission)."""
         return 0 if self.mission is None else self.mission.turns_used
 
-    def resume(self, turns_used: int, steps: Mapping[str, Step]) -> None:
+    def resume(
+        self, turns_used: int, steps: Mapping[str, Step], usage: UsageBudget | None = None
+    ) -> None:
         """What the previous execution counted (continue-as-new)."""
         if self.mission is not None:
             self.mission.turns_used = turns_used
         self.steps.update(steps)
+        if usage is not None:
+            self.meter = _meter(usage)
+
+    def usage_now(self) -> UsageBudget | None:
+        """The tree's budget and what it used so far (``None``: the run has none)."""
+        meter = self.meter
+        if meter is None:
+            return None
+        used = meter.usage
+        return UsageBudget(
+            limits=meter.limits,
+            requests=meter.requests,
+            tool_calls=meter.tool_calls,
+            input_tokens=used.input_tokens,
+            output_tokens=used.output_tokens,
+        )
+
+    def _absorb(self, handed: UsageBudget | None, result: RunResult) -> None:
+        """Count what a child workflow (and its own children) used since ``handed``."""
+        meter, back = self.meter, result.usage_used
+        if meter is None or handed is None or back is None:
+            return
+        meter.add_counts(
+            requests=back.requests - handed.requests,
+            tool_calls=back.tool_calls - handed.tool_calls,
+            input_tokens=back.input_tokens - handed.input_tokens,
+            output_tokens=back.output_tokens - handed.output_tokens,
+        )
 
     def take_turn(self, agent: str) -> ErrorEnvelope | None:
         """Count a model call of ``agent``; the error that answers it once the mission's
@@ -138,10 +172,12 @@ class Family:
             record=False,
             traceparent=traceparent,
             checkpoint=None,
+            usage=self.usage_now(),
         )
         result = await self._execute(d, child)
         if isinstance(result, Err):
             return result
+        self._absorb(child.usage, result)
         step = result.step
         if step.ok:
             return journal_safe(Ok(payload=step.value))
@@ -188,10 +224,12 @@ class Family:
             observe=spec.observe,
             traceparent=traceparent,
             mission=budget,
+            usage=self.usage_now(),
         )
         result = await self._execute(call, child)
         if isinstance(result, Err):
             return result
+        self._absorb(child.usage, result)
         if result.salvage is not None:
             self._salvaged[key] = result.salvage
         if mission is not None:  # the child's model calls, and its own children's
@@ -249,6 +287,17 @@ class Family:
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def _meter(budget: UsageBudget) -> UsageMeter:
+    meter = UsageMeter(budget.limits)
+    meter.add_counts(
+        requests=budget.requests,
+        tool_calls=budget.tool_calls,
+        input_tokens=budget.input_tokens,
+        output_tokens=budget.output_tokens,
+    )
+    return meter
 
 
 def _invalid(plan: AgentTool, errors: list[str]) -> Err:

@@ -17,7 +17,7 @@ import msgspec
 
 from ptcflow.core import Decision
 from ptcflow.directives import Directive
-from ptcflow.runtime import RetryPolicy, Step
+from ptcflow.runtime import RetryPolicy, Step, UsageLimits
 from ptcflow.signals import (
     Compaction,
     ErrorEnvelope,
@@ -91,6 +91,8 @@ class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
     """The mission's model calls so far (a run with a :class:`MissionBudget`)."""
     steps: dict[str, Step] = {}
     """The Steps of the agents the run called so far, by call id (for its trace)."""
+    usage_used: UsageBudget | None = None
+    """The tree's usage so far (a run with a :class:`UsageBudget`)."""
 
 
 class MissionBudget(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +100,17 @@ class MissionBudget(msgspec.Struct, frozen=True, kw_only=True):
 
     turn_budget: int
     used: int = 0
+
+
+class UsageBudget(msgspec.Struct, frozen=True, kw_only=True):
+    """A run tree's :class:`~ptcflow.UsageLimits` as one of its runs starts (what the
+    tree used so far) or ends (what it used then, its own children's included)."""
+
+    limits: UsageLimits
+    requests: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
@@ -152,6 +165,9 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     mission: MissionBudget | None = None
     """The mission this run belongs to (a SubAgent mission): the workflow counts its
     model calls, and its children's, against the budget."""
+    usage: UsageBudget | None = None
+    """The run tree's budget (``usage_limits=``) and what the tree used when this run
+    started: the workflow counts its model and tool calls, and its children's."""
     salvage: bytes | None = None
     """The record of the last program of an earlier run of the same agent call, which
     failed because its workers were lost: this run's first program answers the calls it
@@ -247,6 +263,8 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     signals: tuple[msgspec.Raw, ...] = ()
     turns_used: int = 0
     """The mission's model calls when the run ended (a run with a :class:`MissionBudget`)."""
+    usage_used: UsageBudget | None = None
+    """The tree's usage when the run ended (a run with a :class:`UsageBudget`)."""
     salvage: bytes | None = None
     """A failed run's record of its last program, which its lost workers failed."""
 

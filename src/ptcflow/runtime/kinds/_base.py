@@ -63,7 +63,9 @@ class Kind:
         settle: ``(ctx, value) -> result``: the result of what the work returned (``None``:
             the value itself, an ``Ok`` or ``Err``).
         fail: ``(ctx, exc) -> result``: the result of an exception the work raised
-            (default: none, the exception is a crash of the handler: ``internal``).
+            (default: none, the exception is a crash of the handler: ``internal``); or
+            an awaitable, more work the attempt goes on with (the next model of a
+            fallback), settled and failed in the same way.
         prepare_sync: before the span opens (resolve a model, take a snapshot).
         prepare: after the span opens, before the first attempt; returns an ``Ok`` or
             ``Err`` to end the directive with it, a ``Parked`` when it waits for a

@@ -56,7 +56,9 @@ def _llm_prepare_sync(ctx: DirectiveContext) -> None:
         ctx.refused = validation(str(exc))
         return
     ctx.model = ModelChoice(provider, name)
-    if type(source.given) is FallbackModel:
+    if type(source.given) is FallbackModel and (
+        type(provider) is not FallbackModel or type(d) is not LLMGenerate
+    ):  # a fallback the kind does not drive itself: it reports to the observer
         FALLBACK_OBSERVER.set(_fallback_observer(ctx))
     elif FALLBACK_OBSERVER.get() is not None:
         FALLBACK_OBSERVER.set(None)
@@ -64,26 +66,34 @@ def _llm_prepare_sync(ctx: DirectiveContext) -> None:
 
 def _fallback_observer(ctx: DirectiveContext) -> Any:
     """Reports each attempt of a :class:`~ptcflow.providers.FallbackModel` of ``ctx``'s
-    call: an ``ai.llm.fallback`` signal, and a ``chat`` span per attempt that failed."""
+    call (one the kind does not drive itself: a stream, a wrapped fallback)."""
 
     def observe(model: str, outcome: str, exc: BaseException | None) -> None:
-        kind = error_type(exc) if exc is not None else ""
-        message = f"{type(exc).__name__}: {exc}" if exc is not None else ""
-        ctx.emit(
-            LLM_FALLBACK,
-            {"model": model, "outcome": outcome, "error_type": kind, "message": message[:500]},
-        )
-        tel = ctx.run.executor.telemetry
-        if tel is not None and tel.tracing and outcome == "failed":
-            span = tel.start_span(
-                f"chat {model}",
-                {"gen_ai.operation.name": "chat", "ptcflow.fallback.model": model},
-                ctx.otel_context,
-            )
-            error = ErrorEnvelope.make(kind or PROVIDER_ERROR, message or "failed")
-            tel.end_span(span, Err(error=error), None)
+        _report_attempt(ctx, model, outcome, exc)
 
     return observe
+
+
+def _report_attempt(
+    ctx: DirectiveContext, model: str, outcome: str, exc: BaseException | None
+) -> None:
+    """One attempt of a fallback: an ``ai.llm.fallback`` signal, and a ``chat`` span when
+    it failed."""
+    kind = error_type(exc) if exc is not None else ""
+    message = f"{type(exc).__name__}: {exc}" if exc is not None else ""
+    ctx.emit(
+        LLM_FALLBACK,
+        {"model": model, "outcome": outcome, "error_type": kind, "message": message[:500]},
+    )
+    tel = ctx.run.executor.telemetry
+    if tel is not None and tel.tracing and outcome == "failed":
+        span = tel.start_span(
+            f"chat {model}",
+            {"gen_ai.operation.name": "chat", "ptcflow.fallback.model": model},
+            ctx.otel_context,
+        )
+        error = ErrorEnvelope.make(kind or PROVIDER_ERROR, message or "failed")
+        tel.end_span(span, Err(error=error), None)
 
 
 def _provider_name(provider: Any) -> str:
@@ -130,17 +140,87 @@ def _limiter(ctx: DirectiveContext, provider: Any) -> Any:
 
 
 def _generate_call(ctx: DirectiveContext) -> Any:
-    """One attempt's work: the provider's ``generate`` (under its limiter when it has one),
-    or the ``Err`` of a model that could not be resolved."""
+    """One attempt's work: the provider's ``generate``, or the ``Err`` of a model that
+    could not be resolved (or of a request no rate limit could carry).
+
+    The production controls are folded in here rather than wrapped around the provider:
+    the rate limit's buckets are taken synchronously (a coroutine only when the call must
+    wait), and a :class:`~ptcflow.providers.FallbackModel` is driven by the kind (its
+    first model's ``generate`` is the work; :func:`_llm_fail` goes on with the next)."""
     if ctx.refused is not None:
         return ctx.refused
     choice = _chosen(ctx)
     provider = choice.provider
     request = _llm_request(ctx, choice.name)
-    limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
+    run = ctx.run
+    wait = 0.0
+    if run.rate is not None:
+        plan = run.rate.plan(provider, choice.name)
+        if plan is not None:
+            taken = plan.take(request)
+            if type(taken) is Err:
+                return taken
+            tokens, wait = taken
+            ctx.reserved = (plan, tokens)
+    target = provider
+    if type(provider) is FallbackModel:
+        target, request = _fallback_first(ctx, provider, request)
+    limiter = _limiter(ctx, provider) if run.executor.provider_limited else None
+    if limiter is None and not wait:
+        return target.generate(request)
+    return _held(ctx, wait, limiter, target, request)
+
+
+async def _held(
+    ctx: DirectiveContext, wait: float, limiter: Any, provider: Any, request: LLMRequest
+) -> Any:
+    """``provider.generate(request)`` after the rate limit's wait, under the provider's
+    concurrency limiter (when it has one)."""
+    if wait:
+        plan, tokens = ctx.reserved
+        await plan.hold(wait, tokens)
     if limiter is None:
-        return provider.generate(request)
-    return _limited(limiter, provider.generate, request)
+        return await provider.generate(request)
+    async with limiter:
+        return await provider.generate(request)
+
+
+def _fallback_first(
+    ctx: DirectiveContext, fallback: FallbackModel, request: LLMRequest
+) -> tuple[Any, LLMRequest]:
+    """The first model of ``fallback`` to try (the skipped ones reported)."""
+    order, provider, model, skipped = fallback.first(request.model)
+    for label in skipped:
+        _report_attempt(ctx, label, "skipped", None)
+    ctx.fallback = (fallback, order, 0, request)
+    if model != request.model:
+        return provider, msgspec.structs.replace(request, model=model)
+    return provider, request
+
+
+def _routed(fallback: FallbackModel, entry: Any, request: LLMRequest) -> tuple[Any, LLMRequest]:
+    provider, model = fallback.route(entry, request.model)
+    if model != request.model:
+        request = msgspec.structs.replace(request, model=model)
+    return provider, request
+
+
+def _fallback_next(ctx: DirectiveContext, exc: Exception) -> Any:
+    """The model of ``ctx``'s fallback at hand failed with ``exc``: the next model's work,
+    or ``None`` when the failure is the call's (not a kind to fall back on, or the last
+    model)."""
+    fallback, order, i, request = ctx.fallback
+    entry = order[i]
+    go_on = fallback.failed(entry, exc)
+    _report_attempt(ctx, entry.label, "failed", exc)
+    if not go_on or i + 1 >= len(order):
+        return None
+    ctx.fallback = (fallback, order, i + 1, request)
+    provider, sent = _routed(fallback, order[i + 1], request)
+    limiter = _limiter(ctx, fallback) if ctx.run.executor.provider_limited else None
+    if limiter is None:
+        return provider.generate(sent)
+    return _limited(limiter, provider.generate, sent)
 
 
 async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
@@ -158,10 +238,25 @@ def _chosen(ctx: DirectiveContext) -> ModelChoice:
 
 def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
     choice = _chosen(ctx)
+    fallback = ctx.fallback
+    if fallback is not None:
+        model, order, i, _ = fallback
+        if i or order[i].streak:  # a run of failures is over
+            model.answered(order[i])
+        if i:
+            _report_attempt(ctx, order[i].label, "ok", None)
+    reserved = ctx.reserved
+    if reserved is not None and isinstance(response, LLMResponse):
+        reserved[0].settle(reserved[1], response.usage.total_tokens)
     return _check_response(response, choice.provider, choice.name, LLMResponse)
 
 
 def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
+    """The result of a failed call, or the next model's work (a fallback going on)."""
+    if ctx.fallback is not None and type(ctx.directive) is LLMGenerate:
+        work = _fallback_next(ctx, exc)
+        if work is not None:
+            return work
     return _classify(exc, _chosen(ctx).provider, ctx)
 
 
@@ -201,6 +296,8 @@ def _stream_call(ctx: DirectiveContext) -> Any:
         return ctx.refused
     choice = _chosen(ctx)
     provider = choice.provider
+    if ctx.run.rate is not None:  # streams wait for the limit in its provider wrapper
+        provider = ctx.run.rate.wrap(provider)
     request = _llm_request(ctx, choice.name)
     limiter = _limiter(ctx, provider) if ctx.run.executor.provider_limited else None
     if limiter is None:
