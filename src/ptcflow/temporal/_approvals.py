@@ -15,21 +15,15 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from temporalio import workflow
 
 from ptcflow.core import Approve, Decision, Deny, Supply
 from ptcflow.signals import PendingCall
+from ptcflow.temporal._approval_names import DECIDE_UPDATE, PENDING_MEMO, PENDING_QUERY
 
 __all__ = ("DECIDE_UPDATE", "PENDING_MEMO", "PENDING_QUERY", "Approvals", "Refusal", "expiry_of")
-
-PENDING_QUERY: Final = "ptcflow.pending"
-"""The query listing a run's calls that wait for a decision."""
-PENDING_MEMO: Final = "ptcflow.pending"
-"""The memo key holding the same list (read without a worker)."""
-DECIDE_UPDATE: Final = "ptcflow.decide"
-"""The update that decides waiting calls: ``{call_id: Approve() | Deny(...) | Supply(...)}``."""
 
 
 class Refusal(Exception):

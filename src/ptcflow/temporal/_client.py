@@ -42,7 +42,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
-from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_MEMO
+from ptcflow.temporal._approval_names import DECIDE_UPDATE, PENDING_MEMO
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
