@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ptcflow.signals import (
     DATA_TYPES,
     EMBED_RESULT,
+    HANDOFF,
     LLM_DELTA,
     LLM_RESPONSE,
     PROGRAM_RESULT,
@@ -23,6 +24,7 @@ from ptcflow.signals import (
     EmbedResultData,
     Err,
     ErrorEnvelope,
+    HandoffData,
     LLMChunk,
     LLMDeltaData,
     LLMResponse,
@@ -169,6 +171,14 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     REQUEST_ERROR: st.builds(RequestErrorData, error=envelopes, reason=text),
     PROGRAM_RESULT: st.builds(
         ProgramResultData, result=results(program_outputs), attempts=attempts, duration_ms=floats
+    ),
+    HANDOFF: st.builds(
+        HandoffData,
+        from_agent=text,
+        to_agent=text,
+        tool_name=text,
+        messages=counts,
+        chain=st.lists(text, max_size=3).map(tuple),
     ),
 }
 assert set(DATA_STRATEGIES) == set(DATA_TYPES)

@@ -34,6 +34,7 @@ CATALOGUE = {
     "REQUEST_FAILED": "ai.request.failed",
     "REQUEST_ERROR": "ai.request.error",
     "PROGRAM_RESULT": "ai.program.result",
+    "HANDOFF": "ai.handoff",
 }
 
 

@@ -33,7 +33,7 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details, step_messages
+from ptcflow.core._step import Step, step_agent, step_details, step_messages
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -610,5 +610,6 @@ class RunCore(Generic[F]):
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
             messages=step_messages(self.strategy, state),
+            agent=step_agent(self.strategy, state, self.name),
             **step_details(self.strategy, state, outcome),
         )

@@ -13,7 +13,7 @@ from ptcflow.core._trace import StepFail, Trace
 from ptcflow.errors import RunError
 from ptcflow.signals import ErrorEnvelope, Message, Signal, Usage
 
-__all__ = ("Step", "step_details", "step_messages")
+__all__ = ("Step", "step_agent", "step_details", "step_messages")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -48,6 +48,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         messages: the conversation so far, for a strategy that keeps one (ReAct, the
             JSON mode): the run's history first, then this run's messages (its system
             prompt left out), so ``history=step.messages`` continues it; else empty.
+        agent: the agent that answered: the run's own agent name, or, when the run handed
+            its conversation on (a handoff tool, see ``ptcflow.handoff``), the name of the
+            agent that answered at the end of the chain.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -70,6 +73,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cost_usd: float | None = None
     unpriced_models: tuple[str, ...] = ()
     messages: tuple[Message, ...] = ()
+    agent: str = ""
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -142,3 +146,13 @@ def step_messages(strategy: Any, state: Any) -> tuple[Message, ...]:
     if conversation is None or state is None:
         return ()
     return tuple(conversation(state))
+
+
+def step_agent(strategy: Any, state: Any, name: str) -> str:
+    """The agent that answered a finished run: ``strategy.answered_by(state)`` for a
+    strategy that can hand its conversation on (ReAct), when it names one; else ``name``,
+    the run's own agent."""
+    answered_by = getattr(strategy, "answered_by", None)
+    if answered_by is None or state is None:
+        return name
+    return answered_by(state) or name

@@ -23,6 +23,7 @@ from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
+from ptcflow.runtime._resume import answering_agent
 from ptcflow.runtime._run import DirectiveContext, LocalRun
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
@@ -468,6 +469,15 @@ class Runtime:
         the session's next turn when it succeeds (its lock held throughout)."""
         async with session.turn() as turns:
             history = tuple(m for turn in turns for m in turn.messages)
+            if history and not hasattr(type(strategy), "plan_run"):
+                # handed on in an earlier turn: the agent that answered last goes on
+                agents = (
+                    self.agents if options.agents is None else {**self.agents, **options.agents}
+                )
+                given = self._toolbox if options.tools is None else Toolbox.build(options.tools)
+                strategy, box = answering_agent(strategy, given, agents, history)
+                if box is not given:
+                    options = msgspec.structs.replace(options, tools=box)
             run = self._open(
                 strategy, input, msgspec.structs.replace(options, session=None, history=history)
             )
@@ -579,6 +589,7 @@ class Runtime:
             deadline=deadline,
             publish=self._publish,
             terminals=self._terminals,
+            history=plan.history if plan is not None else (),
             log=parent.executor.log,
         )
         child = LocalRun(
@@ -592,6 +603,7 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+            child.handoffs = plan.handoffs
         else:
             child.finish_step = typed_finish(strategy)
         child.meter = parent.meter  # one budget for the whole tree

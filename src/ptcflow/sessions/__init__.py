@@ -14,6 +14,7 @@ from ptcflow.sessions._errors import (
     SessionError as SessionError,
     StoreUnavailableError as StoreUnavailableError,
 )
+from ptcflow.sessions._filters import remove_all_tools as remove_all_tools
 from ptcflow.sessions._history import check_history as check_history
 from ptcflow.sessions._postgres import PostgresStore as PostgresStore
 from ptcflow.sessions._session import Session as Session
@@ -36,4 +37,5 @@ __all__ = (
     "StoreUnavailableError",
     "Turn",
     "check_history",
+    "remove_all_tools",
 )

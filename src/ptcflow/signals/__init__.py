@@ -15,6 +15,7 @@ from ptcflow.signals._bus import (
 )
 from ptcflow.signals._catalogue import (
     EMBED_RESULT as EMBED_RESULT,
+    HANDOFF as HANDOFF,
     LLM_DELTA as LLM_DELTA,
     LLM_RESPONSE as LLM_RESPONSE,
     PROGRAM_RESULT as PROGRAM_RESULT,
@@ -31,6 +32,7 @@ from ptcflow.signals._catalogue import (
 from ptcflow.signals._data import (
     DATA_TYPES as DATA_TYPES,
     EmbedResultData as EmbedResultData,
+    HandoffData as HandoffData,
     LLMDeltaData as LLMDeltaData,
     LLMResponseData as LLMResponseData,
     RequestEndData as RequestEndData,
@@ -112,6 +114,7 @@ __all__ = (
     "CANCELLED",
     "DATA_TYPES",
     "EMBED_RESULT",
+    "HANDOFF",
     "INTERNAL",
     "LLM_DELTA",
     "LLM_RESPONSE",
@@ -140,6 +143,7 @@ __all__ = (
     "EmbedResultData",
     "Err",
     "ErrorEnvelope",
+    "HandoffData",
     "JournalError",
     "JournalWriter",
     "LLMChunk",

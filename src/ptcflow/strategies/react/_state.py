@@ -62,6 +62,11 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             ``cancelled``, ``invalid_input``, ...).
         opening: how many messages at the start of ``messages`` are the strategy's own
             (its system prompt), not the conversation's.
+        handoff_tools: the names of the run's handoff tools (``ToolSpec.handoff`` set).
+        handoff: the call id of the handoff tool call in flight (the model handed the
+            conversation to another agent), else ``None``.
+        agent: the agent that answered, once a handoff completed the run (``""``: this
+            run's own agent).
     """
 
     run_id: str
@@ -83,6 +88,9 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     error: ErrorEnvelope | None = None
     reason: str = ""
     opening: int = 0
+    handoff_tools: tuple[str, ...] = ()
+    handoff: str | None = None
+    agent: str = ""
 
     @property
     def busy(self) -> bool:

@@ -56,6 +56,7 @@ from ptcflow.signals import (
     tool_result_content,
 )
 from ptcflow.signature import ConversionError, Converter, import_type
+from ptcflow.strategies.react._handoff import handoff_answer, handoff_directives
 from ptcflow.strategies.react._output import (
     OutputType,
     check_answer,
@@ -172,7 +173,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """Start a run: ask the model about ``run.input`` (``str`` or ``{"prompt": str}``).
 
         ``run.history`` (a conversation so far) goes between the system prompt and the
-        new user message.
+        new user message. The input ``{"continue": True}`` adds no user message: the model
+        answers the history as it stands (how a conversation handed over by a handoff is
+        taken on; refused as invalid input without a history).
 
         With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``
         that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
@@ -180,6 +183,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """
         raw_input = run.input
         prompt = raw_input if isinstance(raw_input, str) else _prompt_of(raw_input)
+        tools = run.tools
+        handoff_tools = tuple([t.name for t in tools if t.handoff]) if tools else ()
         system = self.system_prompt
         if self.output_spec is not None:
             typed = output_prompt(self.output_spec)
@@ -191,21 +196,23 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         opening = len(messages)
         if run.history:
             messages += run.history
-        if prompt is None:
+        carry_on = prompt is None and bool(run.history) and _continues(raw_input)
+        if prompt is None and not carry_on:
             state = ReActState(
                 run_id=run.run_id,
                 request_id=run.request_id,
                 messages=messages,
-                tools=run.tools,
+                tools=tools,
                 opening=opening,
+                handoff_tools=handoff_tools,
             )
             if raw_input is None:
                 return state, _NONE
             return self._invalid_input(state, raw_input, run.request_id), _NONE
         run_id = run.run_id
         request_id = run.request_id
-        tools = run.tools
-        messages += (Message(role="user", content=prompt),)
+        if prompt is not None:
+            messages += (Message(role="user", content=prompt),)
         directive = self._llm_directive(run_id, 1, request_id, 1, messages, tools)
         call_id = directive.id
         state = ReActState(
@@ -218,6 +225,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             llm_count=1,
             llm_call_id=call_id,
             opening=opening,
+            handoff_tools=handoff_tools,
         )
         return state, (directive,)
 
@@ -236,7 +244,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         if state.status not in _ENDED:
             return None
         if state.status == "completed":
-            value = state.text if self.output_spec is None else state.value
+            value = state.text if self.output_spec is None and not state.agent else state.value
             return Outcome(result=Ok(payload=value), usage=state.usage, reason=state.reason)
         error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
         return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
@@ -245,6 +253,11 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """The conversation so far: the run's history, then its own messages (the system
         prompt left out: it belongs to the strategy, not to the conversation)."""
         return state.messages[state.opening :]
+
+    def answered_by(self, state: ReActState) -> str | None:
+        """The agent that answered, when the run handed its conversation on (a handoff
+        tool): the last agent of the chain; ``None``: this run's own agent."""
+        return state.agent or None
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
@@ -421,9 +434,12 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             usage=usage,
             text=text,
         )
-        return state, tool_directives(
+        directives = tool_directives(
             state, calls, timeout_ms=self.tool_timeout_ms, max_retries=self.tool_max_retries
         )
+        if state.handoff_tools:
+            return handoff_directives(state, calls, directives)
+        return state, directives
 
     def _final_answer(
         self, state: ReActState, text: str, usage: Usage
@@ -507,6 +523,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 return state, _NONE  # still waiting (or the result was ignored)
             messages = complete
         # The batch is complete: the next state holds no pending calls.
+        if state.handoff is not None and cancelled is None:
+            return self._handed_over(state, messages, signal.call_id, result), _NONE
         if cancelled is not None:
             failed = _replace(
                 state,
@@ -525,6 +543,40 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             )
             return done, _NONE
         return self._ask(state, messages, state.iteration + 1)
+
+    def _handed_over(
+        self,
+        state: ReActState,
+        messages: tuple[Message, ...],
+        last_id: str | None,
+        last: Ok[Any] | Err,
+    ) -> ReActState:
+        """The batch holding the handoff call is complete: the run ends with the answer of
+        the agent that took the conversation (its messages appended), or fails with its
+        error (the conversation was handed over: this agent does not take it back)."""
+        call_id = state.handoff
+        result = last if call_id == last_id else None
+        if result is None:
+            result = next((c.result for c in state.pending if c.id == call_id), None)
+        if type(result) is Ok:
+            done = handoff_answer(state, messages, result.payload)
+            if done is not None:
+                return done
+            error = ErrorEnvelope.make(
+                VALIDATION,
+                f"ReAct({self.name!r}): the result of handoff call {call_id!r} is not a "
+                "handoff's answer (a mapping with 'agent', 'value', 'messages' and 'note')",
+                {"call_id": call_id},
+                retryable=False,
+            )
+        elif isinstance(result, Err):
+            error = result.error
+        else:  # pragma: no cover - a complete batch holds every result
+            error = ErrorEnvelope.make("internal", f"handoff call {call_id!r} has no result")
+        return _replace(
+            state, status="failed", messages=messages, pending=(), handoff=None, error=error,
+            reason="handoff_failed",
+        )  # fmt: skip
 
     def _on_request(
         self, state: ReActState, signal: Signal
@@ -583,6 +635,11 @@ _ON: Final[dict[str, _On]] = {
     REQUEST_FAILED: ReAct._on_request_failed,
 }
 """The signal types ReAct folds, and how; every other type is ignored."""
+
+
+def _continues(raw_input: Any) -> bool:
+    """True for the input ``{"continue": True}``: answer the history as it stands."""
+    return isinstance(raw_input, Mapping) and raw_input.get("continue") is True
 
 
 def _prompt_of(raw_input: Any) -> str | None:
