@@ -141,3 +141,15 @@ async def test_history_and_sessions_are_refused_until_temporal_takes_them(
             trt.run(analyst(), "emea", history=[Message(role="user", content="hi")]).close()
         with pytest.raises(UsageError, match="does not take history= or session= yet"):
             trt.run(analyst(), "emea", session=Session("s")).close()
+
+
+def test_handoffs_are_refused_until_temporal_takes_conversations() -> None:
+    from ptcflow import handoff
+    from ptcflow.strategies import ReAct
+
+    rt = TemporalRuntime(address="127.0.0.1:1")
+    tools = [handoff(ReAct(name="billing"))]
+    with pytest.raises(UsageError, match="hands the conversation to agent 'billing'") as caught:
+        rt.run(ReAct(name="triage"), "x", tools=tools).close()  # never reached: run() raises
+    assert "do not run on Temporal yet" in str(caught.value)
+    assert "local Runtime" in str(caught.value)

@@ -342,8 +342,8 @@ def _not_an_agent(agent: Any) -> str | None:
             "SubAgent (or the name of one in agents=)"
         )
     return (
-        f"a {kind} ({agent!r:.60}), not an agent; hand off to a ReAct or a SubAgent (or the "
-        "name of one in agents=)"
+        f"{agent!r:.60} (type {kind}), not an agent; hand off to a ReAct or a SubAgent (or "
+        "the name of one in agents=)"
     )
 
 
