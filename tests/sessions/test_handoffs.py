@@ -86,8 +86,12 @@ async def test_the_next_agent_answers_on_the_whole_conversation() -> None:
     assert signal.call_id == step.messages[3].tool_calls[0].id
     types = [s.type for s in step.signals]
     assert types.index(HANDOFF) < types.index(TOOL_RESULT, types.index(HANDOFF))
-    # history= continues it, as any conversation
-    assert step.messages == tuple(step.messages)
+    # history= continues it, as any conversation (every call has its result)
+    llm2 = ScriptedLLM(["You are welcome."])
+    async with Runtime(llm=llm2) as rt:
+        after = await rt.run(billing(), "Thanks!", history=step.messages)
+    assert after.messages[: len(step.messages)] == step.messages
+    assert (after.value, after.agent) == ("You are welcome.", "billing")
 
 
 async def test_a_handed_over_run_replays_from_its_journal() -> None:

@@ -76,7 +76,7 @@ class HandoffCall:
         handoff_agent: the next agent's name.
     """
 
-    __slots__ = ("_sizes", "handoff_agent", "input_filter", "target", "tool_name", "tools")
+    __slots__ = ("handoff_agent", "input_filter", "target", "tool_name", "tools")
 
     def __init__(
         self,
@@ -92,7 +92,6 @@ class HandoffCall:
         self.input_filter = input_filter
         self.tool_name = tool_name
         self.handoff_agent = agent_name
-        self._sizes: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"HandoffCall({self.handoff_agent!r}, tool={self.tool_name!r})"
@@ -176,7 +175,7 @@ class HandoffCall:
                 inherit=parent.inherit,
                 finish=typed_finish(target),
             )
-        self._sizes[f"{parent.run_id}/{parent.call_id}"] = len(history)
+        parent.notes["sent"] = len(history)
         return dataclasses.replace(planned, history=history, handoffs=chain)
 
     def child_result(self, parent: ParentRun, step: Step) -> Ok[Any] | Err:
@@ -184,7 +183,7 @@ class HandoffCall:
         and the transfer note (what a strategy ends its run with); or the next agent's
         error, as it is (a program calling the tool gets the value alone, as from an agent
         used as a tool)."""
-        size = self._sizes.pop(step.run_id, None)
+        size = parent.notes.get("sent")
         if parent.from_program or not step.ok:
             if not step.ok and step.error is not None and step.fail is None:
                 return Err(error=step.error)

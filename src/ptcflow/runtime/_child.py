@@ -3,7 +3,7 @@ given. The tool kind (``_kinds``) performs a call of such a tool as a child run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope
@@ -41,6 +41,9 @@ class ParentRun:
         max_handoffs: ``Limits.max_handoffs`` of the Runtime.
         agents: the agents the parent run may start by name (``agents=``), where a handoff
             naming its agent by a string finds it.
+        notes: the tool's own notes about this call, from ``plan_child`` to
+            ``child_result`` (the same ``ParentRun`` is given to both; a handoff notes how
+            many messages it sent).
     """
 
     run_id: str
@@ -55,6 +58,7 @@ class ParentRun:
     handoffs: tuple[str, ...] = ()
     max_handoffs: int = 8
     agents: Any = None
+    notes: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @runtime_checkable

@@ -605,7 +605,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return self._invalid_input(state, raw_input, request_id), _NONE
         messages = state.messages + (Message(role="user", content=prompt),)  # noqa: RUF005
         # A new request: a clean slate, then the first model call of its first iteration.
-        state = _replace(state, request_id=request_id, text="", value=None, error=None, reason="")
+        state = _replace(
+            state, request_id=request_id, text="", value=None, error=None, reason="", agent=""
+        )
         return self._ask(state, messages, 1)
 
     def _on_request_failed(
