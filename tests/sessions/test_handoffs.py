@@ -222,6 +222,20 @@ async def test_max_handoffs_zero_refuses_every_handoff() -> None:
     async with Runtime(llm=llm, limits=Limits(max_handoffs=0)) as rt:
         step = await rt.run(triage(), "Refund", tools=[handoff(billing())])
     assert step.error is not None and step.error.type == MAX_HANDOFFS_EXCEEDED
+    assert "on a 1st time, past Limits.max_handoffs=0: triage → billing" in step.error.message
+
+
+async def test_a_filter_that_raises_fails_the_handoff_naming_it() -> None:
+    def broken(messages: tuple[Message, ...]) -> list[Message]:
+        raise KeyError("oops")
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call("transfer_to_billing")])
+    async with Runtime(llm=llm) as rt:
+        step = await rt.run(triage(), "Refund", tools=[handoff(billing(), input_filter=broken)])
+    assert step.error is not None and step.error.type == "validation"
+    assert "the input filter 'test_a_filter_that_raises" in step.error.message
+    assert "raised KeyError" in step.error.message
+    assert len(llm.requests) == 1  # billing never ran
 
 
 async def test_a_handoff_to_an_unknown_agent_names_it_and_the_fix() -> None:
@@ -352,3 +366,34 @@ def test_remove_all_tools_keeps_what_was_said() -> None:
         Message(role="user", content="Refund 7"),
         Message(role="assistant", content="Let me look."),
     )
+
+
+async def test_a_chain_of_handoffs_reports_the_last_agent() -> None:
+    refunds = ReAct(name="refunds", system_prompt="You refund.")
+    tools = [handoff(billing(), tools=[handoff(refunds, tools=[])])]
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("transfer_to_billing"),
+            ScriptedLLM.tool_call("transfer_to_refunds"),
+            "Refunded.",
+        ]
+    )
+    seen: list[Any] = []
+
+    class Bus:
+        def publish(self, signal: Any) -> None:
+            if signal.type == HANDOFF:
+                seen.append(signal.data)
+
+    async with Runtime(llm=llm, bus=Bus()) as rt:
+        step = await rt.run(triage(), "Refund", tools=tools)
+    assert (step.value, step.agent) == ("Refunded.", "refunds")
+    assert [(d.from_agent, d.to_agent, d.chain) for d in seen] == [
+        ("triage", "billing", ("triage",)),
+        ("billing", "refunds", ("triage", "billing")),
+    ]
+    assert [m.content for m in step.messages if m.role == "tool"] == [
+        '{"assistant": "billing"}',
+        '{"assistant": "refunds"}',
+    ]
+    assert step.messages[-1] == Message(role="assistant", content="Refunded.")

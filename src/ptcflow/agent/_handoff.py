@@ -123,7 +123,7 @@ class HandoffCall:
             return _error(
                 MAX_HANDOFFS_EXCEEDED,
                 f"handoff {self.tool_name!r} (called by {parent.name!r}) would hand the "
-                f"conversation on a {len(chain)}th time, past Limits.max_handoffs="
+                f"conversation on a {_ordinal(len(chain))} time, past Limits.max_handoffs="
                 f"{parent.max_handoffs}: {shown}. If the agents hand it back and forth (a "
                 "cycle), tell them when to answer themselves, or drop the handoff back; "
                 "else raise Runtime(limits=Limits(max_handoffs=...))",
@@ -159,6 +159,13 @@ class HandoffCall:
                 f"{_label(self.input_filter)} returned a history the next agent cannot "
                 f"continue: {exc}. Keep every tool call with its result (or drop both)",
                 {"agent": name},
+            )
+        except Exception as exc:  # the filter is the user's code
+            return _error(
+                VALIDATION,
+                f"handoff {self.tool_name!r} (to {name!r}): the input filter "
+                f"{_label(self.input_filter)} raised {type(exc).__name__}: {exc}",
+                {"agent": name, "exception": type(exc).__name__},
             )
         if _is_subagent(target):
             planned = AgentCall(target, None, self.tool_name).plan_child(parent, arguments)
@@ -344,6 +351,12 @@ def _not_an_agent(agent: Any) -> str | None:
         f"{agent!r:.60} (type {kind}), not an agent; hand off to a ReAct or a SubAgent (or "
         "the name of one in agents=)"
     )
+
+
+def _ordinal(n: int) -> str:
+    if n % 100 in (11, 12, 13):
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
 
 
 def _label(fn: Any) -> str:

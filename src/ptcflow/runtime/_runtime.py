@@ -571,9 +571,12 @@ class Runtime:
         if plan is not None:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
-            source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
-            if source is not None and self.rate_limiter is not None:
-                source = self._limited(source)
+            if plan.llm is not None and plan.llm is parent.llm:
+                pass  # the caller's own model (a handoff's), rate-limited already
+            else:
+                source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
+                if source is not None and self.rate_limiter is not None:
+                    source = self._limited(source)
             if isinstance(plan.timeout, float | int):
                 deadline = min(deadline, parent.executor.clock() + plan.timeout)
             if source is not None and source.unnamed:
