@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -15,7 +16,7 @@ from ptcflow import Limits, ReAct, Session, SubAgent, handoff
 from ptcflow.agent import MAX_HANDOFFS_EXCEEDED, UNKNOWN_AGENT
 from ptcflow.errors import RunError, UsageError
 from ptcflow.runtime import Runtime, Telemetry
-from ptcflow.sessions import remove_all_tools
+from ptcflow.sessions import check_history, remove_all_tools
 from ptcflow.signals import HANDOFF, TOOL_RESULT, HandoffData, Message, ToolCall
 from ptcflow.strategies import replay
 from ptcflow.testing import ScriptedLLM
@@ -397,3 +398,30 @@ async def test_a_chain_of_handoffs_reports_the_last_agent() -> None:
         '{"assistant": "refunds"}',
     ]
     assert step.messages[-1] == Message(role="assistant", content="Refunded.")
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[Message]:
+    """Valid conversations: user and assistant messages, tool calls each answered."""
+    out: list[Message] = []
+    for turn in range(draw(st.integers(0, 6))):
+        out.append(Message(role="user", content=draw(st.text(max_size=5))))
+        for step in range(draw(st.integers(0, 2))):
+            n = draw(st.integers(1, 2))
+            calls = tuple(ToolCall(id=f"c{turn}.{step}.{i}", name="t") for i in range(n))
+            text = draw(st.sampled_from(["", "thinking"]))
+            out.append(Message(role="assistant", content=text, tool_calls=calls))
+            out += [Message(role="tool", content="r", tool_call_id=c.id, name="t") for c in calls]
+        out.append(Message(role="assistant", content=draw(st.text(max_size=5))))
+    return out
+
+
+@given(conversations())
+def test_remove_all_tools_leaves_a_history_without_tools(messages: list[Message]) -> None:
+    kept = remove_all_tools(messages)
+    assert check_history(kept) == kept
+    assert all(m.role != "tool" and not m.tool_calls for m in kept)
+    assert [m for m in kept if m.role == "user"] == [m for m in messages if m.role == "user"]
+    assert [m.content for m in kept if m.role == "assistant"] == [
+        m.content for m in messages if m.role == "assistant" and (m.content or not m.tool_calls)
+    ]
