@@ -425,3 +425,14 @@ def test_remove_all_tools_leaves_a_history_without_tools(messages: list[Message]
     assert [m.content for m in kept if m.role == "assistant"] == [
         m.content for m in messages if m.role == "assistant" and (m.content or not m.tool_calls)
     ]
+
+
+async def test_continue_without_a_history_is_invalid_input() -> None:
+    async with Runtime(llm=ScriptedLLM([])) as rt:
+        step = await rt.run(billing(), {"continue": True})
+    assert step.reason == "invalid_input"
+    assert step.error is not None and "has no history: pass history=" in step.error.message
+    async with Runtime(llm=ScriptedLLM(["Yes?"])) as rt:
+        history = [Message(role="user", content="Hello")]
+        step = await rt.run(billing(), {"continue": True}, history=history)
+    assert step.value == "Yes?" and [m.role for m in step.messages] == ["user", "assistant"]

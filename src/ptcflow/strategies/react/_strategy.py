@@ -296,12 +296,17 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         self, state: ReActState, raw_input: Any, request_id: str | None
     ) -> ReActState:
         kind = type(raw_input).__name__
-        error = ErrorEnvelope.make(
-            VALIDATION,
+        message = (
             f"ReAct({self.name!r}) input must be a string or a mapping with a string "
-            f"'prompt', got {kind}",
-            {"input_type": kind},
+            f"'prompt', got {kind}"
         )
+        if _continues(raw_input):
+            message = (
+                f"ReAct({self.name!r}) got {{'continue': True}}, which answers a conversation "
+                "as it stands, but the run has no history: pass history= (or session=), or "
+                "a prompt"
+            )
+        error = ErrorEnvelope.make(VALIDATION, message, {"input_type": kind})
         return _replace(
             state, status="failed", request_id=request_id, error=error, reason="invalid_input"
         )
