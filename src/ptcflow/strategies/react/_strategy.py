@@ -184,7 +184,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         raw_input = run.input
         prompt = raw_input if isinstance(raw_input, str) else _prompt_of(raw_input)
         tools = run.tools
-        handoff_tools = tuple([t.name for t in tools if t.handoff]) if tools else ()
+        handoff_tools = _handoff_names(tools) if tools else ()
         system = self.system_prompt
         if self.output_spec is not None:
             typed = output_prompt(self.output_spec)
@@ -196,8 +196,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         opening = len(messages)
         if run.history:
             messages += run.history
-        carry_on = prompt is None and bool(run.history) and _continues(raw_input)
-        if prompt is None and not carry_on:
+        if prompt is not None:
+            messages += (Message(role="user", content=prompt),)
+        elif not (run.history and _continues(raw_input)):
             state = ReActState(
                 run_id=run.run_id,
                 request_id=run.request_id,
@@ -211,8 +212,6 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return self._invalid_input(state, raw_input, run.request_id), _NONE
         run_id = run.run_id
         request_id = run.request_id
-        if prompt is not None:
-            messages += (Message(role="user", content=prompt),)
         directive = self._llm_directive(run_id, 1, request_id, 1, messages, tools)
         call_id = directive.id
         state = ReActState(
@@ -642,6 +641,15 @@ _ON: Final[dict[str, _On]] = {
     REQUEST_FAILED: ReAct._on_request_failed,
 }
 """The signal types ReAct folds, and how; every other type is ignored."""
+
+
+def _handoff_names(tools: tuple[ToolSpec, ...]) -> tuple[str, ...]:
+    """The names of the handoff tools among ``tools`` (usually none)."""
+    names: tuple[str, ...] = ()
+    for spec in tools:
+        if spec.handoff:
+            names += (spec.name,)
+    return names
 
 
 def _continues(raw_input: Any) -> bool:
