@@ -8,6 +8,7 @@ __all__ = (
     "APPROVAL_REQUESTED",
     "APPROVAL_RESOLVED",
     "EMBED_RESULT",
+    "HANDOFF",
     "LLM_DELTA",
     "LLM_RESPONSE",
     "PROGRAM_RESULT",
@@ -44,6 +45,9 @@ REQUEST_FAILED: Final = "ai.request.failed"
 """A run ended in failure; ``data["result"]`` holds the Err envelope."""
 REQUEST_ERROR: Final = "ai.request.error"
 """A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
+HANDOFF: Final = "ai.handoff"
+"""A run hands its conversation to another agent: published by the handoff tool call
+(``call_id``) once the next agent's run is planned, just before it starts."""
 PROGRAM_RESULT: Final = "ai.program.result"
 """The terminal signal of a ``RunProgram`` directive: ``Ok(ProgramOutput)`` or ``Err``."""
 APPROVAL_REQUESTED: Final = "ai.approval.requested"
@@ -72,6 +76,7 @@ SIGNAL_TYPES: Final = frozenset(
         REQUEST_FAILED,
         REQUEST_ERROR,
         PROGRAM_RESULT,
+        HANDOFF,
     }
 )
 """Every signal type ptcflow publishes."""

@@ -65,6 +65,14 @@ def plan_tools(
 
 def _plan(tool: Tool, parent: ParentRun) -> AgentTool:
     fn: Any = tool.fn
+    if getattr(fn, "handoff_agent", ""):
+        raise UsageError(
+            f"tool {tool.name!r} hands the conversation to agent {fn.handoff_agent!r} (a "
+            f"handoff), and handoffs do not run on Temporal yet: a TemporalRuntime takes no "
+            "conversation (history= or session=) to hand on. Run agents that hand off on a "
+            "local Runtime, or give the agent as a tool instead (agent.as_tool(): a child "
+            "workflow that answers the caller)"
+        )
     agent = getattr(getattr(fn, "agent", None), "name", None) or tool.name
     signature = None if tool.signature is None else tool.signature.render()
     expected = render_tool_signature(tool)
