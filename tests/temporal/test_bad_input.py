@@ -143,15 +143,3 @@ async def test_history_for_a_strategy_that_keeps_no_conversation_is_refused_at_t
         compaction = RunOptions(compaction=Compaction(max_messages=4))
         with pytest.raises(UsageError, match="keeps no conversation"):
             trt.run(planner(), "go", options=compaction).close()
-
-
-def test_handoffs_are_refused_until_temporal_takes_conversations() -> None:
-    from ptcflow import handoff
-    from ptcflow.strategies import ReAct
-
-    rt = TemporalRuntime(address="127.0.0.1:1")
-    tools = [handoff(ReAct(name="billing"))]
-    with pytest.raises(UsageError, match="hands the conversation to agent 'billing'") as caught:
-        rt.run(ReAct(name="triage"), "x", tools=tools).close()  # never reached: run() raises
-    assert "do not run on Temporal yet" in str(caught.value)
-    assert "local Runtime" in str(caught.value)

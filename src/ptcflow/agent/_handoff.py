@@ -42,7 +42,13 @@ __all__ = (
     "UNKNOWN_AGENT",
     "HandoffCall",
     "InputFilter",
+    "filtered_history",
     "handoff",
+    "handoff_history",
+    "handoff_result",
+    "past_max_handoffs",
+    "transfer_note",
+    "unknown_agent",
 )
 
 MAX_HANDOFFS_EXCEEDED: Final = "max_handoffs_exceeded"
@@ -111,37 +117,21 @@ class HandoffCall:
     @property
     def note(self) -> str:
         """What answers the handoff call in the conversation: ``{"assistant": <agent>}``."""
-        return json.dumps({"assistant": self.handoff_agent})
+        return transfer_note(self.handoff_agent)
 
     def plan_child(self, parent: ParentRun, arguments: dict[str, Any]) -> RunPlan | Err:
         """The next agent's run on the conversation of ``parent``, or the call's error
         (past ``max_handoffs``, an unknown agent, a filter's bad history)."""
         chain = (*parent.handoffs, parent.name)
         name = self.handoff_agent
-        if len(chain) > parent.max_handoffs:
-            shown = " → ".join((*chain, name))
-            return _error(
-                MAX_HANDOFFS_EXCEEDED,
-                f"handoff {self.tool_name!r} (called by {parent.name!r}) would hand the "
-                f"conversation on a {_ordinal(len(chain))} time, past Limits.max_handoffs="
-                f"{parent.max_handoffs}: {shown}. If the agents hand it back and forth (a "
-                "cycle), tell them when to answer themselves, or drop the handoff back; "
-                "else raise Runtime(limits=Limits(max_handoffs=...))",
-                {"agent": name, "chain": list(chain), "max_handoffs": parent.max_handoffs},
-            )
+        refused = past_max_handoffs(self.tool_name, parent.name, chain, name, parent.max_handoffs)
+        if refused is not None:
+            return refused
         target = self.target
         if isinstance(target, str):
             agents = parent.agents if isinstance(parent.agents, Mapping) else {}
             if target not in agents:
-                known = ", ".join(sorted(agents)) or "none"
-                return _error(
-                    UNKNOWN_AGENT,
-                    f"handoff {self.tool_name!r} (called by {parent.name!r}) names agent "
-                    f"{target!r}, which this run does not have (agents: {known}); pass "
-                    f"agents={{{target!r}: ...}} to rt.run or Runtime, or hand off to the "
-                    "agent itself: handoff(agent)",
-                    {"agent": target, "available": sorted(agents)},
-                )
+                return unknown_agent(self.tool_name, parent.name, target, agents)
             target = agents[target]
             problem = _not_an_agent(target)
             if problem is not None:
@@ -150,23 +140,15 @@ class HandoffCall:
                     f"handoff {self.tool_name!r}: agents[{self.target!r}] is {problem}",
                     {"agent": self.target},
                 )
-        try:
-            history = self._history(parent)
-        except UsageError as exc:
-            return _error(
-                VALIDATION,
-                f"handoff {self.tool_name!r} (to {name!r}): the input filter "
-                f"{_label(self.input_filter)} returned a history the next agent cannot "
-                f"continue: {exc}. Keep every tool call with its result (or drop both)",
-                {"agent": name},
-            )
-        except Exception as exc:  # the filter is the user's code
-            return _error(
-                VALIDATION,
-                f"handoff {self.tool_name!r} (to {name!r}): the input filter "
-                f"{_label(self.input_filter)} raised {type(exc).__name__}: {exc}",
-                {"agent": name, "exception": type(exc).__name__},
-            )
+        history = filtered_history(
+            parent.conversation,
+            call_id=parent.call_id,
+            tool_name=self.tool_name,
+            agent=name,
+            input_filter=self.input_filter,
+        )
+        if isinstance(history, Err):
+            return history
         if _is_subagent(target):
             planned = AgentCall(target, None, self.tool_name).plan_child(parent, arguments)
             if isinstance(planned, Err):
@@ -191,47 +173,137 @@ class HandoffCall:
         error, as it is (a program calling the tool gets the value alone, as from an agent
         used as a tool)."""
         size = parent.notes.get("sent")
-        if parent.from_program or not step.ok:
-            if not step.ok and step.error is not None and step.fail is None:
-                return Err(error=step.error)
-            return call_result(self.handoff_agent, step, from_program=parent.from_program)
         if size is None:  # pragma: no cover - planned by this object, always recorded
             size = len(self._history(parent))
-        added = step.messages[size:]
-        return Ok(
-            payload={
-                "agent": step.agent or self.handoff_agent,
-                "value": json_safe(to_plain(step.value)),
-                "messages": msgspec.to_builtins(added),
-                "note": self.note,
-            }
-        )
+        return handoff_result(self.handoff_agent, step, sent=size, from_program=parent.from_program)
 
     def _history(self, parent: ParentRun) -> tuple[Message, ...]:
-        """The conversation as the next agent sees it: the caller's, the handoff call (the
-        only call kept of its assistant message: the others have no result yet) answered
-        by the transfer note, through the input filter; checked.
+        """The conversation as the next agent sees it (see :func:`handoff_history`)."""
+        return handoff_history(
+            parent.conversation, parent.call_id, self.tool_name, self.note, self.input_filter
+        )
 
-        Raises:
-            UsageError: the filter returned a history that breaks tool-call pairing (or
-                something that is not messages).
-        """
-        messages = parent.conversation
-        call_id = parent.call_id
-        last = messages[-1] if messages else None
-        if last is not None and any(c.id == call_id for c in last.tool_calls):
-            kept = tuple([c for c in last.tool_calls if c.id == call_id])
-            call = msgspec.structs.replace(last, tool_calls=kept)
-            answer = Message(
-                role="tool", content=self.note, tool_call_id=call_id, name=self.tool_name
-            )
-            messages = (*messages[:-1], call, answer)
-        if self.input_filter is not None:
-            filtered = self.input_filter(messages)
-            if isinstance(filtered, str | bytes | Mapping) or filtered is None:
-                raise UsageError(f"it returned {type(filtered).__name__}, not a list of messages")
-            messages = tuple(filtered)
-        return check_history(messages)
+
+def unknown_agent(tool_name: str, caller: str, agent: str, agents: Mapping[str, Any]) -> Err:
+    """The ``unknown_agent`` error of a handoff naming an agent the run does not have."""
+    known = ", ".join(sorted(agents)) or "none"
+    return _error(
+        UNKNOWN_AGENT,
+        f"handoff {tool_name!r} (called by {caller!r}) names agent "
+        f"{agent!r}, which this run does not have (agents: {known}); pass "
+        f"agents={{{agent!r}: ...}} to rt.run or Runtime, or hand off to the "
+        "agent itself: handoff(agent)",
+        {"agent": agent, "available": sorted(agents)},
+    )
+
+
+def transfer_note(agent: str) -> str:
+    """What answers a handoff call in the conversation: ``{"assistant": <agent>}``.
+
+    Example:
+        >>> transfer_note("billing")
+        '{"assistant": "billing"}'
+    """
+    return json.dumps({"assistant": agent})
+
+
+def past_max_handoffs(
+    tool_name: str, caller: str, chain: tuple[str, ...], agent: str, max_handoffs: int
+) -> Err | None:
+    """The ``max_handoffs_exceeded`` error of handing the conversation from ``caller``
+    (reached through ``chain``, ``caller`` last) on to ``agent``, or ``None`` within the
+    limit."""
+    if len(chain) <= max_handoffs:
+        return None
+    shown = " → ".join((*chain, agent))
+    return _error(
+        MAX_HANDOFFS_EXCEEDED,
+        f"handoff {tool_name!r} (called by {caller!r}) would hand the "
+        f"conversation on a {_ordinal(len(chain))} time, past Limits.max_handoffs="
+        f"{max_handoffs}: {shown}. If the agents hand it back and forth (a "
+        "cycle), tell them when to answer themselves, or drop the handoff back; "
+        "else raise Runtime(limits=Limits(max_handoffs=...))",
+        {"agent": agent, "chain": list(chain), "max_handoffs": max_handoffs},
+    )
+
+
+def handoff_history(
+    conversation: tuple[Message, ...],
+    call_id: str,
+    tool_name: str,
+    note: str,
+    input_filter: InputFilter | None,
+) -> tuple[Message, ...]:
+    """The conversation as the next agent sees it: ``conversation``, the handoff call (the
+    only call kept of its assistant message: the others have no result yet) answered by
+    the transfer ``note``, through ``input_filter``; checked.
+
+    Raises:
+        UsageError: the filter returned a history that breaks tool-call pairing (or
+            something that is not messages).
+    """
+    messages = conversation
+    last = messages[-1] if messages else None
+    if last is not None and any(c.id == call_id for c in last.tool_calls):
+        kept = tuple([c for c in last.tool_calls if c.id == call_id])
+        call = msgspec.structs.replace(last, tool_calls=kept)
+        answer = Message(role="tool", content=note, tool_call_id=call_id, name=tool_name)
+        messages = (*messages[:-1], call, answer)
+    if input_filter is not None:
+        filtered = input_filter(messages)
+        if isinstance(filtered, str | bytes | Mapping) or filtered is None:
+            raise UsageError(f"it returned {type(filtered).__name__}, not a list of messages")
+        messages = tuple(filtered)
+    return check_history(messages)
+
+
+def filtered_history(
+    conversation: tuple[Message, ...],
+    *,
+    call_id: str,
+    tool_name: str,
+    agent: str,
+    input_filter: InputFilter | None,
+) -> tuple[Message, ...] | Err:
+    """:func:`handoff_history`, or the handoff's ``validation`` error naming the filter
+    (a bad history, or the filter raised)."""
+    try:
+        return handoff_history(conversation, call_id, tool_name, transfer_note(agent), input_filter)
+    except UsageError as exc:
+        return _error(
+            VALIDATION,
+            f"handoff {tool_name!r} (to {agent!r}): the input filter "
+            f"{_label(input_filter)} returned a history the next agent cannot "
+            f"continue: {exc}. Keep every tool call with its result (or drop both)",
+            {"agent": agent},
+        )
+    except Exception as exc:  # the filter is the user's code
+        return _error(
+            VALIDATION,
+            f"handoff {tool_name!r} (to {agent!r}): the input filter "
+            f"{_label(input_filter)} raised {type(exc).__name__}: {exc}",
+            {"agent": agent, "exception": type(exc).__name__},
+        )
+
+
+def handoff_result(agent: str, step: Step, *, sent: int, from_program: bool) -> Ok[Any] | Err:
+    """A handoff call's result from the next agent's Step (``agent``: its name; ``sent``:
+    how many messages it was given): the agent that answered, its value, the messages it
+    added and the transfer note (what a strategy ends its run with); or its error, as it
+    is (a program calling the tool gets the value alone, as from an agent used as a
+    tool)."""
+    if from_program or not step.ok:
+        if not step.ok and step.error is not None and step.fail is None:
+            return Err(error=step.error)
+        return call_result(agent, step, from_program=from_program)
+    return Ok(
+        payload={
+            "agent": step.agent or agent,
+            "value": json_safe(to_plain(step.value)),
+            "messages": msgspec.to_builtins(step.messages[sent:]),
+            "note": transfer_note(agent),
+        }
+    )
 
 
 def handoff(

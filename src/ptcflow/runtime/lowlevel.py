@@ -15,6 +15,7 @@ face: pin the version you build on.
 
 from __future__ import annotations
 
+from ptcflow.runtime._answering import answering_agent as answering_agent
 from ptcflow.runtime._child import invalid_child_arguments as invalid_child_arguments
 from ptcflow.runtime._driver import (
     CANCEL_GRACE_S as CANCEL_GRACE_S,
@@ -48,6 +49,7 @@ __all__ = (
     "ModelChoice",
     "Performer",
     "Toolbox",
+    "answering_agent",
     "attach",
     "current_context",
     "detach",

@@ -29,13 +29,31 @@ from temporalio import workflow
 from temporalio.exceptions import CancelledError, ChildWorkflowError
 
 from ptcflow.agent import MissionLimits
-from ptcflow.agent.lowlevel import Mission, attach_children, call_result, resolve_context
+from ptcflow.agent.lowlevel import (
+    Mission,
+    attach_children,
+    call_result,
+    filtered_history,
+    handoff_result,
+    past_max_handoffs,
+    resolve_context,
+)
 from ptcflow.core import journal_safe
 from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ProviderError, Step
 from ptcflow.runtime.lowlevel import invalid_child_arguments
-from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
+from ptcflow.sessions import remove_all_tools
+from ptcflow.signals import (
+    INTERNAL,
+    UNKNOWN_TOOL,
+    VALIDATION,
+    Err,
+    ErrorEnvelope,
+    HandoffData,
+    Message,
+    Ok,
+)
 from ptcflow.signature import Signature, parse
 from ptcflow.temporal._placement import failure_of
 from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec
@@ -200,6 +218,91 @@ class Family:
         if spec.mission is not None and step.trace is not None:
             self.steps[call.id] = step
         return call_result(plan.agent, step, from_program=from_program)
+
+    async def handoff_call(
+        self,
+        call: ToolExec,
+        conversation: tuple[Message, ...],
+        *,
+        caller: str,
+        from_program: bool,
+        deadline: float,
+        traceparent: str | None,
+        emit: Callable[[HandoffData], None],
+    ) -> Ok[Any] | Err:
+        """A call of a handoff tool: the next agent run as a child workflow on the
+        conversation (through the handoff's filter), ``ai.handoff`` emitted before it
+        starts; the result a strategy ends its run with (as locally: ``handoff_result``)."""
+        plan = self.agent_tools[call.tool_name]
+        if plan.error is not None:
+            return Err(error=plan.error)
+        spec = self.spec
+        name = plan.handoff
+        chain = (*spec.handoffs, caller)
+        refused = past_max_handoffs(plan.name, caller, chain, name, spec.max_handoffs)
+        if refused is not None:
+            return refused
+        history = filtered_history(
+            conversation,
+            call_id=call.id,
+            tool_name=plan.name,
+            agent=name,
+            input_filter=remove_all_tools if plan.input_filter == "remove_all_tools" else None,
+        )
+        if isinstance(history, Err):
+            return history
+        input: Any = {"continue": True}
+        if not plan.continues:
+            values = self._context(plan, call.arguments)
+            if isinstance(values, Err):
+                return values
+            input = values
+        assert plan.strategy is not None
+        if plan.timeout is not None:
+            deadline = min(deadline, _now() + plan.timeout)
+        mission = self.mission
+        budget = (
+            MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
+            if mission is not None
+            else MissionBudget(turn_budget=plan.turn_budget)
+        )
+        own = not plan.caller_tools
+        child = RunSpec(
+            agent=plan.strategy,
+            input=input,
+            run_id=f"{spec.run_id}/{call.id}",
+            request_id=call.request_id or self.request_id,
+            parent_run_id=spec.run_id,
+            name=plan.run_name,
+            tools=plan.tools if own else spec.tools,
+            tool_specs=plan.tool_specs if own else spec.tool_specs,
+            agent_tools=plan.agent_tools if own else spec.agent_tools,
+            agents=spec.agents,
+            deadline=None if deadline == math.inf else deadline,
+            options=spec.options,
+            retry=spec.retry,
+            observe=spec.observe,
+            traceparent=traceparent,
+            mission=None if plan.continues else budget,
+            history=history,
+            handoffs=chain,
+            max_handoffs=spec.max_handoffs,
+        )
+        emit(
+            HandoffData(
+                from_agent=caller,
+                to_agent=plan.run_name or name,
+                tool_name=plan.name,
+                messages=len(history),
+                chain=chain,
+            )
+        )
+        result = await self._execute(call, child)
+        if isinstance(result, Err):
+            return result
+        if mission is not None and not plan.continues:
+            mission.turns_used += result.turns_used - budget.used
+        return handoff_result(name, result.step, sent=len(history), from_program=from_program)
 
     def _context(self, plan: AgentTool, arguments: Any) -> dict[str, Any] | Err:
         """The child's context: the arguments checked by the tool's signature, as a
