@@ -18,6 +18,7 @@ from ptcflow.sessions import SUMMARY_PROMPT
 from ptcflow.signals import (
     PROGRAM_RESULT,
     TERMINAL_TYPES,
+    Message,
     Ok,
     ProgramOutput,
     Signal,
@@ -89,6 +90,16 @@ async def logged(ctx: ToolContext, x: int) -> int:
     async with await log.open("a") as f:
         await f.write(f"done {ctx.run_id}/{ctx.call_id} {os.getpid()} {time.time():.3f}\n")
     return x * 10
+
+
+def last_two(messages: Sequence[Message]) -> list[Message]:
+    """A handoff's input filter of one's own: the last two messages."""
+    return list(messages[-2:])
+
+
+def say_no(messages: Sequence[Message]) -> list[Message]:
+    """A handoff's input filter that raises."""
+    raise ValueError("no conversation today")
 
 
 def _script(req: LLMRequest) -> Any:

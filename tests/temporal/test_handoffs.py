@@ -13,8 +13,19 @@ from ptcflow.runtime import Runtime
 from ptcflow.sessions import remove_all_tools
 from ptcflow.signals import HANDOFF, HandoffData, Message
 from ptcflow.strategies import ReAct
-from ptcflow.temporal import TemporalOptions, TemporalRuntime
-from temporal.agents import BILLING, PAY_BACK, PING, ROUTE, TO_REFUNDS, TRIAGE, add, model
+from ptcflow.temporal import TemporalOptions, TemporalRuntime, check_determinism
+from temporal.agents import (
+    BILLING,
+    PAY_BACK,
+    PING,
+    ROUTE,
+    TO_REFUNDS,
+    TRIAGE,
+    add,
+    last_two,
+    model,
+    say_no,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -47,9 +58,12 @@ async def test_a_react_hands_the_conversation_on_as_it_does_locally(
             chain=("triage",),
         )
     ]
-    # the next agent ran as the call's child workflow
-    child = await client.get_workflow_handle(f"{step.run_id}/call_handoff").describe()
+    # the next agent ran as the call's child workflow; both histories replay
+    ids = [step.run_id, f"{step.run_id}/call_handoff"]
+    child = await client.get_workflow_handle(ids[1]).describe()
     assert child.status.name == "COMPLETED"
+    histories = [await client.get_workflow_handle(i).fetch_history() for i in ids]
+    assert await check_determinism(histories) == 2
 
 
 async def test_a_named_agent_with_the_built_in_filter(
@@ -142,13 +156,29 @@ def _user() -> Message:
     return Message(role="user", content="")
 
 
-def test_a_filter_of_your_own_is_refused_on_temporal() -> None:
-    def recent(messages: Any) -> Any:
-        return messages[-2:]
+async def test_a_filter_of_your_own_runs_on_a_worker(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    async with TemporalRuntime(client=client, options=options) as trt:
+        step = await trt.run(
+            triage, "Refund order 7", tools=[add, handoff(billing, input_filter=last_two)]
+        )
+        failed = await trt.run(
+            triage, "Refund order 7", tools=[add, handoff(billing, input_filter=say_no)]
+        )
+    async with Runtime(llm=model()) as rt:
+        local = await rt.run(
+            triage, "Refund order 7", tools=[add, handoff(billing, input_filter=last_two)]
+        )
+    assert step.ok, step.error
+    assert step.value == local.value == "billing saw assistant,tool"  # the handoff call, answered
+    assert not failed.ok and failed.error is not None
+    assert "'say_no'" in failed.error.message and "no conversation today" in failed.error.message
 
+
+def test_a_filter_a_worker_cannot_import_is_refused_on_temporal() -> None:
     rt = TemporalRuntime(address="127.0.0.1:1")
-    tools = [handoff(billing, input_filter=recent)]
-    with pytest.raises(UsageError, match="input filter") as caught:
+    tools = [handoff(billing, input_filter=lambda messages: messages[-2:])]
+    with pytest.raises(UsageError, match="input filter of handoff 'transfer_to_billing'") as caught:
         rt.run(triage, "x", tools=tools).close()  # never reached: run() raises
-    assert "remove_all_tools" in str(caught.value)
-    assert "local Runtime" in str(caught.value)
+    assert "define it at module level" in str(caught.value)

@@ -25,7 +25,7 @@ from ptcflow.runtime.lowlevel import Toolbox
 from ptcflow.sessions import remove_all_tools
 from ptcflow.signals import Err
 from ptcflow.temporal._agents import WORKERS_MODEL, workers_model
-from ptcflow.temporal._refs import agent_ref, tool_ref
+from ptcflow.temporal._refs import agent_ref, path_of, tool_ref
 from ptcflow.temporal._spec import AgentTool, MissionBudget
 from ptcflow.tools import Tool, render_tool_signature
 
@@ -94,7 +94,7 @@ def _handoff(
     tools (the caller's unless given), its input filter by name."""
     fn: Any = tool.fn
     name: str = fn.handoff_agent
-    filter_name = _filter_name(tool.name, fn.input_filter)
+    filter_name, filter_path = _filter_of(tool.name, fn.input_filter)
     target = fn.target
     if isinstance(target, str):
         if target not in agents:
@@ -112,7 +112,9 @@ def _handoff(
             agents,
             reached,
         )
-        return msgspec.structs.replace(planned, handoff=name, input_filter=filter_name)
+        return msgspec.structs.replace(
+            planned, handoff=name, input_filter=filter_name, filter_path=filter_path
+        )
     if not callable(getattr(target, "conversation", None)):
         raise UsageError(
             f"handoff {tool.name!r}: agents[{fn.target!r}] is {type(target).__name__}, which "
@@ -143,24 +145,25 @@ def _handoff(
         agent_tools=nested,
         handoff=name,
         input_filter=filter_name,
+        filter_path=filter_path,
         continues=True,
         caller_tools=own is None,
     )
 
 
-def _filter_name(tool_name: str, input_filter: Any) -> str:
-    """A handoff's input filter as a workflow runs it (by name), or a ``UsageError``."""
+def _filter_of(tool_name: str, input_filter: Any) -> tuple[str, str]:
+    """A handoff's input filter as a workflow runs it: ``("remove_all_tools", "")`` for
+    the built-in one (pure: the workflow runs it), ``("", path)`` for one of your own (a
+    worker imports it by path and runs it), ``("", "")`` for none.
+
+    Raises:
+        UsageError: a filter a worker cannot import by name (a lambda, a closure).
+    """
     if input_filter is None:
-        return ""
+        return "", ""
     if input_filter is remove_all_tools:
-        return "remove_all_tools"
-    label = getattr(input_filter, "__qualname__", None) or type(input_filter).__name__
-    raise UsageError(
-        f"handoff {tool_name!r}: its input filter {label!r} is your code, which a Temporal "
-        "workflow does not run (it must be deterministic and sandboxed); on Temporal a "
-        "handoff takes input_filter=None (the whole conversation) or "
-        "ptcflow.sessions.remove_all_tools. Filter on a local Runtime, or drop the filter"
-    )
+        return "remove_all_tools", ""
+    return "", path_of(input_filter, f"the input filter of handoff {tool_name!r}")
 
 
 def _plan(

@@ -43,9 +43,10 @@ from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ProviderError, Step
 from ptcflow.runtime.lowlevel import invalid_child_arguments
-from ptcflow.sessions import remove_all_tools
+from ptcflow.sessions import check_history, remove_all_tools
 from ptcflow.signals import (
     INTERNAL,
+    TOOL_RESULT,
     UNKNOWN_TOOL,
     VALIDATION,
     Err,
@@ -53,10 +54,21 @@ from ptcflow.signals import (
     HandoffData,
     Message,
     Ok,
+    ToolResultData,
 )
 from ptcflow.signature import Signature, parse
-from ptcflow.temporal._placement import failure_of
-from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec
+from ptcflow.temporal._filters import FILTER_TOOL, run_input_filter
+from ptcflow.temporal._placement import failure_of, perform_activity, place
+from ptcflow.temporal._refs import ToolRef, path_of
+from ptcflow.temporal._spec import (
+    ActivityCall,
+    AgentTool,
+    MissionBudget,
+    RunResult,
+    RunSpec,
+    Typed,
+    decode_lines,
+)
 
 __all__ = ("RUN_WORKFLOW", "Family")
 
@@ -251,6 +263,10 @@ class Family:
         )
         if isinstance(history, Err):
             return history
+        if plan.filter_path:  # your own filter: a worker runs it
+            history = await self._filter_on_worker(call, plan, history, deadline)
+            if isinstance(history, Err):
+                return history
         input: Any = {"continue": True}
         if not plan.continues:
             values = self._context(plan, call.arguments)
@@ -304,6 +320,49 @@ class Family:
             mission.turns_used += result.turns_used - budget.used
         return handoff_result(name, result.step, sent=len(history), from_program=from_program)
 
+    async def _filter_on_worker(
+        self, call: ToolExec, plan: AgentTool, history: tuple[Message, ...], deadline: float
+    ) -> tuple[Message, ...] | Err:
+        """``history`` through the handoff's own input filter, run by a worker (an
+        activity: the filter is user code), checked as locally."""
+        spec = self.spec
+        ref = ToolRef(name=FILTER_TOOL, path=_RUN_FILTER, blocking=True)
+        d = ToolExec(
+            id=f"{call.id}/filter",
+            tool_name=FILTER_TOOL,
+            arguments={"filter": plan.filter_path, "messages": msgspec.to_builtins(history)},
+            request_id=call.request_id,
+            iteration=call.iteration,
+            max_retries=0,
+        )
+        where = place(spec, {FILTER_TOOL: ref}, d, _now(), deadline)
+        activity = ActivityCall(
+            directive=Typed.of(d),
+            run_id=spec.run_id,
+            parent_run_id=spec.parent_run_id,
+            tool=ref,
+            max_attempts=where.max_attempts,
+            max_payload_bytes=spec.options.max_payload_bytes,
+        )
+        outcome = await perform_activity(d, activity, where, spec.options)
+        label = plan.filter_path.rpartition(":")[2]
+        where_ = f"handoff {plan.name!r} (to {plan.handoff!r}): the input filter {label!r}"
+        result: Any = outcome.error and Err(error=outcome.error)
+        for signal in decode_lines(outcome.signals):
+            if signal.type == TOOL_RESULT and isinstance(signal.data, ToolResultData):
+                result = signal.data.result
+        if not isinstance(result, Ok):
+            error = result.error if isinstance(result, Err) else _unknown()
+            return _error(VALIDATION, f"{where_} failed on the worker: {error.message}")
+        try:
+            return check_history(msgspec.convert(result.payload, tuple[Message, ...]))
+        except (UsageError, msgspec.ValidationError) as exc:
+            return _error(
+                VALIDATION,
+                f"{where_} returned a history the next agent cannot continue: {exc}. Keep "
+                "every tool call with its result (or drop both)",
+            )
+
     def _context(self, plan: AgentTool, arguments: Any) -> dict[str, Any] | Err:
         """The child's context: the arguments checked by the tool's signature, as a
         local call of the tool checks them."""
@@ -352,6 +411,7 @@ class Family:
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+_RUN_FILTER = path_of(run_input_filter, "the input filter runner")
 
 
 def _invalid(plan: AgentTool, errors: list[str]) -> Err:

@@ -129,6 +129,9 @@ class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
     input_filter: str = ""
     """A handoff's input filter, by name: ``""`` (the whole conversation) or
     ``"remove_all_tools"`` (the filters a workflow may run: they are pure)."""
+    filter_path: str = ""
+    """A handoff's input filter of your own, by import path: a worker runs it (an
+    activity), as it runs a tool."""
     continues: bool = False
     """A handoff to a strategy (a ReAct): its input is ``{"continue": True}`` (else a
     SubAgent: the call's arguments, checked by ``signature``, are its context)."""
