@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
-from ptcflow import Session, SubAgent, UsageError, handoff
+from ptcflow import ConfigError, Session, SubAgent, UsageError, handoff
 from ptcflow.agent import MAX_HANDOFFS_EXCEEDED, UNKNOWN_AGENT
 from ptcflow.runtime import Runtime
 from ptcflow.sessions import remove_all_tools
@@ -130,11 +131,19 @@ async def test_a_cycle_of_handoffs_ends_at_max_handoffs(
         "pong": ReAct(name="pong", system_prompt=PING + " back"),
     }
     tools = [handoff("ping"), handoff("pong")]
-    async with TemporalRuntime(client=client, options=options, agents=agents) as trt:
-        step = await trt.run(agents["ping"], "go", tools=tools)
+    limited = msgspec.structs.replace(options, max_handoffs=2)
+    async with TemporalRuntime(client=client, options=limited, agents=agents) as trt:
+        step = await trt.run(agents["ping"], "go", tools=tools, record=True)
     assert not step.ok and step.error is not None
     assert step.error.type == MAX_HANDOFFS_EXCEEDED, step.error
-    assert "ping → pong → ping" in step.error.message
+    assert "ping → pong → ping → pong" in step.error.message
+    assert "TemporalOptions(max_handoffs=...)" in step.error.message
+    assert step.reason == "handoff_failed"
+
+
+def test_max_handoffs_is_checked() -> None:
+    with pytest.raises(ConfigError, match="max_handoffs must be an int >= 0"):
+        TemporalOptions(max_handoffs=-1)
 
 
 async def test_a_session_goes_on_with_the_agent_that_answered_last(

@@ -208,21 +208,28 @@ def transfer_note(agent: str) -> str:
 
 
 def past_max_handoffs(
-    tool_name: str, caller: str, chain: tuple[str, ...], agent: str, max_handoffs: int
+    tool_name: str,
+    caller: str,
+    chain: tuple[str, ...],
+    agent: str,
+    max_handoffs: int,
+    *,
+    setting: str = "Limits.max_handoffs",
+    raise_it: str = "Runtime(limits=Limits(max_handoffs=...))",
 ) -> Err | None:
     """The ``max_handoffs_exceeded`` error of handing the conversation from ``caller``
     (reached through ``chain``, ``caller`` last) on to ``agent``, or ``None`` within the
-    limit."""
+    limit; ``setting`` and ``raise_it`` name the limit and how to raise it."""
     if len(chain) <= max_handoffs:
         return None
     shown = " → ".join((*chain, agent))
     return _error(
         MAX_HANDOFFS_EXCEEDED,
         f"handoff {tool_name!r} (called by {caller!r}) would hand the "
-        f"conversation on a {_ordinal(len(chain))} time, past Limits.max_handoffs="
+        f"conversation on a {_ordinal(len(chain))} time, past {setting}="
         f"{max_handoffs}: {shown}. If the agents hand it back and forth (a "
         "cycle), tell them when to answer themselves, or drop the handoff back; "
-        "else raise Runtime(limits=Limits(max_handoffs=...))",
+        f"else raise {raise_it}",
         {"agent": agent, "chain": list(chain), "max_handoffs": max_handoffs},
     )
 

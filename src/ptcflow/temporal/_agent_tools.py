@@ -39,9 +39,6 @@ def mission_of(inherit: Any) -> MissionBudget | None:
     return None
 
 
-_MAX_HANDOFFS = 8  # Limits().max_handoffs: how deep the client plans chains of handoffs
-
-
 def plan_tools(
     toolbox: Toolbox,
     *,
@@ -50,6 +47,7 @@ def plan_tools(
     inherit: Any,
     agents: Mapping[str, Any] | None = None,
     chain: tuple[str, ...] = (),
+    max_handoffs: int = 8,
 ) -> tuple[tuple[Any, ...], tuple[AgentTool, ...]]:
     """The references of ``toolbox``'s tools, and the plans of its agents used as tools.
 
@@ -60,7 +58,8 @@ def plan_tools(
         inherit: the caller's ``RunPlan.inherit`` (a SubAgent's lineage), or ``None``.
         agents: the run's ``agents=``, where a handoff naming its agent finds it.
         chain: the handoffs planned to reach ``caller`` (a chain of SubAgents handing on
-            to each other is planned up to ``Limits.max_handoffs`` deep).
+            to each other is planned up to ``max_handoffs`` deep).
+        max_handoffs: ``TemporalOptions.max_handoffs``.
 
     Raises:
         UsageError: a tool that cannot be imported by name, or an agent that brings a
@@ -78,9 +77,9 @@ def plan_tools(
     )
     everyone = dict(agents or {})
     planned = tuple(
-        _handoff(t, parent, everyone, chain)
+        _handoff(t, parent, everyone, chain, max_handoffs)
         if getattr(t.fn, "handoff_agent", "")
-        else _plan(t, parent, everyone, chain)
+        else _plan(t, parent, everyone, chain, max_handoffs)
         for n, t in toolbox.tools.items()
         if n in toolbox.child_names
     )
@@ -88,7 +87,11 @@ def plan_tools(
 
 
 def _handoff(
-    tool: Tool, parent: ParentRun, agents: dict[str, Any], chain: tuple[str, ...]
+    tool: Tool,
+    parent: ParentRun,
+    agents: dict[str, Any],
+    chain: tuple[str, ...],
+    max_handoffs: int,
 ) -> AgentTool:
     """The plan of a handoff tool: the next agent (found in ``agents`` when named), its
     tools (the caller's unless given), its input filter by name."""
@@ -102,7 +105,15 @@ def _handoff(
             return AgentTool(name=tool.name, agent=name, handoff=name, error=refused.error)
         target = agents[target]
     reached = (*chain, parent.name)
-    too_deep = past_max_handoffs(tool.name, parent.name, reached, name, _MAX_HANDOFFS)
+    too_deep = past_max_handoffs(
+        tool.name,
+        parent.name,
+        reached,
+        name,
+        max_handoffs,
+        setting="TemporalOptions.max_handoffs",
+        raise_it="TemporalRuntime(options=TemporalOptions(max_handoffs=...))",
+    )
     if too_deep is not None:
         return AgentTool(name=tool.name, agent=name, handoff=name, error=too_deep.error)
     if getattr(type(target), "plan_run", None) is not None:  # a SubAgent
@@ -111,6 +122,7 @@ def _handoff(
             parent,
             agents,
             reached,
+            max_handoffs,
         )
         return msgspec.structs.replace(
             planned, handoff=name, input_filter=filter_name, filter_path=filter_path
@@ -134,6 +146,7 @@ def _handoff(
             inherit=None,
             agents=agents,
             chain=reached,
+            max_handoffs=max_handoffs,
         )
     return AgentTool(
         name=tool.name,
@@ -167,7 +180,11 @@ def _filter_of(tool_name: str, input_filter: Any) -> tuple[str, str]:
 
 
 def _plan(
-    tool: Tool, parent: ParentRun, agents: dict[str, Any], chain: tuple[str, ...]
+    tool: Tool,
+    parent: ParentRun,
+    agents: dict[str, Any],
+    chain: tuple[str, ...],
+    max_handoffs: int,
 ) -> AgentTool:
     fn: Any = tool.fn
     agent = getattr(getattr(fn, "agent", None), "name", None) or tool.name
@@ -203,6 +220,7 @@ def _plan(
         inherit=planned.inherit,
         agents=agents,
         chain=chain,
+        max_handoffs=max_handoffs,
     )
     budget = mission_of(planned.inherit)
     return AgentTool(

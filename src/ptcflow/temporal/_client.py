@@ -281,6 +281,7 @@ class TemporalRuntime:
             model=getattr(strategy, "model", None) or None,
             inherit=planned.inherit,
             agents=everyone,
+            max_handoffs=self.options.max_handoffs,
         )
         spec = RunSpec(
             agent=agent_ref(strategy),

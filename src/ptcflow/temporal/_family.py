@@ -251,7 +251,15 @@ class Family:
         spec = self.spec
         name = plan.handoff
         chain = (*spec.handoffs, caller)
-        refused = past_max_handoffs(plan.name, caller, chain, name, spec.max_handoffs)
+        refused = past_max_handoffs(
+            plan.name,
+            caller,
+            chain,
+            name,
+            spec.options.max_handoffs,
+            setting="TemporalOptions.max_handoffs",
+            raise_it="TemporalRuntime(options=TemporalOptions(max_handoffs=...))",
+        )
         if refused is not None:
             return refused
         history = filtered_history(
@@ -302,7 +310,6 @@ class Family:
             mission=None if plan.continues else budget,
             history=history,
             handoffs=chain,
-            max_handoffs=spec.max_handoffs,
         )
         emit(
             HandoffData(

@@ -180,9 +180,8 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """An earlier summary of the history the compaction may reuse (``summary=``, or its
     session's last)."""
     handoffs: tuple[str, ...] = ()
-    """The agents that handed the conversation on to reach this run, first to last."""
-    max_handoffs: int = 8
-    """``Limits.max_handoffs``: how long a chain of handoffs may grow."""
+    """The agents that handed the conversation on to reach this run, first to last
+    (bounded by ``options.max_handoffs``)."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
