@@ -191,3 +191,18 @@ def test_a_filter_a_worker_cannot_import_is_refused_on_temporal() -> None:
     with pytest.raises(UsageError, match="input filter of handoff 'transfer_to_billing'") as caught:
         rt.run(triage, "x", tools=tools).close()  # never reached: run() raises
     assert "define it at module level" in str(caught.value)
+
+
+def test_a_conversation_too_large_to_hand_over_is_a_clear_error() -> None:
+    from ptcflow.temporal._family import _too_large
+    from ptcflow.temporal._refs import agent_ref
+    from ptcflow.temporal._spec import RunSpec
+
+    history = tuple(Message(role="user", content=f"message {i} " * 50) for i in range(200))
+    spec = RunSpec(agent=agent_ref(billing), run_id="r", history=history)
+    small = msgspec.structs.replace(spec, options=TemporalOptions(max_payload_bytes=1_000))
+    refused = _too_large(spec, small, "handoff 'transfer_to_billing' to 'billing'")
+    assert refused is not None and refused.error.type == "payload_too_large"
+    assert "handoff 'transfer_to_billing'" in refused.error.message
+    assert "remove_all_tools" in refused.error.message
+    assert _too_large(spec, spec, "handoff") is None  # within the default 2 MB

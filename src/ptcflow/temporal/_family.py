@@ -57,6 +57,7 @@ from ptcflow.signals import (
     ToolResultData,
 )
 from ptcflow.signature import Signature, parse
+from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE
 from ptcflow.temporal._filters import FILTER_TOOL, run_input_filter
 from ptcflow.temporal._placement import failure_of, perform_activity, place
 from ptcflow.temporal._refs import ToolRef, path_of
@@ -68,6 +69,7 @@ from ptcflow.temporal._spec import (
     RunSpec,
     Typed,
     decode_lines,
+    payload_size,
 )
 
 __all__ = ("RUN_WORKFLOW", "Family")
@@ -311,6 +313,9 @@ class Family:
             history=history,
             handoffs=chain,
         )
+        too_large = _too_large(child, spec, f"handoff {plan.name!r} to {name!r}")
+        if too_large is not None:
+            return too_large
         emit(
             HandoffData(
                 from_agent=caller,
@@ -351,6 +356,9 @@ class Family:
             max_attempts=where.max_attempts,
             max_payload_bytes=spec.options.max_payload_bytes,
         )
+        too_large = _too_large(activity, spec, f"the input filter of handoff {plan.name!r}")
+        if too_large is not None:
+            return too_large
         outcome = await perform_activity(d, activity, where, spec.options)
         label = plan.filter_path.rpartition(":")[2]
         where_ = f"handoff {plan.name!r} (to {plan.handoff!r}): the input filter {label!r}"
@@ -419,6 +427,24 @@ class Family:
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 _RUN_FILTER = path_of(run_input_filter, "the input filter runner")
+
+
+def _too_large(payload: Any, spec: RunSpec, what: str) -> Err | None:
+    """The ``payload_too_large`` error of sending ``payload`` (a conversation) past the
+    run's ``max_payload_bytes``, or ``None``."""
+    limit = spec.options.max_payload_bytes
+    if limit is None:
+        return None
+    size = payload_size(payload, limit)
+    if size <= limit:
+        return None
+    return _error(
+        PAYLOAD_TOO_LARGE,
+        f"{what}: the conversation takes {size} bytes compressed, more than the {limit} "
+        "bytes a Temporal history event may hold: compact it (Compaction), filter it "
+        "(input_filter=remove_all_tools), or keep large payloads in external storage "
+        "(see docs/temporal.md, Limits)",
+    )
 
 
 def _invalid(plan: AgentTool, errors: list[str]) -> Err:
