@@ -21,12 +21,21 @@ Routes:
   successful mission is stored as the next turn. An input with no user message runs
   nothing: it is answered ``RUN_STARTED``, ``MESSAGES_SNAPSHOT`` (the conversation so
   far), ``RUN_FINISHED``; that is how the page shows the earlier turns.
+  **Approvals**: a refund above ``REFUND_THRESHOLD`` ("Refund order A17 (250 EUR)")
+  pauses the mission: its stream ends with ``RUN_FINISHED`` whose outcome is
+  ``interrupt`` (the call: tool, arguments, reason), and the page shows it with Approve /
+  Deny. The next input on the thread with ``resume`` entries (``{"approved": true}`` or
+  ``{"approved": false, "reason": ...}``) continues the mission, streamed as a new run.
+  A paused mission stores no turn; the resumed one, when it completes, is stored as the
+  turn of the question that paused it. A new question abandons a pause; the
+  conversation's snapshot ends with the interrupt while one waits (a reload shows it).
 * ``GET /missions/stream?question=...``: runs the mission (outside any conversation) and
   streams it as server-sent events (``event: signal`` per signal, then ``event: end``). A
   client that goes away cancels its run: the planner and every agent under it stop, each
   pending call ending with ``cancelled``.
 * ``GET /runs``: how each mission of ``/missions/stream`` ended (``running``, ``ok``,
   ``error``, ``cancelled``).
+* ``GET /refunds``: the refunds made since the service started.
 
 Conversations are kept in SQLite (``ptcflow.sessions.SQLiteStore``), in
 ``conversations.db`` under the data directory: ``ptcflow serve --example --data-dir DIR``,
@@ -50,19 +59,20 @@ from typing import Any
 import anyio
 import structlog
 from anyio.abc import TaskGroup
-from service_mission import open_mission_runtime, run_mission, start_mission
+from service_mission import open_mission_runtime, resume_mission, run_mission, start_mission
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ptcflow import Session
+from ptcflow import Decision, Session
 from ptcflow.runtime import Runtime, Step
 from ptcflow.serve import (
+    AGUIEndpoint,
     BadRequest,
-    RunStreamEndpoint,
     agui_endpoint,
+    interrupt_of,
     last_user_text,
     parse_run_input,
 )
@@ -165,6 +175,7 @@ class Service:
         self.tasks: TaskGroup | None = None
         self.runs: dict[str, str] = {}
         self.ended: dict[str, anyio.Event] = {}  # set once a mission's Step is in
+        self.refunds: list[dict[str, Any]] = []  # made by the missions' refund tool
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -193,9 +204,44 @@ class Service:
         question, session = last_user_text(run_input), self.session(run_input.thread_id)
 
         def mission() -> Awaitable[Step]:
-            return run_mission(rt, question, run_id=run_id, latency=self.latency, session=session)
+            return run_mission(
+                rt,
+                question,
+                run_id=run_id,
+                latency=self.latency,
+                session=session,
+                refunds=self.refunds,
+            )
 
         self.tasks.start_soon(run.drive, mission, name=f"mission {run_id}")
+        return run
+
+    def resume_in_session(
+        self,
+        rt: Runtime,
+        run_input: Any,
+        paused: Step,
+        decisions: Mapping[str, Decision],
+        run_id: str,
+    ) -> SessionRun:
+        """Continue the thread's mission that paused for an approval (what ``POST /agui``
+        streams when its input carries ``resume`` entries); stored as the conversation's
+        next turn when it completes."""
+        assert self.tasks is not None, "the app's lifespan opens the task group"
+        run = SessionRun(run_id)
+        session = self.session(run_input.thread_id)
+
+        def mission() -> Awaitable[Step]:
+            return resume_mission(
+                rt,
+                paused,
+                decisions,
+                latency=self.latency,
+                session=session,
+                refunds=self.refunds,
+            )
+
+        self.tasks.start_soon(run.drive, mission, name=f"resume {run_id}")
         return run
 
     async def stream(self, question: str, receive: Receive, send: Send) -> None:
@@ -204,7 +250,9 @@ class Service:
         live = LiveMission(run_id)
         # subscribe before the run starts, so that no signal of it is missed
         async with self.bus.subscribe("**", buffer=65_536) as signals:
-            handle = start_mission(self.runtime, question, run_id=run_id, latency=self.latency)
+            handle = start_mission(
+                self.runtime, question, run_id=run_id, latency=self.latency, refunds=self.refunds
+            )
             self.runs[run_id] = "running"
             self.ended[run_id] = anyio.Event()
             try:
@@ -254,7 +302,7 @@ class Conversations:
     it (the AG-UI endpoint streams it); an input with no question gets the conversation so
     far as ``MESSAGES_SNAPSHOT`` and runs nothing."""
 
-    def __init__(self, service: Service, agui: RunStreamEndpoint[Any]) -> None:
+    def __init__(self, service: Service, agui: AGUIEndpoint) -> None:
         self.service = service
         self.agui = agui
 
@@ -275,7 +323,7 @@ class Conversations:
             return
         except ClientDisconnect:  # gone before its question was read: nothing to run
             return
-        if last_user_text(run_input):
+        if last_user_text(run_input) or run_input.resume:
             # a conversation that cannot be read fails the mission before it starts: its
             # SessionRun raises, and the endpoint ends the stream with RUN_ERROR
             await self.agui.serve(run_input, receive, send)
@@ -285,7 +333,8 @@ class Conversations:
         except SessionError as exc:
             await _events(scope, receive, send, run_input, error=exc)
             return
-        await _events(scope, receive, send, run_input, turns=turns)
+        paused = await self.agui.paused.get(run_input.thread_id)
+        await _events(scope, receive, send, run_input, turns=turns, paused=paused)
 
 
 async def _read(session: Session) -> tuple[Turn, ...]:
@@ -315,15 +364,19 @@ async def _events(
     *,
     turns: tuple[Turn, ...] = (),
     error: SessionError | None = None,
+    paused: Step | None = None,
 ) -> None:
     """A run that starts nothing: the conversation as ``MESSAGES_SNAPSHOT`` (or the error
-    reading it as ``RUN_ERROR``), between ``RUN_STARTED`` and ``RUN_FINISHED``."""
+    reading it as ``RUN_ERROR``), between ``RUN_STARTED`` and ``RUN_FINISHED`` (whose
+    outcome is ``interrupt`` while a mission of the thread waits for an approval: the
+    question that paused it is the snapshot's last message)."""
     from ag_ui.core import (
         AssistantMessage,
         BaseEvent,
         MessagesSnapshotEvent,
         RunErrorEvent,
         RunFinishedEvent,
+        RunFinishedInterruptOutcome,
         RunStartedEvent,
         UserMessage,
     )
@@ -343,11 +396,29 @@ async def _events(
                 elif m.role == "assistant" and m.content:
                     text = _answer_text(m.content)
                     messages.append(AssistantMessage(id=key, role="assistant", content=text))
-        events += [MessagesSnapshotEvent(messages=messages), RunFinishedEvent(**ids)]
+        if paused is not None and paused.pending:
+            question = _question_of(paused)
+            if question:
+                key = f"{paused.run_id}/question"
+                messages.append(UserMessage(id=key, role="user", content=question))
+            interrupts = [interrupt_of(p) for p in paused.pending]
+            outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+            events += [MessagesSnapshotEvent(messages=messages), RunFinishedEvent(**ids, outcome=outcome)]  # fmt: skip
+        else:
+            events += [MessagesSnapshotEvent(messages=messages), RunFinishedEvent(**ids)]
     encoder = EventEncoder()
     body = "".join(encoder.encode(e) for e in events)
     response = Response(body, media_type="text/event-stream", headers={"cache-control": "no-cache"})
     await response(scope, receive, send)
+
+
+def _question_of(paused: Step) -> str:
+    """The question of a paused mission (its planner's ``question``)."""
+    run = paused.paused_run
+    start = next(iter(run.signals()), None) if run is not None else None
+    given = getattr(getattr(start, "data", None), "input", None)
+    question = given.get("question") if isinstance(given, dict) else None
+    return question if isinstance(question, str) else ""
 
 
 def create_app(
@@ -386,17 +457,21 @@ def create_app(
     async def runs(request: Request) -> Response:
         return JSONResponse(service.runs)
 
+    async def refunds(request: Request) -> Response:
+        return JSONResponse(service.refunds)
+
     def runtime() -> Runtime:
         assert service.runtime is not None, "the app's lifespan opens the Runtime"
         return service.runtime
 
-    agui = agui_endpoint(runtime, start=service.start_in_session)
+    agui = agui_endpoint(runtime, start=service.start_in_session, resume=service.resume_in_session)
     app = Starlette(
         routes=[
             Route("/", index),
             Route("/missions/stream", MissionStream(service)),
             Route("/agui", Conversations(service, agui), methods=["POST"]),
             Route("/runs", runs),
+            Route("/refunds", refunds),
         ],
         lifespan=service.lifespan,
     )

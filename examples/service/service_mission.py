@@ -1,10 +1,12 @@
 """The mission the agent service runs: SubAgents calling SubAgents as tools, three levels deep.
 
     planner (SubAgent, PTC)              "Which regions grew last quarter?"
-    └── analyst (SubAgent, JSON), one per region, called by the planner's program (pmap)
-        ├── fetch_sales (a tool)         apac's fails: a tool error its model reads
-        ├── counter (SubAgent, PTC)      totals the orders; emea's first program has a bug
-        └── writer (SubAgent, JSON)      writes the headline
+    ├── analyst (SubAgent, JSON), one per region, called by the planner's program (pmap)
+    │   ├── fetch_sales (a tool)         apac's fails: a tool error its model reads
+    │   ├── counter (SubAgent, PTC)      totals the orders; emea's first program has a bug
+    │   └── writer (SubAgent, JSON)      writes the headline
+    └── refund (a tool)                  "Refund order A17 (250 EUR)": above
+                                         REFUND_THRESHOLD it waits for a person's approval
 
 The planner's program calls ``analyst`` (``analyst.as_tool()``) once per region in
 parallel; each analyst calls ``fetch_sales``, ``counter`` and ``writer`` natively (tool
@@ -19,7 +21,12 @@ The planner holds a conversation (``run_mission(..., session=...)``): a question
 refers back ("Which of them grew most?": them, those, they, it, that) is a follow-up,
 which the scripted planner answers from the earlier turns it was shown, without calling an
 analyst; with no earlier turns it says there is nothing to follow up on. Any other
-question runs the whole mission.
+question runs the whole mission. A question asking for a refund ("Refund order A17 (250
+EUR)") makes the planner's program call ``refund``: an amount above
+:data:`REFUND_THRESHOLD` needs a person's approval, so the run pauses
+(``ptcflow.tool(requires_approval=...)``, see docs/approvals.md); approved, the refund is
+made once and the planner answers; denied, its program fails with the denial, which the
+planner reads and answers with.
 
 ``tests/trace_viewer/make_mission.py`` records this mission into the journal the viewer's
 tests use.
@@ -34,8 +41,10 @@ from typing import Any
 
 import anyio
 
+import ptcflow
 from ptcflow import MissionLimits, Session, SubAgent
 from ptcflow.runtime import LLMRequest, RunHandle, Runtime, Step
+from ptcflow.sessions import SessionError, conversation_of
 from ptcflow.signals import SignalBus
 from ptcflow.testing import ScriptedLLM, ScriptItem, Turn
 
@@ -43,10 +52,13 @@ __all__ = (
     "EARLIER",
     "LIMITS",
     "NOTHING_EARLIER",
+    "REFUND_THRESHOLD",
     "REGIONS",
     "mission_model",
     "open_mission_runtime",
     "planner",
+    "refund_tool",
+    "resume_mission",
     "run_mission",
     "start_mission",
 )
@@ -57,6 +69,8 @@ _GROWTH = {"emea": 0.12, "amer": 0.31}
 
 LIMITS = MissionLimits(max_depth=3, turn_budget=40)
 """The mission's limits: 20 model calls are made, one of them retried."""
+REFUND_THRESHOLD = 100.0
+"""A refund above this amount waits for a person's approval."""
 
 
 # -- tools and agents -------------------------------------------------------------------
@@ -86,12 +100,38 @@ def _tools(latency: float) -> tuple[Callable[..., Awaitable[Any]], ...]:
     return fetch_sales, orders
 
 
-def planner(latency: float = 0.4) -> SubAgent:
-    """The mission's first agent, with the agents under it; its tools take ``latency`` s.
+def refund_tool(made: list[dict[str, Any]] | None = None) -> Any:
+    """The ``refund`` tool: it appends each refund it makes to ``made``; a refund above
+    :data:`REFUND_THRESHOLD` waits for a person's approval first."""
+    made = [] if made is None else made
+
+    def over(args: Mapping[str, Any]) -> bool | str:
+        amount = args.get("amount")
+        if isinstance(amount, int | float) and amount > REFUND_THRESHOLD:
+            return f"a refund above {REFUND_THRESHOLD:g} needs a person's approval"
+        return False
+
+    @ptcflow.tool(requires_approval=over)
+    def refund(order: str, amount: float) -> dict[str, Any]:
+        """Refund an order.
+
+        Args:
+            order: the order's id.
+            amount: how much to refund.
+        """
+        made.append({"order": order, "amount": amount})
+        return {"order": order, "amount": amount, "status": "refunded"}
+
+    return refund
+
+
+def planner(latency: float = 0.4, *, refunds: list[dict[str, Any]] | None = None) -> SubAgent:
+    """The mission's first agent, with the agents under it; its tools take ``latency`` s;
+    the refunds it makes are appended to ``refunds``.
 
     Example:
         >>> [t.name for t in planner().tools]
-        ['analyst']
+        ['analyst', 'refund']
     """
     fetch_sales, orders = _tools(latency)
     counter = SubAgent(
@@ -123,7 +163,7 @@ def planner(latency: float = 0.4) -> SubAgent:
         name="planner",
         prompt="{{question}}",
         signature="(question :string) -> {answer :string, reports [:map]}",
-        tools=[analyst.as_tool()],
+        tools=[analyst.as_tool(), refund_tool(refunds)],
         max_turns=2,
         # the program waits for the analysts it calls: give it the mission's time
         program_limits={"timeout_ms": 120_000},
@@ -175,6 +215,26 @@ def _follow_up(task: str) -> str:
     return f"(return {{:answer {json.dumps(answer)} :reports []}})"
 
 
+_REFUND = re.compile(r"\brefund\b(?:\D*?\b([A-Z]\d+)\b)?(?:\D*?(\d+(?:\.\d+)?))?", re.IGNORECASE)
+
+
+def _refund_program(asked: re.Match[str], request: LLMRequest, done: int) -> str:
+    """The planner's program for a refund: call ``refund``; after a failed program (the
+    refund was denied), answer with what it read."""
+    order, amount = (asked.group(1) or "A17").upper(), float(asked.group(2) or 250)
+    if done == 0:
+        return (
+            f'(let [r (call "refund" {{:order "{order}" :amount {amount}}})]\n'
+            f'  (return {{:answer (str "Refunded " (:amount r) " on order " (:order r) ".")\n'
+            "           :reports []}))"
+        )
+    said = request.messages[-1].content or ""
+    found = re.search(r"approval_denied\W+(.*)", said)
+    why = found.group(1).strip().splitlines()[0] if found else said.strip()[:200]
+    answer = f"The refund of order {order} was not made: {why}"
+    return f"(return {{:answer {json.dumps(answer)} :reports []}})"
+
+
 def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
     """The scripted model of every agent of the mission, answering after ``latency`` s.
 
@@ -214,8 +274,12 @@ def mission_model(latency: float = 0.4, *, retry: bool = True) -> ScriptedLLM:
             return Turn(
                 text=json.dumps({"headline": f"{region.upper()} sales in Q3"}), latency=wait
             )
-        # the planner: a question that refers back follows up on the conversation
-        if _REFERS_BACK.search(task.split("\n## Now\n", 1)[-1]):
+        # the planner: a refund, or a question that refers back (a follow-up)
+        now = task.split("\n## Now\n", 1)[-1]
+        asked = _REFUND.search(now)
+        if asked is not None:
+            return Turn(text=_refund_program(asked, request, done), latency=latency)
+        if _REFERS_BACK.search(now):
             return Turn(text=_follow_up(task), latency=latency)
         return Turn(text=_PLAN, latency=latency)
 
@@ -238,12 +302,20 @@ def open_mission_runtime(
 
 
 def start_mission(
-    rt: Runtime, question: str, *, run_id: str | None = None, latency: float = 0.4
+    rt: Runtime,
+    question: str,
+    *,
+    run_id: str | None = None,
+    latency: float = 0.4,
+    refunds: list[dict[str, Any]] | None = None,
 ) -> RunHandle:
     """Start the planner on ``question`` in ``rt`` (tools taking ``latency`` s); return
     its handle."""
     return rt.start(
-        planner(latency), context={"question": question}, run_id=run_id, mission_limits=LIMITS
+        planner(latency, refunds=refunds),
+        context={"question": question},
+        run_id=run_id,
+        mission_limits=LIMITS,
     )
 
 
@@ -254,14 +326,52 @@ async def run_mission(
     run_id: str | None = None,
     latency: float = 0.4,
     session: Session | None = None,
+    refunds: list[dict[str, Any]] | None = None,
 ) -> Step:
     """Run the planner on ``question`` in ``rt`` (tools taking ``latency`` s); return its
     Step. With ``session``, the question continues that conversation (and is stored in it
-    when the mission succeeds)."""
+    when the mission succeeds; a mission that pauses for an approval stores nothing:
+    :func:`resume_mission` stores it when it completes)."""
     return await rt.run(
-        planner(latency),
+        planner(latency, refunds=refunds),
         context={"question": question},
         run_id=run_id,
         mission_limits=LIMITS,
         session=session,
     )
+
+
+async def resume_mission(
+    rt: Runtime,
+    paused: Step,
+    decisions: Mapping[str, ptcflow.Decision],
+    *,
+    latency: float = 0.4,
+    session: Session | None = None,
+    refunds: list[dict[str, Any]] | None = None,
+) -> Step:
+    """Continue a mission that paused for an approval with ``decisions``; return its next
+    Step. With ``session`` (the conversation it paused in), a mission that completes is
+    stored as the conversation's next turn, as :func:`run_mission` stores one: the
+    question and what the mission said, after the turns it was given (a mission that
+    pauses again, or fails, stores nothing)."""
+    agent = planner(latency, refunds=refunds)
+    if session is None:
+        return await rt.resume(paused, decisions, agent=agent, mission_limits=LIMITS)
+    async with session.turn() as turns:
+        history, _ = conversation_of(turns)
+        run = paused.paused_run
+        start = next(iter(run.signals()), None) if run is not None else None
+        given = getattr(getattr(start, "data", None), "history", ())
+        if tuple(given) != tuple(history):  # checked before anything runs
+            raise SessionError(
+                f"run {paused.run_id} paused in an earlier state of the conversation "
+                f"{session.session_id!r} (turns were added since): ask the question again",
+                session.session_id,
+            )
+        step = await rt.resume(paused, decisions, agent=agent, mission_limits=LIMITS)
+        if step.ok:
+            await session.append(
+                len(turns), step.run_id, step.messages[len(history) :], memory=step.memory
+            )
+        return step

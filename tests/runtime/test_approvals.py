@@ -450,3 +450,30 @@ async def test_a_run_that_ends_without_the_waiting_result_answers_it_cancelled()
     async with Runtime(llm=llm, tools=ledger.tools()) as rt:
         step = await rt.run(ReAct(max_iterations=1), "refund A and B")
     assert step.paused or step.reason == "max_iterations"
+
+
+async def test_a_usage_budget_goes_on_from_what_the_run_used_before_it_paused() -> None:
+    ledger = Ledger()
+    llm = two_refunds()
+    step = await paused_react(ledger, llm)  # one model request, one tool call so far
+    call = step.pending[0].call_id
+    async with Runtime(llm=llm, tools=ledger.tools()) as rt:
+        over = await rt.resume(
+            step,
+            {call: Approve()},
+            agent=ReAct(),
+            usage_limits=ptcflow.UsageLimits(max_tool_calls=1),
+        )
+    assert not over.ok and over.error is not None
+    assert over.error.type == "usage_limit_exceeded"
+    assert ledger.made == [("A", 50)]
+
+
+async def test_a_call_with_invalid_arguments_fails_before_anyone_is_asked() -> None:
+    ledger = Ledger()
+    llm = ScriptedLLM([ScriptedLLM.tool_call("refund", order="B", amount="lots"), "sorry"])
+    async with Runtime(llm=llm, tools=ledger.tools()) as rt:
+        step = await rt.run(ReAct(), "refund B")
+    assert step.ok and not step.paused and ledger.made == []
+    tool_message = next(m for m in llm.requests[-1].messages if m.role == "tool")
+    assert "invalid arguments for tool 'refund'" in tool_message.content

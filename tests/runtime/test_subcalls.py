@@ -39,6 +39,7 @@ async def batch(d: Batch, ctx: DirectiveContext) -> list[Any]:
 
     async def one(n: int, name: str, arguments: Any) -> None:
         result = await ctx.call_tool(name, arguments, index=n)
+        assert isinstance(result, Ok | Err)  # these tools never wait for a person (Parked)
         results[n - 1] = result.payload if isinstance(result, Ok) else result.error.type
 
     if d.parallel:

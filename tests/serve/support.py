@@ -97,3 +97,37 @@ class FailingRun:
             await self.handle.wait()
         await anyio.lowlevel.checkpoint()
         raise LookupError("conversation thread_1 could not be read")
+
+
+# -- a streaming SubAgent that calls an agent: the scenario of the SubAgent stream tests --
+
+PLANNER_PROGRAM = (
+    "```clojure\n"
+    '(println "asking the doubler")\n'
+    '(def n (call "add" {:x 20 :y 1}))\n'
+    '(return (call "doubler" {:n n}))\n'
+    "```"
+)
+DOUBLER_PROGRAM = '```clojure\n(println "doubling" ctx/n)\n(return (* 2 ctx/n))\n```'
+
+
+def streaming_planner(add: Callable[..., Any]) -> tuple[Any, Any]:
+    """A streaming SubAgent ``planner`` whose program calls ``add`` and then the agent
+    ``doubler``, and the scripted model that writes both programs (value: 42)."""
+    from ptcflow import SubAgent
+    from ptcflow.testing import ScriptedLLM
+
+    doubler = SubAgent(
+        prompt="Double {{n}}", signature="(n :int) -> :int", name="doubler",
+        description="Doubles n.",
+    )  # fmt: skip
+    planner = SubAgent(
+        prompt="Go", signature="() -> :int", tools=[add, doubler.as_tool()], name="planner",
+        stream=True,
+    )  # fmt: skip
+
+    def script(request: Any) -> str:
+        asked = str(request.messages[-1].content)
+        return DOUBLER_PROGRAM if "Double" in asked else PLANNER_PROGRAM
+
+    return planner, ScriptedLLM(script)

@@ -22,7 +22,14 @@ from ptcflow.signals import SignalBus
 from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
 
-from .support import FailingRun, Response, call
+from .support import (
+    DOUBLER_PROGRAM,
+    PLANNER_PROGRAM,
+    FailingRun,
+    Response,
+    call,
+    streaming_planner,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -349,3 +356,57 @@ async def test_a_started_run_that_raises_after_its_run_ended_streams_the_run() -
         "TEXT_MESSAGE_END",
         "RUN_FINISHED",
     ]
+
+
+async def test_a_streaming_subagent_is_its_program_text_tool_calls_and_prints() -> None:
+    planner, llm = streaming_planner(add)
+    async with Runtime(llm=llm, bus=SignalBus()) as rt:
+        app = agui_endpoint(rt, planner, input=lambda _: {}, state=False)  # no context
+        response = await call(app, body("go"))
+    validated(response)
+    events = response.events()
+    assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+    assert events[-1]["result"] == 42
+    started = next(e for e in events if e["type"] == "SUBAGENT_STARTED")
+    child = started["subagentRunId"]
+    assert started["name"] == "doubler"
+
+    def text_of(sub: str | None) -> str:
+        return "".join(
+            e["delta"]
+            for e in events
+            if e["type"] == "TEXT_MESSAGE_CONTENT" and e.get("subagentRunId") == sub
+        )
+
+    # each program streamed as a text message, whole before anything of it ran
+    assert text_of(None) == PLANNER_PROGRAM and text_of(child) == DOUBLER_PROGRAM
+    kinds = [e["type"] for e in events if e.get("subagentRunId") is None]
+    first_tool = kinds.index("TOOL_CALL_START")
+    assert kinds.index("TEXT_MESSAGE_END") < first_tool
+    assert "TEXT_MESSAGE_CONTENT" not in kinds[first_tool:]
+    # the program's tool calls, the agent it called among them
+    calls = {e["toolCallName"]: e for e in events if e["type"] == "TOOL_CALL_START"}
+    assert set(calls) == {"add", "doubler"} and "subagentRunId" not in calls["add"]
+    assert child == f"{events[0]['metadata']['ptcflow']['run_id']}/{calls['doubler']['toolCallId']}"
+    # what the programs printed, as they printed it
+    prints = [e for e in events if e["type"] == "CUSTOM"]
+    assert [(e["name"], e["value"]["text"], e.get("subagentRunId")) for e in prints] == [
+        ("ptcflow.print", "asking the doubler\n", None),
+        ("ptcflow.print", "doubling 21\n", child),
+    ]
+    assert prints[0]["value"]["programId"].endswith("/program/1")
+
+
+def test_a_print_seen_already_is_not_sent_again() -> None:
+    """A program run again (a retried attempt) prints again from index 0: sent once."""
+    from ptcflow.signals import PROGRAM_PRINT, ProgramPrintData, Signal
+
+    stream = AGUIStream("r1", thread_id="t1", state=False)
+
+    def printed(index: int, text: str) -> list[str]:
+        data = ProgramPrintData(text=text, index=index)
+        signal = Signal.create(PROGRAM_PRINT, data, run_id="r1", call_id="r1/program/1")
+        return [e.value["text"] for e in stream.events(signal)]  # type: ignore[attr-defined]
+
+    assert printed(0, "a") == ["a"] and printed(1, "b") == ["b"]
+    assert printed(0, "a") == [] and printed(1, "b") == [] and printed(2, "c") == ["c"]

@@ -14,6 +14,7 @@ import anyio
 import pytest
 import uvicorn
 
+import ptcflow
 from ptcflow import SubAgent
 from ptcflow.runtime import Runtime
 from ptcflow.serve import agui_endpoint
@@ -57,15 +58,20 @@ async def serving(app: Any, *, lifespan: Literal["on", "off"] = "off") -> AsyncI
 
 
 async def run_node(
-    app: Any, question: str, *, path: str = "", lifespan: Literal["on", "off"] = "off"
+    app: Any,
+    question: str,
+    *,
+    path: str = "",
+    lifespan: Literal["on", "off"] = "off",
+    decision: str = "",
 ) -> dict[str, Any]:
-    """Serve ``app``, let the real client run ``question`` against ``path``, return what it
-    printed."""
+    """Serve ``app``, let the real client run ``question`` against ``path`` (and resume
+    its interrupts with ``decision``: approve or deny), return what it printed."""
     folder = npm_folder(AGUI_CLIENT)
     script = node_script(folder, "agui_client.mjs")
     async with serving(app, lifespan=lifespan) as url:
         with anyio.fail_after(60):
-            command = ["node", str(script), url + path, question]
+            command = ["node", str(script), url + path, question, *([decision] if decision else [])]  # fmt: skip
             done = await anyio.run_process(command, check=False)
     assert done.returncode == 0, done.stderr.decode()
     out: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
@@ -113,3 +119,56 @@ async def test_the_real_client_reads_subagents_and_a_failed_run() -> None:
     assert "SUBAGENT_STARTED" in types and "SUBAGENT_FINISHED" in types
     assert types[-1] == "RUN_ERROR"
     assert "script ran out" in out["events"][-1]["message"]
+
+
+async def test_the_real_client_reads_a_streaming_subagent() -> None:
+    from .support import DOUBLER_PROGRAM, PLANNER_PROGRAM, streaming_planner
+
+    planner, llm = streaming_planner(add)
+    async with Runtime(llm=llm, bus=SignalBus()) as rt:
+        out = await run_node(agui_endpoint(rt, planner, input=lambda _: {}), "go")
+    assert out["ok"], out
+    assert out["result"] == 42
+    # the client assembled each program, streamed chunk by chunk, into a message
+    contents = [m.get("content") for m in out["messages"] if m["role"] == "assistant"]
+    assert PLANNER_PROGRAM in contents and DOUBLER_PROGRAM in contents
+    custom = [e["value"]["text"] for e in out["events"] if e["type"] == "CUSTOM"]
+    assert custom == ["asking the doubler\n", "doubling 21\n"]
+    chunks = [e for e in out["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert len(chunks) > 2
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+async def test_the_real_client_sees_an_interrupt_and_resumes_it(decision: str) -> None:
+    made: list[str] = []
+
+    @ptcflow.tool(requires_approval=lambda a: a["amount"] > 100)
+    def refund(order: str, amount: float) -> str:
+        """Refund an order."""
+        made.append(order)
+        return f"refunded {amount} on {order}"
+
+    def answer(request: Any) -> Any:
+        if not any(m.role == "assistant" for m in request.messages):
+            return ScriptedLLM.tool_call("refund", order="B", amount=500)
+        return f"Done: {request.messages[-1].content}"
+
+    async with Runtime(llm=ScriptedLLM(answer), tools=[refund], bus=SignalBus()) as rt:
+        out = await run_node(agui_endpoint(rt, ReAct()), "Refund B", decision=decision)
+    assert out["ok"], out
+    assert out["events"][-1]["type"] == "RUN_FINISHED"
+    (interrupt,) = out["interrupts"]  # the client's pendingInterrupts after the first run
+    assert interrupt["reason"] == "tool_approval"
+    assert interrupt["metadata"]["ptcflow"]["arguments"] == {"order": "B", "amount": 500}
+    kinds = [e["type"] for e in out["resumed"]]
+    assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
+    assert out["pendingAfter"] == []  # the resumed run answered them
+    result = [e for e in out["resumed"] if e["type"] == "TOOL_CALL_RESULT"]
+    assert [e["toolCallId"] for e in result] == [interrupt["toolCallId"]]
+    if decision == "approve":
+        assert made == ["B"] and "refunded 500.0 on B" in out["resumedResult"]
+    else:
+        assert made == [] and "too large" in out["resumedResult"]
+    # the client put the tool's result next to its call in the conversation
+    tool = [m for m in out["messages"] if m["role"] == "tool"]
+    assert [m["toolCallId"] for m in tool] == [interrupt["toolCallId"]]

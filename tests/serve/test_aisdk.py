@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+import ptcflow
 from ptcflow import SubAgent
 from ptcflow.runtime import Runtime
 from ptcflow.serve import ui_message_stream_endpoint
@@ -18,7 +19,7 @@ from ptcflow.strategies import ReAct
 from ptcflow.testing import ScriptedLLM
 
 from .npm import node_script, npm_folder
-from .support import FailingRun, call
+from .support import DOUBLER_PROGRAM, PLANNER_PROGRAM, FailingRun, call, streaming_planner
 from .test_agui_client import serving
 
 AI = "ai@7.0.173"
@@ -56,6 +57,34 @@ async def test_a_streamed_run_is_text_and_tool_parts() -> None:
     assert text == "The sum is 5"
 
 
+async def test_a_streaming_subagent_is_its_program_text_tool_calls_and_prints() -> None:
+    planner, llm = streaming_planner(add)
+    async with Runtime(llm=llm, bus=SignalBus()) as rt:
+        app = ui_message_stream_endpoint(rt, planner, input=lambda _: {})
+        response = await call(app, chat("go"))
+    chunks = [
+        json.loads(line[6:])
+        for line in response.body.decode().split("\n")
+        if line.startswith("data: {")
+    ]
+    types = [c["type"] for c in chunks]
+    assert types[0] == "start" and types[-1] == "finish"
+    texts: dict[str, str] = {}
+    for c in chunks:
+        if c["type"] == "text-delta":
+            texts[c["id"]] = texts.get(c["id"], "") + c["delta"]
+    assert sorted(texts.values()) == sorted([PLANNER_PROGRAM, DOUBLER_PROGRAM])
+    # the planner's program was whole before its first tool call started
+    first_tool = types.index("tool-input-start")
+    assert "text-end" in types[:first_tool]
+    names = [c["toolName"] for c in chunks if c["type"] == "tool-input-start"]
+    assert names == ["add", "doubler"]
+    prints = [c for c in chunks if c["type"] == "data-print"]
+    assert [p["data"]["text"] for p in prints] == ["asking the doubler\n", "doubling 21\n"]
+    assert prints[1]["data"]["runId"] != prints[0]["data"]["runId"]  # the doubler's run
+    assert prints[1]["data"]["runId"].startswith(prints[0]["data"]["runId"] + "/")
+
+
 async def test_a_malformed_request_is_422() -> None:
     async with Runtime(llm=ScriptedLLM(["x"]), bus=SignalBus()) as rt:
         app = ui_message_stream_endpoint(rt, ReAct())
@@ -65,12 +94,12 @@ async def test_a_malformed_request_is_422() -> None:
     assert wrong.status == 422 and wrong.json()["error"].startswith("messages:")
 
 
-async def _read_with_ai(llm: ScriptedLLM, agent: Any, tools: list[Any], text: str) -> dict[str, Any]:  # fmt: skip
+async def _read_with_ai(llm: ScriptedLLM, agent: Any, tools: list[Any], text: str, **options: Any) -> dict[str, Any]:  # fmt: skip
     folder = npm_folder(AI)
     script = node_script(folder, "aisdk_reader.mjs")
     async with (
         Runtime(llm=llm, tools=tools, bus=SignalBus()) as rt,
-        serving(ui_message_stream_endpoint(rt, agent)) as url,
+        serving(ui_message_stream_endpoint(rt, agent, **options)) as url,
     ):
         with anyio.fail_after(60):
             done = await anyio.run_process(["node", str(script), url, text], check=False)
@@ -121,3 +150,49 @@ async def test_a_started_run_that_raises_before_its_run_starts_is_an_error_part(
         "type": "error",
         "errorText": "LookupError: conversation thread_1 could not be read",
     }
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_real_ai_package_reads_a_streaming_subagent() -> None:
+    planner, llm = streaming_planner(add)
+    out = await _read_with_ai(llm, planner, [], "go", input=lambda _: {})
+    assert out["invalid"] == [] and out["errors"] == []  # every chunk fits uiMessageChunkSchema
+    parts = out["message"]["parts"]
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert sorted(texts) == sorted([PLANNER_PROGRAM, DOUBLER_PROGRAM])
+    tools = [p for p in parts if p["type"] == "dynamic-tool"]
+    assert [(t["toolName"], t["output"]) for t in tools] == [("add", 21), ("doubler", 42)]
+    prints = [p["data"]["text"] for p in parts if p["type"] == "data-print"]
+    assert prints == ["asking the doubler\n", "doubling 21\n"]
+    assert out["chunks"][-1] == {"type": "finish", "finishReason": "stop"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_real_ai_package_reads_a_pause_as_an_approval_request() -> None:
+    @ptcflow.tool(requires_approval=lambda a: a["amount"] > 100)
+    def refund(order: str, amount: float) -> str:
+        """Refund an order."""
+        return f"refunded {amount} on {order}"
+
+    @ptcflow.tool(deferred=True)
+    def ship(order: str) -> None:
+        """Ship an order (done elsewhere)."""
+
+    calls = [
+        ScriptedLLM.tool_call("refund", order="B", amount=500),
+        ScriptedLLM.tool_call("ship", order="B"),
+    ]
+    out = await _read_with_ai(ScriptedLLM([calls]), ReAct(), [refund, ship], "refund B")
+    assert out["invalid"] == [] and out["errors"] == []
+    types = [c["type"] for c in out["chunks"]]
+    assert types.count("tool-approval-request") == 1  # the deferred call asks for no approval
+    assert out["chunks"][-1] == {"type": "finish", "finishReason": "tool-calls"}
+    parts = out["message"]["parts"]
+    tools = {p["toolName"]: p for p in parts if p["type"] == "dynamic-tool"}
+    assert tools["refund"]["state"] == "approval-requested"
+    assert tools["refund"]["approval"]["id"] == tools["refund"]["toolCallId"]
+    assert tools["ship"]["state"] == "input-available"
+    (paused,) = [p for p in parts if p["type"] == "data-paused"]
+    pending = {p["tool"]: p for p in paused["data"]["pending"]}
+    assert pending["refund"]["arguments"] == {"order": "B", "amount": 500}
+    assert pending["ship"]["kind"] == "deferred"

@@ -179,3 +179,65 @@ async def test_two_questions_at_once_in_one_conversation_take_turns(tmp_path: Pa
         assert answers[QUESTION].startswith("amer grew most (31%)")
     else:
         assert answers[later].startswith(f"amer grew most. Earlier you asked {QUESTION!r}")
+
+
+async def _resume(client: httpx.AsyncClient, url: str, thread: str, *entries: Any) -> httpx.Response:  # fmt: skip
+    return await client.post(url + "/agui", json={**_input(thread), "resume": list(entries)})
+
+
+def _sse(response: httpx.Response) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    return [
+        json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")
+    ]
+
+
+async def test_a_refund_pauses_the_example_and_a_decision_resumes_it(tmp_path: Path) -> None:
+    app = create_app(latency=0.01, data_dir=tmp_path)
+    async with (
+        serving(app, lifespan="on") as url,
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+        refunds = app.state.service.refunds
+        # under the threshold: no approval, the refund is made
+        small = await _post(client, url, "thread_small", "Refund order C3 (40)")
+        assert small[-1]["result"]["answer"] == "Refunded 40.0 on order C3."
+        assert refunds == [{"order": "C3", "amount": 40.0}]
+        events = await _post(client, url, "thread_r", "Refund order A17 (250 EUR)")
+        finished = events[-1]
+        assert finished["type"] == "RUN_FINISHED" and finished["outcome"]["type"] == "interrupt"
+        (interrupt,) = finished["outcome"]["interrupts"]
+        assert interrupt["metadata"]["ptcflow"]["arguments"] == {"order": "A17", "amount": 250.0}
+        # the snapshot shows the question and the interrupt; no turn is stored yet
+        snapshot = await _post(client, url, "thread_r")
+        (messages,) = [e["messages"] for e in snapshot if e["type"] == "MESSAGES_SNAPSHOT"]
+        assert [m["content"] for m in messages] == ["Refund order A17 (250 EUR)"]
+        assert snapshot[-1]["outcome"]["interrupts"][0]["id"] == interrupt["id"]
+        # hostile answers: refused, and it still waits
+        bad = [
+            {"interruptId": "run_x/1", "status": "resolved", "payload": {"approved": True}},
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": 1}},
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": "approve"},
+        ]
+        for entry in bad:
+            refused = await _resume(client, url, "thread_r", entry)
+            assert refused.status_code == 422, refused.text
+            assert interrupt["id"] in refused.json()["error"]  # it lists what waits
+        other = await _resume(client, url, "thread_other", {"interruptId": interrupt["id"], "status": "cancelled"})  # fmt: skip
+        assert other.status_code == 409
+        assert len(refunds) == 1
+        ok = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        resumed = _sse(await _resume(client, url, "thread_r", ok))
+        assert resumed[0]["type"] == "RUN_STARTED"
+        assert resumed[-1]["result"]["answer"] == "Refunded 250.0 on order A17."
+        assert refunds[-1] == {"order": "A17", "amount": 250.0} and len(refunds) == 2
+        again = await _resume(client, url, "thread_r", ok)
+        assert again.status_code == 409 and len(refunds) == 2  # resumed once
+        # the resumed mission is the question's turn: a follow-up sees it
+        snapshot = await _post(client, url, "thread_r")
+        (messages,) = [e["messages"] for e in snapshot if e["type"] == "MESSAGES_SNAPSHOT"]
+        assert [m["content"] for m in messages] == [
+            "Refund order A17 (250 EUR)",
+            "Refunded 250.0 on order A17.",
+        ]
+        assert "outcome" not in snapshot[-1]

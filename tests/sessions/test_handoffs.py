@@ -436,3 +436,33 @@ async def test_continue_without_a_history_is_invalid_input() -> None:
         history = [Message(role="user", content="Hello")]
         step = await rt.run(billing(), {"continue": True}, history=history)
     assert step.value == "Yes?" and [m.role for m in step.messages] == ["user", "assistant"]
+
+
+async def test_a_next_agent_that_asks_first_pauses_the_run_and_resumes_it() -> None:
+    from ptcflow import Approve, tool
+
+    def refund(order: int) -> str:
+        "Refund an order."
+        return f"refunded {order}"
+
+    guarded = tool(refund, requires_approval=True)
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("transfer_to_billing"),
+            ScriptedLLM.tool_call("refund", order=7),
+            "Refunded order 7.",
+        ]
+    )
+    tools = [handoff(billing(), tools=[guarded])]
+    async with Runtime(llm=llm) as rt:
+        paused = await rt.run(triage(), "Refund order 7", tools=tools, record=True)
+        assert paused.paused, paused.error
+        (pending,) = paused.pending
+        assert pending.tool == "refund"
+        done = await rt.resume(
+            paused, {pending.call_id: Approve()}, agent=triage(), tools=tools, record=True
+        )
+    assert done.ok, done.error
+    assert (done.value, done.agent) == ("Refunded order 7.", "billing")
+    journal = [*paused.signals, *done.signals]
+    assert len({s.id for s in journal if s.type == HANDOFF}) == 1  # not again on resume

@@ -14,6 +14,7 @@ from ptcflow.signals import (
     HANDOFF,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_ERROR,
@@ -39,6 +40,7 @@ from ptcflow.signals import (
     PendingCall,
     ProgramError,
     ProgramOutput,
+    ProgramPrintData,
     ProgramResultData,
     ProgramToolCall,
     RequestEndData,
@@ -189,6 +191,7 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     ),
     REQUEST_FAILED: st.builds(RequestEndData, result=errs, usage=usages, reason=text),
     REQUEST_ERROR: st.builds(RequestErrorData, error=envelopes, reason=text),
+    PROGRAM_PRINT: st.builds(ProgramPrintData, text=text, index=counts),
     PROGRAM_RESULT: st.builds(
         ProgramResultData, result=results(program_outputs), attempts=attempts, duration_ms=floats
     ),

@@ -10,6 +10,7 @@ from ptcflow.signals import (
     EMBED_RESULT,
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_ERROR,
@@ -33,6 +34,7 @@ CATALOGUE = {
     "REQUEST_COMPLETED": "ai.request.completed",
     "REQUEST_FAILED": "ai.request.failed",
     "REQUEST_ERROR": "ai.request.error",
+    "PROGRAM_PRINT": "ai.program.print",
     "PROGRAM_RESULT": "ai.program.result",
     "APPROVAL_REQUESTED": "ai.approval.requested",
     "APPROVAL_RESOLVED": "ai.approval.resolved",
@@ -58,7 +60,7 @@ def test_terminal_types() -> None:
         == TERMINAL_TYPES
     )
     assert TERMINAL_TYPES < SIGNAL_TYPES
-    for not_terminal in (LLM_DELTA, USAGE, TOOL_STARTED, REQUEST_STARTED):
+    for not_terminal in (LLM_DELTA, USAGE, TOOL_STARTED, REQUEST_STARTED, PROGRAM_PRINT):
         assert not_terminal not in TERMINAL_TYPES
 
 

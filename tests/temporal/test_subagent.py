@@ -123,3 +123,23 @@ def test_a_mission_travels_as_its_agents_plans(options: TemporalOptions) -> None
     (deep,) = spec.agent_tools[0].agent_tools
     assert deep.strategy is not None and deep.strategy.build().model == "haiku"
     assert [t.name for t in deep.tools] == ["add"]
+
+
+async def test_a_streaming_subagent_streams_the_same_on_temporal(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    """Its program text as deltas and its programs' prints as ``ai.program.print``: on a
+    worker they are published when the activity completes, the same as locally."""
+    agent = totaller()
+    run_id = f"streamed-{options.task_queue}"
+    async with Runtime(llm=model(), telemetry=None) as rt:
+        local = await rt.run(agent, {"user": "alice"}, run_id=run_id, record=True, stream=True)
+    async with TemporalRuntime(client=client, options=options) as trt:
+        remote = await trt.run(agent, {"user": "alice"}, run_id=run_id, record=True, stream=True)
+    assert remote.ok, remote.error
+    assert _comparable(remote) == _comparable(local)
+    assert _signals(remote) == _signals(local)
+    types = [s.type for s in remote.signals]
+    assert "ai.llm.delta" in types and "ai.program.print" in types
+    texts = [s.data.text for s in remote.signals if s.type == "ai.program.print"]
+    assert texts == [s.data.text for s in local.signals if s.type == "ai.program.print"]

@@ -7,19 +7,23 @@ without it (or without Playwright) these tests skip, and pytest's ``-rs`` summar
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from ptcflow.trace import Mission, Prices, write_page
 
+from .approvals import journal_react
 from .support import JOURNAL, KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,6 +180,21 @@ def test_a_failed_program_shows_where_it_failed(
         _click_bar(tab, program.id)
         tab.evaluate("document.getElementById('scroller').scrollTop = 0")
         tab.screenshot(path=str(SHOTS / "trace-viewer.png"))
+
+
+def test_a_paused_run_shows_its_waiting_call(tab: Any, tmp_path: Path) -> None:
+    journal = tmp_path / "paused.jsonl"
+    with ThreadPoolExecutor(1) as thread:  # Playwright's own event loop runs in this one
+        thread.submit(lambda: anyio.run(lambda: journal_react(journal))).result()
+    _open(tab, write_page(Mission.from_journal(journal), tmp_path / "paused.html"))
+    assert tab.get_attribute("#stats", "data-paused") == "1"
+    assert "1 paused" in tab.inner_text("#stats") and "failed" not in tab.inner_text("#stats")
+    assert tab.locator(".bar.st-paused").count() == 1
+    row = tab.locator('.row[data-id="refunds|call_1_1"]')
+    assert row.locator(".x").inner_text() == "‖ waits for approval"
+    assert row.locator(".bar").get_attribute("class") == "bar k-tool st-waiting"
+    _click_bar(tab, "refunds")
+    assert "call_1_1 · requires approval" in tab.inner_text("#detail")
 
 
 def test_a_mission_of_1000_runs_is_interactive_within_budget(
@@ -353,3 +372,56 @@ def test_the_page_keeps_a_conversation_across_reloads(tab: Any, service_url: str
     tab.reload()
     tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
     assert tab.locator("#turns li").count() == 0
+
+
+REFUNDS = "async () => (await fetch('/refunds')).json()"
+
+
+def test_a_refund_waits_for_approval_on_the_page(tab: Any, service_url: str) -> None:
+    # a refund above the threshold pauses the mission (an AG-UI interrupt): the page shows
+    # the call with Approve / Deny; a click resumes the run over AG-UI
+    tab.goto(service_url + "/?new=1")
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    before = tab.evaluate(REFUNDS)
+    tab.fill("#question", "Refund order A17 (250 EUR)")
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'paused'", timeout=30_000)
+    panel = tab.locator("#pending")
+    assert panel.is_visible()
+    assert panel.locator(".tool").inner_text() == "refund"
+    assert json.loads(panel.locator(".arguments").inner_text()) == {"order": "A17", "amount": 250}
+    assert "needs a person's approval" in panel.locator(".reason").inner_text()
+    assert tab.evaluate(REFUNDS) == before  # nothing refunded while it waits
+    if SHOTS is not None:
+        tab.screenshot(path=str(SHOTS / "service-approval.png"))
+    # a reload shows the question still waiting, and the call
+    tab.reload()
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").all_inner_texts() == ["Refund order A17 (250 EUR)"]
+    assert tab.locator("#turns li.waiting").count() == 1 and panel.is_visible()
+    tab.click("#pending .approve")
+    tab.wait_for_function("document.body.dataset.live === 'ok'", timeout=30_000)
+    shown = tab.locator("#turns li").all_inner_texts()
+    assert shown == ["Refund order A17 (250 EUR)", "Refunded 250.0 on order A17."]
+    assert not panel.is_visible()
+    assert tab.evaluate(REFUNDS) == [*before, {"order": "A17", "amount": 250.0}]  # once
+    # the resumed mission was stored as the question's turn
+    tab.reload()
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").all_inner_texts() == shown
+    assert not panel.is_visible()
+    # Deny asks for a reason, which the model reads and answers with
+    tab.fill("#question", "Refund order B9 (900)")
+    tab.click("#go")
+    tab.wait_for_function("document.body.dataset.live === 'paused'", timeout=30_000)
+    tab.click("#pending .deny")
+    tab.fill("#pending .why", "over the monthly limit")
+    tab.click("#pending .confirm")
+    tab.wait_for_function("document.body.dataset.live === 'ok'", timeout=30_000)
+    answer = tab.locator("#turns li").all_inner_texts()[-1]
+    assert answer.startswith("The refund of order B9 was not made")
+    assert "over the monthly limit" in answer
+    assert tab.evaluate(REFUNDS) == [*before, {"order": "A17", "amount": 250.0}]
+    tab.reload()
+    tab.wait_for_function("document.body.dataset.conversation === 'loaded'")
+    assert tab.locator("#turns li").count() == 4

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 __all__ = ("compile", "compile_sync", "run", "run_or_raise", "run_sync", "then")
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(SubAgent) if f.init)
+_BOTH = frozenset({"llm", "stream"})
 
 
 def _split(agent: SubAgent | str, options: dict[str, Any]) -> tuple[SubAgent, dict[str, Any]]:
     """The agent (built from a prompt string and the struct fields given) and the run options."""
-    fields = {k: options.pop(k) for k in list(options) if k in _FIELDS and k != "llm"}
+    # llm and stream are run options too: they stay with the run
+    fields = {k: options.pop(k) for k in list(options) if k in _FIELDS and k not in _BOTH}
     if isinstance(agent, SubAgent):
         if fields:
             raise UsageError(

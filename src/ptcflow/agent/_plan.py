@@ -19,9 +19,19 @@ import structlog
 
 from ptcflow.agent._mission import BudgetedLLM, Lineage, Mission, MissionLimits
 from ptcflow.agent._model import LLMRetry, RetryFilter, model_kind, model_source
+from ptcflow.core import Decision, PausedRun
 from ptcflow.errors import RunError, UsageError
 from ptcflow.providers import ModelSource
-from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, RunPlan, Runtime, Step
+from ptcflow.runtime import (
+    UNSET,
+    EventStream,
+    RetryPolicy,
+    RunOptions,
+    RunPlan,
+    Runtime,
+    Step,
+)
+from ptcflow.signals import SignalBus
 from ptcflow.signature import Fields, Template, is_record, parse, render_type, to_plain
 
 if TYPE_CHECKING:
@@ -36,6 +46,7 @@ __all__ = (
     "plan",
     "resolve_context",
     "source_for",
+    "stream_run",
 )
 
 _LOG: Final = structlog.get_logger("ptcflow")
@@ -147,6 +158,7 @@ class AgentOptions(msgspec.Struct, frozen=True, kw_only=True):
     trace: bool | str = True
     signature_validation: str = "enabled"
     mission_limits: Any = None
+    stream: bool | None = None
 
     @classmethod
     def of(cls, agent: str, options: Mapping[str, Any]) -> AgentOptions:
@@ -171,8 +183,12 @@ class AgentOptions(msgspec.Struct, frozen=True, kw_only=True):
         return cls(**options)
 
     def inherited(self) -> dict[str, Any]:
-        """The options the agents of a mission inherit from its first agent."""
-        return {"trace": self.trace, "debug": self.debug}
+        """The options the agents of a mission inherit from its first agent (``stream``
+        once the first agent streams: the agents it calls stream too)."""
+        inherited: dict[str, Any] = {"trace": self.trace, "debug": self.debug}
+        if self.stream:
+            inherited["stream"] = True
+        return inherited
 
 
 def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, Any]) -> RunPlan:
@@ -189,7 +205,7 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
         input: the context, when given positionally (``rt.run(agent, {...})``).
         options: :meth:`SubAgent.run`'s options (``llm``, ``context``, ``llm_opts``,
             ``context_signature``, ``debug``, ``trace``, ``signature_validation``,
-            ``mission_limits``): a :class:`~ptcflow.runtime.RunOptions`' ``agent_options``,
+            ``mission_limits``, ``stream``): a :class:`~ptcflow.runtime.RunOptions`' ``agent_options``,
             with its ``llm`` and ``tools`` when set.
 
     Returns:
@@ -205,6 +221,8 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
         >>> #     step = await rt.run(agent, context={"user": "alice"}, trace=False)
     """
     opts = AgentOptions.of(agent.name, options)
+    if opts.stream is None and agent.stream:
+        opts = msgspec.structs.replace(opts, stream=True)  # handed on to the agents it calls
     context = opts.context
     if input is not None:
         if context is not None:
@@ -317,6 +335,7 @@ def build(
         trace=options.trace,
         debug=options.debug,
         model=chosen if isinstance(chosen, str) else None,
+        stream=agent.stream if options.stream is None else options.stream,
     )
     source = source_for(agent, chosen, ctx, llm_opts)
     retry: LLMRetry = agent.llm_retry
@@ -340,11 +359,20 @@ def build(
     )
 
 
-async def execute(agent: SubAgent, options: RunOptions, *, runtime: Runtime | None = None) -> Step:
+async def execute(
+    agent: SubAgent,
+    options: RunOptions,
+    *,
+    runtime: Runtime | None = None,
+    resume: tuple[Step | PausedRun, Mapping[str, Decision]] | None = None,
+) -> Step:
     """Run ``agent`` once with ``options`` and return its Step (failures are on the Step,
     not raised): on ``runtime``, or in a Runtime of its own (with the model registry of
-    ``ptcflow.toml`` when the model is a name)."""
+    ``ptcflow.toml`` when the model is a name). ``resume``: continue that paused run with
+    those decisions instead (``Runtime.resume``)."""
     if runtime is not None:
+        if resume is not None:
+            return await runtime.resume(*resume, agent=agent, options=options)
         return await runtime.run(agent, options=options)
     chosen = agent.llm if agent.llm is not None else options.llm
     if chosen is None:
@@ -359,7 +387,35 @@ async def execute(agent: SubAgent, options: RunOptions, *, runtime: Runtime | No
         # (SubAgent(llm="opus")) send that name to it.
         base = chosen if model_kind(chosen) == "source" else registry
         async with Runtime(llm=base, retry=policy) as rt:
+            if resume is not None:
+                return await rt.resume(*resume, agent=agent, options=options)
             return await rt.run(agent, options=options)
+
+
+@contextlib.asynccontextmanager
+async def stream_run(
+    agent: SubAgent, options: RunOptions, *, runtime: Runtime | None = None, buffer: int
+) -> AsyncIterator[EventStream]:
+    """``agent``'s run with ``options`` as an :class:`~ptcflow.runtime.EventStream`: on
+    ``runtime``, or in a Runtime of its own with a :class:`~ptcflow.signals.SignalBus`
+    (as :func:`execute` makes one). Leaving early cancels the run."""
+    if runtime is not None:
+        async with runtime.stream(agent, options=options, buffer=buffer) as events:
+            yield events
+        return
+    chosen = agent.llm if agent.llm is not None else options.llm
+    if chosen is None:
+        raise UsageError(
+            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
+            "or alias, or a function) or set SubAgent(llm=...)"
+        )
+    retry: LLMRetry = agent.llm_retry
+    policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
+    async with _registry(chosen) as registry:
+        base = chosen if model_kind(chosen) == "source" else registry
+        rt = Runtime(llm=base, retry=policy, bus=SignalBus())
+        async with rt, rt.stream(agent, options=options, buffer=buffer) as events:
+            yield events
 
 
 @contextlib.asynccontextmanager

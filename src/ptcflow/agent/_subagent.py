@@ -8,6 +8,7 @@ running it is the job of :mod:`ptcflow.agent._plan`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ import msgspec
 from ptcflow.agent._as_tool import agent_tool
 from ptcflow.agent._mission import MissionLimits
 from ptcflow.agent._model import LLMRetry, model_kind
-from ptcflow.agent._plan import SubAgentError, execute, plan
+from ptcflow.agent._plan import SubAgentError, execute, plan, stream_run
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
@@ -48,7 +49,8 @@ from ptcflow.tools import Tool, describe_tool, for_agent, render_tool_signature
 
 if TYPE_CHECKING:
     from ptcflow.agent.compiled._agent import CompiledAgent
-    from ptcflow.runtime import Runtime, Step
+    from ptcflow.core import Decision, PausedRun
+    from ptcflow.runtime import EventStream, Runtime, Step
 
 __all__ = ("SubAgent",)
 
@@ -99,6 +101,10 @@ class SubAgent:
             form), the returned value must fit it (its validators' errors go back to the
             model), and ``step.value`` is an instance. Give it at module level when runs
             cross a process (Temporal workers import it by name).
+        stream: stream every run (as ``run(stream=True)`` does): the program text as
+            ``ai.llm.delta`` signals while the model writes it, the program's output as
+            ``ai.program.print`` as it prints; the agents it calls stream too. See
+            :meth:`run_stream` and docs/streaming.md.
 
     Raises:
         UsageError: the definition is wrong (the message says where and how to fix it):
@@ -130,6 +136,7 @@ class SubAgent:
     memory_limit: int = 1_000_000
     program_limits: Any = None
     output_type: Any = None
+    stream: bool = False
     _system: tuple[str, str] = dataclasses.field(init=False, default=("", ""))
     _typed: Converter | None = dataclasses.field(init=False, default=None)
     _type_path: str | None = dataclasses.field(init=False, default=None)
@@ -147,6 +154,11 @@ class SubAgent:
             "name must be a non-empty string",
         )
         _check(isinstance(self.description, str), where, "description must be a string")
+        _check(
+            isinstance(self.stream, bool),
+            where,
+            f"stream must be True or False, got {self.stream!r}",
+        )
         _check(
             _positive(self.max_turns),
             where,
@@ -270,6 +282,7 @@ class SubAgent:
         memory: ProgramMemory | None = None,
         compaction: Compaction | None = None,
         summary: Summary | None = None,
+        stream: bool | None = None,
     ) -> Step:
         """Run the agent once and return its :class:`~ptcflow.runtime.Step`. Blocks.
 
@@ -311,6 +324,10 @@ class SubAgent:
                 history sent shrinks (the older turns summarized or left out of the task;
                 default: the session's).
             summary: an earlier ``step.summary`` for the compaction to reuse.
+            stream: stream the run (``None``: the definition's :attr:`stream`): the
+                model's text as ``ai.llm.delta`` signals, each program's output as
+                ``ai.program.print``, on the Runtime's bus; the agents it calls stream
+                too. To read them: :meth:`run_stream` (or ``rt.stream``).
 
         Returns:
             The Step: ``value`` (the returned value), ``fail``, ``usage``, ``turns``,
@@ -339,13 +356,140 @@ class SubAgent:
                 "trace": trace,
                 "signature_validation": signature_validation,
                 **({} if mission_limits is None else {"mission_limits": mission_limits}),
+                **({} if stream is None else {"stream": stream}),
             },
         )
         return await execute(self, options, runtime=runtime)
 
+    async def resume(
+        self,
+        step: Step | PausedRun,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        llm: Any = None,
+        context: Any = None,
+        llm_opts: Mapping[str, Any] | None = None,
+        context_signature: str | None = None,
+        debug: bool = False,
+        trace: bool | str = True,
+        signature_validation: str = "enabled",
+        runtime: Runtime | None = None,
+        record: bool = False,
+        mission_limits: MissionLimits | Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
+    ) -> Step:
+        """Continue a paused run of this agent with decisions on its waiting calls; return
+        its next Step (:meth:`Runtime.resume <ptcflow.runtime.Runtime.resume>` with
+        ``agent=self``). Blocks.
+
+        The run's context is read back from its journal: leave ``context`` out (given, it
+        must be the context the run started with). Pass the options that shape the agent
+        (``llm_opts``, ``context_signature``, ``signature_validation``, ``debug``,
+        ``trace``) as the run had them, and ``llm`` when the run was given one.
+
+        Args:
+            step: the paused Step (``step.paused``), or its ``paused_run``; after a round
+                trip through ``msgspec.json`` too.
+            decisions: ``{call_id: ptcflow.Approve() | ptcflow.Deny(reason) |
+                ptcflow.Supply(value)}`` for calls of ``step.pending`` (calls of agents
+                used as tools included: their ids are ``{call id}/{child's call id}``).
+            llm, context, llm_opts, context_signature, debug, trace,
+                signature_validation, runtime, record, mission_limits, usage_limits: as
+                :meth:`run` takes them.
+
+        Returns:
+            The next Step: the run's end, or its next pause.
+
+        Raises:
+            ResumeError: the subclass saying what does not fit (see ``Runtime.resume``).
+            UsageError: no LLM anywhere.
+        """
+        options = RunOptions(
+            llm=llm,
+            record=record,
+            usage_limits=usage_limits,
+            agent_options={
+                "context": context,
+                "llm_opts": llm_opts,
+                "context_signature": context_signature,
+                "debug": debug,
+                "trace": trace,
+                "signature_validation": signature_validation,
+                **({} if mission_limits is None else {"mission_limits": mission_limits}),
+            },
+        )
+        return await execute(self, options, runtime=runtime, resume=(step, decisions or {}))
+
+    def resume_sync(
+        self,
+        step: Step | PausedRun,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        backend: str = "asyncio",
+        **options: Any,
+    ) -> Step:
+        """:meth:`resume` from synchronous code (starts an event loop; same options).
+
+        Raises:
+            UsageError: called inside a running event loop (``await agent.resume(...)``).
+        """
+        if in_event_loop():
+            raise UsageError(
+                "resume_sync() was called inside a running event loop; use "
+                "`await agent.resume(...)`"
+            )
+        call = functools.partial(self.resume, step, decisions, **options)
+        resumed: Step = anyio.run(call, backend=backend)
+        return resumed
+
     plan_run = plan
     """The :class:`~ptcflow.runtime.Plannable` hook (``rt.run(agent, ...)`` calls it): see
     :func:`ptcflow.agent._plan.plan`."""
+
+    def run_stream(
+        self,
+        *,
+        llm: Any = None,
+        context: Any = None,
+        runtime: Runtime | None = None,
+        buffer: int = 10_000,
+        **options: Any,
+    ) -> contextlib.AbstractAsyncContextManager[EventStream]:
+        """Run the agent streamed: an async context manager giving its events as they
+        happen (an :class:`~ptcflow.runtime.EventStream` of
+        :class:`~ptcflow.runtime.StreamEvent`).
+
+        The program text arrives chunk by chunk as the model writes it (``text``), then
+        whole (``message``: only a whole response is ever run); each tool call of the
+        program as it starts and ends, each print as it is printed, each program's value,
+        and at last the run's value (``run_ended``). Agents the program calls stream too,
+        their events carrying their ``path``. Iteration ends with the run; ``events.step``
+        is then its Step. Leaving the block early cancels the run.
+
+        Args:
+            llm: the model (as :meth:`run`).
+            context: the context (as :meth:`run`).
+            runtime: an open Runtime whose bus is a :class:`~ptcflow.signals.SignalBus`;
+                default: one of its own, opened for the run.
+            buffer: signals the reader may fall behind before it gets
+                :class:`~ptcflow.signals.SignalOverflowError` (the run never waits).
+            options: :meth:`run`'s other options (``llm_opts``, ``trace``, ``run_id``,
+                ``mission_limits``, ``usage_limits``, ``history``, ...).
+
+        Example:
+            >>> # async with agent.run_stream(llm=llm, context={"x": 1}) as events:
+            >>> #     async for event in events:
+            >>> #         print(event.kind, event.path, event.text)
+            >>> # events.step.value
+        """
+        if options.get("session") is not None:
+            raise UsageError(
+                f"SubAgent({self.name!r}).run_stream() does not take a session; "
+                "use run(session=...)"
+            )
+        options.setdefault("stream", True)
+        given = RunOptions.split({"llm": llm, "context": context, **options})
+        return stream_run(self, given, runtime=runtime, buffer=buffer)
 
     def run_sync(self, *, backend: str = "asyncio", **options: Any) -> Step:
         """:meth:`run` from synchronous code (starts an event loop; takes the same options).
@@ -557,6 +701,7 @@ class SubAgent:
             "memory_limit": self.memory_limit,
             "program_limits": dict(self.program_limits),
             "output_type": self._type_path,
+            "stream": self.stream,
         }
 
     def strategy(
@@ -568,6 +713,7 @@ class SubAgent:
         trace: bool | str = True,
         debug: bool = False,
         model: str | None = None,
+        stream: bool | None = None,
     ) -> PTC | JsonAgent:
         """The pure strategy that runs this agent (:class:`PTC`, or :class:`JsonAgent`).
 
@@ -580,6 +726,8 @@ class SubAgent:
             trace: ``True``, ``False`` or ``"on_error"``.
             debug: keep each turn's parsed program, ``ctx/`` and memory in the trace.
             model: the model name or alias sent with every call (``None``: the run's).
+            stream: stream the model's text and the programs' output (``None``: the
+                definition's :attr:`stream`; a JSON agent does not stream).
         """
         retry: LLMRetry = self.llm_retry
         if signature_validation.lstrip(":") == "strict":
@@ -615,6 +763,7 @@ class SubAgent:
             memory_limit_bytes=self.memory_limit,
             context_signature=context_signature,
             program_limits=dict(self.program_limits),
+            stream=self.stream if stream is None else stream,
         )
 
 

@@ -41,6 +41,7 @@ from ptcflow.signals import (
     PendingCall,
     ProgramToolCall,
     RequestPausedData,
+    RequestResumedData,
     RequestStartedData,
     Signal,
     ToolResultData,
@@ -198,7 +199,8 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
         cls, signals: Iterable[Signal], *, run_id: str | None = None, key: bytes | None = None
     ) -> PausedRun:
         """Rebuild a paused run from its journal alone (``read_journal(path)``, a bus
-        recording): the run's signals up to its ``ai.request.paused``.
+        recording): the run's signals up to its ``ai.request.paused``, with the paused
+        child runs (agents used as tools) whose calls it waits for, from the same journal.
 
         Args:
             signals: the journal (the run's signals; other runs' are left out).
@@ -226,31 +228,10 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
                     "pass run_id=... to say which paused run to rebuild"
                 )
             run_id = tops[0]
-        own = sorted((s for s in ordered if s.run_id == run_id), key=lambda s: s.seq)
-        start = next((s for s in own if s.type == REQUEST_STARTED), None)
-        if start is None or not isinstance(start.data, RequestStartedData):
-            raise PauseMismatchError(
-                f"the journal has no ai.request.started of run {run_id!r}: pass its whole journal"
-            )
-        last = own[-1]
-        if last.type != REQUEST_PAUSED or not isinstance(last.data, RequestPausedData):
-            raise NotPausedError(
-                f"run {run_id!r} is not paused in this journal: its last signal is "
-                f"{last.type} (seq {last.seq}); the run ended, still runs, or the journal was "
-                "cut before the run paused"
-            )
-        data = start.data
-        unsigned = PausedRun(
-            version=PAUSE_VERSION,
-            run_id=run_id,
-            agent=data.agent,
-            strategy=last.data.strategy,
-            tools=tuple(sorted(spec.name for spec in data.tools)),
-            elapsed_ms=last.data.elapsed_ms,
-            paused_at=last.time,
-            journal=journal_of(own),
-        )
-        return unsigned.signed(key)
+        by_run: dict[str, list[Signal]] = {}
+        for s in ordered:
+            by_run.setdefault(s.run_id, []).append(s)
+        return _paused_from(by_run, run_id).signed(key)
 
     def signals(self) -> list[Signal]:
         """The journal decoded back to typed signals.
@@ -300,6 +281,47 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
             )
         for child in self.children.values():
             child.check(key)
+
+
+def _paused_from(by_run: Mapping[str, list[Signal]], run_id: str) -> PausedRun:
+    """Run ``run_id``'s paused run from the journal's signals by run (unsigned), with its
+    paused children: child runs (``{run_id}/{call id}``) whose last signal is
+    ``ai.request.paused``."""
+    own = sorted(by_run.get(run_id, ()), key=lambda s: s.seq)
+    start = next((s for s in own if s.type == REQUEST_STARTED), None)
+    if start is None or not isinstance(start.data, RequestStartedData):
+        raise PauseMismatchError(
+            f"the journal has no ai.request.started of run {run_id!r}: pass its whole journal"
+        )
+    last = own[-1]
+    if last.type != REQUEST_PAUSED or not isinstance(last.data, RequestPausedData):
+        raise NotPausedError(
+            f"run {run_id!r} is not paused in this journal: its last signal is "
+            f"{last.type} (seq {last.seq}); the run ended, still runs, or the journal was "
+            "cut before the run paused"
+        )
+    data = start.data
+    unsigned = PausedRun(
+        version=PAUSE_VERSION,
+        run_id=run_id,
+        agent=data.agent,
+        strategy=last.data.strategy,
+        tools=tuple(sorted(spec.name for spec in data.tools)),
+        elapsed_ms=last.data.elapsed_ms,
+        paused_at=last.time,
+        journal=journal_of(own),
+    )
+    prefix = f"{run_id}/"
+    waits = [p.call_id for p in last.data.pending]
+    children = {}
+    for child_id, signals in by_run.items():
+        if not child_id.startswith(prefix) or signals[0].parent_run_id != run_id:
+            continue
+        call_id = child_id[len(prefix) :]
+        # a child that waits now (an earlier pause's child resumed, or ended since)
+        if any(w.startswith(f"{call_id}/") for w in waits):
+            children[call_id] = _paused_from(by_run, child_id)
+    return msgspec.structs.replace(unsigned, children=children) if children else unsigned
 
 
 def _digest(unsigned: PausedRun, key: bytes | None) -> str:
@@ -377,7 +399,8 @@ class Rebuilt:
         state: the strategy's state.
         open: the directives accepted and not answered, in order.
         pending: the calls that wait for a decision, by call id.
-        decided: call ids decided already (``ai.approval.resolved`` in the journal).
+        decided: call ids decided already (``ai.approval.resolved`` in the journal, or
+            listed by an ``ai.request.resumed``: a child run's calls, prefixed).
         programs: for each open ``RunProgram``, the tool calls it completed (its record).
         seq, usage, turns, tool_calls: the run's counters.
         started: the ``ai.request.started`` signal.
@@ -447,6 +470,10 @@ def rebuild(strategy: Any, signals: list[Signal], *, run_id: str) -> Rebuilt:
         elif kind == APPROVAL_RESOLVED and call_id is not None:
             out.decided.add(call_id)
             out.pending.pop(call_id, None)
+        elif kind == REQUEST_RESUMED and isinstance(signal.data, RequestResumedData):
+            # the calls an earlier resume decided, its children's too ({call}/{child's
+            # call id}): their child runs may have ended since
+            out.decided.update(signal.data.decided)
         elif (
             kind == TOOL_STARTED
             and call_id is not None

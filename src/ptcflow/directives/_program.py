@@ -56,6 +56,9 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
             functions it was given, and ``memory_limit_bytes`` does not apply to it.
             ``None`` (also a directive from an older journal): the memory is written
             after every program that succeeds.
+        stream: publish the program's output as it is printed (``ai.program.print``,
+            one signal per ``println`` / ``print`` / ``prn``, before its
+            ``ai.program.result``); ``False``: the output is in the result only.
     """
 
     source: str
@@ -67,6 +70,7 @@ class RunProgram(Directive, frozen=True, kw_only=True, tag="run_program"):
     memory_limit_bytes: int | None = None
     return_signature: str | None = None
     return_validation: str | None = None
+    stream: bool = False
 
     def problems(self) -> list[str]:
         """Also checks the source, the limit names, the return signature and its mode.

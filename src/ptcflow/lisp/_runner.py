@@ -220,6 +220,7 @@ async def run(
     functions: Sequence[str] = (),
     converted: dict[str, tuple[Any, Any]] | None = None,
     untimed_tools: Collection[str] = (),
+    on_print: Callable[[str], None] | None = None,
 ) -> LispResult:
     """Run one PTC-Lisp program.
 
@@ -251,6 +252,10 @@ async def run(
             the program waits on calls of these only, its time limit is paused, so an
             orchestrator waiting seconds for its agents is not cut by ``timeout_ms``.
             Waiting on any other tool counts (a hanging tool still ends the program).
+        on_print: called with each chunk of output (``println`` and friends) as the
+            program prints it, from the program's own code (so it must not block): a
+            host streams the output while the program runs. The chunks are also in
+            ``LispResult.prints``.
 
     Returns:
         A :class:`LispResult`.
@@ -279,6 +284,7 @@ async def run(
     except TypeError as exc:
         raise UsageError(f"run(ctx=..., memory=...) must be plain data: {exc}") from None
     budget = Budget(limits)
+    budget.on_print = on_print
     working = dict(mem_in)
     records: list[ToolCallRecord] = []
     prelude = _read_functions(functions)

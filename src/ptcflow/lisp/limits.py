@@ -123,6 +123,8 @@ class Budget:
         deadline: the clock time at which the run times out.
         maybe_yield: a hook the runner sets; called about every ``yield_interval_ms`` of
             evaluation to let the event loop run (default: does nothing).
+        on_print: called with each chunk of output as it is captured (``run(on_print=)``),
+            or ``None``.
     """
 
     __slots__ = (
@@ -134,6 +136,7 @@ class Budget:
         "deadline",
         "limits",
         "maybe_yield",
+        "on_print",
         "output_chars",
         "output_truncated",
         "prints",
@@ -156,6 +159,7 @@ class Budget:
         self.output_chars = 0
         self.output_truncated = False
         self.maybe_yield: Callable[[], None] = _no_yield
+        self.on_print: Callable[[str], None] | None = None
 
     def activate(self) -> None:
         """Make this the :func:`active_budget` of the calling greenlet (the runner calls it
@@ -350,6 +354,8 @@ class Budget:
         else:
             self.output_chars += len(text)
         self.prints.append(text)
+        if self.on_print is not None:
+            self.on_print(text)
 
     @property
     def output(self) -> str:

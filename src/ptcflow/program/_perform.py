@@ -81,6 +81,8 @@ class ProgramOptions(msgspec.Struct, frozen=True, kw_only=True):
         untimed_tools: tools whose calls bound themselves (agents used as tools): waiting
             on them does not count against the program's time limit (see
             :func:`ptcflow.lisp.run`).
+        on_print: called with each chunk of output as the program prints it (a
+            runtime publishes ``ai.program.print``); it must not block.
 
     Example:
         >>> ProgramOptions(cache=ProgramCache(), plain_results=True).plain_results
@@ -92,6 +94,7 @@ class ProgramOptions(msgspec.Struct, frozen=True, kw_only=True):
     on_call: Callable[[ProgramToolCall], None] | None = None
     plain_results: bool = False
     untimed_tools: Collection[str] = ()
+    on_print: Callable[[str], None] | None = None
 
 
 async def perform_program(
@@ -199,6 +202,7 @@ async def perform_program(
         functions=tuple(directive.functions.values()),
         converted=cache.converted,
         untimed_tools=options.untimed_tools,
+        on_print=options.on_print,
     )
     duration = (time.perf_counter() - start) * 1000
     value = plain_value(result.value)

@@ -45,6 +45,10 @@ from ptcflow.runtime._plan import Plannable as Plannable, RunPlan as RunPlan
 from ptcflow.runtime._rate import RateLimit as RateLimit, RateLimiter as RateLimiter
 from ptcflow.runtime._runtime import RunHandle as RunHandle, Runtime as Runtime
 from ptcflow.runtime._session_replay import replay_session as replay_session
+from ptcflow.runtime._stream import (
+    EventStream as EventStream,
+    StreamEvent as StreamEvent,
+)
 from ptcflow.runtime._telemetry import Telemetry as Telemetry
 from ptcflow.runtime._usage import (
     PRICE_UNKNOWN as PRICE_UNKNOWN,
@@ -62,6 +66,7 @@ __all__ = (
     "USAGE_LIMIT_EXCEEDED",
     "ChildTool",
     "EmbedRequest",
+    "EventStream",
     "ExecutorStatistics",
     "GuardInfo",
     "Guardrails",
@@ -84,6 +89,7 @@ __all__ = (
     "RunPlan",
     "Runtime",
     "Step",
+    "StreamEvent",
     "Telemetry",
     "Trip",
     "Unset",

@@ -47,9 +47,13 @@ class Expired:
 EXPIRED: Final = Expired()
 
 
-def ask_approval(ctx: DirectiveContext, tool: Tool, arguments: Any) -> Parked | Err | None:
+def ask_approval(
+    ctx: DirectiveContext, tool: Tool, arguments: Any, checked: Any
+) -> Parked | Err | None:
     """Park the call of ``ctx`` when ``tool`` asks for a decision on it (``None``: it runs
-    now; an ``Err`` when its predicate failed: the tool is not called)."""
+    now; an ``Err`` when its predicate failed: the tool is not called). The predicate reads
+    ``checked`` (the arguments as the tool's signature coerced them); the pending call shows
+    ``arguments`` as the model wrote them."""
     d: Any = ctx.directive
     run = ctx.run
     context = None
@@ -60,7 +64,7 @@ def ask_approval(ctx: DirectiveContext, tool: Tool, arguments: Any) -> Parked | 
             run_id=run.run_id, call_id=d.id, tool_name=tool.name, metadata=metadata
         )
     try:
-        reason = tool.approval_reason(arguments, context)
+        reason = tool.approval_reason(checked, context)
     except Exception as exc:
         return Err(
             error=ErrorEnvelope.make(
@@ -88,7 +92,18 @@ def ask_approval(ctx: DirectiveContext, tool: Tool, arguments: Any) -> Parked | 
         expires_at=expires,
     )
     ctx.emit(APPROVAL_REQUESTED, ApprovalRequestedData(pending=pending))
+    tel = run.executor.telemetry
+    if tel is not None and ctx.span is not None:
+        tel.approval_requested(ctx.span, pending)
     return Parked((pending,))
+
+
+def _resolved(ctx: DirectiveContext, data: ApprovalResolvedData) -> None:
+    """``ai.approval.resolved``, and the decision on the call's span."""
+    ctx.emit(APPROVAL_RESOLVED, data)
+    tel = ctx.run.executor.telemetry
+    if tel is not None and ctx.span is not None:
+        tel.approval_resolved(ctx.span, data.decision, data.reason)
 
 
 def apply_decision(ctx: DirectiveContext, decision: Any) -> Ok[Any] | Err | None:
@@ -96,13 +111,10 @@ def apply_decision(ctx: DirectiveContext, decision: Any) -> Ok[Any] | Err | None
     d: Any = ctx.directive
     name = d.tool_name
     if isinstance(decision, Approve):
-        ctx.emit(APPROVAL_RESOLVED, ApprovalResolvedData(tool=name, decision="approve"))
+        _resolved(ctx, ApprovalResolvedData(tool=name, decision="approve"))
         return None
     if isinstance(decision, Deny):
-        ctx.emit(
-            APPROVAL_RESOLVED,
-            ApprovalResolvedData(tool=name, decision="deny", reason=decision.reason),
-        )
+        _resolved(ctx, ApprovalResolvedData(tool=name, decision="deny", reason=decision.reason))
         said = f": {decision.reason}" if decision.reason else ""
         return Err(
             error=ErrorEnvelope.make(
@@ -113,9 +125,9 @@ def apply_decision(ctx: DirectiveContext, decision: Any) -> Ok[Any] | Err | None
             )
         )
     if isinstance(decision, Supply):
-        ctx.emit(APPROVAL_RESOLVED, ApprovalResolvedData(tool=name, decision="supply"))
+        _resolved(ctx, ApprovalResolvedData(tool=name, decision="supply"))
         return journal_safe(Ok(payload=decision.value))
-    ctx.emit(APPROVAL_RESOLVED, ApprovalResolvedData(tool=name, decision="expired"))
+    _resolved(ctx, ApprovalResolvedData(tool=name, decision="expired"))
     return expired(name)
 
 

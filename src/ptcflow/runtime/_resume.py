@@ -37,9 +37,15 @@ from ptcflow.runtime._config import Unset
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._run import LocalRun
-from ptcflow.signals import REQUEST_RESUMED, PendingCall, RequestResumedData, Signal
+from ptcflow.signals import (
+    REQUEST_RESUMED,
+    PendingCall,
+    RequestResumedData,
+    Signal,
+    json_safe,
+)
 
-__all__ = ("resume_run",)
+__all__ = ("begin_resumed", "resume_child", "resume_run")
 
 _REMEMBERED: Final = 10_000
 """Pauses a Runtime remembers having resumed (a second resume of one is refused)."""
@@ -94,31 +100,104 @@ async def resume_run(
     chosen = msgspec.structs.replace(
         options, run_id=paused.run_id, request_id=start.request_id, timeout=timeout
     )
-    run = rt._open(agent, start.data.input, chosen)
-    _check_agent(run, paused)
-    rebuilt = rebuild(run.strategy, signals, run_id=paused.run_id)
+    run = _reopen(rt, agent, start, chosen)
+    rebuilt = _rebuilt(run, paused, signals)
     if isinstance(step, Step):
         _check_shown(step, paused, rebuilt)
     checked = _check_decisions(paused, rebuilt, decisions)
-    _check_open_calls(paused, rebuilt)
     rt._resuming[paused.digest] = None
     while len(rt._resuming) > _REMEMBERED:
         del rt._resuming[next(iter(rt._resuming))]
-    run.decisions = checked
-    run.program_records = open_programs(rebuilt) or None
-    run.paused_children = dict(paused.children)
-    run.core.recorded = [s for s in signals if s.run_id == paused.run_id]
+    _restore(run, paused, signals, rebuilt, checked)
+    if run.meter is not None:  # the budget goes on from what the run used before it paused
+        run.meter.requests += rebuilt.turns
+        run.meter.tool_calls += rebuilt.tool_calls
+        run.meter.usage = run.meter.usage + rebuilt.usage
     now = run.executor.clock()
     begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
     return await drive(run, rt._runs)
 
 
+def _reopen(rt: Any, agent: Any, start: Signal, options: RunOptions) -> LocalRun:
+    """The run of ``agent`` again, on the input it started with (its journal's
+    ``ai.request.started``): a SubAgent's context is read from there. A ``context=``
+    given again (an agent option) is used instead, and must be the same.
+
+    Raises:
+        PauseMismatchError: the context given is not the one the run started with.
+    """
+    data: Any = start.data
+    if options.agent_options.get("context") is None:
+        return rt._open(agent, data.input, options)  # type: ignore[no-any-return]
+    run: LocalRun = rt._open(agent, None, options)
+    again = msgspec.json.decode(msgspec.json.encode(json_safe(run.core.input)))
+    if again != data.input:
+        raise PauseMismatchError(
+            f"paused run {start.run_id} started with another context than the context= "
+            "given to resume it; leave context= out (the run's own is in its journal), or "
+            "give the same one"
+        )
+    return run
+
+
+def resume_child(
+    child: LocalRun, paused: PausedRun, decisions: dict[str, Any], otel_parent: Any
+) -> None:
+    """Start ``child`` (an agent used as a tool, planned again by its parent's call) from
+    its paused run ``paused``, with ``decisions`` on its calls (checked by the top-level
+    resume; their ids relative to the child). The caller drives it (``drive(child)``).
+
+    Raises:
+        PauseMismatchError: the child is not the run that paused (another agent, strategy
+            or tools, another run id), or its journal does not lead where it says.
+        TamperedPauseError: its journal is damaged.
+    """
+    if paused.run_id != child.run_id:
+        raise PauseMismatchError(
+            f"the paused child run {paused.run_id!r} is resumed by the call that runs "
+            f"{child.run_id!r}: the parent's journal and its paused children do not match"
+        )
+    signals = paused.signals()
+    rebuilt = _rebuilt(child, paused, signals)
+    _restore(child, paused, signals, rebuilt, decisions)
+    now = child.executor.clock()
+    begin_resumed(child, rebuilt, tuple(decisions), now - paused.elapsed_ms / 1000.0, otel_parent)
+
+
+def _rebuilt(run: LocalRun, paused: PausedRun, signals: list[Signal]) -> Rebuilt:
+    """``run``'s state folded back from ``paused``'s journal, checked against it."""
+    _check_agent(run, paused)
+    rebuilt = rebuild(run.strategy, signals, run_id=paused.run_id)
+    _check_open_calls(paused, rebuilt)
+    return rebuilt
+
+
+def _restore(
+    run: LocalRun,
+    paused: PausedRun,
+    signals: list[Signal],
+    rebuilt: Rebuilt,
+    decisions: dict[str, Any],
+) -> None:
+    """Give the rebuilt ``run`` what it resumes with: its decisions, its open programs'
+    records, its paused children (resumed in place by the calls that ran them) and its
+    journal so far (it records on from there)."""
+    run.decisions = decisions
+    run.program_records = open_programs(rebuilt) or None
+    run.paused_children = dict(paused.children)
+    run.core.recorded = [s for s in signals if s.run_id == paused.run_id]
+
+
 def begin_resumed(
-    run: LocalRun, rebuilt: Rebuilt, decided: tuple[str, ...], started: float
+    run: LocalRun,
+    rebuilt: Rebuilt,
+    decided: tuple[str, ...],
+    started: float,
+    otel_parent: Any = None,
 ) -> None:
     """Start ``run`` from its rebuilt state: ``ai.request.resumed``, then the open
     directives again (each waiting call meets its decision when it is performed)."""
-    run.begin_counted(None)
+    run.begin_counted(otel_parent, resumes=_last_traceparent(run))
     core = run.core
     core.seq = rebuilt.seq
     core.started_at = started
@@ -134,6 +213,15 @@ def begin_resumed(
         started_at=started,
     )
     run.carry_out()
+
+
+def _last_traceparent(run: LocalRun) -> str:
+    """The ``traceparent`` of the span of the run's last segment, as its last run-level
+    signal (``ai.request.paused``) carries it (``""``: it was not traced)."""
+    for signal in reversed(run.core.recorded or ()):
+        if signal.run_id == run.run_id and signal.call_id is None:
+            return signal.traceparent or ""
+    return ""
 
 
 def _start_of(paused: PausedRun, signals: list[Signal]) -> Any:
@@ -250,11 +338,26 @@ def _decided(paused: PausedRun, rebuilt: Rebuilt, call_id: str) -> bool:
 
 
 def _check_open_calls(paused: PausedRun, rebuilt: Rebuilt) -> None:
-    """Each waiting call belongs to a directive the rebuilt strategy still waits for."""
-    for call_id in rebuilt.pending:
+    """Each waiting call, and each paused child, belongs to a directive the rebuilt
+    strategy still waits for."""
+    for call_id in (*rebuilt.pending, *paused.children):
         if not any(call_id == d or call_id.startswith(f"{d}/") for d in rebuilt.open):
             raise PauseMismatchError(
                 f"paused run {paused.run_id}: call {call_id!r} waits in its journal, but the "
                 "strategy, folded over the journal again, does not wait for it (the agent "
                 "changed since it paused, or the journal is not this run's)"
             )
+    _check_children(paused)
+
+
+def _check_children(paused: PausedRun) -> None:
+    """Each paused child (at any depth) is the run of the call it is kept under (a child
+    run's id is ``{parent run id}/{call id}``)."""
+    for call_id, child in paused.children.items():
+        if child.run_id != f"{paused.run_id}/{call_id}":
+            raise PauseMismatchError(
+                f"paused run {paused.run_id}: the paused child kept for call {call_id!r} is "
+                f"run {child.run_id!r}, which that call did not run (the paused run was "
+                "assembled from different runs); resume the Step exactly as the run returned it"
+            )
+        _check_children(child)

@@ -232,23 +232,27 @@ class LocalRun:
         itself, such as ``RunCore.resume``)."""
         self._carry_out()
 
-    def begin_counted(self, otel_parent: Any = None) -> None:
-        """Count the run and open its span, without starting it (a resumed run)."""
+    def begin_counted(self, otel_parent: Any = None, *, resumes: str | None = None) -> None:
+        """Count the run and open its span, without starting it (a resumed run:
+        ``resumes`` is the ``traceparent`` of the span of the run it resumes, or ``""``
+        when unknown; its span says ``ptcflow.run.resumed`` and links to that one)."""
         ex = self.executor
         ex.counters.runs_started += 1
         ex.counters.runs_active += 1
         self.counted = True
         tel = ex.telemetry
         if tel is not None and tel.tracing:
-            self.span = tel.start_span(
-                f"invoke_agent {self.name}",
-                {
-                    "gen_ai.operation.name": "invoke_agent",
-                    "gen_ai.agent.name": self.name,
-                    "gen_ai.conversation.id": self.run_id,
-                },
-                otel_parent,
-            )
+            attrs: dict[str, Any] = {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": self.name,
+                "gen_ai.conversation.id": self.run_id,
+            }
+            links = None
+            if resumes is not None:
+                attrs["ptcflow.run.resumed"] = True
+                link = tel.link_to(resumes, {"ptcflow.link": "resumes"})
+                links = None if link is None else [link]
+            self.span = tel.start_span(f"invoke_agent {self.name}", attrs, otel_parent, links=links)
             self.otel_context = tel.context_of(self.span, otel_parent)
             self.core.traceparent = tel.traceparent(self.span)
             if getattr(self.strategy, "turn_spans", False) is True:
@@ -474,6 +478,9 @@ class LocalRun:
                 }
                 if costs is not None:
                     cost_attributes(attrs, usage, step.cost_usd, step.unpriced_models)
+                if step.paused:  # not an error: the status stays unset
+                    attrs["ptcflow.run.paused"] = True
+                    attrs["ptcflow.run.pending_calls"] = len(step.pending)
                 tel.end_span(
                     self.span,
                     Ok(payload=None) if step.error is None else Err(error=step.error),

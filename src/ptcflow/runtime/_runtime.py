@@ -24,8 +24,9 @@ from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
-from ptcflow.runtime._resume import resume_run
+from ptcflow.runtime._resume import resume_child, resume_run
 from ptcflow.runtime._run import DirectiveContext, LocalRun
+from ptcflow.runtime._stream import EventStream
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
@@ -38,7 +39,7 @@ from ptcflow.sessions import (
     last_summary,
     turn_journal,
 )
-from ptcflow.signals import ProgramMemory, new_id
+from ptcflow.signals import ProgramMemory, SignalBus, new_id
 
 __all__ = ("RunHandle", "Runtime")
 
@@ -704,6 +705,47 @@ class Runtime:
         self._tg.start_soon(drive, run, self._runs, name=f"run {run.run_id}")
         return RunHandle(run)
 
+    def stream(
+        self, strategy: Any, input: Any = None, *, buffer: int = 10_000, **options: Any
+    ) -> EventStream:
+        """Start a run and return its events as they happen: an :class:`EventStream`.
+
+        ``async with rt.stream(agent, context) as events: async for event in events:``
+        gives a :class:`StreamEvent` per model text chunk, model message, tool call
+        start and end, program print and end, and run start and end, for the run and
+        every agent under it (each event's ``path`` names the agents down to its run).
+        Iteration ends with the run's ``run_ended``; ``events.step`` is then its Step.
+        A model that streams (``ReAct(stream=True)``, ``SubAgent(stream=True)`` or
+        ``stream=True`` here for a SubAgent) gives its text chunk by chunk.
+
+        Args:
+            strategy: what :meth:`start` takes: a strategy or an agent.
+            input: the run's input (an agent's context).
+            buffer: signals the reader may fall behind before it gets
+                :class:`~ptcflow.signals.SignalOverflowError` (the run never waits).
+            options: :meth:`start`'s keyword arguments (an agent's own options
+                included: ``context=``, ``stream=True``, ...).
+
+        Raises:
+            UsageError: the Runtime's bus is not a :class:`~ptcflow.signals.SignalBus`,
+                or :meth:`start` refused the run.
+        """
+        bus = self.bus
+        if not isinstance(bus, SignalBus):
+            raise UsageError(
+                "rt.stream() reads the run's signals from the Runtime's bus, which must be "
+                "a SignalBus: Runtime(..., bus=SignalBus())"
+            )
+        self._check_open()
+        # subscribed before the run starts: its first signal is published by start()
+        subscription = bus.subscribe("**", buffer=buffer, overflow="error")
+        try:
+            handle = self.start(strategy, input, **options)
+        except BaseException:
+            subscription.close()
+            raise
+        return EventStream(handle, subscription)
+
     async def _run_child(self, ctx: DirectiveContext, strategy: Any, input: Any) -> Step:
         """Run ``strategy`` as a child of the run of directive ``ctx``, in ``ctx``'s task.
 
@@ -713,9 +755,15 @@ class Runtime:
         :class:`RunPlan` (an agent used as a tool) brings its own tools, model (``None``:
         the Runtime's), name, deadline (the tighter of its ``timeout`` and the remaining
         time) and what it hands on to its own children.
+
+        When the parent run was resumed and this directive's child had paused
+        (``parent.paused_children``), the child is resumed in place from its paused run,
+        with the parent's decisions on its calls (``{directive id}/{call id}``, prefix
+        stripped), instead of starting again.
         """
         parent = ctx.run
         d = ctx.directive
+        held = parent.paused_children.pop(d.id, None) if parent.paused_children else None
         enclosing = anyio.current_effective_deadline()
         deadline = min(ctx.deadline, enclosing)
         tools, source = parent.tools, parent.llm
@@ -731,7 +779,8 @@ class Runtime:
                 if source is not None and self.rate_limiter is not None:
                     source = self._limited(source)
             if isinstance(plan.timeout, float | int):
-                deadline = min(deadline, parent.executor.clock() + plan.timeout)
+                spent = 0.0 if held is None else held.elapsed_ms / 1000.0
+                deadline = min(deadline, parent.executor.clock() + plan.timeout - spent)
             if source is not None and source.unnamed:
                 check_model(strategy, source)
         core: RunCore[DirectiveContext] = RunCore(
@@ -772,4 +821,10 @@ class Runtime:
         child.costs = self._costs(child.meter)
         if deadline < enclosing:
             child.own_deadline = deadline
+        if held is not None:
+            prefix = f"{d.id}/"
+            decided = parent.decisions or {}
+            decisions = {k[len(prefix) :]: v for k, v in decided.items() if k.startswith(prefix)}
+            resume_child(child, held, decisions, ctx.otel_context)
+            return await drive(child)
         return await drive(child, start=True, otel_parent=ctx.otel_context)

@@ -35,10 +35,19 @@ from typing import Any, Final
 
 import structlog
 from opentelemetry import context as otel_context, metrics, trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from ptcflow.runtime._genai_messages import encode_content, input_messages, output_messages
-from ptcflow.signals import REDACTED, Err, LLMResponse, Ok, Usage, is_secret_key, sanitize
+from ptcflow.signals import (
+    REDACTED,
+    Err,
+    LLMResponse,
+    Ok,
+    PendingCall,
+    Usage,
+    is_secret_key,
+    sanitize,
+)
 
 __all__ = ("Telemetry",)
 
@@ -181,19 +190,27 @@ class Telemetry:
     # -- spans -------------------------------------------------------------------------
 
     def start_span(
-        self, name: str, attributes: Mapping[str, Any], parent: otel_context.Context | None
+        self,
+        name: str,
+        attributes: Mapping[str, Any],
+        parent: otel_context.Context | None,
+        *,
+        links: list[Link] | None = None,
     ) -> Span | None:
         """Start a span parented on ``parent`` (or the current context); ``None`` when off.
 
         Its kind is ``CLIENT`` for the ``chat`` and ``embeddings`` operations (per
-        ``gen_ai.operation.name``), ``INTERNAL`` otherwise.
+        ``gen_ai.operation.name``), ``INTERNAL`` otherwise. ``links``: spans it follows
+        from (a resumed run's, the run it resumes; see :meth:`link_to`).
         """
         if self._tracer is None:
             return self._no_span  # type: ignore[no-any-return]
         kind = _KINDS.get(attributes.get("gen_ai.operation.name"), SpanKind.INTERNAL)
         try:
             # The SDK copies the attributes into its own bounded mapping: no copy here.
-            return self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
+            return self._tracer.start_span(
+                name, context=parent, kind=kind, attributes=attributes, links=links
+            )
         except Exception as exc:  # a span processor's on_start
             self.failed("starting a span (a span processor's on_start)", exc)
             return self._no_span  # type: ignore[no-any-return]
@@ -204,6 +221,22 @@ class Telemetry:
         if span is None or span is _UNRECORDED:
             return None
         return trace.set_span_in_context(span, base)
+
+    @staticmethod
+    def link_to(traceparent: str | None, attributes: Mapping[str, Any]) -> Link | None:
+        """A link to the span of a W3C ``traceparent`` (``None`` when it is not one): how
+        a resumed run's span points at the span of the run it resumes, in another trace."""
+        parts = traceparent.split("-") if isinstance(traceparent, str) else ()
+        if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
+            return None
+        try:
+            trace_id, span_id, flags = int(parts[1], 16), int(parts[2], 16), int(parts[3], 16)
+        except ValueError:
+            return None
+        if not trace_id or not span_id:
+            return None
+        context = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
+        return Link(context, dict(attributes))
 
     def traceparent(self, span: Span | None) -> str | None:
         """Return the W3C ``traceparent`` of ``span`` (``None`` when no span)."""
@@ -282,6 +315,43 @@ class Telemetry:
             span.set_attribute(key, encode_content(shape(value) if shape is not None else value))
         except Exception as exc:
             self.failed("setting a span attribute", exc)
+
+    def approval_requested(self, span: Span | None, pending: PendingCall) -> None:
+        """Add the ``ptcflow.approval.requested`` event to a waiting call's span: why it
+        waits (``ptcflow.approval.reason``), its kind (``approval`` or ``deferred``), when
+        the wait expires; its arguments (``gen_ai.tool.call.arguments``) only with content
+        capture on, as other tool data."""
+        if span is None or span is _UNRECORDED:
+            return
+        attrs: dict[str, Any] = {
+            "ptcflow.approval.kind": pending.kind,
+            "ptcflow.approval.reason": pending.reason,
+            "gen_ai.tool.call.id": pending.call_id,
+        }
+        if pending.expires_at is not None:
+            attrs["ptcflow.approval.expires_at"] = pending.expires_at
+        if self.capture_content:
+            attrs["gen_ai.tool.call.arguments"] = encode_content(pending.arguments)
+        try:
+            span.add_event("ptcflow.approval.requested", attrs)
+        except Exception as exc:
+            self.failed("adding a span event", exc)
+
+    def approval_resolved(self, span: Span | None, decision: str, reason: str = "") -> None:
+        """Record the decision on a resumed call on its span: the attribute
+        ``ptcflow.approval.decision`` (``approve``, ``deny``, ``supply``, ``expired``) and
+        the event ``ptcflow.approval.resolved``; a denial's reason
+        (``ptcflow.approval.reason``, a person's words) only with content capture on."""
+        if span is None or span is _UNRECORDED:
+            return
+        attrs: dict[str, Any] = {"ptcflow.approval.decision": decision}
+        if reason and self.capture_content:
+            attrs["ptcflow.approval.reason"] = reason[:_METADATA_CHARS]
+        try:
+            span.set_attribute("ptcflow.approval.decision", decision)
+            span.add_event("ptcflow.approval.resolved", attrs)
+        except Exception as exc:
+            self.failed("adding a span event", exc)
 
     def metadata(self, span: Span | None, metadata: Mapping[str, Any]) -> None:
         """Set a directive's ``metadata`` on its span, as ``ptcflow.directive.metadata.<key>``

@@ -16,6 +16,7 @@ face: pin the version you build on.
 from __future__ import annotations
 
 from ptcflow.runtime._answering import answering_agent as answering_agent
+from ptcflow.runtime._approvals import EXPIRED as EXPIRED
 from ptcflow.runtime._child import invalid_child_arguments as invalid_child_arguments
 from ptcflow.runtime._driver import (
     CANCEL_GRACE_S as CANCEL_GRACE_S,
@@ -41,6 +42,7 @@ from ptcflow.runtime.kinds._base import Handler as Handler, Kind as Kind
 
 __all__ = (
     "CANCEL_GRACE_S",
+    "EXPIRED",
     "DirectiveContext",
     "Executor",
     "Handler",

@@ -12,8 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported on first use: the AG-UI names need the agui extra
     from ptcflow.serve._agui import (
+        AGUIEndpoint as AGUIEndpoint,
         AGUIStream as AGUIStream,
+        MemoryPausedRuns as MemoryPausedRuns,
+        PausedRuns as PausedRuns,
+        TaskRun as TaskRun,
         agui_endpoint as agui_endpoint,
+        decisions_from_resume as decisions_from_resume,
+        interrupt_of as interrupt_of,
         last_user_text as last_user_text,
         parse_run_input as parse_run_input,
     )
@@ -40,16 +46,22 @@ from ptcflow.serve._mcp import (
 
 __all__ = (
     "UI_MESSAGE_STREAM_HEADERS",
+    "AGUIEndpoint",
     "AGUIStream",
     "AgentTool",
     "BadRequest",
+    "MemoryPausedRuns",
+    "PausedRuns",
     "RunStream",
     "RunStreamEndpoint",
     "StartedRun",
     "StreamStatistics",
+    "TaskRun",
     "UIMessageStream",
     "agent_tool",
     "agui_endpoint",
+    "decisions_from_resume",
+    "interrupt_of",
     "last_user_message_text",
     "last_user_text",
     "mcp_http_app",
@@ -59,7 +71,20 @@ __all__ = (
     "ui_message_stream_endpoint",
 )
 
-_AGUI = frozenset({"AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input"})
+_AGUI = frozenset(
+    {
+        "AGUIEndpoint",
+        "AGUIStream",
+        "MemoryPausedRuns",
+        "PausedRuns",
+        "TaskRun",
+        "agui_endpoint",
+        "decisions_from_resume",
+        "interrupt_of",
+        "last_user_text",
+        "parse_run_input",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,8 @@
   model call: its text is the program);
 * ``TOOL_CALL_START`` / ``ARGS`` / ``END`` from ``ai.tool.started`` and
   ``TOOL_CALL_RESULT`` from ``ai.tool.result`` (a program's tool calls included);
+* ``CUSTOM`` events named ``ptcflow.print`` for what a streaming SubAgent's program
+  prints (``ai.program.print``): ``{"programId", "text", "index"}``, as it prints;
 * ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
   whose events carry ``subagentRunId``;
 * ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
@@ -22,21 +24,28 @@ scrubbed).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import Any, TypeAlias
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeAlias
 
+import anyio
 import msgspec
 from ag_ui.core import (
     BaseEvent,
+    CustomEvent,
+    Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
+    SubagentFinishedSuspendedOutcome,
     SubagentStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
@@ -49,20 +58,25 @@ from ag_ui.core import (
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
+from ptcflow.core import Approve, Decision, Deny, PauseInUseError, ResumeError, Step, Supply
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     PROGRAM_RESULT,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
+    REQUEST_PAUSED,
+    REQUEST_RESUMED,
     REQUEST_STARTED,
     TOOL_RESULT,
     TOOL_STARTED,
     USAGE,
     Err,
     Ok,
+    PendingCall,
     ProgramOutput,
     Secrets,
     Signal,
@@ -70,9 +84,24 @@ from ptcflow.signals import (
 )
 from ptcflow.trace import Mission
 
-from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
+from ._asgi import BadRequest, Disconnect, Receive, RunStreamEndpoint, Send, StartedRun, _answer
 
-__all__ = ("AGUIStream", "agui_endpoint", "last_user_text", "parse_run_input")
+__all__ = (
+    "PRINT_EVENT",
+    "AGUIEndpoint",
+    "AGUIStream",
+    "MemoryPausedRuns",
+    "PausedRuns",
+    "TaskRun",
+    "agui_endpoint",
+    "decisions_from_resume",
+    "interrupt_of",
+    "last_user_text",
+    "parse_run_input",
+)
+
+PRINT_EVENT = "ptcflow.print"
+"""The name of the ``CUSTOM`` event that carries a program's printed output."""
 
 _ENCODER = EventEncoder()
 
@@ -219,10 +248,12 @@ class AGUIStream:
         self._prefix = root + "/"
         self._open: dict[str, str | None] = {}  # message id -> its subagent run id
         self._tools: set[str] = set()  # tool calls started and not yet answered
+        self._printed: dict[str, int] = {}  # program call id -> prints sent
         self._names: dict[str, str] = {}  # run id -> agent name
         self._memory: dict[str, dict[str, str]] = {}
         self._dirty: dict[str, Any] = {}  # mission nodes changed and not yet sent
         self._batching = False  # in feed_many: nodes are sent once, at the batch's end
+        self.resumed = False  # the run continues a paused one (ai.request.resumed)
 
     def owns(self, signal: Signal) -> bool:
         """True for a signal of the run or of one of its child runs."""
@@ -250,12 +281,40 @@ class AGUIStream:
         sub = None if run == self.root else run
         out: list[_Spec] = []
         kind = signal.type
-        # a streamed chunk changes no node of the tree
-        changed = self.mission.add(signal) if self.mission is not None and kind != LLM_DELTA else []
+        # a streamed chunk (or print) changes no node of the tree
+        changed = (
+            self.mission.add(signal)
+            if self.mission is not None and kind != LLM_DELTA and kind != PROGRAM_PRINT
+            else []
+        )
         data: Any = signal.data
         call = signal.call_id or ""
         ending = False
-        if kind == REQUEST_STARTED:
+        if kind == REQUEST_RESUMED:
+            # a paused run continues (a new AG-UI run): its calls that waited were
+            # started by the run that paused; their results come without a start
+            if sub is None:
+                self.resumed = True
+                if not self.started:
+                    out.append(self._run_started())
+                    if self.mission is not None:
+                        snapshot = {n.id: n.to_json() for n in self.mission.walk()}
+                        out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))  # fmt: skip
+                        changed = []
+            elif run not in self._names:
+                self._names[run] = ""
+                out.append(self._subagent_started(run, signal.parent_run_id))
+        elif kind == REQUEST_PAUSED:
+            ending = sub is None
+            if sub is not None:
+                out.append(
+                    _E(
+                        SubagentFinishedEvent,
+                        subagent_run_id=run,
+                        outcome=SubagentFinishedSuspendedOutcome(),
+                    )
+                )
+        elif kind == REQUEST_STARTED:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
                 out.append(self._run_started())
@@ -264,16 +323,7 @@ class AGUIStream:
                     out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
                     changed = []
             else:
-                parent = signal.parent_run_id
-                out.append(
-                    _E(
-                        SubagentStartedEvent,
-                        subagent_run_id=run,
-                        name=self._names[run] or "agent",
-                        parent_subagent_run_id=parent if parent and parent != self.root else None,
-                        parent_tool_call_id=run[len(parent) + 1 :] if parent else None,
-                    )
-                )
+                out.append(self._subagent_started(run, signal.parent_run_id))
         elif kind == LLM_DELTA:
             text = data.chunk.text
             if text:
@@ -301,7 +351,9 @@ class AGUIStream:
         elif kind == TOOL_STARTED:
             self._tool_call(out, call, data.tool_name, data.arguments, sub)
         elif kind == TOOL_RESULT:
-            if call not in self._tools:  # answered without a start (an unknown tool...)
+            if call not in self._tools and not self.resumed:
+                # answered without a start (an unknown tool...); in a resumed run, a call
+                # that waited was started by the run that paused
                 self._tool_call(out, call, data.tool_name, {}, sub)
             self._tools.discard(call)
             result = data.result
@@ -320,6 +372,12 @@ class AGUIStream:
                     subagent_run_id=sub,
                 )
             )
+        elif kind == PROGRAM_PRINT:
+            index = data.index
+            if index >= self._printed.get(call, 0):  # a program run again prints again
+                self._printed[call] = index + 1
+                value = {"programId": call, "text": self._clean(data.text), "index": index}
+                out.append(_E(CustomEvent, name=PRINT_EVENT, value=value, subagent_run_id=sub))
         elif kind == PROGRAM_RESULT and self.mission is not None:
             result = data.result
             if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
@@ -359,6 +417,15 @@ class AGUIStream:
                 out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _subagent_started(self, run: str, parent: str | None) -> _Spec:
+        return _E(
+            SubagentStartedEvent,
+            subagent_run_id=run,
+            name=self._names.get(run) or "agent",
+            parent_subagent_run_id=parent if parent and parent != self.root else None,
+            parent_tool_call_id=run[len(parent) + 1 :] if parent else None,
+        )
 
     def _run_started(self) -> _Spec:
         self.started = True
@@ -407,6 +474,21 @@ class AGUIStream:
             for message, sub in self._open.items()
         ]
         self._open.clear()
+        if signal.type == REQUEST_PAUSED:
+            pending = signal.data.pending
+            if pending:
+                interrupts = [self._interrupt(p) for p in pending]
+                out.append(
+                    _E(
+                        RunFinishedEvent,
+                        thread_id=self.thread_id,
+                        run_id=self.run_id,
+                        outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
+                    )
+                )
+            else:  # cannot happen: a run pauses for at least one call
+                out.append(_E(RunErrorEvent, message="the run paused with no call waiting", code="paused"))  # fmt: skip
+            return out
         result = signal.data.result
         if isinstance(result, Ok):
             out.append(
@@ -430,6 +512,17 @@ class AGUIStream:
             error = result.error
             out.append(_E(RunErrorEvent, message=self._clean(error.message), code=error.type))
         return out
+
+    def _interrupt(self, pending: PendingCall) -> Interrupt:
+        run = pending.run_id or ""
+        sub = run if run != self.root and run in self._names else None
+        # the tool call the client saw start: a child's call has its own id in the stream
+        # (the pending id is prefixed with the call that runs the child)
+        call = pending.call_id
+        seen = call if call in self._tools else None
+        if seen is None:
+            seen = next((t for t in sorted(self._tools) if call.endswith("/" + t)), None)
+        return interrupt_of(pending, subagent_run_id=sub, tool_call_id=seen, clean=self._clean)
 
     def feed(self, signal: Signal) -> bytes:
         """The events of one signal, encoded as server-sent events (``b""``: none)."""
@@ -541,26 +634,410 @@ def last_user_text(run_input: RunAgentInput) -> str:
     return ""
 
 
+_APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean", "description": "true: the call runs; false: it is denied"},
+        "reason": {"type": "string", "description": "why it is denied (the model reads it)"},
+        "value": {"description": "instead of approving: the call's result, given by a person"},
+    },
+    "additionalProperties": False,
+}
+_SUPPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "value": {"description": "the call's result, from outside"},
+        "approved": {"const": False, "description": "deny the call instead"},
+        "reason": {"type": "string", "description": "why it is denied (the model reads it)"},
+    },
+    "additionalProperties": False,
+}
+MAX_REASON = 2000
+"""The longest denial reason accepted from a client, in characters."""
+
+
+def interrupt_of(
+    pending: PendingCall,
+    *,
+    subagent_run_id: str | None = None,
+    tool_call_id: str | None = None,
+    clean: Callable[[Any], Any] = sanitize,
+) -> Interrupt:
+    """The AG-UI ``Interrupt`` of a call that waits: its ``id`` is the call's id (the key
+    of its decision), ``toolCallId`` the id of the tool call in the stream (default: the
+    call's id; a child agent's call has its own), ``reason`` is ``"tool_approval"`` (a person approves or denies it) or
+    ``"deferred_tool"`` (its result comes from outside), ``message`` says what waits and
+    why, ``responseSchema`` describes the resume payload, and ``metadata.ptcflow`` holds
+    the call (``tool``, ``arguments``, ``kind``, ``reason``, ``agent``, ``runId``).
+
+    Example:
+        >>> from ptcflow.signals import PendingCall
+        >>> i = interrupt_of(PendingCall(call_id="c1", tool="refund", arguments={"amount": 500}))
+        >>> i.id, i.reason, i.metadata["ptcflow"]["arguments"]
+        ('c1', 'tool_approval', {'amount': 500})
+    """
+    approval = pending.kind == "approval"
+    why = pending.reason or ("requires approval" if approval else "deferred tool")
+    message = f"approve or deny {pending.tool}: {why}" if approval else f"supply the result of {pending.tool}: {why}"  # fmt: skip
+    return Interrupt(
+        id=pending.call_id,
+        reason="tool_approval" if approval else "deferred_tool",
+        message=clean(message),
+        tool_call_id=tool_call_id or pending.call_id,
+        subagent_run_id=subagent_run_id,
+        response_schema=_APPROVAL_SCHEMA if approval else _SUPPLY_SCHEMA,
+        expires_at=pending.expires_at,
+        metadata={
+            "ptcflow": {
+                "tool": pending.tool,
+                "arguments": clean(pending.arguments),
+                "kind": pending.kind,
+                "reason": clean(why),
+                "agent": list(pending.agent),
+                "runId": pending.run_id,
+            }
+        },
+    )
+
+
+def _decision(entry: ResumeEntry, call: PendingCall) -> Decision:
+    """One resume entry as a decision; raises ``ValueError`` saying what is wrong."""
+    if entry.status == "cancelled":
+        return Deny("the person cancelled the request")
+    payload = entry.payload
+    if not isinstance(payload, dict):
+        raise ValueError(
+            'the payload must be an object: {"approved": true}, {"approved": false, '
+            '"reason": "..."} or {"value": ...}'
+        )
+    unknown = sorted(set(payload) - {"approved", "reason", "value"})
+    if unknown:
+        raise ValueError(f"unknown payload keys {unknown}: use approved, reason or value")
+    reason = payload.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise ValueError(f"reason must be a string of at most {MAX_REASON} characters")
+    if "value" in payload:
+        if "approved" in payload:
+            raise ValueError("give either approved or value, not both")
+        return Supply(payload["value"])
+    approved = payload.get("approved")
+    if not isinstance(approved, bool):
+        raise ValueError('approved must be true or false (or give the result as "value")')
+    if not approved:
+        return Deny(reason or "denied by a person")
+    if call.kind == "deferred":
+        raise ValueError(
+            f"{call.tool} is deferred: it has no body here, so it cannot be approved; "
+            'supply its result as {"value": ...}, or deny it'
+        )
+    return Approve()
+
+
+def decisions_from_resume(
+    entries: Iterable[ResumeEntry], pending: Iterable[PendingCall]
+) -> dict[str, Decision]:
+    """The decisions of an AG-UI ``resume`` array for the calls that wait (``pending``),
+    checked: each entry names a waiting call once; a ``"resolved"`` entry's payload is
+    ``{"approved": true}``, ``{"approved": false, "reason": "..."}`` or ``{"value":
+    ...}`` (``Supply``); a ``"cancelled"`` entry denies the call.
+
+    Raises:
+        BadRequest: (422) what is wrong with each entry (``details``: ``path``,
+            ``message``), and which calls wait.
+
+    Example:
+        >>> from ag_ui.core import ResumeEntry
+        >>> from ptcflow.signals import PendingCall
+        >>> decisions_from_resume(
+        ...     [ResumeEntry(interrupt_id="c1", status="resolved", payload={"approved": True})],
+        ...     [PendingCall(call_id="c1", tool="refund")])
+        {'c1': Approve()}
+    """
+    waiting = {p.call_id: p for p in pending}
+    out: dict[str, Decision] = {}
+    errors: list[dict[str, str]] = []
+    for n, entry in enumerate(entries):
+        at = f"resume.{n}"
+        call = waiting.get(entry.interrupt_id)
+        if call is None:
+            errors.append({"path": f"{at}.interruptId", "message": f"no call {entry.interrupt_id[:100]!r} waits"})  # fmt: skip
+            continue
+        if entry.interrupt_id in out:
+            errors.append({"path": f"{at}.interruptId", "message": f"{entry.interrupt_id!r} is answered twice"})  # fmt: skip
+            continue
+        try:
+            out[entry.interrupt_id] = _decision(entry, call)
+        except ValueError as exc:
+            errors.append({"path": f"{at}.payload", "message": str(exc)})
+    if not out and not errors:
+        errors.append({"path": "resume", "message": "no decision given"})
+    if errors:
+        listed = "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5])
+        raise BadRequest(
+            f"the resume does not fit the calls that wait ({', '.join(sorted(waiting))}): {listed}",
+            details=errors,
+        )
+    return out
+
+
+class PausedRuns(Protocol):
+    """Where an AG-UI endpoint keeps each thread's paused run between requests (the
+    server keeps it: a client never sends a paused run back). Keyed by AG-UI thread id."""
+
+    async def put(self, thread_id: str, step: Step) -> None:
+        """Keep ``step`` (a paused Step) as the thread's paused run."""
+        ...
+
+    async def get(self, thread_id: str) -> Step | None:
+        """The thread's paused run, left in place (``None``: none)."""
+        ...
+
+    async def take(self, thread_id: str) -> Step | None:
+        """The thread's paused run, removed (``None``: none): one request resumes it."""
+        ...
+
+
+class MemoryPausedRuns:
+    """:class:`PausedRuns` in this process's memory, at most ``limit`` threads (the
+    oldest pause is forgotten first). Pauses do not survive a restart: for that, keep
+    them in a database (a paused Step round-trips through ``msgspec.json``).
+
+    Example:
+        >>> MemoryPausedRuns(limit=2).limit
+        2
+    """
+
+    def __init__(self, limit: int = 1000) -> None:
+        if limit < 1:
+            raise UsageError(f"limit must be at least 1 thread, got {limit!r}")
+        self.limit = limit
+        self._steps: OrderedDict[str, Step] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    async def put(self, thread_id: str, step: Step) -> None:
+        """Keep ``step`` for ``thread_id`` (forgetting the oldest pause past the limit)."""
+        self._steps[thread_id] = step
+        self._steps.move_to_end(thread_id)
+        while len(self._steps) > self.limit:
+            self._steps.popitem(last=False)
+
+    async def get(self, thread_id: str) -> Step | None:
+        """The thread's paused run, or ``None``."""
+        return self._steps.get(thread_id)
+
+    async def take(self, thread_id: str) -> Step | None:
+        """The thread's paused run, removed, or ``None``."""
+        return self._steps.pop(thread_id, None)
+
+
+class TaskRun:
+    """A :class:`~ptcflow.serve.StartedRun` for a coroutine (``rt.resume(...)``, which
+    returns no handle): ``drive()`` runs it (in the endpoint's task group)."""
+
+    def __init__(self, run: Callable[[], Awaitable[Any]]) -> None:
+        self._run = run
+        self.scope = anyio.CancelScope()
+        self.ended = anyio.Event()
+        self.step: Any = None
+        self.error: Exception | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once the coroutine has returned or raised."""
+        return self.ended.is_set()
+
+    def cancel(self, message: str = "") -> None:
+        """Cancel the run (before or while it runs)."""
+        self.scope.cancel()
+
+    async def wait(self) -> Any:
+        """Its Step; raises what the coroutine raised."""
+        await self.ended.wait()
+        if self.error is not None:
+            raise self.error
+        return self.step
+
+    async def drive(self) -> None:
+        """Run the coroutine to its end."""
+        try:
+            with self.scope:
+                self.step = await self._run()
+        except Exception as exc:
+            self.error = exc
+        finally:
+            self.ended.set()
+
+
+Resume: TypeAlias = Callable[
+    [Runtime, RunAgentInput, Step, Mapping[str, Decision], str], StartedRun
+]
+"""``resume(runtime, run_input, paused_step, decisions, run_id) -> StartedRun``: continue
+a thread's paused run (``run_id`` is the paused run's)."""
+
+
+class AGUIEndpoint(RunStreamEndpoint[RunAgentInput]):
+    """The AG-UI endpoint (built by :func:`agui_endpoint`): a :class:`RunStreamEndpoint`
+    that keeps each thread's paused run and resumes it when a ``RunAgentInput`` carries
+    ``resume`` entries.
+
+    A run that pauses ends its stream with ``RUN_FINISHED`` whose outcome is
+    ``interrupt`` (one ``Interrupt`` per waiting call); the paused Step is kept in
+    ``paused`` under the thread id. The next input on the thread with ``resume``
+    answers the interrupts: it is checked (:func:`decisions_from_resume`; ``422`` when
+    it does not fit, ``409`` when the thread has no paused run), and the run continues
+    under its own id, streamed as a new AG-UI run. A question on a thread that has a
+    paused run abandons the pause (nothing of it was stored as a turn).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime | Callable[[], Runtime],
+        *,
+        resume: Resume | None,
+        paused: PausedRuns,
+        settle: float = 10.0,
+        **options: Any,
+    ) -> None:
+        super().__init__(runtime, **options)
+        self.resume = resume
+        self.paused = paused
+        self.settle = settle
+        self._settling: dict[str, anyio.Event] = {}
+
+    async def serve(
+        self,
+        request: RunAgentInput,
+        receive: Receive,
+        send: Send,
+        *,
+        run_id: str | None = None,
+        start: Callable[[Runtime, RunAgentInput, str], StartedRun] | None = None,
+    ) -> None:
+        """Run ``request`` (or resume its thread's paused run) and stream it."""
+        if run_id is not None or start is not None:
+            await super().serve(request, receive, send, run_id=run_id, start=start)
+            return
+        thread = request.thread_id
+        if request.resume:
+            try:
+                step, decisions = await self._prepare(request)
+            except BadRequest as exc:
+                self.statistics.rejected += 1
+                await _answer(send, exc.status, {"error": exc.message, "details": exc.details})
+                return
+            resume = self.resume
+            assert resume is not None
+            async with anyio.create_task_group() as runs:
+                started: list[StartedRun] = []
+
+                def begin(rt: Runtime, req: RunAgentInput, rid: str) -> StartedRun:
+                    handle = resume(rt, req, step, decisions, rid)
+                    if isinstance(handle, TaskRun):
+                        runs.start_soon(handle.drive, name=f"resume {rid}")
+                    started.append(handle)
+                    return handle
+
+                await self._tracked(thread, super().serve(request, receive, send, run_id=step.run_id, start=begin), started, step)  # fmt: skip
+            return
+        if self.resume is not None:
+            # a new question abandons the thread's pause (and one its last run may still
+            # store: only the thread's latest request stores its pause)
+            await self.paused.take(thread)
+        fresh: list[StartedRun] = []
+
+        def begin_fresh(rt: Runtime, req: RunAgentInput, rid: str) -> StartedRun:
+            handle = self.start(rt, req, rid)
+            fresh.append(handle)
+            return handle
+
+        await self._tracked(thread, super().serve(request, receive, send, start=begin_fresh), fresh, None)  # fmt: skip
+
+    async def _wait_settled(self, thread: str) -> None:
+        settling = self._settling.get(thread)
+        if settling is not None:
+            with anyio.move_on_after(self.settle):
+                await settling.wait()
+
+    async def _prepare(self, request: RunAgentInput) -> tuple[Step, dict[str, Decision]]:
+        thread = request.thread_id
+        if self.resume is None:
+            raise BadRequest(
+                "this endpoint does not resume paused runs (agui_endpoint(..., resume=...) "
+                "or an agent to resume): send no resume entries"
+            )
+        await self._wait_settled(thread)  # its last run may be storing its pause
+        step = await self.paused.take(thread)
+        if step is None:
+            raise BadRequest(
+                f"thread {thread[:200]!r} has no paused run to resume: it ended, was resumed "
+                "already, was abandoned by a newer question, or was forgotten; ask again",
+                status=409,
+            )
+        try:
+            return step, decisions_from_resume(request.resume or (), step.pending)
+        except BadRequest:
+            await self.paused.put(thread, step)  # a bad answer leaves the run waiting
+            raise
+
+    async def _tracked(
+        self, thread: str, serving: Awaitable[None], started: list[StartedRun], resumed: Step | None
+    ) -> None:
+        """Serve, then keep the run's Step when it paused (before a resume of the thread
+        may look for it: such a request waits for this), unless a newer request on the
+        thread came since."""
+        settled = anyio.Event()
+        self._settling[thread] = settled
+        try:
+            await serving
+            if self.resume is None or not started:
+                return
+            try:
+                step = await started[0].wait()
+            except PauseInUseError:
+                return  # another request resumes this pause
+            except ResumeError:
+                step = resumed  # refused before anything ran: it still waits
+            except Exception:
+                return
+            latest = self._settling.get(thread) is settled
+            if latest and isinstance(step, Step) and step.paused:
+                await self.paused.put(thread, step)
+        finally:
+            settled.set()
+            if self._settling.get(thread) is settled:
+                del self._settling[thread]
+
+
 def agui_endpoint(
     runtime: Runtime | Callable[[], Runtime],
     agent: Any = None,
     *,
     start: Callable[[Runtime, RunAgentInput, str], StartedRun] | None = None,
+    resume: Resume | None = None,
+    paused: PausedRuns | None = None,
     input: Callable[[RunAgentInput], Any] = last_user_text,
     state: bool = True,
     buffer: int = 1024,
     on_disconnect: Disconnect = "cancel",
     secrets: Secrets | None = None,
-) -> RunStreamEndpoint[RunAgentInput]:
+) -> AGUIEndpoint:
     """An ASGI endpoint serving an agent over AG-UI: ``POST`` a ``RunAgentInput``, read
     the run as an SSE stream of AG-UI events.
 
     Args:
         runtime: the open Runtime (its bus a ``SignalBus``), or a function returning it.
-        agent: the agent or strategy to run (``rt.start(agent, input(run_input))``).
+        agent: the agent or strategy to run (``rt.start(agent, input(run_input))``), and
+            to resume (``rt.resume(paused, decisions, agent=agent)``).
         start: instead of ``agent``: ``start(runtime, run_input, run_id) -> RunHandle``
             (or any :class:`~ptcflow.serve.StartedRun`)
             (start the run with that ``run_id``).
+        resume: with ``start``: ``resume(runtime, run_input, paused_step, decisions,
+            run_id) -> StartedRun`` continues a thread's paused run (without it, such an
+            endpoint resumes nothing: its pauses are not kept).
+        paused: where each thread's paused run is kept between requests (default: a
+            :class:`MemoryPausedRuns` of 1,000 threads).
         input: the run's input from the AG-UI input (default: the last user message's
             text).
         state: send the mission tree and the SubAgents' memory as AG-UI state.
@@ -571,16 +1048,26 @@ def agui_endpoint(
         secrets: secret values scrubbed from what is sent.
 
     A malformed body is answered ``422`` with ``{"error": ..., "details": [{"path",
-    "message"}]}``. Mount it with Starlette: ``Route("/agui", endpoint,
+    "message"}]}``; so is a ``resume`` that does not fit the calls that wait (``409``:
+    the thread has no paused run). A run that pauses for approvals ends with
+    ``RUN_FINISHED`` whose ``outcome`` is ``interrupt`` (see docs/streaming.md,
+    "Approvals as interrupts"). Mount it with Starlette: ``Route("/agui", endpoint,
     methods=["POST"])``.
     """
     if (agent is None) == (start is None):
         raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
+    if agent is not None and resume is not None:
+        raise UsageError("agui_endpoint resumes the agent it runs: give resume= only with start=")
 
     def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> StartedRun:
         if start is not None:
             return start(rt, run_input, run_id)
         return rt.start(agent, input(run_input), run_id=run_id)
+
+    def _resume(
+        rt: Runtime, run_input: RunAgentInput, step: Step, decisions: Mapping[str, Decision], run_id: str
+    ) -> StartedRun:  # fmt: skip
+        return TaskRun(lambda: rt.resume(step, decisions, agent=agent))
 
     def _stream(run_input: RunAgentInput, run_id: str) -> AGUIStream:
         return AGUIStream(
@@ -591,8 +1078,10 @@ def agui_endpoint(
             secrets=secrets,
         )
 
-    return RunStreamEndpoint(
+    return AGUIEndpoint(
         runtime,
+        resume=resume if start is not None else _resume,
+        paused=paused if paused is not None else MemoryPausedRuns(),
         parse=parse_run_input,
         start=_start,
         stream=_stream,

@@ -13,8 +13,17 @@ those of ``uiMessageChunkSchema`` in the ``ai`` npm package, checked against ``a
 * ``tool-input-start`` / ``tool-input-available`` from ``ai.tool.started``,
   ``tool-output-available`` / ``tool-output-error`` from ``ai.tool.result`` (dynamic
   tools: the client declares none of them);
+* ``data-print`` parts for what a streaming SubAgent's program prints
+  (``ai.program.print``): ``{"runId", "programId", "text", "index"}``, one part per
+  print, as it prints;
 * ``data-agent`` parts for child runs (agents called as tools): ``{"runId", "name",
-  "status", "result"}``, one part per child run, updated in place (same ``id``).
+  "status", "result"}``, one part per child run, updated in place (same ``id``);
+* a run that pauses for approvals (``ai.request.paused``): a ``tool-approval-request``
+  per call that waits for approval (``approvalId`` and ``toolCallId``: the call's id;
+  ``reason``), a ``data-paused`` part listing every waiting call (``callId``, ``tool``,
+  ``arguments``, ``kind``, ``reason``: deferred calls too, which the protocol has no part
+  for), then ``finish`` with ``finishReason`` ``tool-calls``. This stream does not
+  resume a run: resume it with ``rt.resume`` (or serve it over AG-UI, which does).
 """
 
 from __future__ import annotations
@@ -29,8 +38,10 @@ from ptcflow.runtime import Runtime
 from ptcflow.signals import (
     LLM_DELTA,
     LLM_RESPONSE,
+    PROGRAM_PRINT,
     REQUEST_COMPLETED,
     REQUEST_FAILED,
+    REQUEST_PAUSED,
     REQUEST_STARTED,
     TOOL_RESULT,
     TOOL_STARTED,
@@ -87,6 +98,7 @@ class UIMessageStream:
         self._open: set[str] = set()
         self._tools: set[str] = set()
         self._names: dict[str, str] = {}
+        self._printed: dict[str, int] = {}  # program call id -> prints sent
 
     def owns(self, signal: Signal) -> bool:
         """True for a signal of the run or of one of its child runs."""
@@ -156,6 +168,49 @@ class UIMessageStream:
                         "dynamic": True,
                     }
                 )
+        elif kind == PROGRAM_PRINT:
+            index = data.index
+            if index >= self._printed.get(call, 0):  # a program run again prints again
+                self._printed[call] = index + 1
+                out.append(
+                    {
+                        "type": "data-print",
+                        "id": f"{call}/print/{index}",
+                        "data": {
+                            "runId": run,
+                            "programId": call,
+                            "text": self._clean(data.text),
+                            "index": index,
+                        },
+                    }
+                )
+        elif kind == REQUEST_PAUSED and run == self.root:
+            self.done = True
+            for message in sorted(self._open):
+                out.append({"type": "text-end", "id": message})
+            self._open.clear()
+            waiting = []
+            for p in data.pending:
+                if p.kind == "approval":
+                    out.append(
+                        {
+                            "type": "tool-approval-request",
+                            "approvalId": p.call_id,
+                            "toolCallId": p.call_id,
+                            "reason": self._clean(p.reason),
+                        }
+                    )
+                waiting.append(
+                    {
+                        "callId": p.call_id,
+                        "tool": p.tool,
+                        "arguments": self._clean(p.arguments),
+                        "kind": p.kind,
+                        "reason": self._clean(p.reason),
+                    }
+                )
+            out.append({"type": "data-paused", "id": self.root, "data": {"pending": waiting}})
+            out.append({"type": "finish", "finishReason": "tool-calls"})
         elif kind in (REQUEST_COMPLETED, REQUEST_FAILED):
             result = data.result
             if run != self.root:

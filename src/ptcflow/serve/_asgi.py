@@ -300,12 +300,24 @@ class RunStreamEndpoint(Generic[R]):
             return
         await self.serve(request, receive, send)
 
-    async def serve(self, request: R, receive: Receive, send: Send) -> None:
-        """Run ``request`` and stream it to the client (the body was read already)."""
+    async def serve(
+        self,
+        request: R,
+        receive: Receive,
+        send: Send,
+        *,
+        run_id: str | None = None,
+        start: Callable[[Runtime, R, str], StartedRun] | None = None,
+    ) -> None:
+        """Run ``request`` and stream it to the client (the body was read already).
+
+        ``run_id`` and ``start``: the run to stream and how to start it, when not a new
+        run started by the endpoint's own ``start`` (a paused run resumed keeps its id)."""
         rt = self.runtime()
         bus = rt.bus
         assert isinstance(bus, SignalBus)
-        run_id = new_id("run_")
+        run_id = run_id or new_id("run_")
+        start = start or self.start
         stream = self.stream(request, run_id)
         owns = _owner(run_id)
         stats = self.statistics
@@ -313,7 +325,7 @@ class RunStreamEndpoint(Generic[R]):
         dropped = False
         # subscribe before the run starts, so that no signal of it is missed
         async with bus.subscribe("**", buffer=self.buffer, overflow="error") as signals:
-            handle = self.start(rt, request, run_id)
+            handle = start(rt, request, run_id)
             self.handles[run_id] = handle
             stats.open += 1
             stats.started += 1

@@ -11,6 +11,7 @@ __all__ = (
     "HANDOFF",
     "LLM_DELTA",
     "LLM_RESPONSE",
+    "PROGRAM_PRINT",
     "PROGRAM_RESULT",
     "REQUEST_COMPLETED",
     "REQUEST_ERROR",
@@ -48,6 +49,9 @@ REQUEST_ERROR: Final = "ai.request.error"
 HANDOFF: Final = "ai.handoff"
 """A run hands its conversation to another agent: published by the handoff tool call
 (``call_id``) once the next agent's run is planned, just before it starts."""
+PROGRAM_PRINT: Final = "ai.program.print"
+"""Output a program printed (``println`` and friends), published as it is printed by a
+``RunProgram`` that streams (``RunProgram(stream=True)``); precedes its ``ai.program.result``."""
 PROGRAM_RESULT: Final = "ai.program.result"
 """The terminal signal of a ``RunProgram`` directive: ``Ok(ProgramOutput)`` or ``Err``."""
 APPROVAL_REQUESTED: Final = "ai.approval.requested"
@@ -75,6 +79,7 @@ SIGNAL_TYPES: Final = frozenset(
         REQUEST_COMPLETED,
         REQUEST_FAILED,
         REQUEST_ERROR,
+        PROGRAM_PRINT,
         PROGRAM_RESULT,
         HANDOFF,
     }

@@ -35,6 +35,7 @@ __all__ = (
     "HandoffData",
     "LLMDeltaData",
     "LLMResponseData",
+    "ProgramPrintData",
     "ProgramResultData",
     "RequestEndData",
     "RequestErrorData",
@@ -74,6 +75,22 @@ class EmbedResultData(_Data, frozen=True, kw_only=True):
 
     result: Ok[EmbedResponse] | Err
     attempts: int = 1
+
+
+class ProgramPrintData(_Data, frozen=True, kw_only=True):
+    """``ai.program.print``: output a streaming program printed.
+
+    Attributes:
+        text: what one ``println`` / ``print`` / ``prn`` wrote (past the program's
+            ``max_output_chars`` cut, with the ``...[output truncated]`` marker, then
+            nothing more).
+        index: the print's place in the program's output (0, 1, ...). A program run again
+            (a retried attempt) prints again from 0: a consumer that has seen an index of
+            this ``call_id`` already skips it.
+    """
+
+    text: str
+    index: int = 0
 
 
 class ToolStartedData(_Data, frozen=True, kw_only=True):
@@ -154,6 +171,7 @@ DATA_TYPES: Final[dict[str, type[Any]]] = {
     t.REQUEST_COMPLETED: RequestEndData,
     t.REQUEST_FAILED: RequestEndData,
     t.REQUEST_ERROR: RequestErrorData,
+    t.PROGRAM_PRINT: ProgramPrintData,
     t.PROGRAM_RESULT: ProgramResultData,
     t.APPROVAL_REQUESTED: ApprovalRequestedData,
     t.APPROVAL_RESOLVED: ApprovalResolvedData,

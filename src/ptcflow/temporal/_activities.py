@@ -9,7 +9,10 @@ provider's ``Retry-After``; every other failure is returned as the terminal sign
 While it works the activity heartbeats (its sub-calls' record as details), so a lost worker
 is noticed within the heartbeat timeout and cancellation reaches it. A program that waits
 on agents used as tools only is suspended: its outcome names the pending calls
-(``_activity_run``).
+(``_activity_run``). A directive whose calls wait for a person (a tool that requires
+approval, a deferred tool; the predicate is user code, so it runs here, not in the
+workflow) ends with those calls (``approvals``) and its record instead of a result; the
+workflow performs it again with the decisions (``ActivityCall.decisions``).
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.runtime.lowlevel import (
+    EXPIRED,
     Executor,
     Performer,
     Toolbox,
     current_context,
     drive,
 )
-from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope
+from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope, PendingCall as WaitingCall
 from ptcflow.temporal._activity_run import (
     NO_CHILD,
     ActivityRun,
@@ -253,6 +257,9 @@ class ActivityHost:
             raise work.error
         if work.performer.suspended:
             return _suspended(work.run, work.performer, info.attempt)
+        step = work.run.run.core.step
+        if step is not None and step.paused:
+            return _awaiting(work.run, work.performer, step.pending, info.attempt)
         if work.run.performed is None or work.run.performed.result is None:
             raise anyio.get_cancelled_exc_class()()  # cancelled with its worker's shutdown
         return self._outcome(call, work.run, info.attempt)
@@ -266,8 +273,12 @@ class ActivityHost:
         def recorded(done: dict[int, Recorded]) -> None:
             holder[0].recorded.set()  # the activity heartbeats the new record at once
 
+        decisions: dict[str, Any] | None = None
+        if call.decisions or call.expired:
+            decisions = {**(call.decisions or {}), **dict.fromkeys(call.expired, EXPIRED)}
         run = ActivityRun(
             call.directive.value(),
+            decisions=decisions,
             inner=self._performer,
             record=record,
             on_record=recorded,
@@ -280,6 +291,8 @@ class ActivityHost:
             snapshot=call.snapshot,
             terminals=self._terminals,
         )
+        if call.agent_path:
+            run.run.path = call.agent_path
         tel = self._executor.telemetry
         if tel is not None and tel.tracing:
             run.run.otel_context = current_context()
@@ -390,6 +403,23 @@ def _suspended(run: ActivityRun, performer: ResumingPerformer, attempt: int) -> 
     return ActivityOutcome(
         signals=lines, attempt=attempt, pending=pending, record=encode_record(performer.record)
     )
+
+
+def _awaiting(
+    run: ActivityRun,
+    performer: ResumingPerformer,
+    waiting: tuple[WaitingCall, ...],
+    attempt: int,
+) -> ActivityOutcome:
+    """The outcome of a directive whose calls wait for a person's decision: the signals
+    of its completed sub-calls and of the waiting calls (``ai.approval.requested``), and
+    its record (a program performed again after the decisions answers its completed
+    calls from it)."""
+    top = run.top_id
+    keep = {f"{top}/tool/{i}" for i in performer.record} | {p.call_id for p in waiting}
+    lines = tuple(line for line, c in zip(run.lines, run.calls, strict=True) if c in keep)
+    record = encode_record(performer.record) if performer.record else None
+    return ActivityOutcome(signals=lines, attempt=attempt, approvals=waiting, record=record)
 
 
 async def _no_child(ctx: Any, strategy: Any, input: Any) -> Any:

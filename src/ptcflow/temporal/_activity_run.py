@@ -146,6 +146,8 @@ class ActivityRun:
         run_id / parent_run_id: the workflow's run.
         snapshot: the strategy's snapshot, taken by the workflow when it emitted the
             directive (what tools taking a context receive).
+        decisions: the decisions on calls that waited for one, by call id (applied
+            where each call starts, as ``rt.resume`` does).
     """
 
     __slots__ = (
@@ -174,6 +176,7 @@ class ActivityRun:
         parent_run_id: str | None,
         snapshot: Any,
         terminals: TerminalTable,
+        decisions: dict[str, Any] | None = None,
     ) -> None:
         self.lines: list[msgspec.Raw] = []
         self.calls: list[str] = []
@@ -203,6 +206,7 @@ class ActivityRun:
             llm=llm,
             agents={},
         )
+        self.run.decisions = decisions
 
     def start(self, now: float) -> None:
         """Start the run: its one directive goes to the driver (``drive(self.run)``)."""

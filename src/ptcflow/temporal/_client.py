@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import msgspec
 
+from ptcflow.core import (
+    AlreadyDecidedError,
+    Decision,
+    NotPausedError,
+    ResumeError,
+    UnknownCallError,
+    WrongDecisionError,
+)
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
@@ -29,9 +37,19 @@ from ptcflow.sessions import (
     last_summary,
     turn_journal,
 )
-from ptcflow.signals import CANCELLED, INTERNAL, Err, ErrorEnvelope, Ok, json_safe, new_id
+from ptcflow.signals import (
+    CANCELLED,
+    INTERNAL,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    PendingCall,
+    json_safe,
+    new_id,
+)
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
+from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_MEMO
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._options import TemporalOptions
@@ -44,6 +62,11 @@ if TYPE_CHECKING:
 __all__ = ("TemporalRunHandle", "TemporalRuntime")
 
 _WORKERS_SOURCE: Final = ModelSource(WORKERS_MODEL, provider=WORKERS_MODEL)
+_REFUSALS: Final[dict[str, type[ResumeError]]] = {
+    "UnknownCallError": UnknownCallError,
+    "AlreadyDecidedError": AlreadyDecidedError,
+    "WrongDecisionError": WrongDecisionError,
+}
 
 
 class TemporalRunHandle:
@@ -109,6 +132,56 @@ class TemporalRunHandle:
         """Ask Temporal to cancel the run (it ends with a ``cancelled`` Step). Blocks until
         the request is accepted."""
         await self._workflow().cancel()
+
+    async def pending(self) -> tuple[PendingCall, ...]:
+        """The tool calls that wait for a decision now (empty: none, or the run ended).
+
+        Read from the run's memo (``ptcflow.pending``), which the workflow keeps current
+        and the server answers from without a worker (a run that waits may have none);
+        the ``ptcflow.pending`` query of the workflow gives the same list.
+
+        Example:
+            >>> for call in await handle.pending():  # doctest: +SKIP
+            ...     print(call.call_id, call.tool, call.arguments, call.reason)
+        """
+        described = await self._workflow().describe()
+        found: tuple[PendingCall, ...] = await described.memo_value(
+            PENDING_MEMO, (), type_hint=tuple[PendingCall, ...]
+        )
+        return found
+
+    async def decide(self, decisions: Mapping[str, Decision]) -> tuple[str, ...]:
+        """Decide waiting calls: ``{call_id: ptcflow.Approve() | ptcflow.Deny(reason) |
+        ptcflow.Supply(value)}``. The run goes on once all the calls of a directive are
+        decided; returns the call ids decided (the update is in the run's history).
+
+        Raises:
+            UnknownCallError: a call id that does not wait in this run.
+            AlreadyDecidedError: a call decided already (or whose approval_timeout passed).
+            WrongDecisionError: no decisions, or one that does not fit its call.
+            NotPausedError: the run has ended.
+        """
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.exceptions import ApplicationError
+        from temporalio.service import RPCError, RPCStatusCode
+
+        try:
+            done: tuple[str, ...] = await self._workflow().execute_update(
+                DECIDE_UPDATE, dict(decisions), result_type=tuple[str, ...]
+            )
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
+                raise _REFUSALS[cause.type](cause.message) from None
+            raise
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise NotPausedError(
+                    f"run {self.run_id} waits for no decision: it has ended, or does not "
+                    f"exist ({exc.message})"
+                ) from None
+            raise
+        return done
 
 
 class TemporalRuntime:
@@ -420,8 +493,22 @@ class TemporalRuntime:
         return await self._start(*self._plan_args(strategy, input, options))
 
     def handle(self, run_id: str) -> TemporalRunHandle:
-        """A handle on an existing run (to wait for it again, or cancel it)."""
+        """A handle on an existing run (to wait for it again, decide its waiting calls, or
+        cancel it)."""
         return TemporalRunHandle(self, run_id)
+
+    async def resume(self, run: TemporalRunHandle | str, decisions: Mapping[str, Decision]) -> Step:
+        """Decide a run's waiting calls and wait for its Step (``handle.decide`` then
+        ``handle.wait``): the Temporal counterpart of ``Runtime.resume``. The run, which
+        waited on the server, goes on where it stopped.
+
+        Raises:
+            UnknownCallError, AlreadyDecidedError, WrongDecisionError, NotPausedError: as
+                :meth:`TemporalRunHandle.decide`.
+        """
+        handle = self.handle(run) if isinstance(run, str) else run
+        await handle.decide(decisions)
+        return await handle.wait()
 
     async def _start(
         self,

@@ -13,6 +13,15 @@ completed, runs the pending calls as child workflows (concurrently, each with it
 ``ai.tool.started`` / ``ai.tool.result``), then runs the program again with their results
 added to its record; the program, run again from its start, answers all of them from the
 record. Sub-calls published once are not published again (``report``'s ``published``).
+
+A directive whose activity reports calls that wait for a person (``approvals``: a tool
+that requires approval, a deferred tool, a program stopped at such calls) stays open: the
+workflow publishes ``ai.approval.requested``, lists the calls (``ptcflow.pending``) and
+waits, holding no worker, for the ``ptcflow.decide`` update or the calls'
+``approval_timeout`` (see ``_approvals``); then it performs the directive again with the
+decisions (a program with its record: no completed call runs again). While every
+directive in flight waits for a person, the run's clock stops: its deadline moves on by
+the time waited.
 """
 
 from __future__ import annotations
@@ -24,8 +33,9 @@ from typing import Any, Protocol
 import msgspec
 from temporalio import workflow
 
-from ptcflow.core import Flight, RunCore, TerminalTable, cancelled
+from ptcflow.core import Approve, Deny, Flight, RunCore, Supply, TerminalTable, cancelled
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
+from ptcflow.runtime.lowlevel import EXPIRED
 from ptcflow.signals import (
     HANDOFF,
     INTERNAL,
@@ -43,6 +53,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE
 from ptcflow.temporal._activity_run import Recorded, decode_record, encode_record
+from ptcflow.temporal._approvals import Approvals, expiry_of
 from ptcflow.temporal._checkpoint import checkpoint_of, resume, should_continue
 from ptcflow.temporal._family import RUN_WORKFLOW, Family
 from ptcflow.temporal._placement import Placement, perform_activity, place
@@ -107,8 +118,16 @@ def _now() -> float:
 class Driver:
     """The loop of one workflow execution (see the module docstring)."""
 
-    def __init__(self, owner: Observer, spec: RunSpec, strategy: Any) -> None:
+    def __init__(
+        self, owner: Observer, spec: RunSpec, strategy: Any, approvals: Approvals | None = None
+    ) -> None:
         self.owner = owner
+        self.approvals = Approvals() if approvals is None else approvals
+        """The calls waiting for a person (the workflow's query and update)."""
+        self.waits: set[str] = set()
+        """The directives in flight that wait for decisions, by id."""
+        self.paused_at: float | None = None
+        """Since when every directive in flight waits for a person (the run's clock stops)."""
         self.spec = spec
         self.tools: dict[str, ToolRef] = {t.name: t for t in spec.tools}
         self.deadline = math.inf if spec.deadline is None else spec.deadline
@@ -142,6 +161,9 @@ class Driver:
         agent with the same arguments starts with it (``Family.agent_call``)."""
         self.published: dict[str, set[str]] = {}
         """The sub-calls of each suspended program published already, by directive id."""
+        self.subs: dict[str, dict[str, Flight]] = {}
+        """The sub-calls of each directive opened and still open (a program's calls that
+        wait for a decision), by directive id."""
         self.wake = asyncio.Event()
         """Set when work done in a task left the core with work to start or to cancel."""
 
@@ -163,7 +185,13 @@ class Driver:
                 continue
             if waiter is None:
                 waiter = asyncio.get_running_loop().create_task(self.wake.wait())
-            timeout = None if self.deadline == math.inf else max(0.0, self.deadline - _now())
+            if all(f.directive.id in self.waits for f in self.tasks.values()):
+                if self.paused_at is None:  # only people are awaited: the clock stops
+                    self.paused_at = _now()
+                timeout = None
+            else:
+                self._resume_clock()
+                timeout = None if self.deadline == math.inf else max(0.0, self.deadline - _now())
             try:
                 done, _ = await workflow.wait(
                     [*self.tasks, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
@@ -194,6 +222,19 @@ class Driver:
         return RunResult(
             step=step, signals=lines, turns_used=self.family.turns_used, salvage=salvage
         )
+
+    def _waited(self, directive_id: str) -> None:
+        """``directive_id`` waits no more."""
+        self.waits.discard(directive_id)
+        self._resume_clock()
+        self.wake.set()
+
+    def _resume_clock(self) -> None:
+        """Work goes on again: the deadline moves on by the time every directive waited."""
+        if self.paused_at is not None:
+            self.deadline += _now() - self.paused_at
+            self.core.deadline = self.deadline
+            self.paused_at = None
 
     def _poke(self) -> None:
         """Work done in a task (a sub-call's signals) may have given the core work."""
@@ -284,6 +325,7 @@ class Driver:
             max_attempts=where.max_attempts,
             max_payload_bytes=self.spec.options.max_payload_bytes,
             agent_tools=self._agents_of(d),
+            agent_path=(self.core.name,),
         )
         if isinstance(d, RunProgram) and self.salvage is not None:
             call = msgspec.structs.replace(call, record=self.salvage)
@@ -314,7 +356,81 @@ class Driver:
             if not answered(outcome, d.id):
                 family.give_back()
             return outcome
-        return await perform_activity(d, call, where, options)
+        return await self._until_decided(flight, call, where)
+
+    async def _until_decided(
+        self, flight: Flight, call: ActivityCall, where: Placement
+    ) -> ActivityOutcome:
+        """Perform ``call``; while its calls wait for decisions, wait for them and perform
+        it again with them."""
+        d = flight.directive
+        options = self.spec.options
+        outcome = await perform_activity(d, call, where, options)
+        rounds = 0
+        while outcome.error is None and outcome.approvals:
+            call = await self._decided(flight, call, outcome)
+            rounds += 1
+            where = place(self.spec, self.tools, d, _now(), self.deadline)
+            outcome = await perform_activity(d, call, where, options, f"~d{rounds}")
+        return outcome
+
+    async def _decided(
+        self, flight: Flight, call: ActivityCall, outcome: ActivityOutcome
+    ) -> ActivityCall:
+        """Publish the calls of ``flight`` that wait (``ai.approval.requested``), wait for
+        their decisions (or their ``approval_timeout``); ``call`` with the decisions, and
+        the record of the sub-calls completed."""
+        d = flight.directive
+        approvals = self.approvals
+        published = self.published.setdefault(d.id, set())
+        subs = self.subs.setdefault(d.id, {})
+        publish_lines(self.core, self.terminals, flight, outcome.signals, _now(), published, subs)
+        asked = outcome.approvals
+        ids = [p.call_id for p in asked]
+        for p in asked:
+            approvals.waiting[p.call_id] = p
+        approvals.publish()
+        self.waits.add(d.id)
+        self.wake.set()  # the main loop sees what waits (the run's clock may stop)
+        try:
+            while not all(i in approvals.given for i in ids):
+                ends = [
+                    e
+                    for p in asked
+                    if p.call_id not in approvals.given and (e := expiry_of(p)) is not None
+                ]
+                timeout = None if not ends else max(0.0, min(ends) - _now())
+                try:
+                    await workflow.wait_condition(
+                        lambda: all(i in approvals.given for i in ids), timeout=timeout
+                    )
+                except TimeoutError:
+                    now = _now()
+                    for p in asked:
+                        e = expiry_of(p)
+                        if e is not None and e <= now + 0.01:
+                            approvals.expire(p.call_id, EXPIRED)
+                    approvals.publish()
+        except GeneratorExit:  # the workflow leaves this worker's cache: not its end
+            raise
+        except BaseException:
+            for i in ids:  # the run ends (cancelled): nobody decides these any more
+                approvals.waiting.pop(i, None)
+                approvals.given.pop(i, None)
+            approvals.publish()
+            self._waited(d.id)
+            raise
+        self._waited(d.id)
+        decisions = {i: approvals.take(i) for i in ids}
+        chosen = {i: v for i, v in decisions.items() if isinstance(v, Approve | Deny | Supply)}
+        expired = tuple(i for i in ids if i not in chosen)
+        record = outcome.record if outcome.record is not None else call.record
+        return msgspec.structs.replace(
+            call,
+            decisions={**(call.decisions or {}), **chosen},
+            expired=(*call.expired, *expired),
+            record=record,
+        )
 
     async def _program(
         self, flight: Flight, call: ActivityCall, where: Placement
@@ -331,6 +447,11 @@ class Driver:
                 self.spec.options,
                 f"~r{rounds}" if rounds else "",
             )
+            if outcome.error is None and outcome.approvals:
+                call = await self._decided(flight, call, outcome)
+                rounds += 1
+                where = place(self.spec, self.tools, d, _now(), self.deadline)
+                continue
             if not outcome.pending or outcome.error is not None:
                 return outcome
             rounds += 1
@@ -440,7 +561,15 @@ class Driver:
                 self.salvage = outcome.record  # its workers were lost: see ``salvage``
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
-        report(core, self.terminals, flight, outcome, now, self.published.pop(d.id, None))
+        report(
+            core,
+            self.terminals,
+            flight,
+            outcome,
+            now,
+            self.published.pop(d.id, None),
+            self.subs.pop(d.id, None),
+        )
 
 
 def _error(kind: str, message: str) -> ActivityOutcome:

@@ -48,12 +48,20 @@ class ToolRef(msgspec.Struct, frozen=True, kw_only=True):
     pass_input: bool = False
     signature: str | None = None
     """The tool's signature as text (validates the arguments of programs' calls)."""
+    requires_approval: bool | str = False
+    """Calls wait for a person's decision: ``True``, or the import path of the predicate
+    that decides which (evaluated on the worker that performs the call)."""
+    deferred: bool = False
+    """The tool has no body: its results come from outside (``ptcflow.Supply``)."""
+    approval_timeout: float | None = None
+    """Seconds a call may wait for its decision."""
 
     def build(self) -> Tool:
         """Import the function and make the tool again (raises what the import raises)."""
         fn = load(self.path)
         if isinstance(fn, Tool):
             fn = fn.fn
+        rule = self.requires_approval
         return Tool.from_function(
             fn,
             name=self.name,
@@ -63,6 +71,9 @@ class ToolRef(msgspec.Struct, frozen=True, kw_only=True):
             blocking=self.blocking,
             pass_input=self.pass_input,
             signature=self.signature,
+            requires_approval=load(rule) if isinstance(rule, str) else rule,
+            deferred=self.deferred,
+            approval_timeout=self.approval_timeout,
         )
 
 
@@ -237,6 +248,7 @@ def tool_ref(tool: Tool) -> ToolRef:
             "tool; its calls are child workflows, which the run's workflow starts (give it "
             "to the run's or the agent's tools)"
         )
+    rule = tool.requires_approval
     return ToolRef(
         name=tool.name,
         path=path_of(tool.fn, f"the function of tool {tool.name!r}"),
@@ -246,4 +258,11 @@ def tool_ref(tool: Tool) -> ToolRef:
         blocking=tool.blocking,
         pass_input=tool.pass_input,
         signature=None if tool.signature is None else tool.signature.render(),
+        requires_approval=(
+            rule
+            if isinstance(rule, bool)
+            else path_of(rule, f"the requires_approval predicate of tool {tool.name!r}")
+        ),
+        deferred=tool.deferred,
+        approval_timeout=tool.approval_timeout,
     )

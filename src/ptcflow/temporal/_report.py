@@ -35,6 +35,7 @@ def report(
     outcome: ActivityOutcome,
     now: float,
     published: set[str] | None = None,
+    subs: dict[str, Flight] | None = None,
 ) -> None:
     """Publish what ``flight``'s activity published, then its terminal: its intermediate
     signals (``core.emit``), its sub-calls (opened, emitted, finished as they were, but
@@ -45,7 +46,7 @@ def report(
     if outcome.traceparent is not None:
         flight.traceparent = outcome.traceparent
     seen = set() if published is None else published
-    result, duration = publish_lines(core, terminals, flight, outcome.signals, now, seen)
+    result, duration = publish_lines(core, terminals, flight, outcome.signals, now, seen, subs)
     if result is None:
         result = Err(
             error=ErrorEnvelope.make(
@@ -63,15 +64,19 @@ def publish_lines(
     lines: Any,
     now: float,
     published: set[str],
+    subs: dict[str, Flight] | None = None,
 ) -> tuple[Ok[Any] | Err | None, float]:
     """Publish ``lines`` (an activity's signals) as ``flight``'s: its intermediate signals
     and its sub-calls' (but for the sub-calls in ``published``; those finished here are
-    added to it). Returns the result its terminal signal carried (``None``: none) and its
-    duration."""
+    added to it). ``subs``: the sub-calls opened and not finished yet, by call id (kept
+    across the activities of one directive: a program's call that waited for a decision
+    is answered by the next). Returns the result its terminal signal carried (``None``:
+    none) and its duration."""
     d = flight.directive
     result: Ok[Any] | Err | None = None
     duration = 0.0
-    subs: dict[str, Flight] = {}
+    if subs is None:
+        subs = {}
     for line in lines:
         s = decode_signal(bytes(line))
         if s.call_id == d.id:
@@ -108,6 +113,7 @@ def publish_lines(
                 duration_ms=s.data.duration_ms,
             )
             published.add(s.call_id or "")
+            subs.pop(s.call_id or "", None)
         else:
             core.emit(sub, s.type, s.data)
     return result, duration

@@ -15,12 +15,14 @@ from typing import Any
 
 import msgspec
 
+from ptcflow.core import Decision
 from ptcflow.directives import Directive
 from ptcflow.runtime import RetryPolicy, Step
 from ptcflow.signals import (
     Compaction,
     ErrorEnvelope,
     Message,
+    PendingCall as WaitingCall,
     ProgramMemory,
     Signal,
     Summary,
@@ -208,6 +210,14 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     previous: str | None = None
     """The activity id of the directive's previous attempt, which the server gave up (no
     heartbeat): a worker still running or holding its work answers with it."""
+    decisions: dict[str, Decision] | None = None
+    """The decisions on the calls the directive waited for (a tool that requires
+    approval, a deferred tool, a program's such calls), by call id: each is applied where
+    its call would start (``Approve`` performs it, ``Deny`` / ``Supply`` answer it)."""
+    expired: tuple[str, ...] = ()
+    """Calls whose ``approval_timeout`` passed undecided (they end ``approval_expired``)."""
+    agent_path: tuple[str, ...] = ()
+    """The agent names down to the run (``PendingCall.agent`` of the calls that wait)."""
 
 
 class PendingCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -233,6 +243,10 @@ class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):
     holding only its completed sub-calls; it runs again with ``record`` extended."""
     record: bytes | None = None
     """A suspended program's completed sub-calls (heartbeat details' format)."""
+    approvals: tuple[WaitingCall, ...] = ()
+    """Calls that wait for a person's decision (``ai.approval.requested`` is in
+    ``signals``): the directive is performed again with the decisions, a program with
+    ``record`` (its completed sub-calls) so that none runs again."""
 
 
 class SignalPage(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,6 +14,11 @@ each pending directive still gets its one terminal signal (``cancelled``), and t
 workflow returns the cancelled Step. A long run continues as new at a quiet moment (no
 activity in flight), carrying the strategy's state, the directives it asked for and the
 core's counters (:class:`~ptcflow.temporal._spec.Checkpoint`).
+
+Tool calls that wait for a person keep the workflow waiting, holding no worker: the
+``ptcflow.pending`` query lists them, the ``ptcflow.decide`` update decides them (its
+validator refuses an unknown call, a second decision, a decision that does not fit); see
+``_approvals`` and ``docs/temporal.md``, "Approvals".
 """
 
 from __future__ import annotations
@@ -23,14 +28,24 @@ from typing import Any
 
 import msgspec
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from ptcflow.core import Decision
     from ptcflow.runtime import Step
-    from ptcflow.signals import INTERNAL, ErrorEnvelope, Signal, decode_signal, encode_signal
+    from ptcflow.signals import (
+        INTERNAL,
+        ErrorEnvelope,
+        PendingCall,
+        Signal,
+        decode_signal,
+        encode_signal,
+    )
+    from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_QUERY, Approvals, Refusal
     from ptcflow.temporal._drive import RUN_WORKFLOW, Driver
     from ptcflow.temporal._spec import RunResult, RunSpec, SignalPage
 
-__all__ = ("RUN_WORKFLOW", "SIGNALS_QUERY", "AgentWorkflow")
+__all__ = ("DECIDE_UPDATE", "PENDING_QUERY", "RUN_WORKFLOW", "SIGNALS_QUERY", "AgentWorkflow")
 
 SIGNALS_QUERY = "ptcflow.signals"
 _PAGE = 1000
@@ -45,6 +60,28 @@ class AgentWorkflow:
         self._seqs: list[int] = []
         self._children: list[str] = []
         self._done = False
+        self._approvals = Approvals()
+
+    @workflow.query(name=PENDING_QUERY)
+    def pending(self) -> tuple[PendingCall, ...]:
+        """The tool calls that wait for a decision now, in the order they asked."""
+        return self._approvals.pending()
+
+    @workflow.update(name=DECIDE_UPDATE)
+    def decide(self, decisions: dict[str, Decision]) -> tuple[str, ...]:
+        """Decide waiting calls, ``{call_id: Approve() | Deny(reason) | Supply(value)}``;
+        returns the call ids decided."""
+        self._approvals.give(decisions)
+        self._approvals.publish()
+        return tuple(decisions)
+
+    @decide.validator
+    def check_decisions(self, decisions: dict[str, Decision]) -> None:
+        """Refuse an unknown call, a second decision, a decision that does not fit."""
+        try:
+            self._approvals.check(decisions)
+        except Refusal as exc:
+            raise ApplicationError(str(exc), type=exc.kind, non_retryable=True) from None
 
     @workflow.query(name=SIGNALS_QUERY)
     def signals(self, after: int) -> SignalPage:
@@ -74,7 +111,7 @@ class AgentWorkflow:
             return RunResult(
                 step=Step(run_id=spec.run_id, ok=False, error=error, reason="strategy_error")
             )
-        driver = Driver(self, spec, strategy)
+        driver = Driver(self, spec, strategy, self._approvals)
         try:
             return await driver.drive()
         finally:

@@ -126,9 +126,15 @@ async def _follow(path: Path, out: IO[str], color: bool, prices: Prices | None) 
     async with follow_journal(path) as signals:
         async for signal in signals:
             printer.feed(mission.add(signal))
-            if mission.ended:
+            # a run that paused may go on below (a resume appended to the journal): read
+            # on while there is more; a journal that ends at the pause ends here
+            if mission.ended and not (_paused(mission) and await signals.ready()):
                 break
     return mission
+
+
+def _paused(mission: Mission) -> bool:
+    return any(node.status == "paused" for node in mission.runs())
 
 
 def _export(args: argparse.Namespace, out: IO[str]) -> int:

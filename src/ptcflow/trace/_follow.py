@@ -45,6 +45,17 @@ class JournalFollower:
     def __aiter__(self) -> JournalFollower:
         return self
 
+    async def ready(self) -> bool:
+        """True when a complete line is there to read now (without waiting for more to be
+        written): how a reader tells "the journal goes on" from "nothing more yet"."""
+        if not self._lines and self._file is not None:
+            chunk = await self._file.read(1 << 20)
+            if chunk:
+                lines = (self._pending + chunk).split(b"\n")
+                self._pending = lines.pop()
+                self._lines.extend(lines)
+        return any(line.strip() for line in self._lines)
+
     async def __anext__(self) -> Signal:
         while True:
             while self._lines:
@@ -87,7 +98,8 @@ def follow_journal(path: str | Path, *, poll: float = 0.1) -> JournalFollower:
 
 class FollowPrinter:
     """Print a mission while it grows: each run's header when it starts, each turn's box
-    when the turn is over (the run moved on or ended), each run's summary when it ends.
+    when the turn is over (the run moved on or ended), each run's summary when it ends
+    (or pauses: the summary lists the calls that wait; a resumed run goes on below).
     Child runs are indented under their parents.
 
     Args:
@@ -128,7 +140,13 @@ class FollowPrinter:
                 if node.end_ms is not None and node.id not in self._ended:
                     self._ended.add(node.id)
                     self._turns(node, final=True)
-                    self._write(node, [_footer(self.mission, node, self.paint, self.prices)])
+                    footer = _footer(self.mission, node, self.paint, self.prices)
+                    self._write(node, footer.split("\n"))
+                elif node.end_ms is None and node.id in self._ended:  # a paused run resumed
+                    self._ended.discard(node.id)
+                    pauses = node.detail.get("pauses") or [{}]
+                    decided = ", ".join(pauses[-1].get("decided", ())) or "no call"
+                    self._write(node, [self.paint(f"↻ resumed, decided: {decided}", "yellow")])
             elif node.kind == "turn":
                 run = self.mission.nodes[node.run_id]
                 self._turns(run, final=False)

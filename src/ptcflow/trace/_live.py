@@ -8,10 +8,20 @@ from typing import Any
 
 import msgspec
 
-from ptcflow.signals import REQUEST_COMPLETED, REQUEST_FAILED, Secrets, Signal, sanitize
+from ptcflow.signals import (
+    REQUEST_COMPLETED,
+    REQUEST_FAILED,
+    REQUEST_PAUSED,
+    REQUEST_RESUMED,
+    Secrets,
+    Signal,
+    sanitize,
+)
 from ptcflow.trace._mission import Mission
 
 __all__ = ("LiveMission", "sse_event")
+
+_ENDS = (REQUEST_COMPLETED, REQUEST_FAILED, REQUEST_PAUSED)
 
 
 def sse_event(event: str, data: Any, *, id: str | None = None) -> bytes:
@@ -66,12 +76,16 @@ class LiveMission:
 
     def feed(self, signal: Signal) -> bytes | None:
         """The event for ``signal``, or ``None`` when it is not the mission's. Sets
-        :attr:`done` once the top-level run has ended."""
+        :attr:`done` once the top-level run has ended, or paused (it waits for a person's
+        decision; ``ai.request.resumed`` clears it, the run goes on in the same tree)."""
         if not self.owns(signal):
             return None
         changed = self.mission.add(signal)
-        if signal.run_id == self.run_id and signal.type in (REQUEST_COMPLETED, REQUEST_FAILED):
-            self.done = True
+        if signal.run_id == self.run_id:
+            if signal.type in _ENDS:
+                self.done = True
+            elif signal.type == REQUEST_RESUMED:
+                self.done = False
         envelope = msgspec.to_builtins(signal)
         envelope["data"] = sanitize(envelope.get("data"))
         if self.secrets is not None:
@@ -81,6 +95,7 @@ class LiveMission:
         return sse_event("signal", payload, id=str(self.sent))
 
     def status(self) -> str:
-        """``running``, or how the top-level run ended (``ok``, ``error``, ``cancelled``)."""
+        """``running``, or how the top-level run ended (``ok``, ``error``, ``cancelled``),
+        or ``paused`` (it waits for decisions on its calls)."""
         root = self.mission.nodes.get(self.run_id)
         return "running" if root is None else root.status

@@ -20,6 +20,8 @@ import msgspec
 
 from ptcflow.lisp import LispError, extract_code
 from ptcflow.signals import (
+    ApprovalRequestedData,
+    ApprovalResolvedData,
     EmbedResultData,
     Err,
     LLMDeltaData,
@@ -30,6 +32,8 @@ from ptcflow.signals import (
     ProgramResultData,
     RequestEndData,
     RequestErrorData,
+    RequestPausedData,
+    RequestResumedData,
     RequestStartedData,
     Secrets,
     Signal,
@@ -45,8 +49,9 @@ __all__ = ("Mission",)
 
 _PROGRAM: Final = re.compile(r"/program/\d+$")
 _SUBCALL: Final = re.compile(r"^(.*/program/\d+)/tool/(\d+)$")
-_RANK: Final = {"ok": 0, "running": 1, "cancelled": 2, "error": 3}
-"""Which status of its calls a turn takes: an error wins, then a cancellation."""
+_RANK: Final = {"ok": 0, "running": 1, "waiting": 2, "paused": 2, "cancelled": 3, "error": 4}
+"""Which status of its calls a turn takes: an error wins, then a cancellation, then a
+call that waits for a decision."""
 
 
 def _error_text(error: Any) -> str:
@@ -127,7 +132,8 @@ class Mission:
         elif isinstance(data, ToolStartedData):
             node = self._call_of(signal, run_id, "tool", data.tool_name, t, changed)
             node.name = data.tool_name
-            node.start_ms = t
+            if "approval" not in node.detail:  # (a waiting call asked again on resume)
+                node.start_ms = t
             node.detail["arguments"] = self._redact.value(data.arguments)
         elif isinstance(data, ToolResultData):
             self._tool_result(signal, run_id, data, t, changed)
@@ -137,6 +143,14 @@ class Mission:
             run = self._run(run_id, signal.parent_run_id, t, changed)
             text = self._redact.error(_error_text(data.error))
             run.detail.setdefault("request_errors", []).append(text)
+        elif isinstance(data, ApprovalRequestedData):
+            self._approval_requested(signal, run_id, data, t, changed)
+        elif isinstance(data, ApprovalResolvedData):
+            self._approval_resolved(signal, run_id, data, t, changed)
+        elif isinstance(data, RequestPausedData):
+            self._run_paused(signal, run_id, data, t, changed)
+        elif isinstance(data, RequestResumedData):
+            self._run_resumed(signal, run_id, data, t, changed)
         self._last[run_id] = t
         for node in list(changed):
             if node.kind != "turn" and node.parent is not None and "|turn/" in node.parent:
@@ -174,7 +188,8 @@ class Mission:
 
     @property
     def ended(self) -> bool:
-        """True when every run seen so far has ended."""
+        """True when every run seen so far has ended (or paused: it waits for a person,
+        and may resume later under the same run id)."""
         return bool(self.roots) and all(
             n.end_ms is not None for n in self.nodes.values() if n.kind == "run"
         )
@@ -224,6 +239,106 @@ class Mission:
         self._settle(node, data.result)
         if isinstance(data.result, Ok):
             node.detail["result"] = self._redact.value(data.result.payload)
+
+    # -- approvals: calls that wait, runs that pause and resume ---------------------------
+
+    def _approval_requested(
+        self,
+        signal: Signal,
+        run_id: str,
+        data: ApprovalRequestedData,
+        t: float,
+        changed: list[Node],
+    ) -> None:
+        """The call waits for a decision (``waiting``; its bar goes on until the run
+        pauses, or its decision comes)."""
+        pending = data.pending
+        node = self._call_of(signal, run_id, "tool", pending.tool, t, changed)
+        node.status = "waiting"
+        node.end_ms = None
+        approval: dict[str, Any] = {
+            "kind": pending.kind,
+            "reason": pending.reason,
+            "requested_ms": t,
+        }
+        if pending.expires_at is not None:
+            approval["expires_at"] = pending.expires_at
+        node.detail["approval"] = approval
+
+    def _approval_resolved(
+        self, signal: Signal, run_id: str, data: ApprovalResolvedData, t: float, changed: list[Node]
+    ) -> None:
+        """The decision on a waiting call: it runs on (its result follows)."""
+        node = self._call_of(signal, run_id, "tool", data.tool, t, changed)
+        approval = node.detail.setdefault("approval", {})
+        approval["decision"] = data.decision
+        approval["resolved_ms"] = t
+        if data.reason:  # a person's words: content
+            approval["decision_reason"] = self._redact.text(data.reason)
+        if node.status == "waiting":
+            node.status, node.end_ms = "running", None
+
+    def _run_paused(
+        self, signal: Signal, run_id: str, data: RequestPausedData, t: float, changed: list[Node]
+    ) -> None:
+        """The run stopped to wait for decisions: it is ``paused`` (not over: it may
+        resume under the same id), and what was still open in it waits."""
+        run = self._run(run_id, signal.parent_run_id, t, changed)
+        run.status = "paused"
+        run.end_ms = t
+        run.detail["reason"] = "paused"
+        run.detail["pending"] = [
+            {
+                "call_id": p.call_id,
+                "tool": p.tool,
+                "kind": p.kind,
+                "reason": p.reason,
+                "arguments": self._redact.value(p.arguments),
+                **({"agent": list(p.agent)} if len(p.agent) > 1 else {}),
+                **({"expires_at": p.expires_at} if p.expires_at is not None else {}),
+            }
+            for p in data.pending
+        ]
+        run.detail.setdefault("pauses", []).append(
+            {"paused_ms": t, "pending": [p.call_id for p in data.pending]}
+        )
+        tokens_in = tokens_out = 0
+        turns = []
+        for node in self.walk(run_id):
+            if node.run_id != run_id or node is run:
+                continue
+            if node.kind == "llm":
+                tokens_in += node.input_tokens
+                tokens_out += node.output_tokens
+            elif node.kind == "turn":
+                turns.append(node)
+            elif node.end_ms is None or node.status == "waiting":
+                node.status = "waiting"  # open when the run paused: it waits with it
+                node.end_ms = t
+                changed.append(node)
+        for turn in turns:
+            self._update_turn(turn, changed)
+        run.input_tokens, run.output_tokens = tokens_in, tokens_out
+
+    def _run_resumed(
+        self, signal: Signal, run_id: str, data: RequestResumedData, t: float, changed: list[Node]
+    ) -> None:
+        """The paused run continues in the same row: running again, its waiting calls
+        with it (those decided get their decision, the others wait again)."""
+        run = self._run(run_id, signal.parent_run_id, t, changed)
+        run.status = "running"
+        run.end_ms = None
+        run.detail.pop("pending", None)
+        run.detail.pop("reason", None)
+        pauses = run.detail.setdefault("pauses", [])
+        if not pauses or "resumed_ms" in pauses[-1]:
+            pauses.append({})  # a journal that holds the resume but not the pause
+        pauses[-1]["resumed_ms"] = t
+        pauses[-1]["decided"] = list(data.decided)
+        for node in self.walk(run_id):
+            if node.run_id == run_id and node.status == "waiting":
+                node.status, node.end_ms = "running", None
+                changed.append(node)
 
     # -- calls -----------------------------------------------------------------------------
 

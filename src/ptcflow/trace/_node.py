@@ -9,12 +9,13 @@ import msgspec
 __all__ = ("KINDS", "STATUSES", "Node")
 
 Kind = Literal["run", "turn", "llm", "program", "tool"]
-Status = Literal["running", "ok", "error", "cancelled"]
+Status = Literal["running", "ok", "error", "cancelled", "waiting", "paused"]
 
 KINDS: Final = ("run", "turn", "llm", "program", "tool")
 """The kinds of node, outermost first."""
-STATUSES: Final = ("running", "ok", "error", "cancelled")
-"""A node's status: still going, succeeded, failed (or answered with an error), cancelled."""
+STATUSES: Final = ("running", "ok", "error", "cancelled", "waiting", "paused")
+"""A node's status: still going, succeeded, failed (or answered with an error), cancelled;
+a call (a program, a turn) that waits for a person's decision, a run paused until then."""
 
 
 class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -32,8 +33,10 @@ class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
         depth: nesting level (a top-level run is 0).
         start_ms: Unix milliseconds when it started (see :mod:`ptcflow.trace` for how
             starts that no signal reports are inferred).
-        end_ms: when it ended (``None`` while running).
-        status: ``running``, ``ok``, ``error`` or ``cancelled``.
+        end_ms: when it ended (``None`` while running; a paused run: when it paused).
+        status: ``running``, ``ok``, ``error`` or ``cancelled``; ``waiting`` for a call
+            that waits for a person's decision (and what holds it), ``paused`` for a run
+            that stopped until then (``docs/approvals.md``).
         attempts: attempts the directive took (``> 1``: it was retried).
         input_tokens: model tokens read (a run: its total).
         output_tokens: model tokens written (a run: its total).

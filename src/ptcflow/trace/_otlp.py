@@ -106,6 +106,7 @@ def _span(
     mission: Mission, node: Node, trace_id: str, end_default: float, content: bool
 ) -> dict[str, Any]:
     attrs: dict[str, Any] = {"ptcflow.run_id": node.run_id}
+    events: list[dict[str, Any]] = []
     kind = _INTERNAL
     detail = node.detail
     if node.kind == "run":
@@ -117,6 +118,16 @@ def _span(
         }
         if detail.get("reason"):
             attrs["ptcflow.reason"] = detail["reason"]
+        if node.status == "paused":
+            attrs["ptcflow.run.paused"] = True
+            attrs["ptcflow.run.pending_calls"] = len(detail.get("pending", ()))
+        for pause in detail.get("pauses", ()):
+            if "paused_ms" in pause:
+                events.append(_event("ptcflow.run.paused", pause["paused_ms"], {}))
+            if "resumed_ms" in pause:
+                attrs["ptcflow.run.resumed"] = True
+                decided = {"ptcflow.run.decided_calls": len(pause.get("decided", ()))}
+                events.append(_event("ptcflow.run.resumed", pause["resumed_ms"], decided))
     elif node.kind == "llm":
         name, kind = f"chat {node.model}".strip(), _CLIENT
         attrs["gen_ai.operation.name"] = "chat"
@@ -142,6 +153,11 @@ def _span(
             "gen_ai.tool.call.id": node.call_id or node.id,
             "gen_ai.tool.type": "function",
         }
+        approval = detail.get("approval")
+        if isinstance(approval, dict):
+            _approval(approval, node, attrs, events, content)
+        elif node.status == "waiting":  # a program, or an agent used as a tool, that waits
+            attrs["ptcflow.approval.status"] = "pending"
         error = detail.get("error")
         if node.kind == "program" and isinstance(error, dict) and "category" in error:
             attrs["ptcflow.program.error.category"] = error["category"]
@@ -181,7 +197,48 @@ def _span(
         message = error_type if tool_data else (node.error or error_type)[:200]
         span["status"] = {"code": _ERROR, "message": message}
     span["attributes"] = [{"key": k, "value": _value(v)} for k, v in attrs.items()]
+    if events:
+        span["events"] = events
     return span
+
+
+def _event(name: str, ms: float, attrs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "timeUnixNano": _nanos(ms),
+        "name": name,
+        "attributes": [{"key": k, "value": _value(v)} for k, v in attrs.items()],
+    }
+
+
+def _approval(
+    approval: dict[str, Any],
+    node: Node,
+    attrs: dict[str, Any],
+    events: list[dict[str, Any]],
+    content: bool,
+) -> None:
+    """A call that waited for a decision, as the runtime traces it live: the request
+    (an event), then its decision (an attribute and an event), or ``pending``."""
+    requested = {
+        "ptcflow.approval.kind": approval.get("kind", "approval"),
+        "ptcflow.approval.reason": approval.get("reason", ""),
+        "gen_ai.tool.call.id": node.call_id or node.id,
+    }
+    if "expires_at" in approval:
+        requested["ptcflow.approval.expires_at"] = approval["expires_at"]
+    if content and "arguments" in node.detail:
+        requested["gen_ai.tool.call.arguments"] = _content(node.detail["arguments"])
+    at = approval.get("requested_ms", node.start_ms)
+    events.append(_event("ptcflow.approval.requested", at, requested))
+    decision = approval.get("decision")
+    if decision is None:
+        attrs["ptcflow.approval.status"] = "pending"
+        return
+    attrs["ptcflow.approval.decision"] = decision
+    resolved = {"ptcflow.approval.decision": decision}
+    if content and approval.get("decision_reason"):
+        resolved["ptcflow.approval.reason"] = approval["decision_reason"]
+    events.append(_event("ptcflow.approval.resolved", approval.get("resolved_ms", at), resolved))
 
 
 def send_otlp(body: dict[str, Any], endpoint: str, *, protocol: str = "json") -> str:

@@ -136,7 +136,8 @@ class AgentSummary(msgspec.Struct, kw_only=True):
 
     Attributes:
         agent: the agent's name.
-        runs: how many runs it made; ``ok``, ``failed`` and ``running`` of them.
+        runs: how many runs it made; ``ok``, ``failed``, ``running`` and ``paused``
+            (waiting for a person's decision) of them.
         turns: model turns over all its runs.
         input_tokens: tokens read by its model calls; ``output_tokens`` written.
         duration_ms: wall time of its runs, summed (runs may overlap).
@@ -148,6 +149,7 @@ class AgentSummary(msgspec.Struct, kw_only=True):
     ok: int = 0
     failed: int = 0
     running: int = 0
+    paused: int = 0
     turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -171,6 +173,8 @@ def summarize(mission: Mission, prices: Prices | None = None) -> list[AgentSumma
             row.ok += 1
         elif run.status == "running":
             row.running += 1
+        elif run.status == "paused":
+            row.paused += 1
         else:
             row.failed += 1
         end = run.end_ms if run.end_ms is not None else (mission.last_ms or run.start_ms)

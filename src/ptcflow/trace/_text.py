@@ -82,8 +82,14 @@ def _footer(mission: Mission, run: Node, paint: _Paint, prices: Prices | None) -
     status = {
         "ok": paint("ok", "green"),
         "running": paint("running", "yellow"),
+        "paused": paint("paused", "yellow"),
     }.get(run.status) or paint(run.status if run.status != "error" else "failed", "red")
-    reason = run.detail.get("reason") or run.status
+    pending = (run.detail.get("pending") or []) if run.status == "paused" else []
+    if pending:
+        n = len(pending)
+        reason = f"{n} call{'s' if n > 1 else ''} wait{'' if n > 1 else 's'} for a decision"
+    else:
+        reason = run.detail.get("reason") or run.status
     text = f"{status}: {reason}"
     if run.error:
         text += f" ({_short(run.error, 200)})"
@@ -96,7 +102,49 @@ def _footer(mission: Mission, run: Node, paint: _Paint, prices: Prices | None) -
         cost = _cost(mission, run, prices)
         if cost is not None:
             text += f" | ${cost:.4f}"
+    waited = [p for p in run.detail.get("pauses", []) if "resumed_ms" in p and "paused_ms" in p]
+    if waited:
+        total = sum(p["resumed_ms"] - p["paused_ms"] for p in waited)
+        times = f"{len(waited)} times" if len(waited) > 1 else "once"
+        text += f" | paused {times}, waited {_duration(total)}"
+    for p in pending:
+        text += "\n" + paint(
+            f"  ‖ {p['call_id']} {p['tool']}({_value(p['arguments'], 120)}): {p['reason']}",
+            "yellow",
+        )
     return text
+
+
+def _duration(ms: float) -> str:
+    if ms < 1000:
+        return f"{ms:.0f}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    if ms < 3_600_000:
+        return f"{ms / 60_000:.1f}min"
+    return f"{ms / 3_600_000:.1f}h"
+
+
+_DECIDED: Final = {
+    "approve": "approved",
+    "deny": "denied",
+    "supply": "result supplied",
+    "expired": "expired undecided",
+}
+
+
+def _approval(tool: Node, paint: _Paint) -> str | None:
+    """The line of a call that waits, or waited, for a decision."""
+    approval = tool.detail.get("approval")
+    if not isinstance(approval, dict):
+        return None
+    decision = approval.get("decision")
+    if decision is None:
+        what = "its result" if approval.get("kind") == "deferred" else "approval"
+        return paint(f"‖ waits for {what}: {approval.get('reason', '')}", "yellow")
+    said = approval.get("decision_reason")
+    text = f"‖ {_DECIDED.get(decision, decision)}"
+    return paint(text + (f": {_short(str(said), 160)}" if said else ""), "yellow")
 
 
 def _cost(mission: Mission, run: Node, prices: Prices) -> float | None:
@@ -129,7 +177,7 @@ def _run(mission: Mission, run: Node, paint: _Paint, prices: Prices | None) -> l
             lines.extend(_turn(mission, child, paint, prices, nest=True))
         elif child.kind == "run":
             lines.extend(_NEST + line for line in _run(mission, child, paint, prices))
-    lines.append(_footer(mission, run, paint, prices))
+    lines.extend(_footer(mission, run, paint, prices).split("\n"))
     return lines
 
 
@@ -167,6 +215,9 @@ def _turn(
         row(paint("Tools:", "bold"))
         for tool in tools:
             row(f"  → {tool.name}({_value(tool.detail.get('arguments', {}), 120)})")
+            waited = _approval(tool, paint)
+            if waited is not None:
+                row(f"    {waited}")
             if tool.error:
                 row(f"    ← {paint('error', 'red')} {_short(tool.error, 200)}")
             elif "result" in tool.detail:
@@ -202,30 +253,35 @@ def _turn(
 
 
 def format_summary(rows: list[AgentSummary]) -> str:
-    """The per-agent summary as a small table.
+    """The per-agent summary as a small table (with a ``paused`` column when a run
+    paused).
 
     Example:
         >>> print(format_summary([AgentSummary(agent="bot", runs=1, ok=1, turns=2)]))
         agent     runs  ok  failed  turns  tokens in  tokens out  duration  cost
         bot          1   1       0      2          0           0       0ms     -
     """
+    paused = any(r.paused for r in rows)  # the column only where a run paused
     head = ["agent", "runs", "ok", "failed", "turns", "tokens in", "tokens out", "duration", "cost"]
+    if paused:
+        head.insert(4, "paused")
     table = [head]
     for r in rows:
         cost = "-" if r.cost is None else f"${r.cost:.4f}"
-        table.append(
-            [
-                r.agent,
-                str(r.runs),
-                str(r.ok),
-                str(r.failed),
-                str(r.turns),
-                str(r.input_tokens),
-                str(r.output_tokens),
-                f"{r.duration_ms:.0f}ms",
-                cost,
-            ]
-        )
+        cells = [
+            r.agent,
+            str(r.runs),
+            str(r.ok),
+            str(r.failed),
+            str(r.turns),
+            str(r.input_tokens),
+            str(r.output_tokens),
+            f"{r.duration_ms:.0f}ms",
+            cost,
+        ]
+        if paused:
+            cells.insert(4, str(r.paused))
+        table.append(cells)
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     out = []
     for row in table:

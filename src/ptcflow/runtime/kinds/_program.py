@@ -5,7 +5,9 @@ sub-call function as the router: each ``(call "tool" {...})`` of the program is
 ``ctx.call_tool(name, arguments, index=i)``, so it is validated, timed out, retried,
 limited, signalled (``ai.tool.started`` / ``ai.tool.result`` with ``call_id``
 ``{directive.id}/tool/{i}``) and traced (``execute_tool`` under the program's span) like a
-``ToolExec``. The directive ends with exactly one ``ai.program.result`` (see
+``ToolExec``. A directive with ``stream=True`` publishes each chunk of the program's
+output as it is printed (``ai.program.print``, numbered from 0 in each attempt). The
+directive ends with exactly one ``ai.program.result`` (see
 ``_terminals``): ``Ok(ProgramOutput)`` for a program that ran (program errors included),
 ``Err`` for a cancellation, the directive's deadline, or a crash of this kind.
 
@@ -26,6 +28,7 @@ aggregate by operation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ptcflow.core import Parked
@@ -34,7 +37,16 @@ from ptcflow.program import ProgramCache, ProgramOptions, perform_program
 from ptcflow.runtime._run import DirectiveContext
 from ptcflow.runtime._telemetry import Telemetry
 from ptcflow.runtime.kinds._base import Kind
-from ptcflow.signals import Err, ErrorEnvelope, Ok, PendingCall, ProgramOutput, ProgramToolCall
+from ptcflow.signals import (
+    PROGRAM_PRINT,
+    Err,
+    ErrorEnvelope,
+    Ok,
+    PendingCall,
+    ProgramOutput,
+    ProgramPrintData,
+    ProgramToolCall,
+)
 
 __all__ = ("PROGRAM_KIND",)
 
@@ -69,6 +81,17 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput | Parked:
     def completed(record: ProgramToolCall) -> None:
         done[record.index] = record
 
+    on_print: Callable[[str], None] | None = None
+    if d.stream:  # each print published as it is printed, numbered from 0 each attempt
+        printed = 0
+
+        def emit_print(text: str) -> None:
+            nonlocal printed
+            ctx.emit(PROGRAM_PRINT, ProgramPrintData(text=text, index=printed))
+            printed += 1
+
+        on_print = emit_print
+
     if run.programs is None:
         run.programs = ProgramCache()
     options = ProgramOptions(
@@ -77,6 +100,7 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput | Parked:
         on_call=completed,
         plain_results=True,  # sub-call results are what ai.tool.result carries: journal-safe
         untimed_tools=run.tools.child_names,  # agents' runs are bounded by their own limits
+        on_print=on_print,
     )
     try:
         return await perform_program(d, call, options=options)

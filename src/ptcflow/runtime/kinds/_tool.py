@@ -9,7 +9,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.core import Parked, journal_safe
+import msgspec
+
+from ptcflow.core import Parked, ResumeError, Step, journal_safe
 from ptcflow.directives import RESERVED_CONTEXT_KEY, Directive, RunChild, RunProgram, ToolExec
 from ptcflow.runtime._approvals import apply_decision, ask_approval
 from ptcflow.runtime._child import ParentRun, invalid_child_arguments
@@ -67,12 +69,22 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         decided = apply_decision(ctx, decision)
         if decided is not None:
             return decided
+    elif d.id in run.paused_children:
+        pass  # its paused child resumes in place: started (and decided) before the pause
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
         ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
         tool = run.tools.tools.get(d.tool_name)
         if tool is not None and (tool.deferred or tool.requires_approval is not False):
-            asked = ask_approval(ctx, tool, arguments)
+            if tool.signature is not None:  # a person decides on a call that can run
+                checked = tool.signature.validate_input(
+                    dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
+                )
+                if not checked.ok:
+                    return _invalid_child(tool, checked.errors)
+                asked = ask_approval(ctx, tool, arguments, checked.value)
+            else:
+                asked = ask_approval(ctx, tool, arguments, arguments)
             if asked is not None:
                 return asked
     if d.tool_name not in run.tools.context_names:
@@ -110,9 +122,12 @@ def _tool_call(ctx: DirectiveContext) -> Any:
     return _via_toolbox(ctx)
 
 
-async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
+async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Parked:
     """A tool that runs a child run (a :class:`~ptcflow.runtime.ChildTool`): the
-    arguments checked by its signature, then the run it plans, nested in this call."""
+    arguments checked by its signature, then the run it plans, nested in this call.
+
+    A child that pauses parks this call (:func:`child_parked`); when the run resumes,
+    the same plan resumes the paused child in place (``Runtime._run_child``)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     arguments: Any = d.arguments
@@ -152,9 +167,21 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err:
     planned = fn.plan_child(parent_run, values)
     if isinstance(planned, Err):
         return planned
-    if handoff:
-        _handed_off(ctx, tool.name, planned)
-    step = await run.performer.run_child(ctx, planned, None)
+    if handoff and not (run.paused_children and d.id in run.paused_children):
+        _handed_off(ctx, tool.name, planned)  # once: not again when its paused child resumes
+    try:
+        step = await run.performer.run_child(ctx, planned, None)
+    except ResumeError as exc:  # its paused child is not the agent's run any more
+        return Err(
+            error=ErrorEnvelope.make(
+                INTERNAL,
+                f"tool {tool.name!r} (call {d.id!r}) could not resume its paused agent run: {exc}",
+                {"tool": tool.name, "exception": type(exc).__name__},
+                retryable=False,
+            )
+        )
+    if step.paused:
+        return child_parked(d.id, step)
     result: Ok[Any] | Err = fn.child_result(parent_run, step)
     return result
 
@@ -179,7 +206,18 @@ def _handed_off(ctx: DirectiveContext, tool_name: str, planned: Any) -> None:
         span.add_event(HANDOFF, {**attrs, "ptcflow.handoff.messages": len(planned.history)})
 
 
+def child_parked(call_id: str, step: Step) -> Parked:
+    """The call ``call_id`` that ran the child run of the paused ``step`` waits for the
+    child's pending calls, their ids prefixed ``{call_id}/`` (the ids the caller's paused
+    Step lists and ``rt.resume`` takes); the child's paused run goes with it."""
+    pending = tuple(
+        msgspec.structs.replace(p, call_id=f"{call_id}/{p.call_id}") for p in step.pending
+    )
+    return Parked(pending, child=step.paused_run)
+
+
 def _invalid_child(tool: Tool, errors: list[str]) -> Err:
+    """The ``validation`` error of a call whose arguments do not fit ``tool``'s signature."""
     return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
 
 
@@ -223,7 +261,8 @@ TOOL_KIND = Kind(
 def _child_prepare(ctx: DirectiveContext) -> Err | None:
     d = ctx.directive
     assert isinstance(d, RunChild)
-    ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
+    if d.id not in ctx.run.paused_children:  # else it resumes in place: started already
+        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
     agents = ctx.run.agents
     if d.agent not in agents:
         known = ", ".join(agents) or "none"
@@ -245,6 +284,8 @@ def _child_call(ctx: DirectiveContext) -> Any:
 
 
 def _child_settle(ctx: DirectiveContext, step: Any) -> Any:
+    if step.paused:
+        return child_parked(ctx.directive.id, step)
     if step.ok:
         return journal_safe(Ok(payload=step.value))
     return Err(error=step.error)

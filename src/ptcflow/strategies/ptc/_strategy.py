@@ -1,6 +1,9 @@
 """The SubAgent loop (programmatic tool calling) as a pure state machine.
 
-One turn: ask the model (``LLMGenerate``); take the one program from its response; run
+One turn: ask the model (``LLMGenerate``; ``LLMStream`` with ``stream=True``: the program
+text arrives as ``ai.llm.delta`` while the model writes it); take the one program from
+its whole response (a stream that breaks off is a failed call: its half-written program
+never runs); run
 it (``RunProgram``: the program runs in the sandbox and each of its ``(call ...)`` goes
 through the runtime's tool machinery); then ``return`` ends the run (once its value
 matches the signature), ``fail`` ends it as failed, and anything else (a plain value, an
@@ -38,7 +41,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 
 from ptcflow.core import Outcome, RunInfo
-from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, RunProgram
+from ptcflow.directives import Directive, EmitRequestError, LLMGenerate, LLMStream, RunProgram
 from ptcflow.errors import ConfigError
 from ptcflow.lisp import LispError, extract_code, parse
 from ptcflow.sessions import CompactionPlan, plan_compaction
@@ -126,6 +129,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
         output_type: the ``module:qualname`` of the Python type the returned value must
             also fit (set by ``SubAgent(output_type=...)``; imported where the run is
             checked: on Temporal, the worker).
+        stream: stream each turn: the model call is an ``LLMStream`` (the program text as
+            ``ai.llm.delta`` while it is written; only the whole response is run) and the
+            program publishes its output as it prints it (``ai.program.print``).
 
     Raises:
         ConfigError: an option is out of range.
@@ -160,6 +166,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     debug: bool = False
     name: str = "subagent"
     output_type: str | None = None
+    stream: bool = False
 
     describes_step: ClassVar[bool] = True
     """The runtime copies ``fail``, ``trace`` and ``signature`` of the outcome to the Step."""
@@ -387,8 +394,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     def llm_directive(
         self, run_id: str, n: int, request_id: str | None, messages: tuple[Message, ...]
     ) -> LLMGenerate:
-        """The run's ``n``-th model call (id ``{run_id}/llm/{n}``)."""
-        return LLMGenerate(
+        """The run's ``n``-th model call (id ``{run_id}/llm/{n}``): an ``LLMStream`` when
+        the strategy streams."""
+        return (LLMStream if self.stream else LLMGenerate)(
             id=f"{run_id}/llm/{n}",
             request_id=request_id,
             iteration=n,
@@ -484,6 +492,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
                 if self.debug or self.output_type or state.keep_memory
                 else self.signature_validation
             ),
+            stream=self.stream,
         )
         state = _replace(
             state,

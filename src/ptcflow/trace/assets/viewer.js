@@ -117,13 +117,14 @@
       el.firstChild.style.paddingLeft = n._d * 12 + "px";
       label[1].textContent = KIND[n.k] || n.k;
       label[2].textContent = n.n;
-      label[3].textContent = n.a > 1 ? "×" + n.a + " attempts" : "";
+      label[3].textContent = [n.a > 1 ? "×" + n.a + " attempts" : "", waits(n)].filter(Boolean).join(" ");
       const bar = el.lastChild.firstChild;
       bar.className = "bar k-" + n.k + " st-" + n.st + (n.a > 1 ? " retried" : "");
       const left = (n.s - a) / span, right = (endOf(n) - a) / span;
       bar.style.left = (left * 100) + "%";
       bar.style.width = Math.max(0, (right - left) * 100) + "%";
       bar.title = n.n + " · " + n.st + " · " + fmt(endOf(n) - n.s) + (n.err ? "\n" + n.err : "");
+      bar.style.backgroundImage = n.k === "run" && n.d && n.d.pauses ? gaps(n) : "";
     }
     for (; i < pool.length; i++) pool[i].hidden = true;
     axis();
@@ -131,13 +132,35 @@
     if (timings.firstPaint === null && nodes.size) timings.firstPaint = performance.now();
   }
 
+  // a call that waits (or waited) for a person's decision, a run paused until then
+  const DECIDED = { approve: "approved", deny: "denied", supply: "supplied", expired: "expired" };
+  function waits(n) {
+    if (n.st === "paused") return "‖ paused";
+    const a = n.d && n.d.approval;
+    if (n.st === "waiting") return a ? "‖ waits for " + (a.kind === "deferred" ? "its result" : "approval") : "‖ waiting";
+    return a && a.decision ? "‖ " + (DECIDED[a.decision] || a.decision) : "";
+  }
+
+  // the time a resumed run spent paused, drawn on its bar (amber, as what waits)
+  function gaps(n) {
+    const width = endOf(n) - n.s, stops = [];
+    if (width <= 0) return "";
+    for (const p of n.d.pauses) {
+      if (p.paused_ms === undefined || p.resumed_ms === undefined) continue;
+      const a = ((p.paused_ms - n.s) / width * 100).toFixed(3), b = ((p.resumed_ms - n.s) / width * 100).toFixed(3);
+      stops.push("transparent " + a + "%", "var(--waiting) " + a + "%", "var(--waiting) " + b + "%", "transparent " + b + "%");
+    }
+    return stops.length ? "linear-gradient(90deg, transparent 0%, " + stops.join(", ") + ", transparent 100%)" : "";
+  }
+
   function schedule() { if (!queued) { queued = true; requestAnimationFrame(render); } }
 
   function stats() {
-    let runs = 0, running = 0, failed = 0;
-    for (const n of nodes.values()) if (n.k === "run") { runs++; if (n.st === "running") running++; else if (n.st !== "ok") failed++; }
-    $("stats").textContent = runs + " runs · " + nodes.size + " bars · " + fmt(Math.max(0, t1 - t0)) + (running ? " · " + running + " running" : "") + (failed ? " · " + failed + " failed" : "");
+    let runs = 0, running = 0, failed = 0, paused = 0;
+    for (const n of nodes.values()) if (n.k === "run") { runs++; if (n.st === "running") running++; else if (n.st === "paused") paused++; else if (n.st !== "ok") failed++; }
+    $("stats").textContent = runs + " runs · " + nodes.size + " bars · " + fmt(Math.max(0, t1 - t0)) + (running ? " · " + running + " running" : "") + (paused ? " · " + paused + " paused" : "") + (failed ? " · " + failed + " failed" : "");
     $("stats").dataset.running = String(running);
+    $("stats").dataset.paused = String(paused);
   }
 
   // -- the per-agent summary -----------------------------------------------------------
@@ -149,9 +172,9 @@
     if (structure) rebuild();
     for (const n of nodes.values()) {
       if (n.k !== "run") continue;
-      const r = by.get(n.n) || { runs: 0, ok: 0, failed: 0, turns: 0, ti: 0, to: 0, ms: 0, cost: 0, priced: true };
+      const r = by.get(n.n) || { runs: 0, ok: 0, failed: 0, paused: 0, turns: 0, ti: 0, to: 0, ms: 0, cost: 0, priced: true };
       by.set(n.n, r);
-      r.runs++; if (n.st === "ok") r.ok++; else if (n.st !== "running") r.failed++;
+      r.runs++; if (n.st === "ok") r.ok++; else if (n.st === "paused") r.paused++; else if (n.st !== "running") r.failed++;
       r.ms += endOf(n) - n.s;
       for (const t of kids.get(n.id) || []) {
         if (t.k !== "turn") continue;
@@ -164,14 +187,15 @@
         }
       }
     }
-    const head = ["agent", "runs", "ok", "failed", "turns", "tokens in", "tokens out", "duration", "cost"];
+    const paused = [...by.values()].some((r) => r.paused);  // the column only where a run paused
+    const head = ["agent", "runs", "ok", "failed", ...(paused ? ["paused"] : []), "turns", "tokens in", "tokens out", "duration", "cost"];
     const table = document.createElement("table");
     const tr = table.insertRow();
     for (const h of head) { const th = document.createElement("th"); th.textContent = h; tr.appendChild(th); }
     for (const [name, r] of by) {
       const row = table.insertRow();
       const cost = Object.keys(prices).length && r.priced ? "$" + r.cost.toFixed(4) : "–";
-      for (const v of [name, r.runs, r.ok, r.failed, r.turns, r.ti, r.to, fmt(r.ms), cost]) row.insertCell().textContent = String(v);
+      for (const v of [name, r.runs, r.ok, r.failed, ...(paused ? [r.paused] : []), r.turns, r.ti, r.to, fmt(r.ms), cost]) row.insertCell().textContent = String(v);
     }
     $("summary").replaceChildren(table);
   }
@@ -243,8 +267,16 @@
     box.appendChild(el("div", n.k === "run" ? "run " + n.id : n.r + " · " + (n.id.split("|")[1] || ""), "meta"));
     if (n.err) box.append(el("h3", "error"), el("div", n.err, "err"));
     if (n.k === "run") {
+      if (d.pending && d.pending.length) {
+        box.appendChild(el("h3", "waiting for a decision"));
+        for (const p of d.pending) box.appendChild(msg("‖ " + p.tool, p.call_id + " · " + p.reason + (p.expires_at ? " · expires " + p.expires_at : "") + (p.arguments !== undefined ? "\n" + json(p.arguments) : "")));
+      }
       section(box, "input", d.input); section(box, "result", d.result);
       if (d.reason) section(box, "reason", d.reason);
+      for (const p of d.pauses || []) {
+        const said = p.resumed_ms === undefined ? "not resumed yet" : "resumed after " + fmt(p.resumed_ms - p.paused_ms) + ", decided: " + ((p.decided || []).join(", ") || "none");
+        box.appendChild(el("p", "Paused at +" + fmt(p.paused_ms - t0) + " (" + (p.pending || []).length + " waiting), " + said + ".", "meta"));
+      }
       if (d.tools && d.tools.length) section(box, "tools", d.tools.join(", "));
     } else if (n.k === "llm") {
       box.append(el("h3", "conversation before this call (from the journal)"), conversation(n));
@@ -255,6 +287,13 @@
       section(box, "value", d.value); section(box, "printed", d.prints); section(box, "fail", d.fail);
       section(box, "tool calls", (kids.get(n.id) || []).map((c) => c.n).join(", ") || undefined);
     } else if (n.k === "tool") {
+      const a = d.approval;
+      if (a) {
+        box.appendChild(el("h3", a.kind === "deferred" ? "waits for its result (deferred tool)" : "approval"));
+        box.appendChild(msg("requested", a.reason + (a.expires_at ? " · expires " + a.expires_at : "")));
+        if (a.decision) box.appendChild(msg("decision", (DECIDED[a.decision] || a.decision) + (a.decision_reason ? ": " + a.decision_reason : "") + (a.resolved_ms !== undefined && a.requested_ms !== undefined ? " · after " + fmt(a.resolved_ms - a.requested_ms) : "")));
+        else box.appendChild(msg("decision", "none yet"));
+      }
       section(box, "arguments", d.arguments); section(box, "result", d.result);
       if (d.timing) box.appendChild(el("p", "Timing " + d.timing + ".", "meta"));
     } else if (n.k === "turn") {
@@ -346,7 +385,11 @@
   async function postAgui(url, input, handle, signal, each) {
     const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" },
                                         body: JSON.stringify(input), signal });
-    if (!response.ok) throw new Error("POST " + url + ": HTTP " + response.status);
+    if (!response.ok) {
+      let why = "";
+      try { why = (await response.json()).error || ""; } catch (e) { why = ""; }
+      throw new Error("POST " + url + ": HTTP " + response.status + (why ? ": " + why : ""));
+    }
     const reader = response.body.getReader(), decoder = new TextDecoder();
     let buffer = "", end = null;
     for (;;) {
@@ -366,8 +409,10 @@
 
   // -- the conversation (a page given an AG-UI thread) -----------------------------------
   // The server keeps it: the page sends each question alone, and asks for the conversation
-  // so far with an input that holds no message (its MESSAGES_SNAPSHOT). #pending is the
-  // place for what waits on the person (a tool call to approve).
+  // so far with an input that holds no message (its MESSAGES_SNAPSHOT). #pending shows
+  // what waits on the person: a run that ends with the AG-UI interrupt outcome lists its
+  // calls there (tool, arguments, reason) with Approve / Deny; once each is decided the
+  // page resumes the run (an input whose `resume` answers each interrupt).
   function say(role, text, cls) {
     const li = el("li", text, cls ? role + " " + cls : role);
     li.dataset.role = role;
@@ -387,17 +432,66 @@
     postAgui(chat.agui, input(chat.thread, []), (ev) => {
       if (ev.type === "MESSAGES_SNAPSHOT") snapshot(ev.messages);
       else if (ev.type === "RUN_ERROR") { say("note", "the conversation could not be read: " + ev.message); return "error"; }
+      if (ev.type === "RUN_FINISHED" && ev.outcome && ev.outcome.type === "interrupt") {
+        document.body.dataset.live = "paused";
+        const users = $("turns").querySelectorAll("li.user");
+        if (users.length) users[users.length - 1].classList.add("waiting");
+        pending(chat, ev.outcome.interrupts);
+      }
       return ev.type === "RUN_FINISHED" ? "loaded" : null;
     }).then((end) => { document.body.dataset.conversation = end || "error"; },
             (error) => { say("note", String(error)); document.body.dataset.conversation = "error"; });
+  }
+  // the calls a paused run waits on, each with Approve / Deny (Deny asks for a reason)
+  function pending(chat, interrupts) {
+    const box = $("pending");
+    box.replaceChildren();
+    box.hidden = false;
+    const decided = new Map();
+    const send = () => {
+      if (decided.size < interrupts.length) return;
+      box.hidden = true; box.replaceChildren();
+      const resume = interrupts.map((i) => ({ interruptId: i.id, status: "resolved", payload: decided.get(i.id) }));
+      $("go").disabled = true; $("stop").disabled = false;
+      document.body.dataset.live = "running";
+      agui(chat.agui, null, chat, resume);
+    };
+    box.append(el("h3", interrupts.length === 1 ? "Waiting for your approval" : "Waiting for your approval (" + interrupts.length + " calls)"));
+    for (const i of interrupts) {
+      const call = (i.metadata && i.metadata.ptcflow) || {};
+      const item = el("div", undefined, "call");
+      item.dataset.interrupt = i.id;
+      item.append(el("strong", call.tool || i.toolCallId || i.id, "tool"), el("pre", json(call.arguments === undefined ? null : call.arguments), "arguments"),
+                  el("p", call.reason || i.message || i.reason, "reason"));
+      const approve = el("button", "Approve", "approve"), deny = el("button", "Deny", "deny");
+      approve.type = deny.type = "button";
+      const why = el("input", undefined, "why"); why.type = "text"; why.placeholder = "why it is denied"; why.hidden = true;
+      const confirm = el("button", "Send denial", "confirm"); confirm.type = "button"; confirm.hidden = true;
+      const done = (text) => { for (const b of [approve, deny, confirm, why]) b.disabled = true; item.append(el("span", text, "decided")); send(); };
+      approve.addEventListener("click", () => { decided.set(i.id, { approved: true }); done("approved"); });
+      deny.addEventListener("click", () => { why.hidden = false; confirm.hidden = false; why.focus(); });
+      confirm.addEventListener("click", () => {
+        const reason = why.value.trim() || "denied";
+        decided.set(i.id, { approved: false, reason });
+        done("denied: " + reason);
+      });
+      item.append(approve, deny, why, confirm);
+      box.append(item);
+    }
   }
   const answerOf = (r) => (r && typeof r === "object" && typeof r.answer === "string" ? r.answer : json(r === undefined ? null : r));
 
   // the same mission read over the AG-UI protocol: POST a RunAgentInput, read the SSE body;
   // the mission tree arrives as AG-UI state (a snapshot, then JSON Patch "add"s of nodes)
-  function agui(url, question, chat) {
+  // (resume: the answers to a paused run's interrupts, instead of a question)
+  function agui(url, question, chat, resume) {
     const abort = new AbortController();
-    const asked = chat ? say("user", question, "asking") : null;
+    const asked = chat ? (resume ? $("turns").querySelector("li.user.waiting") || say("user", "…", "waiting") : say("user", question, "asking")) : null;
+    if (asked && resume) { asked.classList.remove("waiting"); asked.classList.add("asking"); }
+    else if (chat) {  // a new question abandons what waited
+      $("pending").hidden = true;
+      for (const li of $("turns").querySelectorAll("li.waiting")) li.classList.remove("waiting");
+    }
     let open = asked !== null;  // the question waits for its answer, once
     const settle = (text, role) => { if (open) { open = false; asked.classList.remove("asking"); say(role, text); } };
     source_ = { close: () => { abort.abort(); settle("stopped", "note"); } };
@@ -408,15 +502,21 @@
       else if (ev.type === "MESSAGES_SNAPSHOT" && chat) snapshot(ev.messages);
       else if (ev.type === "RUN_FINISHED") {
         if (ev.outcome && ev.outcome.type === "cancelled") { settle("cancelled", "note"); return "cancelled"; }
+        if (ev.outcome && ev.outcome.type === "interrupt") {
+          if (open) { open = false; asked.classList.remove("asking"); asked.classList.add("waiting"); }
+          if (chat) pending(chat, ev.outcome.interrupts);
+          return "paused";
+        }
         settle(answerOf(ev.result), "assistant");
         return "ok";
       } else if (ev.type === "RUN_ERROR") { settle(ev.code === "cancelled" ? "cancelled" : "error: " + ev.message, "note"); return ev.code === "cancelled" ? "cancelled" : "error"; }
       return null;
     };
-    const sent = input(chat ? chat.thread : "page", [{ id: "q-" + Date.now(), role: "user", content: question }]);
+    const sent = resume ? { ...input(chat.thread, []), resume }
+                        : input(chat ? chat.thread : "page", [{ id: "q-" + Date.now(), role: "user", content: question }]);
     postAgui(url, sent, handle, abort.signal, () => { schedule(); summarySoon(); })
       .then((end) => { if (end === null) settle("disconnected", "note"); stop(end || "disconnected"); })
-      .catch(() => { if (source_) stop("stopped"); });
+      .catch((error) => { if (source_) { settle(String(error && error.message ? error.message : error), "note"); stop("stopped"); } });
   }
   function stop(status) {
     if (source_) { source_.close(); source_ = null; }

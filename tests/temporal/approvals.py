@@ -1,0 +1,95 @@
+"""Tools, a model and agents of the approval tests on Temporal (imported by path on the
+workers: module-level, stateless, deterministic). Each refund is a side effect, appended to
+the file ``$PTCFLOW_TEST_LOG`` (``refund {call id} {amount}``) so the tests count them."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ptcflow import SubAgent, tool
+from ptcflow.runtime import LLMRequest
+from ptcflow.strategies import ReAct
+from ptcflow.testing import ScriptedLLM
+from ptcflow.tools import ToolContext
+
+REFUNDS = "You issue refunds."
+PROGRAM = "Refund the orders"
+REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
+"""Three refunds in parallel: the one of 500 waits for a person."""
+
+
+def large(arguments: dict[str, Any]) -> bool:
+    """A refund above 100 waits for a person's decision."""
+    return int(arguments.get("amount", 0)) > 100
+
+
+def _refund(ctx: ToolContext, amount: int) -> str:
+    """Refund ``amount`` (logged: the side effect the tests count)."""
+    with open(os.environ["PTCFLOW_TEST_LOG"], "a") as f:
+        f.write(f"refund {ctx.call_id} {amount}\n")
+    return f"refunded {amount}"
+
+
+refund = tool(_refund, name="refund", requires_approval=large)
+"""A refund; above 100 it waits for approval."""
+
+
+def _wire(to: str, amount: int) -> str:
+    """Wire ``amount`` to ``to`` (never runs unapproved; each approval waits 1 s at most)."""
+    with open(os.environ["PTCFLOW_TEST_LOG"], "a") as f:
+        f.write(f"wire {to} {amount}\n")
+    return f"wired {amount} to {to}"
+
+
+wire = tool(_wire, name="wire", requires_approval=True, approval_timeout=1.0)
+"""A wire transfer: always asks, and gives up after one second undecided."""
+
+
+def _lookup(order: str) -> dict[str, Any]:
+    """The status of ``order`` (deferred: a person supplies it)."""
+    raise NotImplementedError
+
+
+lookup = tool(_lookup, name="lookup", deferred=True)
+"""A deferred tool: its result comes from outside."""
+
+
+def _script(req: LLMRequest) -> Any:
+    from ptcflow.signals import ToolCall
+
+    system = req.messages[0].content if req.messages[0].role == "system" else ""
+    last = req.messages[-1]
+    if any(m.role == "user" and PROGRAM in m.content for m in req.messages):
+        if last.role == "user" and PROGRAM in last.content:
+            return f"```clojure\n{REFUND_PROGRAM}\n```"
+        return '```clojure\n(return "done")\n```'
+    if system == REFUNDS:
+        if last.role == "tool":
+            results = [m.content for m in req.messages if m.role == "tool"]
+            return "report: " + " | ".join(results)
+        tools = {t.name for t in req.tools}
+        if "wire" in tools:
+            return ToolCall(id="call_w", name="wire", input={"to": "bob", "amount": 9})
+        if "lookup" in tools:
+            return ToolCall(id="call_l", name="lookup", input={"order": "A1"})
+        return [
+            ToolCall(id="call_small", name="refund", input={"amount": 50}),
+            ToolCall(id="call_large", name="refund", input={"amount": 500}),
+        ]
+    return "?"
+
+
+def model() -> ScriptedLLM:
+    """A stateless scripted model for the approval tests."""
+    return ScriptedLLM(_script)
+
+
+def refunder() -> ReAct:
+    """ReAct with two refunds in one turn (one waits), then a report of both results."""
+    return ReAct(system_prompt=REFUNDS, name="refunder")
+
+
+def program_refunder() -> SubAgent:
+    """A SubAgent whose program refunds three orders with ``pmap`` (one waits)."""
+    return SubAgent(prompt=PROGRAM + " {{who}}", tools=[refund], name="program-refunder")
