@@ -11,6 +11,7 @@ from ptcflow.signals import (
     APPROVAL_RESOLVED,
     DATA_TYPES,
     EMBED_RESULT,
+    HANDOFF,
     LLM_DELTA,
     LLM_RESPONSE,
     PROGRAM_PRINT,
@@ -30,6 +31,7 @@ from ptcflow.signals import (
     EmbedResultData,
     Err,
     ErrorEnvelope,
+    HandoffData,
     LLMChunk,
     LLMDeltaData,
     LLMResponse,
@@ -204,6 +206,14 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
         RequestPausedData, pending=st.lists(pending_calls, max_size=3).map(tuple)
     ),
     REQUEST_RESUMED: st.builds(RequestResumedData, decided=st.lists(text, max_size=3).map(tuple)),
+    HANDOFF: st.builds(
+        HandoffData,
+        from_agent=text,
+        to_agent=text,
+        tool_name=text,
+        messages=counts,
+        chain=st.lists(text, max_size=3).map(tuple),
+    ),
 }
 assert set(DATA_STRATEGIES) == set(DATA_TYPES)
 

@@ -40,6 +40,7 @@ CATALOGUE = {
     "APPROVAL_RESOLVED": "ai.approval.resolved",
     "REQUEST_PAUSED": "ai.request.paused",
     "REQUEST_RESUMED": "ai.request.resumed",
+    "HANDOFF": "ai.handoff",
 }
 
 

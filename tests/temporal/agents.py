@@ -18,6 +18,7 @@ from ptcflow.sessions import SUMMARY_PROMPT
 from ptcflow.signals import (
     PROGRAM_RESULT,
     TERMINAL_TYPES,
+    Message,
     Ok,
     ProgramOutput,
     Signal,
@@ -36,6 +37,18 @@ CHAT = "You chat."
 """The system prompt of a conversation's ReAct: its answer lists the questions it saw."""
 REMEMBER = "Remember"
 """A SubAgent prompt starting so keeps a total: ``def`` on the first question, read after."""
+TRIAGE = "You triage."
+"""A ReAct that adds (a tool call), then hands the conversation on (its handoff tool)."""
+BILLING = "You handle refunds."
+"""A ReAct that answers with the roles of the conversation it was given."""
+TO_REFUNDS = "You triage refunds."
+"""A ReAct that hands the conversation to the SubAgent ``refunds`` (order 7)."""
+PAY_BACK = "Pay back order"
+"""A SubAgent's prompt starting so returns "refunded" (a handoff's next agent)."""
+ROUTE = "Route the question"
+"""A SubAgent's prompt starting so runs a program that calls its handoff tool."""
+PING = "You ping."
+"""A ReAct that hands the conversation on at once, every time (a cycle of handoffs)."""
 TOTAL_PROGRAMS = (
     '(def s (call "add" {:x 1 :y 2}))\n(println "partial" s)',
     "(return {:total (addd s 1)})",  # an error the next turn fixes
@@ -79,6 +92,16 @@ async def logged(ctx: ToolContext, x: int) -> int:
     return x * 10
 
 
+def last_two(messages: Sequence[Message]) -> list[Message]:
+    """A handoff's input filter of one's own: the last two messages."""
+    return list(messages[-2:])
+
+
+def say_no(messages: Sequence[Message]) -> list[Message]:
+    """A handoff's input filter that raises."""
+    raise ValueError("no conversation today")
+
+
 def _script(req: LLMRequest) -> Any:
     mission = missions.script(req)
     if mission is not None:
@@ -86,6 +109,22 @@ def _script(req: LLMRequest) -> Any:
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
     tools = {t.name for t in req.tools}
+    transfer = sorted(t for t in tools if t.startswith("transfer_to_"))
+    if system == TRIAGE:
+        if not any(m.role == "tool" for m in req.messages):
+            return ToolCall(id="call_add", name="add", input={"x": 1, "y": 2})
+        return ToolCall(id="call_handoff", name=transfer[0], input={})
+    if system == TO_REFUNDS:
+        return ToolCall(id="call_refunds", name="transfer_to_refunds", input={"order": 7})
+    if system != BILLING and any(m.role == "user" and ROUTE in m.content for m in req.messages):
+        return '```clojure\n(return (call "transfer_to_billing" {}))\n```'
+    if any(m.role == "user" and PAY_BACK in m.content for m in req.messages):
+        return '```clojure\n(return "refunded")\n```'
+    if system == BILLING:
+        return "billing saw " + ",".join(m.role for m in req.messages[1:])
+    if system.startswith(PING):  # "You ping." hands to pong, the other one to ping
+        other = "transfer_to_pong" if system == PING else "transfer_to_ping"
+        return ToolCall(id=f"call_{len(req.messages)}", name=other, input={})
     if system == SUMMARY_PROMPT:  # a compaction's summarizing call
         return "SUMMARY: they said hello"
     if system == CHAT:

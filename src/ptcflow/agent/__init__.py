@@ -27,6 +27,12 @@ from ptcflow.agent._api import (
     then as then,
 )
 from ptcflow.agent._as_tool import AgentCall as AgentCall
+from ptcflow.agent._handoff import (
+    MAX_HANDOFFS_EXCEEDED as MAX_HANDOFFS_EXCEEDED,
+    UNKNOWN_AGENT as UNKNOWN_AGENT,
+    HandoffCall as HandoffCall,
+    handoff as handoff,
+)
 from ptcflow.agent._llm_tool import LLMTool as LLMTool
 from ptcflow.agent._mission import MissionLimits as MissionLimits
 from ptcflow.agent._model import CallbackLLM as CallbackLLM, LLMRetry as LLMRetry
@@ -46,12 +52,15 @@ from ptcflow.agent.compiled._compile import CompileError as CompileError
 from ptcflow.agent.compiled._source import CompiledFileError as CompiledFileError
 
 __all__ = (
+    "MAX_HANDOFFS_EXCEEDED",
+    "UNKNOWN_AGENT",
     "AgentCall",
     "CallbackLLM",
     "CompileError",
     "CompiledAgent",
     "CompiledFileError",
     "CompiledMetadata",
+    "HandoffCall",
     "LLMRetry",
     "LLMTool",
     "MissionLimits",

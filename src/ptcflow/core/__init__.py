@@ -51,6 +51,7 @@ from ptcflow.core._protocol import (
 )
 from ptcflow.core._step import (
     Step as Step,
+    step_agent as step_agent,
     step_details as step_details,
     step_memory as step_memory,
     step_messages as step_messages,
@@ -115,6 +116,7 @@ __all__ = (
     "open_programs",
     "rebuild",
     "run_info_of",
+    "step_agent",
     "step_details",
     "step_memory",
     "step_messages",

@@ -34,7 +34,14 @@ from ptcflow.core._run_errors import (
     stalled,
     strategy_crashed,
 )
-from ptcflow.core._step import Step, step_details, step_memory, step_messages, step_summary
+from ptcflow.core._step import (
+    Step,
+    step_agent,
+    step_details,
+    step_memory,
+    step_messages,
+    step_summary,
+)
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
 from ptcflow.signals import (
@@ -746,5 +753,6 @@ class RunCore(Generic[F]):
             messages=step_messages(self.strategy, state),
             memory=step_memory(self.strategy, state),
             summary=step_summary(self.strategy, state),
+            agent=step_agent(self.strategy, state, self.name),
             **step_details(self.strategy, state, outcome),
         )

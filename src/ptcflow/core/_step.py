@@ -22,7 +22,7 @@ from ptcflow.signals import (
     Usage,
 )
 
-__all__ = ("Step", "step_details", "step_memory", "step_messages", "step_summary")
+__all__ = ("Step", "step_agent", "step_details", "step_memory", "step_messages", "step_summary")
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -72,6 +72,9 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         summary: the summary a compaction sent in place of the history's older messages
             (made by this run, or an earlier one reused); ``None`` when none was sent.
             ``summary=step.summary`` lets the next run reuse it (a session does so itself).
+        agent: the agent that answered: the run's own agent name, or, when the run handed
+            its conversation on (a handoff tool, see ``ptcflow.handoff``), the name of the
+            agent that answered at the end of the chain.
 
     Example:
         >>> Step(run_id="r", ok=True, value=5).unwrap()
@@ -99,6 +102,7 @@ class Step(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     pending: tuple[PendingCall, ...] = ()
     paused_run: PausedRun | None = None
     summary: Summary | None = None
+    agent: str = ""
 
     def __repr__(self) -> str:
         """Compact: the value (shortened), why it ended, turns and tokens; the trace,
@@ -201,3 +205,13 @@ def step_summary(strategy: Any, state: Any) -> Summary | None:
         return None
     made: Summary | None = summary(state)
     return made
+
+
+def step_agent(strategy: Any, state: Any, name: str) -> str:
+    """The agent that answered a finished run: ``strategy.answered_by(state)`` for a
+    strategy that can hand its conversation on (ReAct), when it names one; else ``name``,
+    the run's own agent."""
+    answered_by = getattr(strategy, "answered_by", None)
+    if answered_by is None or state is None:
+        return name
+    return answered_by(state) or name

@@ -3,14 +3,14 @@ given. The tool kind (``_kinds``) performs a call of such a tool as a child run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptcflow.signals import VALIDATION, Err, ErrorEnvelope
 
 if TYPE_CHECKING:
     from ptcflow.core import Step
-    from ptcflow.signals import Ok
+    from ptcflow.signals import Message, Ok
 
 __all__ = ("ChildTool", "ParentRun", "invalid_child_arguments")
 
@@ -30,6 +30,20 @@ class ParentRun:
             sub-call), whose result the program reads; False for a ``ToolExec``, whose
             result goes to the model.
         call_id: the tool call's id (the child run's id is ``{run_id}/{call_id}``).
+        conversation: the parent's conversation when the call was made (its strategy's
+            ``conversation(state)``: the history, then its own messages, the assistant
+            message making this call last); empty for a strategy that keeps none. A
+            handoff hands it on.
+        tools: the parent run's tools (a ``Toolbox``), which a plain strategy taking a
+            handoff shares.
+        handoffs: the agents that handed the conversation on to reach the parent run,
+            first to last (empty: the parent was started by the caller).
+        max_handoffs: ``Limits.max_handoffs`` of the Runtime.
+        agents: the agents the parent run may start by name (``agents=``), where a handoff
+            naming its agent by a string finds it.
+        notes: the tool's own notes about this call, from ``plan_child`` to
+            ``child_result`` (the same ``ParentRun`` is given to both; a handoff notes how
+            many messages it sent).
     """
 
     run_id: str
@@ -39,6 +53,12 @@ class ParentRun:
     inherit: Any
     from_program: bool
     call_id: str
+    conversation: tuple[Message, ...] = ()
+    tools: Any = None
+    handoffs: tuple[str, ...] = ()
+    max_handoffs: int = 8
+    agents: Any = None
+    notes: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @runtime_checkable

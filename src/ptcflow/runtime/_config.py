@@ -135,6 +135,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
         tool_limits: per-tool overrides, ``{"search": 2}``.
         sync_tool_threads: worker threads for synchronous tool functions.
         mission_timeout_ms: default deadline of a whole run (``None``: none).
+        max_handoffs: how many times one request's conversation may be handed from agent
+            to agent (``ptcflow.handoff``); the handoff past it fails the run with
+            ``max_handoffs_exceeded`` (a cycle A → B → A … ends there).
 
     Example:
         >>> Limits(per_tool=4, tool_limits={"search": 1}).limit_for_tool("search")
@@ -148,11 +151,13 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     tool_limits: dict[str, int] = {}
     sync_tool_threads: int = 40
     mission_timeout_ms: int | None = None
+    max_handoffs: int = 8
 
     def __post_init__(self) -> None:
         for name in ("max_directives", "per_provider", "per_tool", "mission_timeout_ms"):
             _positive("Limits", name, getattr(self, name))
         _positive("Limits", "sync_tool_threads", self.sync_tool_threads)
+        _positive("Limits", "max_handoffs", self.max_handoffs, allow_zero=True)
         for field, table in (
             ("provider_limits", self.provider_limits),
             ("tool_limits", self.tool_limits),

@@ -21,6 +21,7 @@ from ptcflow.runtime._options import RunOptions
 
 if TYPE_CHECKING:
     from ptcflow.core import Step
+    from ptcflow.signals import Message
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of", "typed_finish")
 
@@ -43,6 +44,9 @@ class RunPlan:
         finish: called with the run's Step when it ends; the Step it returns is the one
             the caller gets (a SubAgent attaches its child runs' Steps to its trace).
             Called once, when the run ends; what it raises is logged and ignored.
+        history: the conversation the run continues (``RunInfo.history``; a handoff's).
+        handoffs: for a run taking a conversation handed on (a handoff): the agents that
+            handed it on, first to last (counted against ``Limits.max_handoffs``).
 
     Example:
         >>> from ptcflow.strategies import ReAct
@@ -58,6 +62,8 @@ class RunPlan:
     name: str | None = None
     inherit: Any = None
     finish: Callable[[Step], Step] | None = None
+    history: tuple[Message, ...] = ()
+    handoffs: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -87,6 +87,7 @@ class LocalRun:
         "executor",
         "finish_step",
         "guards",
+        "handoffs",
         "inherit",
         "llm",
         "meter",
@@ -148,6 +149,8 @@ class LocalRun:
         """What the run's programs share from turn to turn (the program kind's)."""
         self.inherit: Any = None
         """What the run hands on to the child runs its tools start (``RunPlan.inherit``)."""
+        self.handoffs: tuple[str, ...] = ()
+        """The agents that handed the conversation on to reach this run (``RunPlan.handoffs``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
         self.guards: Any = None

@@ -15,6 +15,7 @@ from ptcflow.core import Decision, PausedRun, RunCore, Step, TerminalTable, canc
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelPrice, ModelSource, PriceTable
+from ptcflow.runtime._answering import answering_agent
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
@@ -519,6 +520,15 @@ class Runtime:
         it succeeds (its lock held throughout)."""
         async with session.turn() as turns:
             history, memory = conversation_of(turns)
+            if history and not hasattr(type(strategy), "plan_run"):
+                # handed on in an earlier turn: the agent that answered last goes on
+                agents = (
+                    self.agents if options.agents is None else {**self.agents, **options.agents}
+                )
+                box = self._toolbox if options.tools is None else Toolbox.build(options.tools)
+                strategy, answering = answering_agent(strategy, box, agents, history)
+                if answering is not box:
+                    options = msgspec.structs.replace(options, tools=answering)
             stored = last_summary(turns)
             keep = session.journal
             given = msgspec.structs.replace(
@@ -752,7 +762,10 @@ class Runtime:
         if plan is not None:
             strategy, input, name = plan.strategy, plan.input, plan.name
             tools = Toolbox.build(plan.tools)
-            source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
+            if plan.llm is not None and plan.llm is parent.llm:
+                pass  # the caller's own model (a handoff's)
+            else:
+                source = self.model_source if plan.llm is None else ModelSource.of(plan.llm)
             if isinstance(plan.timeout, float | int):
                 spent = 0.0 if held is None else held.elapsed_ms / 1000.0
                 deadline = min(deadline, parent.executor.clock() + plan.timeout - spent)
@@ -769,6 +782,7 @@ class Runtime:
             deadline=deadline,
             publish=self._publish,
             terminals=self._terminals,
+            history=plan.history if plan is not None else (),
             log=parent.executor.log,
         )
         if tools.may_pause:
@@ -784,6 +798,7 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+            child.handoffs = plan.handoffs
         else:
             child.finish_step = typed_finish(strategy)
         child.path = (*parent.path, core.name)

@@ -11,6 +11,7 @@ import msgspec
 from ptcflow.core import (
     Step,
     run_info_of,
+    step_agent,
     step_details,
     step_memory,
     step_messages,
@@ -167,6 +168,7 @@ def _replay_turn(
         messages=step_messages(strategy, state),
         memory=step_memory(strategy, state),
         summary=step_summary(strategy, state),
+        agent=step_agent(strategy, state, data.agent),
         **step_details(strategy, state),
     )
     return finish(step) if finish is not None else step

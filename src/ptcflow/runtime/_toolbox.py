@@ -27,7 +27,12 @@ class Toolbox:
     def __init__(self, tools: dict[str, Tool]) -> None:
         self.tools = tools
         self.specs = tuple(
-            ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
+            ToolSpec(
+                name=t.name,
+                description=t.description,
+                input_schema=t.input_schema,
+                handoff=_handoff_of(t.fn),
+            )
             for t in tools.values()
         )
         self.context_names = frozenset(n for n, t in tools.items() if t.context_param is not None)
@@ -99,6 +104,13 @@ def _runs_child(fn: Any) -> bool:
     """True for a :class:`~ptcflow.runtime.ChildTool` (checked by its two methods: a
     runtime-checkable protocol's ``isinstance`` costs ~20 µs, paid per child run)."""
     return callable(getattr(fn, "plan_child", None)) and callable(getattr(fn, "child_result", None))
+
+
+def _handoff_of(fn: Any) -> str:
+    """The agent a handoff tool's function hands the conversation to (its
+    ``handoff_agent`` attribute, a string), else ``""``."""
+    agent = getattr(fn, "handoff_agent", "")
+    return agent if isinstance(agent, str) else ""
 
 
 EMPTY = Toolbox({})

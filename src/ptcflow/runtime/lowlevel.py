@@ -15,6 +15,7 @@ face: pin the version you build on.
 
 from __future__ import annotations
 
+from ptcflow.runtime._answering import answering_agent as answering_agent
 from ptcflow.runtime._approvals import EXPIRED as EXPIRED
 from ptcflow.runtime._child import invalid_child_arguments as invalid_child_arguments
 from ptcflow.runtime._driver import (
@@ -50,6 +51,7 @@ __all__ = (
     "ModelChoice",
     "Performer",
     "Toolbox",
+    "answering_agent",
     "attach",
     "current_context",
     "detach",

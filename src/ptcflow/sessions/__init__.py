@@ -25,6 +25,7 @@ from ptcflow.sessions._errors import (
     SessionReplayError as SessionReplayError,
     StoreUnavailableError as StoreUnavailableError,
 )
+from ptcflow.sessions._filters import remove_all_tools as remove_all_tools
 from ptcflow.sessions._history import check_history as check_history
 from ptcflow.sessions._postgres import PostgresStore as PostgresStore
 from ptcflow.sessions._session import Session as Session, last_summary as last_summary
@@ -61,6 +62,7 @@ __all__ = (
     "history_digest",
     "last_summary",
     "plan_compaction",
+    "remove_all_tools",
     "summary_message",
     "turn_journal",
 )

@@ -8,6 +8,7 @@ __all__ = (
     "APPROVAL_REQUESTED",
     "APPROVAL_RESOLVED",
     "EMBED_RESULT",
+    "HANDOFF",
     "LLM_DELTA",
     "LLM_RESPONSE",
     "PROGRAM_PRINT",
@@ -45,6 +46,9 @@ REQUEST_FAILED: Final = "ai.request.failed"
 """A run ended in failure; ``data["result"]`` holds the Err envelope."""
 REQUEST_ERROR: Final = "ai.request.error"
 """A request was rejected (for example: busy); the terminal signal of ``EmitRequestError``."""
+HANDOFF: Final = "ai.handoff"
+"""A run hands its conversation to another agent: published by the handoff tool call
+(``call_id``) once the next agent's run is planned, just before it starts."""
 PROGRAM_PRINT: Final = "ai.program.print"
 """Output a program printed (``println`` and friends), published as it is printed by a
 ``RunProgram`` that streams (``RunProgram(stream=True)``); precedes its ``ai.program.result``."""
@@ -77,6 +81,7 @@ SIGNAL_TYPES: Final = frozenset(
         REQUEST_ERROR,
         PROGRAM_PRINT,
         PROGRAM_RESULT,
+        HANDOFF,
     }
 )
 """Every signal type ptcflow publishes."""

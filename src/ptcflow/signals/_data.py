@@ -32,6 +32,7 @@ from ptcflow.signals._program import ProgramMemory, ProgramResultData
 __all__ = (
     "DATA_TYPES",
     "EmbedResultData",
+    "HandoffData",
     "LLMDeltaData",
     "LLMResponseData",
     "ProgramPrintData",
@@ -108,6 +109,23 @@ class ToolResultData(_Data, frozen=True, kw_only=True):
     duration_ms: float = 0.0
 
 
+class HandoffData(_Data, frozen=True, kw_only=True):
+    """``ai.handoff``: the run hands its conversation to another agent (a handoff tool's
+    call, whose ``call_id`` the signal carries)."""
+
+    from_agent: str
+    """The agent that hands the conversation over (the run's agent name)."""
+    to_agent: str
+    """The agent that takes it (the next run's agent name)."""
+    tool_name: str
+    """The handoff tool the model called (``transfer_to_<agent>``)."""
+    messages: int = 0
+    """How many messages of the conversation the next agent sees (after the input filter)."""
+    chain: tuple[str, ...] = ()
+    """The agents that handed the conversation on before, first to last (``from_agent`` is
+    the last one); its length counts against ``Limits.max_handoffs``."""
+
+
 class RequestStartedData(_Data, frozen=True, kw_only=True):
     """``ai.request.started``: a run began with this input."""
 
@@ -159,5 +177,6 @@ DATA_TYPES: Final[dict[str, type[Any]]] = {
     t.APPROVAL_RESOLVED: ApprovalResolvedData,
     t.REQUEST_PAUSED: RequestPausedData,
     t.REQUEST_RESUMED: RequestResumedData,
+    t.HANDOFF: HandoffData,
 }
 """The ``data`` struct of each catalogued signal type (used to decode journals)."""

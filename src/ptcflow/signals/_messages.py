@@ -54,6 +54,9 @@ class ToolSpec(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_default
     name: str
     description: str = ""
     input_schema: dict[str, Any] = {}
+    handoff: str = ""
+    """The agent this tool hands the conversation to (a handoff tool, see
+    ``ptcflow.handoff``); empty for every other tool. Not sent to providers."""
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True):

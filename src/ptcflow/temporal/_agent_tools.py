@@ -12,15 +12,20 @@ mission's ``max_depth`` refuses a call too deep the same way, and the mission's 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ptcflow.agent.lowlevel import Lineage
+import msgspec
+
+from ptcflow.agent import AgentCall
+from ptcflow.agent.lowlevel import Lineage, past_max_handoffs, unknown_agent
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ParentRun, RunPlan, Unset
 from ptcflow.runtime.lowlevel import Toolbox
+from ptcflow.sessions import remove_all_tools
 from ptcflow.signals import Err
 from ptcflow.temporal._agents import WORKERS_MODEL, workers_model
-from ptcflow.temporal._refs import agent_ref, tool_ref
+from ptcflow.temporal._refs import agent_ref, path_of, tool_ref
 from ptcflow.temporal._spec import AgentTool, MissionBudget
 from ptcflow.tools import Tool, render_tool_signature
 
@@ -35,7 +40,14 @@ def mission_of(inherit: Any) -> MissionBudget | None:
 
 
 def plan_tools(
-    toolbox: Toolbox, *, caller: str, model: str | None, inherit: Any
+    toolbox: Toolbox,
+    *,
+    caller: str,
+    model: str | None,
+    inherit: Any,
+    agents: Mapping[str, Any] | None = None,
+    chain: tuple[str, ...] = (),
+    max_handoffs: int = 8,
 ) -> tuple[tuple[Any, ...], tuple[AgentTool, ...]]:
     """The references of ``toolbox``'s tools, and the plans of its agents used as tools.
 
@@ -44,6 +56,10 @@ def plan_tools(
         caller: the calling run's agent name.
         model: the model name the caller's strategy asks for (a ReAct caller's).
         inherit: the caller's ``RunPlan.inherit`` (a SubAgent's lineage), or ``None``.
+        agents: the run's ``agents=``, where a handoff naming its agent finds it.
+        chain: the handoffs planned to reach ``caller`` (a chain of SubAgents handing on
+            to each other is planned up to ``max_handoffs`` deep).
+        max_handoffs: ``TemporalOptions.max_handoffs``.
 
     Raises:
         UsageError: a tool that cannot be imported by name, or an agent that brings a
@@ -59,11 +75,117 @@ def plan_tools(
         from_program=True,
         call_id="",
     )
-    agents = tuple(_plan(t, parent) for n, t in toolbox.tools.items() if n in toolbox.child_names)
-    return refs, agents
+    everyone = dict(agents or {})
+    planned = tuple(
+        _handoff(t, parent, everyone, chain, max_handoffs)
+        if getattr(t.fn, "handoff_agent", "")
+        else _plan(t, parent, everyone, chain, max_handoffs)
+        for n, t in toolbox.tools.items()
+        if n in toolbox.child_names
+    )
+    return refs, planned
 
 
-def _plan(tool: Tool, parent: ParentRun) -> AgentTool:
+def _handoff(
+    tool: Tool,
+    parent: ParentRun,
+    agents: dict[str, Any],
+    chain: tuple[str, ...],
+    max_handoffs: int,
+) -> AgentTool:
+    """The plan of a handoff tool: the next agent (found in ``agents`` when named), its
+    tools (the caller's unless given), its input filter by name."""
+    fn: Any = tool.fn
+    name: str = fn.handoff_agent
+    filter_name, filter_path = _filter_of(tool.name, fn.input_filter)
+    target = fn.target
+    if isinstance(target, str):
+        if target not in agents:
+            refused = unknown_agent(tool.name, parent.name, target, agents)
+            return AgentTool(name=tool.name, agent=name, handoff=name, error=refused.error)
+        target = agents[target]
+    reached = (*chain, parent.name)
+    too_deep = past_max_handoffs(
+        tool.name,
+        parent.name,
+        reached,
+        name,
+        max_handoffs,
+        setting="TemporalOptions.max_handoffs",
+        raise_it="TemporalRuntime(options=TemporalOptions(max_handoffs=...))",
+    )
+    if too_deep is not None:
+        return AgentTool(name=tool.name, agent=name, handoff=name, error=too_deep.error)
+    if getattr(type(target), "plan_run", None) is not None:  # a SubAgent
+        planned = _plan(
+            Tool(tool.name, AgentCall(target, None, tool.name), signature=tool.signature),
+            parent,
+            agents,
+            reached,
+            max_handoffs,
+        )
+        return msgspec.structs.replace(
+            planned, handoff=name, input_filter=filter_name, filter_path=filter_path
+        )
+    if not callable(getattr(target, "conversation", None)):
+        raise UsageError(
+            f"handoff {tool.name!r}: agents[{fn.target!r}] is {type(target).__name__}, which "
+            "keeps no conversation; hand off to a ReAct or a SubAgent"
+        )
+    own = fn.tools
+    refs: tuple[Any, ...] = ()
+    specs: tuple[Any, ...] = ()
+    nested: tuple[AgentTool, ...] = ()
+    if own is not None:
+        box = Toolbox.build(own)
+        specs = box.specs
+        refs, nested = plan_tools(
+            box,
+            caller=name,
+            model=getattr(target, "model", None) or None,
+            inherit=None,
+            agents=agents,
+            chain=reached,
+            max_handoffs=max_handoffs,
+        )
+    return AgentTool(
+        name=tool.name,
+        agent=name,
+        strategy=agent_ref(target),
+        run_name=str(getattr(target, "name", "") or type(target).__name__),
+        tools=refs,
+        tool_specs=specs,
+        agent_tools=nested,
+        handoff=name,
+        input_filter=filter_name,
+        filter_path=filter_path,
+        continues=True,
+        caller_tools=own is None,
+    )
+
+
+def _filter_of(tool_name: str, input_filter: Any) -> tuple[str, str]:
+    """A handoff's input filter as a workflow runs it: ``("remove_all_tools", "")`` for
+    the built-in one (pure: the workflow runs it), ``("", path)`` for one of your own (a
+    worker imports it by path and runs it), ``("", "")`` for none.
+
+    Raises:
+        UsageError: a filter a worker cannot import by name (a lambda, a closure).
+    """
+    if input_filter is None:
+        return "", ""
+    if input_filter is remove_all_tools:
+        return "remove_all_tools", ""
+    return "", path_of(input_filter, f"the input filter of handoff {tool_name!r}")
+
+
+def _plan(
+    tool: Tool,
+    parent: ParentRun,
+    agents: dict[str, Any],
+    chain: tuple[str, ...],
+    max_handoffs: int,
+) -> AgentTool:
     fn: Any = tool.fn
     agent = getattr(getattr(fn, "agent", None), "name", None) or tool.name
     signature = None if tool.signature is None else tool.signature.render()
@@ -92,7 +214,13 @@ def _plan(tool: Tool, parent: ParentRun) -> AgentTool:
     box = Toolbox.build(planned.tools)
     name = planned.name or agent
     refs, nested = plan_tools(
-        box, caller=name, model=getattr(strategy, "model", None) or None, inherit=planned.inherit
+        box,
+        caller=name,
+        model=getattr(strategy, "model", None) or None,
+        inherit=planned.inherit,
+        agents=agents,
+        chain=chain,
+        max_handoffs=max_handoffs,
     )
     budget = mission_of(planned.inherit)
     return AgentTool(

@@ -21,7 +21,14 @@ from ptcflow.core import (
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
-from ptcflow.runtime.lowlevel import Toolbox, attach, current_context, detach, typed_finish
+from ptcflow.runtime.lowlevel import (
+    Toolbox,
+    answering_agent,
+    attach,
+    current_context,
+    detach,
+    typed_finish,
+)
 from ptcflow.sessions import (
     Session,
     SessionConflictError,
@@ -351,6 +358,8 @@ class TemporalRuntime:
             caller=label or "agent",
             model=getattr(strategy, "model", None) or None,
             inherit=planned.inherit,
+            agents=everyone,
+            max_handoffs=self.options.max_handoffs,
         )
         spec = RunSpec(
             agent=agent_ref(strategy),
@@ -363,7 +372,11 @@ class TemporalRuntime:
             agent_tools=agent_tools,
             mission=mission_of(planned.inherit),
             usage=None if limits is None else UsageBudget(limits=limits),
-            agents={n: agent_ref(s) for n, s in everyone.items()},
+            agents={  # RunChild's strategies (an agent given for handoffs is planned above)
+                n: agent_ref(s)
+                for n, s in everyone.items()
+                if getattr(type(s), "plan_run", None) is None
+            },
             deadline=None if timeout is None else time.time() + timeout,
             options=self.options,
             retry=self.retry,
@@ -420,6 +433,13 @@ class TemporalRuntime:
             )
         async with session.turn() as turns:
             history, memory = conversation_of(turns)
+            if history and getattr(type(target), "plan_run", None) is None:
+                # handed on in an earlier turn: the agent that answered last goes on
+                everyone = {**self.agents, **(options.agents or {})}
+                box = self.tools if options.tools is None else Toolbox.build(options.tools)
+                target, answering = answering_agent(target, box, everyone, history)
+                if answering is not box:
+                    options = msgspec.structs.replace(options, tools=answering)
             stored = last_summary(turns)
             index = len(turns)
             given = msgspec.structs.replace(

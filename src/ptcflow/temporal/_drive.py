@@ -37,11 +37,13 @@ from ptcflow.core import Approve, Deny, Flight, RunCore, Supply, TerminalTable, 
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
 from ptcflow.runtime.lowlevel import EXPIRED
 from ptcflow.signals import (
+    HANDOFF,
     INTERNAL,
     TOOL_RESULT,
     TOOL_STARTED,
     Err,
     ErrorEnvelope,
+    HandoffData,
     Ok,
     Signal,
     ToolResultData,
@@ -305,6 +307,8 @@ class Driver:
         if isinstance(d, RunChild):
             return await family.run_child(d, self.deadline, traceparent)
         if isinstance(d, ToolExec) and d.tool_name in family.agent_tools:
+            if family.agent_tools[d.tool_name].handoff:
+                return await self._handoff(flight, d, from_program=False)
             return await family.agent_call(
                 d, from_program=False, deadline=self.deadline, traceparent=traceparent
             )
@@ -490,12 +494,15 @@ class Driver:
         core.emit(sub, TOOL_STARTED, ToolStartedData(tool_name=p.name, arguments=p.arguments))
         self._poke()
         began = _now()
-        result = await self.family.agent_call(
-            sub_d,
-            from_program=True,
-            deadline=self.deadline,
-            traceparent=flight.traceparent or self.spec.traceparent,
-        )
+        if self.family.agent_tools[p.name].handoff:
+            result = await self._handoff(sub, sub_d, from_program=True)
+        else:
+            result = await self.family.agent_call(
+                sub_d,
+                from_program=True,
+                deadline=self.deadline,
+                traceparent=flight.traceparent or self.spec.traceparent,
+            )
         now = _now()
         ms = (now - began) * 1000.0
         core.finish(sub, result, now, duration_ms=ms)
@@ -503,6 +510,27 @@ class Driver:
         data = ToolResultData(tool_name=p.name, result=result, duration_ms=ms)
         line = Signal(type=TOOL_RESULT, source="ptcflow", id="", time="", data=data)
         return msgspec.Raw(encode_signal(line))
+
+    async def _handoff(self, flight: Flight, d: ToolExec, *, from_program: bool) -> Ok[Any] | Err:
+        """A handoff call: the conversation as it stands (the strategy's), ``ai.handoff``
+        emitted on ``flight``, the next agent's child workflow (``Family.handoff_call``)."""
+        core = self.core
+        kept = getattr(core.strategy, "conversation", None)
+        conversation = tuple(kept(core.state)) if kept is not None else ()
+
+        def emit(data: HandoffData) -> None:
+            core.emit(flight, HANDOFF, data)
+            self._poke()
+
+        return await self.family.handoff_call(
+            d,
+            conversation,
+            caller=core.name,
+            from_program=from_program,
+            deadline=self.deadline,
+            traceparent=flight.traceparent or self.spec.traceparent,
+            emit=emit,
+        )
 
     def _agents_of(self, d: Directive) -> tuple[str, ...]:
         """The agents used as tools a program may call (suspending it)."""

@@ -29,16 +29,49 @@ from temporalio import workflow
 from temporalio.exceptions import CancelledError, ChildWorkflowError
 
 from ptcflow.agent import MissionLimits
-from ptcflow.agent.lowlevel import Mission, attach_children, call_result, resolve_context
+from ptcflow.agent.lowlevel import (
+    Mission,
+    attach_children,
+    call_result,
+    filtered_history,
+    handoff_result,
+    past_max_handoffs,
+    resolve_context,
+)
 from ptcflow.core import journal_safe
 from ptcflow.directives import Directive, RunChild, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime import ProviderError, Step, UsageMeter
 from ptcflow.runtime.lowlevel import invalid_child_arguments
-from ptcflow.signals import INTERNAL, UNKNOWN_TOOL, VALIDATION, Err, ErrorEnvelope, Ok
+from ptcflow.sessions import check_history, remove_all_tools
+from ptcflow.signals import (
+    INTERNAL,
+    TOOL_RESULT,
+    UNKNOWN_TOOL,
+    VALIDATION,
+    Err,
+    ErrorEnvelope,
+    HandoffData,
+    Message,
+    Ok,
+    ToolResultData,
+)
 from ptcflow.signature import Signature, parse
-from ptcflow.temporal._placement import failure_of
-from ptcflow.temporal._spec import AgentTool, MissionBudget, RunResult, RunSpec, UsageBudget
+from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE
+from ptcflow.temporal._filters import FILTER_TOOL, run_input_filter
+from ptcflow.temporal._placement import failure_of, perform_activity, place
+from ptcflow.temporal._refs import ToolRef, path_of
+from ptcflow.temporal._spec import (
+    ActivityCall,
+    AgentTool,
+    MissionBudget,
+    RunResult,
+    RunSpec,
+    Typed,
+    UsageBudget,
+    decode_lines,
+    payload_size,
+)
 
 __all__ = ("RUN_WORKFLOW", "Family")
 
@@ -239,6 +272,151 @@ class Family:
             self.steps[call.id] = step
         return call_result(plan.agent, step, from_program=from_program)
 
+    async def handoff_call(
+        self,
+        call: ToolExec,
+        conversation: tuple[Message, ...],
+        *,
+        caller: str,
+        from_program: bool,
+        deadline: float,
+        traceparent: str | None,
+        emit: Callable[[HandoffData], None],
+    ) -> Ok[Any] | Err:
+        """A call of a handoff tool: the next agent run as a child workflow on the
+        conversation (through the handoff's filter), ``ai.handoff`` emitted before it
+        starts; the result a strategy ends its run with (as locally: ``handoff_result``)."""
+        plan = self.agent_tools[call.tool_name]
+        if plan.error is not None:
+            return Err(error=plan.error)
+        spec = self.spec
+        name = plan.handoff
+        chain = (*spec.handoffs, caller)
+        refused = past_max_handoffs(
+            plan.name,
+            caller,
+            chain,
+            name,
+            spec.options.max_handoffs,
+            setting="TemporalOptions.max_handoffs",
+            raise_it="TemporalRuntime(options=TemporalOptions(max_handoffs=...))",
+        )
+        if refused is not None:
+            return refused
+        history = filtered_history(
+            conversation,
+            call_id=call.id,
+            tool_name=plan.name,
+            agent=name,
+            input_filter=remove_all_tools if plan.input_filter == "remove_all_tools" else None,
+        )
+        if isinstance(history, Err):
+            return history
+        if plan.filter_path:  # your own filter: a worker runs it
+            history = await self._filter_on_worker(call, plan, history, deadline)
+            if isinstance(history, Err):
+                return history
+        input: Any = {"continue": True}
+        if not plan.continues:
+            values = self._context(plan, call.arguments)
+            if isinstance(values, Err):
+                return values
+            input = values
+        assert plan.strategy is not None
+        if plan.timeout is not None:
+            deadline = min(deadline, _now() + plan.timeout)
+        mission = self.mission
+        budget = (
+            MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
+            if mission is not None
+            else MissionBudget(turn_budget=plan.turn_budget)
+        )
+        own = not plan.caller_tools
+        child = RunSpec(
+            agent=plan.strategy,
+            input=input,
+            run_id=f"{spec.run_id}/{call.id}",
+            request_id=call.request_id or self.request_id,
+            parent_run_id=spec.run_id,
+            name=plan.run_name,
+            tools=plan.tools if own else spec.tools,
+            tool_specs=plan.tool_specs if own else spec.tool_specs,
+            agent_tools=plan.agent_tools if own else spec.agent_tools,
+            agents=spec.agents,
+            deadline=None if deadline == math.inf else deadline,
+            options=spec.options,
+            retry=spec.retry,
+            observe=spec.observe,
+            traceparent=traceparent,
+            mission=None if plan.continues else budget,
+            history=history,
+            handoffs=chain,
+        )
+        too_large = _too_large(child, spec, f"handoff {plan.name!r} to {name!r}")
+        if too_large is not None:
+            return too_large
+        emit(
+            HandoffData(
+                from_agent=caller,
+                to_agent=plan.run_name or name,
+                tool_name=plan.name,
+                messages=len(history),
+                chain=chain,
+            )
+        )
+        result = await self._execute(call, child)
+        if isinstance(result, Err):
+            return result
+        if mission is not None and not plan.continues:
+            mission.turns_used += result.turns_used - budget.used
+        return handoff_result(name, result.step, sent=len(history), from_program=from_program)
+
+    async def _filter_on_worker(
+        self, call: ToolExec, plan: AgentTool, history: tuple[Message, ...], deadline: float
+    ) -> tuple[Message, ...] | Err:
+        """``history`` through the handoff's own input filter, run by a worker (an
+        activity: the filter is user code), checked as locally."""
+        spec = self.spec
+        ref = ToolRef(name=FILTER_TOOL, path=_RUN_FILTER, blocking=True)
+        d = ToolExec(
+            id=f"{call.id}/filter",
+            tool_name=FILTER_TOOL,
+            arguments={"filter": plan.filter_path, "messages": msgspec.to_builtins(history)},
+            request_id=call.request_id,
+            iteration=call.iteration,
+            max_retries=0,
+        )
+        where = place(spec, {FILTER_TOOL: ref}, d, _now(), deadline)
+        activity = ActivityCall(
+            directive=Typed.of(d),
+            run_id=spec.run_id,
+            parent_run_id=spec.parent_run_id,
+            tool=ref,
+            max_attempts=where.max_attempts,
+            max_payload_bytes=spec.options.max_payload_bytes,
+        )
+        too_large = _too_large(activity, spec, f"the input filter of handoff {plan.name!r}")
+        if too_large is not None:
+            return too_large
+        outcome = await perform_activity(d, activity, where, spec.options)
+        label = plan.filter_path.rpartition(":")[2]
+        where_ = f"handoff {plan.name!r} (to {plan.handoff!r}): the input filter {label!r}"
+        result: Any = outcome.error and Err(error=outcome.error)
+        for signal in decode_lines(outcome.signals):
+            if signal.type == TOOL_RESULT and isinstance(signal.data, ToolResultData):
+                result = signal.data.result
+        if not isinstance(result, Ok):
+            error = result.error if isinstance(result, Err) else _unknown()
+            return _error(VALIDATION, f"{where_} failed on the worker: {error.message}")
+        try:
+            return check_history(msgspec.convert(result.payload, tuple[Message, ...]))
+        except (UsageError, msgspec.ValidationError) as exc:
+            return _error(
+                VALIDATION,
+                f"{where_} returned a history the next agent cannot continue: {exc}. Keep "
+                "every tool call with its result (or drop both)",
+            )
+
     def _context(self, plan: AgentTool, arguments: Any) -> dict[str, Any] | Err:
         """The child's context: the arguments checked by the tool's signature, as a
         local call of the tool checks them."""
@@ -287,6 +465,25 @@ class Family:
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+_RUN_FILTER = path_of(run_input_filter, "the input filter runner")
+
+
+def _too_large(payload: Any, spec: RunSpec, what: str) -> Err | None:
+    """The ``payload_too_large`` error of sending ``payload`` (a conversation) past the
+    run's ``max_payload_bytes``, or ``None``."""
+    limit = spec.options.max_payload_bytes
+    if limit is None:
+        return None
+    size = payload_size(payload, limit)
+    if size <= limit:
+        return None
+    return _error(
+        PAYLOAD_TOO_LARGE,
+        f"{what}: the conversation takes {size} bytes compressed, more than the {limit} "
+        "bytes a Temporal history event may hold: compact it (Compaction), filter it "
+        "(input_filter=remove_all_tools), or keep large payloads in external storage "
+        "(see docs/temporal.md, Limits)",
+    )
 
 
 def _meter(budget: UsageBudget) -> UsageMeter:

@@ -68,6 +68,9 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
             return: larger ones end the directive with a ``payload_too_large`` error
             instead of being refused by the server (``None``: no check, for deployments
             that keep large payloads in external storage). Temporal's own limit is 2 MB.
+        max_handoffs: how many times one request's conversation may be handed from agent
+            to agent (``ptcflow.handoff``), as ``Limits.max_handoffs`` locally: the
+            handoff past it fails the run with ``max_handoffs_exceeded``.
 
     Raises:
         ConfigError: a field is out of range (the message names it).
@@ -88,6 +91,7 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
     continue_as_new_events: int | None = None
     signal_tail: int = 2_000
     max_payload_bytes: int | None = 2_000_000
+    max_handoffs: int = 8
 
     def __post_init__(self) -> None:
         _queue("task_queue", self.task_queue)
@@ -115,7 +119,7 @@ class TemporalOptions(msgspec.Struct, frozen=True, kw_only=True):
         _ms("continue_as_new_events", self.continue_as_new_events, optional=True)
         _ms("worker_grace_ms", self.worker_grace_ms, optional=True)
         _ms("max_payload_bytes", self.max_payload_bytes, optional=True)
-        for field in ("lost_worker_retries", "signal_tail"):
+        for field in ("lost_worker_retries", "signal_tail", "max_handoffs"):
             value = getattr(self, field)
             if value is None and field == "lost_worker_retries":
                 continue

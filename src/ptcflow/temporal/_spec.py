@@ -137,6 +137,21 @@ class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
     turn_budget: int = 20
     """The budget of the mission a call starts when its caller has none (a ReAct run)."""
     error: ErrorEnvelope | None = None
+    handoff: str = ""
+    """Set on a handoff tool (``ptcflow.handoff``): the next agent's name. A call runs the
+    agent as a child workflow given the conversation (through ``input_filter``); its
+    answer ends the caller's run."""
+    input_filter: str = ""
+    """A handoff's input filter, by name: ``""`` (the whole conversation) or
+    ``"remove_all_tools"`` (the filters a workflow may run: they are pure)."""
+    filter_path: str = ""
+    """A handoff's input filter of your own, by import path: a worker runs it (an
+    activity), as it runs a tool."""
+    continues: bool = False
+    """A handoff to a strategy (a ReAct): its input is ``{"continue": True}`` (else a
+    SubAgent: the call's arguments, checked by ``signature``, are its context)."""
+    caller_tools: bool = False
+    """A handoff to a strategy given no tools of its own: it gets the caller's."""
 
 
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -182,6 +197,9 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     summary: Summary | None = None
     """An earlier summary of the history the compaction may reuse (``summary=``, or its
     session's last)."""
+    handoffs: tuple[str, ...] = ()
+    """The agents that handed the conversation on to reach this run, first to last
+    (bounded by ``options.max_handoffs``)."""
 
 
 class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):

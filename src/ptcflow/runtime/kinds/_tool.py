@@ -20,12 +20,15 @@ from ptcflow.runtime.kinds._base import Handler, Kind, tool_close, tool_span, va
 from ptcflow.runtime.kinds._llm import llm_kinds
 from ptcflow.runtime.kinds._program import PROGRAM_KIND
 from ptcflow.signals import (
+    HANDOFF,
     INTERNAL,
     TOOL_ERROR,
     TOOL_STARTED,
     UNKNOWN_TOOL,
     Err,
     ErrorEnvelope,
+    HandoffData,
+    Message,
     Ok,
     ToolStartedData,
     json_safe,
@@ -140,6 +143,13 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Park
         values = dict(checked.value)
     parent = ctx.parent
     strategy = run.strategy
+    fn: Any = tool.fn
+    handoff = bool(getattr(fn, "handoff_agent", ""))
+    conversation: tuple[Message, ...] = ()
+    if handoff:  # the conversation as it stands, the call making the handoff last
+        kept = getattr(strategy, "conversation", None)
+        if kept is not None:
+            conversation = tuple(kept(run.core.state))
     parent_run = ParentRun(
         run_id=run.run_id,
         name=run.name,
@@ -148,11 +158,17 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Park
         inherit=run.inherit,
         from_program=parent is not None and isinstance(parent.directive, RunProgram),
         call_id=d.id,
+        conversation=conversation,
+        tools=run.tools,
+        handoffs=run.handoffs,
+        max_handoffs=run.executor.limits.max_handoffs,
+        agents=run.agents,
     )
-    fn: Any = tool.fn
     planned = fn.plan_child(parent_run, values)
     if isinstance(planned, Err):
         return planned
+    if handoff and not (run.paused_children and d.id in run.paused_children):
+        _handed_off(ctx, tool.name, planned)  # once: not again when its paused child resumes
     try:
         step = await run.performer.run_child(ctx, planned, None)
     except ResumeError as exc:  # its paused child is not the agent's run any more
@@ -168,6 +184,26 @@ async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Park
         return child_parked(d.id, step)
     result: Ok[Any] | Err = fn.child_result(parent_run, step)
     return result
+
+
+def _handed_off(ctx: DirectiveContext, tool_name: str, planned: Any) -> None:
+    """Publish ``ai.handoff`` for the handoff ``planned`` (its span: attributes and an
+    event on the call's ``execute_tool`` span, under which the next agent's run nests)."""
+    run = ctx.run
+    to_agent = planned.name or ""
+    data = HandoffData(
+        from_agent=run.name,
+        to_agent=to_agent,
+        tool_name=tool_name,
+        messages=len(planned.history),
+        chain=planned.handoffs,
+    )
+    ctx.emit(HANDOFF, data)
+    span = ctx.span
+    if span is not None:
+        attrs = {"ptcflow.handoff.from": run.name, "ptcflow.handoff.to": to_agent}
+        span.set_attributes(attrs)
+        span.add_event(HANDOFF, {**attrs, "ptcflow.handoff.messages": len(planned.history)})
 
 
 def child_parked(call_id: str, step: Step) -> Parked:

@@ -311,8 +311,14 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
         state = _replace(state, react=new, calls=calls, usage=usage, **times)
         if new.status == "failed":
             error = new.error or ErrorEnvelope.make("internal", "the model call failed")
+            if new.reason == "handoff_failed":  # the agent handed to failed: so does this run
+                return failed(
+                    state, error.type, error.message, error.type, error=error, op="handoff"
+                ), _NONE
             reason = error.type if error.type in _OWN_REASONS else "llm_error"
             return failed(state, reason, error.message, error.type, error=error, op="llm"), _NONE
+        if new.status == "completed" and new.agent:  # handed over: the next agent answered
+            return _replace(state, status="completed", value=new.value, reason="handoff"), _NONE
         if new.status == "completed":
             return self._answer(react, state, new, signal)
         asks = [d for d in out if isinstance(d, LLMGenerate)]
@@ -383,6 +389,12 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
                            total_ms=span_ms(state.first_time, state.last_time),
                            usage=state.usage) if keep else None  # fmt: skip
         return ended_outcome(state, trace, self.signature)
+
+    def answered_by(self, state: JsonState) -> str | None:
+        """The agent that answered, when the run handed its conversation on (a handoff
+        tool); ``None``: this run's own agent."""
+        react = state.react
+        return react.agent or None if react is not None else None
 
     def snapshot(self, state: JsonState) -> Any:
         """The state as plain JSON data."""

@@ -71,6 +71,11 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         summary: the summary of the history the run sent (made or reused), if any.
         compacting: the compaction under way while ``status == "compacting"``.
         prompt: the user message waiting for the summary while compacting.
+        handoff_tools: the names of the run's handoff tools (``ToolSpec.handoff`` set).
+        handoff: the call id of the handoff tool call in flight (the model handed the
+            conversation to another agent), else ``None``.
+        agent: the agent that answered, once a handoff completed the run (``""``: this
+            run's own agent).
     """
 
     run_id: str
@@ -97,6 +102,9 @@ class ReActState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     summary: Summary | None = None
     compacting: CompactionPlan | None = None
     prompt: str = ""
+    handoff_tools: tuple[str, ...] = ()
+    handoff: str | None = None
+    agent: str = ""
 
     @property
     def busy(self) -> bool:

@@ -58,6 +58,7 @@ from ptcflow.signals import (
     tool_result_content,
 )
 from ptcflow.signature import ConversionError, Converter, import_type
+from ptcflow.strategies.react._handoff import handoff_answer, handoff_directives
 from ptcflow.strategies.react._output import (
     OutputType,
     check_answer,
@@ -177,7 +178,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         new user message; with ``run.compaction``, shrunk first (see
         :class:`~ptcflow.sessions.Compaction`): when a summary of its older part is due,
         the run starts ``compacting`` with the summarizing call (``{run_id}/compact``),
-        and its own first call follows the answer.
+        and its own first call follows the answer. The input ``{"continue": True}`` adds
+        no user message: the model answers the history as it stands (how a conversation
+        handed over by a handoff is taken on; refused as invalid input without a history).
 
         With ``run.input=None`` the run waits (``idle``) for an ``ai.request.started``
         that a host delivers (``Runtime.run`` cannot: it ends such a run as ``stalled``).
@@ -185,6 +188,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         """
         raw_input = run.input
         prompt = raw_input if isinstance(raw_input, str) else _prompt_of(raw_input)
+        tools = run.tools
+        handoff_tools = _handoff_names(tools) if tools else ()
         system = self.system_prompt
         if self.output_spec is not None:
             typed = output_prompt(self.output_spec)
@@ -206,21 +211,22 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 history = compacted_history(plan, None)
         if history:
             messages += history
-        if prompt is None:
+        if prompt is not None:
+            messages += (Message(role="user", content=prompt),)
+        elif not (history and _continues(raw_input)):
             state = ReActState(
                 run_id=run.run_id,
                 request_id=run.request_id,
                 messages=messages,
-                tools=run.tools,
+                tools=tools,
                 opening=opening,
+                handoff_tools=handoff_tools,
             )
             if raw_input is None:
                 return state, _NONE
             return self._invalid_input(state, raw_input, run.request_id), _NONE
         run_id = run.run_id
         request_id = run.request_id
-        tools = run.tools
-        messages += (Message(role="user", content=prompt),)
         directive = self._llm_directive(run_id, 1, request_id, 1, messages, tools)
         call_id = directive.id
         state = ReActState(
@@ -236,6 +242,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             earlier=earlier,
             shown=len(history) if earlier else 0,
             summary=summary,
+            handoff_tools=handoff_tools,
         )
         return state, (directive,)
 
@@ -273,6 +280,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             earlier=run.history,
             compacting=plan,
             prompt=prompt,
+            handoff_tools=_handoff_names(run.tools) if run.tools else (),
         )
         return state, (directive,)
 
@@ -325,7 +333,7 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         if state.status not in _ENDED:
             return None
         if state.status == "completed":
-            value = state.text if self.output_spec is None else state.value
+            value = state.text if self.output_spec is None and not state.agent else state.value
             return Outcome(result=Ok(payload=value), usage=state.usage, reason=state.reason)
         error = state.error or ErrorEnvelope.make("internal", "run failed without an error")
         return Outcome(result=Err(error=error), usage=state.usage, reason=state.reason)
@@ -335,6 +343,11 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         prompt left out: it belongs to the strategy, not to the conversation); the
         whole history, even when a compaction sent less of it."""
         return state.conversation
+
+    def answered_by(self, state: ReActState) -> str | None:
+        """The agent that answered, when the run handed its conversation on (a handoff
+        tool): the last agent of the chain; ``None``: this run's own agent."""
+        return state.agent or None
 
     def snapshot(self, state: ReActState) -> Any:
         """Return the state as plain JSON data (dicts, lists, strings, numbers)."""
@@ -373,12 +386,17 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
         self, state: ReActState, raw_input: Any, request_id: str | None
     ) -> ReActState:
         kind = type(raw_input).__name__
-        error = ErrorEnvelope.make(
-            VALIDATION,
+        message = (
             f"ReAct({self.name!r}) input must be a string or a mapping with a string "
-            f"'prompt', got {kind}",
-            {"input_type": kind},
+            f"'prompt', got {kind}"
         )
+        if _continues(raw_input):
+            message = (
+                f"ReAct({self.name!r}) got {{'continue': True}}, which answers a conversation "
+                "as it stands, but the run has no history: pass history= (or session=), or "
+                "a prompt"
+            )
+        error = ErrorEnvelope.make(VALIDATION, message, {"input_type": kind})
         return _replace(
             state, status="failed", request_id=request_id, error=error, reason="invalid_input"
         )
@@ -518,9 +536,12 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             usage=usage,
             text=text,
         )
-        return state, tool_directives(
+        directives = tool_directives(
             state, calls, timeout_ms=self.tool_timeout_ms, max_retries=self.tool_max_retries
         )
+        if state.handoff_tools:
+            return handoff_directives(state, calls, directives)
+        return state, directives
 
     def _final_answer(
         self, state: ReActState, text: str, usage: Usage
@@ -604,6 +625,8 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
                 return state, _NONE  # still waiting (or the result was ignored)
             messages = complete
         # The batch is complete: the next state holds no pending calls.
+        if state.handoff is not None and cancelled is None:
+            return self._handed_over(state, messages, signal.call_id, result), _NONE
         if cancelled is not None:
             failed = _replace(
                 state,
@@ -622,6 +645,40 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             )
             return done, _NONE
         return self._ask(state, messages, state.iteration + 1)
+
+    def _handed_over(
+        self,
+        state: ReActState,
+        messages: tuple[Message, ...],
+        last_id: str | None,
+        last: Ok[Any] | Err,
+    ) -> ReActState:
+        """The batch holding the handoff call is complete: the run ends with the answer of
+        the agent that took the conversation (its messages appended), or fails with its
+        error (the conversation was handed over: this agent does not take it back)."""
+        call_id = state.handoff
+        result = last if call_id == last_id else None
+        if result is None:
+            result = next((c.result for c in state.pending if c.id == call_id), None)
+        if type(result) is Ok:
+            done = handoff_answer(state, messages, result.payload)
+            if done is not None:
+                return done
+            error = ErrorEnvelope.make(
+                VALIDATION,
+                f"ReAct({self.name!r}): the result of handoff call {call_id!r} is not a "
+                "handoff's answer (a mapping with 'agent', 'value', 'messages' and 'note')",
+                {"call_id": call_id},
+                retryable=False,
+            )
+        elif isinstance(result, Err):
+            error = result.error
+        else:  # pragma: no cover - a complete batch holds every result
+            error = ErrorEnvelope.make("internal", f"handoff call {call_id!r} has no result")
+        return _replace(
+            state, status="failed", messages=messages, pending=(), handoff=None, error=error,
+            reason="handoff_failed",
+        )  # fmt: skip
 
     def _on_request(
         self, state: ReActState, signal: Signal
@@ -650,7 +707,9 @@ class ReAct(msgspec.Struct, frozen=True, kw_only=True):
             return self._invalid_input(state, raw_input, request_id), _NONE
         messages = state.messages + (Message(role="user", content=prompt),)  # noqa: RUF005
         # A new request: a clean slate, then the first model call of its first iteration.
-        state = _replace(state, request_id=request_id, text="", value=None, error=None, reason="")
+        state = _replace(
+            state, request_id=request_id, text="", value=None, error=None, reason="", agent=""
+        )
         return self._ask(state, messages, 1)
 
     def _on_request_failed(
@@ -680,6 +739,20 @@ _ON: Final[dict[str, _On]] = {
     REQUEST_FAILED: ReAct._on_request_failed,
 }
 """The signal types ReAct folds, and how; every other type is ignored."""
+
+
+def _handoff_names(tools: tuple[ToolSpec, ...]) -> tuple[str, ...]:
+    """The names of the handoff tools among ``tools`` (usually none)."""
+    names: tuple[str, ...] = ()
+    for spec in tools:
+        if spec.handoff:
+            names += (spec.name,)
+    return names
+
+
+def _continues(raw_input: Any) -> bool:
+    """True for the input ``{"continue": True}``: answer the history as it stands."""
+    return isinstance(raw_input, Mapping) and raw_input.get("continue") is True
 
 
 def _prompt_of(raw_input: Any) -> str | None:
