@@ -465,7 +465,7 @@ def report(r: dict[str, Any]) -> bool:
         f"({r['server_cpu_s'] / r['wall_s']:.0%} of a core; {r['server_cpu_s'] / r['clients'] * 1e3:.1f} ms a run)"
     )
     worst = max(r["lag_ms"])
-    ok = worst <= BUDGET_MS
+    ok: bool = worst <= BUDGET_MS
     print(f"budget: no client > {BUDGET_MS:.0f} ms behind another: max {worst:.1f} ms {'PASS' if ok else 'MISS'}")  # fmt: skip
     slow = r.get("slow")
     if slow is not None:
