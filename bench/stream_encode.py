@@ -21,6 +21,12 @@ encoding adds at most 10% to the run (ratio to ``drain`` <= 1.10).
 
     .venv/bin/python bench/stream_encode.py            # 11 rounds of 400 runs
     .venv/bin/python bench/stream_encode.py --quick    # 3 rounds of 100 runs
+    .venv/bin/python bench/stream_encode.py --breakdown  # where the encoding's time goes
+
+``--breakdown`` records one run's signals, then times each encoder on them alone (the
+fastest of 7 repeats of 2,000 encodings: load on the machine only ever adds time) next to
+the drained run (the fastest of its rounds), and the pieces of AG-UI's state: folding the
+signals into the mission tree (``Mission.add``), and the tree's nodes as JSON.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import msgspec
 
 from ptcflow.runtime import LLMRequest, Runtime
 from ptcflow.serve import AGUIStream, UIMessageStream
@@ -119,12 +126,61 @@ async def _measure(variant: str, runs: int) -> tuple[float, int]:
     return spent / runs, out[0]
 
 
+async def _record() -> list[Signal]:
+    bus = SignalBus()
+    async with Runtime(llm=ScriptedLLM(model), tools=[add], bus=bus) as rt:
+        sub = bus.subscribe("**", buffer=1 << 16)
+        await rt.run(ReAct(stream=True), "2 + 3?", run_id="r1")
+        return list(sub.drain_nowait())
+
+
+def breakdown(rounds: int, runs: int) -> int:
+    """Each encoder's CPU per run on one recorded run, against the drained run."""
+    import timeit
+
+    from ptcflow.trace import Mission
+
+    signals = anyio.run(_record)
+    drain = min(anyio.run(_measure, "drain", runs)[0] for _ in range(rounds))
+
+    def best(fn: Callable[[], object]) -> float:
+        return min(timeit.repeat(fn, number=2000, repeat=7)) / 2000
+
+    def fold() -> Mission:
+        mission = Mission()
+        for signal in signals:
+            if signal.type != "ai.llm.delta":  # as AGUIStream folds them
+                mission.add(signal)
+        return mission
+
+    folded = fold()
+    nodes = [node.to_json() for node in folded.walk()]
+    encode = msgspec.json.Encoder().encode
+    pieces = {
+        "agui (with state)": best(lambda: _agui("r1").feed_many(signals)),
+        "agui-nostate": best(lambda: _agui_nostate("r1").feed_many(signals)),
+        "aisdk": best(lambda: _aisdk("r1").feed_many(signals)),
+        "  state: Mission.add of each signal": best(fold),
+        "  state: nodes to_json": best(lambda: [n.to_json() for n in folded.walk()]),
+        "  state: nodes as JSON bytes": best(lambda: encode(nodes)),
+    }
+    print(f"stream_encode --breakdown: one recorded run ({len(signals)} signals), encoded whole")
+    print(f"drained run (fastest of {rounds} rounds of {runs}): {drain * 1e6:.1f} µs CPU")
+    print(f"{'':<40}{'µs/run':>8}{'share of the run':>18}")
+    for name, spent in pieces.items():
+        print(f"{name:<40}{spent * 1e6:>8.1f}{spent / drain:>17.1%}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of 100 runs")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--breakdown", action="store_true", help="where the time goes")
     args = parser.parse_args()
+    if args.breakdown:
+        return breakdown(args.rounds or 5, args.runs or 400)
     rounds = args.rounds or (3 if args.quick else 11)
     runs = args.runs or (100 if args.quick else 400)
     samples: dict[str, list[float]] = {v: [] for v in VARIANTS}

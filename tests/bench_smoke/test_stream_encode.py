@@ -22,3 +22,16 @@ def test_the_bench_runs_and_reports_each_variant() -> None:
     for variant in ("drain", "agui", "agui-nostate", "aisdk"):
         assert f"\n{variant} " in out.stdout
     assert "budget: each encoding <= 1.10x" in out.stdout
+
+
+def test_the_breakdown_reports_each_piece() -> None:
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--breakdown", "--rounds", "1", "--runs", "20"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    for piece in ("agui (with state)", "agui-nostate", "aisdk", "Mission.add", "to_json"):
+        assert piece in out.stdout

@@ -410,3 +410,32 @@ def test_a_print_seen_already_is_not_sent_again() -> None:
 
     assert printed(0, "a") == ["a"] and printed(1, "b") == ["b"]
     assert printed(0, "a") == [] and printed(1, "b") == [] and printed(2, "c") == ["c"]
+
+
+async def test_what_waits_for_a_busy_connection_goes_out_in_one_write() -> None:
+    bus = SignalBus()
+    busy = anyio.Event()
+    words = " ".join(f"w{n}" for n in range(20))
+    async with Runtime(llm=ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), words]), tools=[add], bus=bus) as rt:  # fmt: skip
+        app = agui_endpoint(rt, ReAct(stream=True), state=False)
+        handles = []
+        start = app.start
+
+        def spy(rt: Runtime, request: Any, run_id: str) -> Any:
+            handles.append(start(rt, request, run_id))
+            return handles[-1]
+
+        app.start = spy
+
+        async def slow_first_write(response: Response) -> None:
+            if len(response.chunks) == 1:  # the connection is busy until the run ends
+                await handles[0].wait()
+                busy.set()
+
+        with anyio.fail_after(10):
+            response = await call(app, body(), on_body=slow_first_write)
+    assert busy.is_set()
+    # the first write, then everything the run made meanwhile in one, then the (empty) end
+    assert len(response.chunks) == 2
+    assert types(response)[-1] == "RUN_FINISHED"
+    assert "".join(e.get("delta", "") for e in response.events() if e["type"] == "TEXT_MESSAGE_CONTENT") == words  # fmt: skip

@@ -1,11 +1,15 @@
 """One run streamed to one HTTP client as server-sent events: the part every protocol shares.
 
 A request body is read (bounded) and parsed by the protocol; a subscription to the
-Runtime's bus is opened *before* the run starts (no signal is missed); each signal of the
-run and of its child runs is encoded by the protocol's encoder and sent. The subscription
+Runtime's bus is opened *before* the run starts (no signal is missed), scoped to the run's
+tree (``run_tree=``: the bus hands each client the signals of its own run and of its child
+runs only, so a thousand clients cost a publish no more than one); each signal is encoded
+by the protocol's encoder and sent. The subscription
 is bounded (``buffer`` signals) with the ``"error"`` policy: a client that reads slower
 than the run produces falls behind by at most ``buffer`` signals, then gets the protocol's
-error event and is dropped. The bus never waits, so the run is never blocked by a client.
+error event and is dropped. The bus never waits, so the run is never blocked by a client. What is encoded
+while the connection is busy waits in the client's outbox and goes out in one send (a
+loaded server makes fewer, larger writes).
 A client that goes away (or is dropped) cancels its run, or leaves it running, as
 ``on_disconnect`` says.
 
@@ -17,11 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Runtime
@@ -129,16 +133,6 @@ class StreamStatistics:
         )
 
 
-def _owner(root: str) -> Callable[[Signal], bool]:
-    prefix = root + "/"
-
-    def owns(signal: Signal) -> bool:
-        run = signal.run_id or ""
-        return run == root or run.startswith(prefix)
-
-    return owns
-
-
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
     """The whole request body, or ``None`` when the client went away first. Raises
     :class:`BadRequest` (413) past ``limit`` bytes."""
@@ -193,26 +187,65 @@ async def _wait_quietly(handle: StartedRun) -> None:
         await handle.wait()
 
 
+class _Outbox:
+    """The chunks encoded for a client and not yet sent: filled without waiting by the
+    stream's reader, emptied by its writer (everything queued goes out in one send)."""
+
+    __slots__ = ("chunks", "closed", "since", "waiter")
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.closed = False
+        self.since: float | None = None  # when the send in progress began
+        self.waiter: anyio.Event | None = None
+
+    def put(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self.wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake()
+
+    def wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None:
+            waiter.set()
+
+
 async def _write(
-    pending: MemoryObjectReceiveStream[bytes],
-    send: Send,
-    scope: anyio.CancelScope,
-    flushed: anyio.Event,
-    stall: float,
-    stalled: anyio.Event,
+    outbox: _Outbox, send: Send, scope: anyio.CancelScope, flushed: anyio.Event
 ) -> None:
-    """Send the queued chunks; stop when one send takes longer than ``stall`` seconds (the
-    client stopped reading: it is dropped)."""
+    """Send the queued chunks (all that wait, as one body part) until the outbox closes."""
     try:
-        with scope, pending:
-            async for chunk in pending:
-                with anyio.move_on_after(stall) as waited:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if waited.cancelled_caught:
-                    stalled.set()
-                    return
+        with scope:
+            chunks = outbox.chunks
+            while chunks or not outbox.closed:
+                if not chunks:
+                    outbox.waiter = anyio.Event()
+                    await outbox.waiter.wait()
+                    continue
+                body = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
+                chunks.clear()
+                outbox.since = anyio.current_time()
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                outbox.since = None
     finally:
         flushed.set()
+
+
+async def _stall_watch(
+    outbox: _Outbox, stall: float, writer: anyio.CancelScope, stalled: anyio.Event
+) -> None:
+    """Stop the writer once a send has taken ``stall`` seconds (the client stopped reading:
+    it is dropped). One timer per client every ``stall / 2`` seconds, not one per send."""
+    while True:
+        await anyio.sleep(stall / 2)
+        since = outbox.since
+        if since is not None and anyio.current_time() - since >= stall:
+            stalled.set()
+            writer.cancel()
+            return
 
 
 class RunStreamEndpoint(Generic[R]):
@@ -230,12 +263,14 @@ class RunStreamEndpoint(Generic[R]):
             :class:`StartedRun`); the run must have that ``run_id``.
         stream: the protocol's encoder of one run: ``stream(request, run_id)``.
         headers: response headers besides ``content-type: text/event-stream``.
-        buffer: how many signals a client may fall behind before it is dropped.
+        buffer: how many signals a client may fall behind (and how many encoded chunks
+            may wait for its connection) before it is dropped.
         on_disconnect: ``"cancel"`` (default): a client that goes away or is dropped
             cancels its run; ``"continue"``: the run goes on to its end.
         max_body: the largest request body accepted, in bytes.
-        send_timeout: a client whose connection takes no data for this long (seconds)
-            is dropped (and its last event given up on after as long).
+        send_timeout: a client whose connection takes no data for this long (seconds;
+            checked every ``send_timeout / 2``) is dropped (and its last event given up
+            on after as long).
     """
 
     def __init__(
@@ -319,12 +354,12 @@ class RunStreamEndpoint(Generic[R]):
         run_id = run_id or new_id("run_")
         start = start or self.start
         stream = self.stream(request, run_id)
-        owns = _owner(run_id)
         stats = self.statistics
         gone = anyio.Event()
         dropped = False
         # subscribe before the run starts, so that no signal of it is missed
-        async with bus.subscribe("**", buffer=self.buffer, overflow="error") as signals:
+        # (only its run tree's signals: the bus routes them, nobody filters)
+        async with bus.subscribe(run_tree=run_id, buffer=self.buffer, overflow="error") as signals:
             handle = start(rt, request, run_id)
             self.handles[run_id] = handle
             stats.open += 1
@@ -344,45 +379,50 @@ class RunStreamEndpoint(Generic[R]):
                             ],
                         }
                     )
-                    chunks, pending = anyio.create_memory_object_stream[bytes](self.buffer)
+                    outbox = _Outbox()
                     writer = anyio.CancelScope()
                     flushed, stalled = anyio.Event(), anyio.Event()
-                    tg.start_soon(
-                        _write, pending, send, writer, flushed, self.send_timeout, stalled
-                    )
+                    tg.start_soon(_write, outbox, send, writer, flushed)
+                    tg.start_soon(_stall_watch, outbox, self.send_timeout, writer, stalled)
                     last = b""
                     failure: list[Exception] = []
                     reading = anyio.CancelScope()
                     tg.start_soon(_fail_on, handle, failure, reading)
                     try:
-                        with chunks:
-                            with reading:
-                                async for signal in signals:
-                                    # with what is buffered behind it: merged where it can be
-                                    batch = [s for s in (signal, *signals.drain_nowait()) if owns(s)]  # fmt: skip
-                                    chunk = stream.feed_many(batch)
-                                    if chunk:
-                                        chunks.send_nowait(chunk)  # never waits for the client
-                                    if stream.done:
-                                        break
-                            if failure and not stream.done:  # what it published, then why
-                                batch = [s for s in signals.drain_nowait() if owns(s)]
-                                chunk = stream.feed_many(batch) if batch else b""
+                        with reading:
+                            async for signal in signals:
+                                # with what is buffered behind it: merged where it can be
+                                batch = [signal, *signals.drain_nowait()]
+                                chunk = stream.feed_many(batch)
                                 if chunk:
-                                    chunks.send_nowait(chunk)
-                                if not stream.done:
-                                    error = failure[0]
-                                    last = stream.failed(str(error), type(error).__name__)
-                    except (_Overflow, anyio.WouldBlock, anyio.BrokenResourceError):
+                                    if stalled.is_set():
+                                        break
+                                    if len(outbox.chunks) >= self.buffer:
+                                        raise anyio.WouldBlock
+                                    outbox.put(chunk)  # never waits for the client
+                                if stream.done:
+                                    break
+                        if failure and not stream.done:  # what it published, then why
+                            batch = list(signals.drain_nowait())
+                            chunk = stream.feed_many(batch) if batch else b""
+                            if chunk:
+                                outbox.put(chunk)
+                            if not stream.done:
+                                error = failure[0]
+                                last = stream.failed(str(error), type(error).__name__)
+                    except (_Overflow, anyio.WouldBlock):
                         dropped = True
+                        stats.dropped += 1  # counted now, before its last event is sent
                         writer.cancel()
                         last = stream.dropped(
                             f"the client fell more than {self.buffer} events behind the run "
                             "and was dropped; read the stream faster or raise the buffer"
                         )
+                    outbox.close()
                     await flushed.wait()
                     if stalled.is_set() and not dropped:
                         dropped = True
+                        stats.dropped += 1  # counted now, before its last event is sent
                         last = stream.dropped(
                             f"the client read nothing for {self.send_timeout} s and was dropped"
                         )
@@ -391,9 +431,7 @@ class RunStreamEndpoint(Generic[R]):
                     tg.cancel_scope.cancel()
             finally:
                 stats.open -= 1
-                if dropped:
-                    stats.dropped += 1
-                elif gone.is_set() and not stream.done:
+                if not dropped and gone.is_set() and not stream.done:
                     stats.disconnected += 1
                 if not handle.done and self.on_disconnect == "cancel":
                     handle.cancel(f"run {run_id}: its client went away")

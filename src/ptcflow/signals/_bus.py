@@ -13,8 +13,14 @@ segment and a ``**`` segment matches any number of segments (zero included)::
     "ai.**"            every ai.* type (and "ai" itself)
     "**"               everything
 
-A pattern is compiled once when subscribing; the set of subscriptions matching a signal
-type is computed once per type and cached until the subscriptions change.
+A subscription may also be restricted to one run (``run_id=``) or to one run tree
+(``run_tree=``: the run and its child runs, whose ids are ``"{parent}/{call id}"``), so a
+server streaming a thousand runs to a thousand clients hands each signal to its own
+client's subscription only, instead of to every client to filter.
+
+A pattern is compiled once when subscribing; the subscriptions matching a signal type are
+computed once per type and cached; opening or closing a subscription updates the cached
+routes in place (it does not recompute them against every other subscription).
 
 The bus and its subscriptions are one object pair (as anyio keeps a memory stream's state
 and both of its halves in one module): the bus fills each subscription's :class:`_Inbox`,
@@ -69,6 +75,7 @@ class SubscriptionStatistics(msgspec.Struct, frozen=True, kw_only=True):
 
     pattern: str
     run_id: str | None
+    run_tree: str | None = None
     buffer: int
     overflow: str
     buffered: int
@@ -105,14 +112,23 @@ class _Inbox:
         "overflowed",
         "pattern",
         "run_id",
+        "run_tree",
         "segments",
         "waiter",
     )
 
-    def __init__(self, pattern: str, run_id: str | None, capacity: int, overflow: str) -> None:
+    def __init__(
+        self,
+        pattern: str,
+        run_id: str | None,
+        run_tree: str | None,
+        capacity: int,
+        overflow: str,
+    ) -> None:
         self.pattern = pattern
         self.segments = compile_pattern(pattern)
         self.run_id = run_id
+        self.run_tree = run_tree
         self.capacity = capacity
         self.overflow = overflow
         self.buffer: deque[Signal] = deque()
@@ -156,6 +172,7 @@ class _Inbox:
         return SubscriptionStatistics(
             pattern=self.pattern,
             run_id=self.run_id,
+            run_tree=self.run_tree,
             buffer=self.capacity,
             overflow=self.overflow,
             buffered=len(self.buffer),
@@ -166,13 +183,58 @@ class _Inbox:
 
 
 class _Route:
-    """The inboxes one signal type reaches: those for every run, and those by run id."""
+    """The inboxes one signal type reaches: those for every run, those of one run (by its
+    id), and those of one run tree (by the id of its top run)."""
 
-    __slots__ = ("by_run", "every")
+    __slots__ = ("by_run", "by_tree", "every")
 
-    def __init__(self, every: tuple[_Inbox, ...], by_run: dict[str, tuple[_Inbox, ...]]) -> None:
-        self.every = every
-        self.by_run = by_run
+    def __init__(self) -> None:
+        self.every: tuple[_Inbox, ...] = ()
+        self.by_run: dict[str, tuple[_Inbox, ...]] = {}
+        self.by_tree: dict[str, tuple[_Inbox, ...]] = {}
+
+    def add(self, inbox: _Inbox) -> None:
+        if inbox.run_id is not None:
+            self.by_run[inbox.run_id] = (*self.by_run.get(inbox.run_id, ()), inbox)
+        elif inbox.run_tree is not None:
+            self.by_tree[inbox.run_tree] = (*self.by_tree.get(inbox.run_tree, ()), inbox)
+        else:
+            self.every = (*self.every, inbox)
+
+    def discard(self, inbox: _Inbox) -> None:
+        if inbox.run_id is not None:
+            _discard(self.by_run, inbox.run_id, inbox)
+        elif inbox.run_tree is not None:
+            _discard(self.by_tree, inbox.run_tree, inbox)
+        elif inbox in self.every:
+            self.every = tuple(i for i in self.every if i is not inbox)
+
+
+def _discard(table: dict[str, tuple[_Inbox, ...]], key: str, inbox: _Inbox) -> None:
+    inboxes = table.get(key)
+    if inboxes is not None and inbox in inboxes:
+        rest = tuple(i for i in inboxes if i is not inbox)
+        if rest:
+            table[key] = rest
+        else:
+            del table[key]
+
+
+def _chain(table: dict[str, tuple[_Inbox, ...]]) -> list[_Inbox]:
+    return [inbox for inboxes in table.values() for inbox in inboxes]
+
+
+def _tree_targets(by_tree: dict[str, tuple[_Inbox, ...]], run: str) -> tuple[_Inbox, ...]:
+    """The run-tree inboxes a signal of run ``run`` reaches: those of ``run`` itself and of
+    each run it is nested in (``"a/b/c"``: ``"a/b/c"``, ``"a"``, ``"a/b"``)."""
+    targets = by_tree.get(run, ())
+    at = run.find("/")
+    while at > 0:
+        found = by_tree.get(run[:at])
+        if found is not None:
+            targets += found
+        at = run.find("/", at + 1)
+    return targets
 
 
 class SignalBus:
@@ -226,6 +288,8 @@ class SignalBus:
         targets = route.every
         if route.by_run:
             targets += route.by_run.get(signal.run_id, ())
+        if route.by_tree and signal.run_id:
+            targets += _tree_targets(route.by_tree, signal.run_id)
         for inbox in targets:
             buffer = inbox.buffer
             if len(buffer) < inbox.capacity:  # the common case, inlined
@@ -241,6 +305,7 @@ class SignalBus:
         pattern: str = "**",
         *,
         run_id: str | None = None,
+        run_tree: str | None = None,
         buffer: int = 1024,
         overflow: Overflow = "drop_oldest",
     ) -> Subscription:
@@ -253,11 +318,16 @@ class SignalBus:
         Args:
             pattern: ``"ai.tool.result"``, ``"ai.tool.*"``, ``"ai.**"``, ``"**"``.
             run_id: only receive signals of this run.
+            run_tree: only receive signals of this run and of its child runs, at any
+                depth (the runs whose id is ``run_tree`` or starts with
+                ``run_tree + "/"``). Costs a publish a few dictionary lookups, however
+                many run-tree subscriptions are open.
             buffer: how many signals may wait to be received (at least 1).
             overflow: ``"drop_oldest"``, ``"drop_newest"`` or ``"error"`` (see the class).
 
         Raises:
-            UsageError: invalid pattern, buffer or overflow, or the bus is closed.
+            UsageError: invalid pattern, buffer, overflow or run, both ``run_id`` and
+                ``run_tree`` given, or the bus is closed.
 
         Example:
             >>> bus = SignalBus()
@@ -276,9 +346,19 @@ class SignalBus:
                 f"subscribe(overflow=...) must be one of {', '.join(map(repr, _POLICIES))}, "
                 f"got {overflow!r}"
             )
-        inbox = _Inbox(pattern, run_id, buffer, overflow)
+        for name, run in (("run_id", run_id), ("run_tree", run_tree)):
+            if run is not None and (not isinstance(run, str) or not run):
+                raise UsageError(f"subscribe({name}=...) must be a non-empty string, got {run!r}")
+        if run_id is not None and run_tree is not None:
+            raise UsageError(
+                "subscribe() takes run_id= (one run) or run_tree= (a run and its child runs), "
+                "not both"
+            )
+        inbox = _Inbox(pattern, run_id, run_tree, buffer, overflow)
         self._inboxes[inbox] = None
-        self._routes = {}
+        for type, route in self._routes.items():  # update the cached routes in place
+            if inbox.matches(type):
+                route.add(inbox)
         self._idle = False
         return Subscription(self, inbox)
 
@@ -308,15 +388,13 @@ class SignalBus:
         )
 
     def _route(self, type: str) -> _Route:
-        every: list[_Inbox] = []
-        by_run: dict[str, list[_Inbox]] = {}
+        route = _Route()
         for inbox in tuple(self._inboxes):  # a collected Subscription may leave meanwhile
-            if inbox.matches(type):
-                if inbox.run_id is None:
-                    every.append(inbox)
-                else:
-                    by_run.setdefault(inbox.run_id, []).append(inbox)
-        route = _Route(tuple(every), {k: tuple(v) for k, v in by_run.items()})
+            if inbox.matches(type) and not inbox.closed:
+                route.add(inbox)
+        for inbox in (*route.every, *_chain(route.by_run), *_chain(route.by_tree)):
+            if inbox.closed:  # collected while the route was being built
+                route.discard(inbox)
         if len(self._routes) >= _MAX_CACHED_TYPES:
             self._routes = {}
         self._routes[type] = route
@@ -326,7 +404,8 @@ class SignalBus:
         inbox.closed = True
         inbox.wake()
         if self._inboxes.pop(inbox, 0) is None:
-            self._routes = {}
+            for route in self._routes.values():
+                route.discard(inbox)
             self._idle = not self._inboxes
 
     def __repr__(self) -> str:
@@ -371,6 +450,12 @@ class Subscription:
     def run_id(self) -> str | None:
         """The run this subscription is restricted to, if any."""
         return self._inbox.run_id
+
+    @property
+    def run_tree(self) -> str | None:
+        """The run whose tree (itself and its child runs) this subscription is restricted
+        to, if any."""
+        return self._inbox.run_tree
 
     @property
     def closed(self) -> bool:

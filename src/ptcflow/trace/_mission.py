@@ -49,6 +49,11 @@ __all__ = ("Mission",)
 
 _PROGRAM: Final = re.compile(r"/program/\d+$")
 _SUBCALL: Final = re.compile(r"^(.*/program/\d+)/tool/(\d+)$")
+_SECONDS: dict[str, float] = {}
+"""``"YYYY-MM-DDTHH:MM:SS"`` -> Unix ms, for the seconds seen lately (at most 4,096)."""
+_LLM_DATA: Final = (UsageData, LLMDeltaData, LLMResponseData, EmbedResultData)
+"""The data of a model call's signals (a tuple: ``isinstance`` with a ``|`` union builds
+the union on every call)."""
 _RANK: Final = {"ok": 0, "running": 1, "waiting": 2, "paused": 2, "cancelled": 3, "error": 4}
 """Which status of its calls a turn takes: an error wins, then a cancellation, then a
 call that waits for a decision."""
@@ -88,7 +93,7 @@ class Mission:
         self._redact = Redactor(secrets, content)
         self._last: dict[str, float] = {}  # run id -> time of its latest signal
         self._subcalls: set[str] = set()  # programs whose calls came as signals
-        self._seconds: dict[str, float] = {}  # "YYYY-MM-DDTHH:MM:SS" -> Unix ms
+        self._seconds = _SECONDS  # shared: a live stream folds each run into its own Mission
 
     # -- building ------------------------------------------------------------------------
 
@@ -127,7 +132,7 @@ class Mission:
             self._run_started(signal, run_id, data, t, changed)
         elif isinstance(data, RequestEndData):
             self._run_ended(signal, run_id, data, t, changed)
-        elif isinstance(data, UsageData | LLMDeltaData | LLMResponseData | EmbedResultData):
+        elif isinstance(data, _LLM_DATA):
             self._llm(signal, run_id, data, t, changed)
         elif isinstance(data, ToolStartedData):
             node = self._call_of(signal, run_id, "tool", data.tool_name, t, changed)
@@ -165,6 +170,8 @@ class Mission:
         try:
             if base is None:
                 base = datetime.fromisoformat(head + "+00:00").timestamp() * 1000.0
+                if len(self._seconds) >= 4096:
+                    self._seconds.clear()
                 self._seconds[head] = base
             frac = time[20:-1] if len(time) > 20 and time[19] == "." else ""
             return base + (float("0." + frac) * 1000.0 if frac else 0.0)

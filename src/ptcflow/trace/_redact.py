@@ -9,6 +9,9 @@ from ptcflow.signals import Secrets, is_secret_key, sanitize
 
 __all__ = ("HIDDEN", "Redactor")
 
+_SECRET_KEYS: dict[str, bool] = {}
+"""Whether a key names a secret, for the keys seen (at most 10,000)."""
+
 HIDDEN: Final = "[content not kept]"
 """What stands for content when a view is built with ``content=False``."""
 
@@ -33,7 +36,10 @@ class Redactor:
     def __init__(self, secrets: Secrets | None = None, content: bool = True) -> None:
         self.secrets = secrets if secrets else None
         self.content = content
-        self._keys: dict[str, bool] = {}  # key -> names a secret (tool arguments repeat keys)
+        # key -> names a secret: shared by every Redactor (is_secret_key is a function of the
+        # key alone; tool arguments repeat keys across runs, and a stream folds each run
+        # into a Redactor of its own)
+        self._keys = _SECRET_KEYS
 
     def value(self, value: Any) -> Any:
         """``value`` as JSON-safe data, redacted and bounded."""
