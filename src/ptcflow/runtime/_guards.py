@@ -40,6 +40,7 @@ __all__ = (
     "Trip",
     "check",
     "check_output",
+    "guard_error",
     "guard_tool",
     "guarded_drive",
     "publish",
@@ -145,6 +146,13 @@ def _error(kind: str, guard: str, stage: str, reason: str) -> Err:
             retryable=False,
         )
     )
+
+
+def guard_error(kind: str, guard: str, stage: str, reason: str) -> Err:
+    """The error a run ends with when ``guard`` (its name) of ``stage`` trips or fails
+    (``kind``: :data:`GUARDRAIL_TRIPPED` or :data:`GUARDRAIL_FAILED`); what a driver of
+    its own (the Temporal workflow) builds from a check's record."""
+    return _error(kind, guard, stage, reason)
 
 
 async def check(

@@ -25,6 +25,7 @@ from ptcflow.runtime._driver import (
 )
 from ptcflow.runtime._entry import in_event_loop as in_event_loop
 from ptcflow.runtime._executor import Executor as Executor
+from ptcflow.runtime._guards import check as check_guards, guard_error as guard_error
 from ptcflow.runtime._perform import Performer as Performer
 from ptcflow.runtime._plan import plan_of as plan_of, typed_finish as typed_finish
 from ptcflow.runtime._run import (
@@ -53,9 +54,11 @@ __all__ = (
     "Toolbox",
     "answering_agent",
     "attach",
+    "check_guards",
     "current_context",
     "detach",
     "drive",
+    "guard_error",
     "in_event_loop",
     "invalid_child_arguments",
     "plan_of",

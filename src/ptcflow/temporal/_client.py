@@ -52,6 +52,7 @@ from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_tempor
 from ptcflow.temporal._approval_names import DECIDE_UPDATE, PENDING_MEMO
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
+from ptcflow.temporal._guardrails import plan_guards
 from ptcflow.temporal._options import TemporalOptions
 from ptcflow.temporal._refs import agent_ref
 from ptcflow.temporal._spec import RunResult, RunSpec, UsageBudget, payload_size
@@ -312,11 +313,7 @@ class TemporalRuntime:
                 "TemporalRuntime.start() and spec() do not take a session; use "
                 "`await rt.run(..., session=...)`"
             )
-        if options.guardrails is not None:
-            raise UsageError(
-                "guardrails= are not enforced on Temporal yet (docs/controls.md): run on the "
-                "local Runtime, or check the input before rt.run and the Step after it"
-            )
+        guards = None if options.guardrails is None else plan_guards(options.guardrails)
         limits = options.usage_limits
         if limits is not None and limits.max_cost_usd is not None:
             raise UsageError(
@@ -386,6 +383,7 @@ class TemporalRuntime:
             memory=memory,
             compaction=options.compaction,
             summary=options.summary,
+            guards=guards,
         )
         limit = self.options.max_payload_bytes
         if limit is not None and payload_size(spec, limit) > limit:

@@ -35,7 +35,8 @@ from temporalio import workflow
 
 from ptcflow.core import Approve, Deny, Flight, RunCore, Supply, TerminalTable, cancelled
 from ptcflow.directives import Directive, LLMEmbed, LLMGenerate, RunChild, RunProgram, ToolExec
-from ptcflow.runtime.lowlevel import EXPIRED
+from ptcflow.runtime import GUARDRAIL, GUARDRAIL_FAILED, GUARDRAIL_TRIPPED
+from ptcflow.runtime.lowlevel import EXPIRED, guard_error
 from ptcflow.signals import (
     HANDOFF,
     INTERNAL,
@@ -57,16 +58,19 @@ from ptcflow.temporal._activity_run import Recorded, decode_record, encode_recor
 from ptcflow.temporal._approvals import Approvals, expiry_of
 from ptcflow.temporal._checkpoint import checkpoint_of, resume, should_continue
 from ptcflow.temporal._family import RUN_WORKFLOW, Family
+from ptcflow.temporal._guardrails import GUARD_TOOL, run_guard
 from ptcflow.temporal._placement import Placement, perform_activity, place
-from ptcflow.temporal._refs import ToolRef
+from ptcflow.temporal._refs import ToolRef, path_of
 from ptcflow.temporal._report import answered, publish_lines, report
 from ptcflow.temporal._spec import (
     ActivityCall,
     ActivityOutcome,
+    GuardPlan,
     PendingCall,
     RunResult,
     RunSpec,
     Typed,
+    decode_lines,
     encode_lines,
     payload_size,
 )
@@ -167,11 +171,17 @@ class Driver:
         wait for a decision), by directive id."""
         self.wake = asyncio.Event()
         """Set when work done in a task left the core with work to start or to cancel."""
+        self.guards: GuardPlan | None = spec.guards
+        """The run's guardrails (each check runs on a worker: ``_guardrails``)."""
+        if self.guards is not None and self.guards.output:
+            self.core.hold_end = True  # the run's successful end waits for its output guards
 
     async def drive(self) -> RunResult:
         core = self.core
         checkpoint = self.spec.checkpoint
-        if checkpoint is None:
+        if checkpoint is None and self.guards is not None and self.guards.input:
+            await self._check_input()
+        elif checkpoint is None:
             core.start(_now())
         else:
             self.owner.carry(checkpoint.signals, checkpoint.children)
@@ -182,6 +192,9 @@ class Driver:
             self._pump()
             if core.finished:
                 break
+            if core.held:  # a successful end waits for its output guards
+                await self._check_output()
+                continue
             if not self.tasks:
                 continue
             if waiter is None:
@@ -306,6 +319,24 @@ class Driver:
         family = self.family
         if isinstance(d, RunChild):
             return await family.run_child(d, self.deadline, traceparent)
+        guards = self.guards
+        if guards is not None and guards.tool:
+            if isinstance(d, ToolExec):
+                checked = await self._check_tool(d)
+                if isinstance(checked, Err):
+                    return ActivityOutcome(error=checked.error)
+                d = checked
+            elif isinstance(d, RunProgram) and d.tool_names:
+                error = guard_error(
+                    GUARDRAIL_FAILED,
+                    "tool",
+                    "tool",
+                    "tool guards do not check a program's tool calls on Temporal yet: run "
+                    "this agent on the local Runtime, or without tool guards",
+                )
+                self.core.cancel(error, _now())
+                self._poke()
+                return ActivityOutcome(error=error.error)
         if isinstance(d, ToolExec) and d.tool_name in family.agent_tools:
             if family.agent_tools[d.tool_name].handoff:
                 return await self._handoff(flight, d, from_program=False)
@@ -547,6 +578,135 @@ class Driver:
             return tuple(self.tools[n] for n in d.tool_names if n in self.tools)
         return tuple(self.tools.values())
 
+    # -- guardrails ------------------------------------------------------------------------
+
+    async def _guard(
+        self, stage: str, value: Any, key: str, tool: str | None = None
+    ) -> tuple[Any, Err | None, list[dict[str, Any]]]:
+        """Run ``stage``'s guards on ``value`` one after the other, each on a worker; the
+        value (rewritten or not), the error of the first trip or failure, the records."""
+        guards = self.guards
+        assert guards is not None
+        core = self.core
+        info = {"run_id": core.run_id, "agent": core.name, "stage": stage, "tool": tool}
+        ref = ToolRef(
+            name=GUARD_TOOL,
+            path=_RUN_GUARD,
+            blocking=False,
+            timeout_ms=int(guards.timeout_s * 1000) + 30_000,
+            max_retries=0,
+        )
+        records: list[dict[str, Any]] = []
+        for i, path in enumerate(getattr(guards, stage)):
+            d = ToolExec(
+                id=f"{key}/guard/{stage}/{i}",
+                tool_name=GUARD_TOOL,
+                arguments={
+                    "guard": path,
+                    "stage": stage,
+                    "value": json_safe(value),
+                    "info": info,
+                    "timeout_s": guards.timeout_s,
+                },
+                request_id=core.request_id,
+                max_retries=0,
+            )
+            where = place(self.spec, {GUARD_TOOL: ref}, d, _now(), self.deadline)
+            call = ActivityCall(
+                directive=Typed.of(d),
+                run_id=core.run_id,
+                parent_run_id=core.parent_run_id,
+                tool=ref,
+                max_attempts=where.max_attempts,
+                max_payload_bytes=self.spec.options.max_payload_bytes,
+            )
+            outcome = await perform_activity(d, call, where, self.spec.options)
+            name = path.rpartition(":")[2].rpartition(".")[2]
+            result: Any = outcome.error and Err(error=outcome.error)
+            for signal in decode_lines(outcome.signals):
+                if signal.type == TOOL_RESULT and isinstance(signal.data, ToolResultData):
+                    result = signal.data.result
+            answer = result.payload if isinstance(result, Ok) else None
+            if not isinstance(answer, dict) or not isinstance(answer.get("record"), dict):
+                why = result.error.message if isinstance(result, Err) else "no answer"
+                reason = f"its worker failed: {why}"
+                record = {"guard": name, "stage": stage, "verdict": GUARDRAIL_FAILED}
+                records.append({**record, "reason": reason})
+                return value, guard_error(GUARDRAIL_FAILED, name, stage, reason), records
+            record = answer["record"]
+            records.append(record)
+            verdict = record.get("verdict")
+            if verdict in (GUARDRAIL_TRIPPED, GUARDRAIL_FAILED):
+                error = guard_error(
+                    str(verdict), str(record["guard"]), stage, str(record.get("reason", ""))
+                )
+                return value, error, records
+            if verdict == "rewrite":
+                value = answer.get("value")
+        return value, None, records
+
+    def _publish(self, records: list[dict[str, Any]]) -> None:
+        """The ``ai.guardrail`` signals of ``records`` (while the run runs)."""
+        core = self.core
+        if core.started_at and not core.finished:
+            for record in records:
+                core.emit(None, GUARDRAIL, record)
+        self._poke()
+
+    async def _check_input(self) -> None:
+        """The input guards, before the run starts (they may rewrite its input)."""
+        core = self.core
+        value, error, records = await self._guard("input", core.input, core.run_id)
+        core.input = value
+        core.start(_now())
+        self._publish(records)
+        if error is not None:
+            core.cancel(error, _now())
+
+    async def _check_tool(self, d: ToolExec) -> ToolExec | Err:
+        """The tool guards of ``d``: ``d`` (its arguments rewritten or not), or the error
+        of a trip or failure (the run is cancelled with it)."""
+        value = {"tool": d.tool_name, "arguments": d.arguments}
+        new, error, records = await self._guard("tool", value, d.id, d.tool_name)
+        self._publish(records)
+        if error is None and new is not value:
+            arguments = new.get("arguments") if isinstance(new, dict) else None
+            if not isinstance(arguments, dict):
+                error = guard_error(
+                    GUARDRAIL_FAILED,
+                    "tool",
+                    "tool",
+                    "a tool guard's Rewrite must hold {'tool': ..., 'arguments': {...}}",
+                )
+            else:
+                d = msgspec.structs.replace(d, arguments=arguments)
+        if error is not None:
+            self.core.cancel(error, _now())
+            self._poke()
+            return error
+        return d
+
+    async def _check_output(self) -> None:
+        """The output guards of the run's held successful end: publish each verdict
+        (before the end signal), then release the end with the value, a rewrite or the
+        guard's error."""
+        core = self.core
+        result = core.ending_result
+        assert isinstance(result, Ok)  # only a successful end is held
+        try:
+            value, error, records = await self._guard("output", result.payload, core.run_id)
+        except asyncio.CancelledError:
+            core.cancel(cancelled(f"run {core.run_id} ({core.name}) was cancelled"), _now())
+            return
+        for record in records:
+            core.emit(None, GUARDRAIL, record)
+        if error is not None:
+            core.release(error, _now())
+        elif value is not result.payload:
+            core.release(Ok(payload=value), _now())
+        else:
+            core.release(None, _now())
+
     # -- events in --------------------------------------------------------------------------
 
     def _settle(self, flight: Flight, task: asyncio.Task[Any], now: float) -> None:
@@ -589,6 +749,9 @@ class Driver:
             over = meter.charge(core.name, _minus(core.usage, before), None)
             if over is not None:
                 core.cancel(over, now)  # past a token budget: the run ends with the error
+
+
+_RUN_GUARD = path_of(run_guard, "the guardrail runner")
 
 
 def _minus(after: Usage, before: Usage) -> Usage:

@@ -39,6 +39,7 @@ __all__ = (
     "ActivityOutcome",
     "AgentTool",
     "Checkpoint",
+    "GuardPlan",
     "MissionBudget",
     "PendingCall",
     "RunResult",
@@ -154,6 +155,16 @@ class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
     """A handoff to a strategy given no tools of its own: it gets the caller's."""
 
 
+class GuardPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's guardrails by reference: each guard's import path, by stage (a worker
+    imports and calls it), and each check's deadline in seconds."""
+
+    input: tuple[str, ...] = ()
+    output: tuple[str, ...] = ()
+    tool: tuple[str, ...] = ()
+    timeout_s: float = 10.0
+
+
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """A workflow's input: one run to drive to its Step."""
 
@@ -197,6 +208,9 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     summary: Summary | None = None
     """An earlier summary of the history the compaction may reuse (``summary=``, or its
     session's last)."""
+    guards: GuardPlan | None = None
+    """The run's guardrails (``guardrails=``): the workflow sends each check to a worker
+    and decides from its verdict."""
     handoffs: tuple[str, ...] = ()
     """The agents that handed the conversation on to reach this run, first to last
     (bounded by ``options.max_handoffs``)."""
