@@ -265,6 +265,10 @@ class UsageMeter:
         ):
             if allowed is not None and used > allowed:
                 return exceeded(budget, used, allowed)
+        if lim.max_cost_usd is not None and self.cost_usd > lim.max_cost_usd:
+            return exceeded(
+                "max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars"
+            )
         return None
 
     def admit(self, directive: Any) -> Err | None:

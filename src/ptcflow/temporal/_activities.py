@@ -31,9 +31,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ptcflow.core import TerminalTable
-from ptcflow.directives import Directive
+from ptcflow.directives import Directive, LLMGenerate
 from ptcflow.errors import UsageError
-from ptcflow.providers import ModelSource
+from ptcflow.providers import ModelPrice, ModelSource, PriceTable
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.runtime.lowlevel import (
     EXPIRED,
@@ -43,7 +43,7 @@ from ptcflow.runtime.lowlevel import (
     current_context,
     drive,
 )
-from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope, PendingCall as WaitingCall
+from ptcflow.signals import UNKNOWN_TOOL, Err, ErrorEnvelope, Ok, PendingCall as WaitingCall
 from ptcflow.temporal._activity_run import (
     NO_CHILD,
     ActivityRun,
@@ -123,8 +123,12 @@ class ActivityHost:
         retry: RetryPolicy | None = None,
         telemetry: Telemetry | Unset | None = UNSET,
         max_payload_bytes: int | None = 2_000_000,
+        prices: PriceTable | Mapping[str, ModelPrice] | None = None,
     ) -> None:
         self.llm = llm
+        self.prices: PriceTable | None = None if prices is None else PriceTable.of(prices)
+        """What model calls cost (a run with a ``max_cost_usd`` budget asks for its calls'
+        cost): these prices on top of genai-prices' table; ``None``: that table alone."""
         self._source = ModelSource.of(llm)
         self.registry = Toolbox.build(tools)
         self.handlers = dict(handlers or {})
@@ -337,6 +341,13 @@ class ActivityHost:
             signals=tuple(run.lines), traceparent=ctx.traceparent, attempt=attempt
         )
         result = ctx.result
+        if call.price and isinstance(result, Ok) and isinstance(ctx.directive, LLMGenerate):
+            response = result.payload
+            model = str(getattr(response, "model", "") or ctx.directive.model or "")
+            if self.prices is None:
+                self.prices = PriceTable()
+            cost = self.prices.dollars(model, response.usage)
+            outcome = msgspec.structs.replace(outcome, priced=True, cost_usd=cost, model=model)
         limits = [n for n in (self.max_payload_bytes, call.max_payload_bytes) if n is not None]
         limit = min(limits) if limits else None
         if limit is not None:

@@ -315,11 +315,6 @@ class TemporalRuntime:
             )
         guards = None if options.guardrails is None else plan_guards(options.guardrails)
         limits = options.usage_limits
-        if limits is not None and limits.max_cost_usd is not None:
-            raise UsageError(
-                "UsageLimits(max_cost_usd=...) is not enforced on Temporal yet (the workflow "
-                "has no prices; docs/controls.md): bound the run in tokens and requests there"
-            )
         planned = plan_on_temporal(self, target, input, options)
         strategy, timeout = planned.strategy, planned.timeout
         if not callable(getattr(strategy, "init", None)) or not callable(

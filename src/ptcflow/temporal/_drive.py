@@ -40,6 +40,7 @@ from ptcflow.runtime.lowlevel import EXPIRED, guard_error
 from ptcflow.signals import (
     HANDOFF,
     INTERNAL,
+    TERMINAL_TYPES,
     TOOL_RESULT,
     TOOL_STARTED,
     Err,
@@ -50,6 +51,7 @@ from ptcflow.signals import (
     ToolResultData,
     ToolStartedData,
     Usage,
+    decode_signal,
     encode_signal,
     json_safe,
 )
@@ -171,6 +173,8 @@ class Driver:
         wait for a decision), by directive id."""
         self.wake = asyncio.Event()
         """Set when work done in a task left the core with work to start or to cancel."""
+        self._prices = spec.usage is not None and spec.usage.limits.max_cost_usd is not None
+        """The run has a cost budget: its model calls are priced on the workers."""
         self.guards: GuardPlan | None = spec.guards
         """The run's guardrails (each check runs on a worker: ``_guardrails``)."""
         if self.guards is not None and self.guards.output:
@@ -367,6 +371,7 @@ class Driver:
             max_payload_bytes=self.spec.options.max_payload_bytes,
             agent_tools=self._agents_of(d),
             agent_path=(self.core.name,),
+            price=isinstance(d, LLMGenerate) and self._prices,
         )
         if isinstance(d, RunProgram) and self.salvage is not None:
             call = msgspec.structs.replace(call, record=self.salvage)
@@ -735,7 +740,19 @@ class Driver:
             core.finish(flight, Err(error=outcome.error), now, attempts=outcome.attempt)
             return
         meter = self.family.meter
-        before = core.usage
+        usage = _response_usage(outcome, d.id) if isinstance(d, LLMGenerate) else None
+        if meter is not None and meter.checks_tokens and usage is not None:
+            # counted before the strategy sees the response, as locally: a response past
+            # a token or cost budget is answered with the error (its tokens still count)
+            model = outcome.model if outcome.priced else core.name
+            over = meter.charge(model, usage, outcome.cost_usd)
+            if over is not None:
+                before = core.usage
+                core.cancel(over, now)
+                report(core, self.terminals, flight, outcome, now)
+                if core.usage is before:
+                    core.usage = core.usage + usage
+                return
         report(
             core,
             self.terminals,
@@ -745,20 +762,20 @@ class Driver:
             self.published.pop(d.id, None),
             self.subs.pop(d.id, None),
         )
-        if meter is not None and meter.checks_tokens and core.usage is not before:
-            over = meter.charge(core.name, _minus(core.usage, before), None)
-            if over is not None:
-                core.cancel(over, now)  # past a token budget: the run ends with the error
 
 
 _RUN_GUARD = path_of(run_guard, "the guardrail runner")
 
 
-def _minus(after: Usage, before: Usage) -> Usage:
-    return Usage(
-        input_tokens=after.input_tokens - before.input_tokens,
-        output_tokens=after.output_tokens - before.output_tokens,
-    )
+def _response_usage(outcome: ActivityOutcome, call_id: str) -> Usage | None:
+    """The usage of the model response ``outcome`` carries (``None``: none, an error)."""
+    for line in reversed(outcome.signals):
+        s = decode_signal(bytes(line))
+        if s.call_id == call_id and s.type in TERMINAL_TYPES:
+            result = s.data.result
+            usage = getattr(result.payload, "usage", None) if isinstance(result, Ok) else None
+            return usage if isinstance(usage, Usage) else None
+    return None
 
 
 def _error(kind: str, message: str) -> ActivityOutcome:

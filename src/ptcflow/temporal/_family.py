@@ -141,6 +141,7 @@ class Family:
             tool_calls=meter.tool_calls,
             input_tokens=used.input_tokens,
             output_tokens=used.output_tokens,
+            cost_usd=meter.cost_usd,
         )
 
     def _absorb(self, handed: UsageBudget | None, result: RunResult) -> None:
@@ -154,6 +155,7 @@ class Family:
             input_tokens=back.input_tokens - handed.input_tokens,
             output_tokens=back.output_tokens - handed.output_tokens,
         )
+        meter.cost_usd += back.cost_usd - handed.cost_usd
 
     def take_turn(self, agent: str) -> ErrorEnvelope | None:
         """Count a model call of ``agent``; the error that answers it once the mission's
@@ -494,6 +496,7 @@ def _meter(budget: UsageBudget) -> UsageMeter:
         input_tokens=budget.input_tokens,
         output_tokens=budget.output_tokens,
     )
+    meter.cost_usd = budget.cost_usd
     return meter
 
 

@@ -112,6 +112,8 @@ class UsageBudget(msgspec.Struct, frozen=True, kw_only=True):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float = 0.0
+    """Dollars of the tree's priced model calls (a ``max_cost_usd`` budget)."""
 
 
 class AgentTool(msgspec.Struct, frozen=True, kw_only=True):
@@ -246,6 +248,9 @@ class ActivityCall(msgspec.Struct, frozen=True, kw_only=True):
     its call would start (``Approve`` performs it, ``Deny`` / ``Supply`` answer it)."""
     expired: tuple[str, ...] = ()
     """Calls whose ``approval_timeout`` passed undecided (they end ``approval_expired``)."""
+    price: bool = False
+    """Price a model call's response on the worker (the run has a ``max_cost_usd``
+    budget): the outcome carries its cost."""
     agent_path: tuple[str, ...] = ()
     """The agent names down to the run (``PendingCall.agent`` of the calls that wait)."""
 
@@ -273,6 +278,12 @@ class ActivityOutcome(msgspec.Struct, frozen=True, kw_only=True):
     holding only its completed sub-calls; it runs again with ``record`` extended."""
     record: bytes | None = None
     """A suspended program's completed sub-calls (heartbeat details' format)."""
+    priced: bool = False
+    """The worker priced the model call (``ActivityCall.price``): ``cost_usd`` is its
+    cost, ``None`` when ``model`` has no price in the worker's table."""
+    cost_usd: float | None = None
+    model: str = ""
+    """The model that answered (a priced call)."""
     approvals: tuple[WaitingCall, ...] = ()
     """Calls that wait for a person's decision (``ai.approval.requested`` is in
     ``signals``): the directive is performed again with the decisions, a program with

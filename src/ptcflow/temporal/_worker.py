@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ptcflow.directives import Directive
+from ptcflow.providers import ModelPrice, PriceTable
 from ptcflow.runtime import UNSET, Limits, RetryPolicy, Telemetry, Unset
 from ptcflow.temporal._connect import require_temporalio
 from ptcflow.temporal._options import DEFAULT_TASK_QUEUE
@@ -82,6 +83,7 @@ async def open_worker(
     max_concurrent_activities: int | None = None,
     max_payload_bytes: int | None = 2_000_000,
     sticky_timeout: float | None = None,
+    prices: PriceTable | Mapping[str, ModelPrice] | None = None,
 ) -> AsyncIterator[Worker]:
     """Run a worker on ``task_queue`` while the block is open. Blocks on exit until the
     worker has stopped (in-flight activities are cancelled; Temporal runs them again).
@@ -104,6 +106,9 @@ async def open_worker(
         max_payload_bytes: the largest activity result sent into history.
         sticky_timeout: seconds before a run cached on a lost worker moves to another
             worker (Temporal's sticky schedule-to-start timeout; default 10 s).
+        prices: what model calls cost, for runs with a ``max_cost_usd`` budget: a
+            :class:`~ptcflow.providers.PriceTable` or ``{model: ModelPrice(...)}`` on top
+            of genai-prices' table (default: that table alone).
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -125,6 +130,7 @@ async def open_worker(
         retry=retry,
         telemetry=telemetry,
         max_payload_bytes=max_payload_bytes,
+        prices=prices,
     )
     async with host:
         # a completed sub-call's record reaches the server at once, not after 0.8 x the
