@@ -33,3 +33,8 @@ def double_x(value: Any, info: GuardInfo) -> Rewrite:
 def boom(value: Any, info: GuardInfo) -> None:
     """Raise (a guard that fails)."""
     raise RuntimeError("the guard broke")
+
+
+def analysts_do_not_add(value: Any, info: GuardInfo) -> Trip | None:
+    """Trip on the analysts' tool calls (the planner's pass)."""
+    return Trip("analysts do not add") if info.agent == "analyst" else None

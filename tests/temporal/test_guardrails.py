@@ -13,8 +13,15 @@ from ptcflow.errors import UsageError
 from ptcflow.runtime import Runtime, Step
 from ptcflow.strategies import ReAct
 from ptcflow.temporal import TemporalOptions, TemporalRuntime
-from temporal.agents import add, analyst, model
-from temporal.guards import boom, double_x, no_add, no_secrets, shout
+from temporal.agents import add, analyst, model, planner, totaller
+from temporal.guards import (
+    analysts_do_not_add,
+    boom,
+    double_x,
+    no_add,
+    no_secrets,
+    shout,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -110,6 +117,36 @@ async def test_a_guard_that_raises_fails_the_run_as_locally(
         assert step.error.type == "guardrail_failed", step.error
     assert remote.error is not None and local.error is not None
     assert remote.error.details == local.error.details
+
+
+async def test_the_tool_guards_check_the_child_runs_tool_calls(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    guards = Guardrails(tool=[analysts_do_not_add])
+    run_id = f"guard-children-{options.task_queue}"
+    agents = {"analyst": analyst()}
+    async with Runtime(llm=model(), tools=[add], agents=agents, telemetry=None) as rt:
+        local = await rt.run(planner(), "Which regions grew?", run_id=run_id, guardrails=guards)
+    async with TemporalRuntime(client=client, tools=[add], agents=agents, options=options) as trt:
+        remote = await trt.run(planner(), "Which regions grew?", run_id=run_id, guardrails=guards)
+    # each analyst's tool call trips its own run; the planner answers with their errors
+    assert local.ok and remote.ok, (local.error, remote.error)
+    assert remote.value == local.value
+    assert str(local.value).count('"type":"guardrail_tripped"') == 2, local.value
+
+
+async def test_a_programs_tool_calls_under_tool_guards_fail_the_run_on_temporal(
+    client: Any, worker: Any, options: TemporalOptions
+) -> None:
+    guards = Guardrails(tool=[no_add])
+    async with TemporalRuntime(client=client, options=options) as trt:
+        step = await trt.run(
+            totaller(), {"user": "ada"}, run_id=f"guard-program-{options.task_queue}",
+            guardrails=guards,
+        )  # fmt: skip
+    assert not step.ok and step.error is not None
+    assert step.error.type == "guardrail_failed", step.error
+    assert "a program's tool calls on Temporal" in step.error.message
 
 
 def test_what_temporal_cannot_guard_is_refused_at_plan_time() -> None:

@@ -64,6 +64,7 @@ from ptcflow.temporal._refs import ToolRef, path_of
 from ptcflow.temporal._spec import (
     ActivityCall,
     AgentTool,
+    GuardPlan,
     MissionBudget,
     RunResult,
     RunSpec,
@@ -208,6 +209,7 @@ class Family:
             traceparent=traceparent,
             checkpoint=None,
             usage=self.usage_now(),
+            guards=_child_guards(spec),
         )
         result = await self._execute(d, child)
         if isinstance(result, Err):
@@ -260,6 +262,7 @@ class Family:
             traceparent=traceparent,
             mission=budget,
             usage=self.usage_now(),
+            guards=_child_guards(spec),
         )
         result = await self._execute(call, child)
         if isinstance(result, Err):
@@ -353,6 +356,7 @@ class Family:
             mission=None if plan.continues else budget,
             history=history,
             handoffs=chain,
+            guards=_child_guards(spec),
         )
         too_large = _too_large(child, spec, f"handoff {plan.name!r} to {name!r}")
         if too_large is not None:
@@ -486,6 +490,15 @@ def _too_large(payload: Any, spec: RunSpec, what: str) -> Err | None:
         "(input_filter=remove_all_tools), or keep large payloads in external storage "
         "(see docs/temporal.md, Limits)",
     )
+
+
+def _child_guards(spec: RunSpec) -> GuardPlan | None:
+    """The guards a child run of ``spec``'s run keeps: its tool guards (as a local child
+    run does: its input and output guards are its parent's own)."""
+    guards = spec.guards
+    if guards is None or not guards.tool:
+        return None
+    return GuardPlan(tool=guards.tool, timeout_s=guards.timeout_s)
 
 
 def _meter(budget: UsageBudget) -> UsageMeter:
