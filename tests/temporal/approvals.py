@@ -15,6 +15,7 @@ from ptcflow.tools import ToolContext
 
 REFUNDS = "You issue refunds."
 PROGRAM = "Refund the orders"
+ORCHESTRATES = "You orchestrate refunds."
 REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
 """Three refunds in parallel: the one of 500 waits for a person."""
 
@@ -64,6 +65,10 @@ def _script(req: LLMRequest) -> Any:
         if last.role == "user" and PROGRAM in last.content:
             return f"```clojure\n{REFUND_PROGRAM}\n```"
         return '```clojure\n(return "done")\n```'
+    if system == ORCHESTRATES:
+        if last.role == "tool":
+            return "orchestrated: " + last.content
+        return ToolCall(id="call_agent", name="refund_agent", input={"who": "carol"})
     if system == REFUNDS:
         if last.role == "tool":
             results = [m.content for m in req.messages if m.role == "tool"]
@@ -93,3 +98,20 @@ def refunder() -> ReAct:
 def program_refunder() -> SubAgent:
     """A SubAgent whose program refunds three orders with ``pmap`` (one waits)."""
     return SubAgent(prompt=PROGRAM + " {{who}}", tools=[refund], name="program-refunder")
+
+
+def refund_agent() -> SubAgent:
+    """The program refunder as an agent other agents call (``refund_agent``)."""
+    return SubAgent(
+        prompt=PROGRAM + " {{who}}",
+        signature="(who :string) -> :any",
+        tools=[refund],
+        name="refund_agent",
+        description="Refunds the orders of a customer.",
+    )
+
+
+def orchestrator() -> ReAct:
+    """ReAct whose one tool call runs ``refund_agent`` (a child workflow) whose refund of
+    500 waits for a person, then reports the agent's answer."""
+    return ReAct(system_prompt=ORCHESTRATES, name="orchestrator")

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from temporalio.client import WorkflowUpdateFailedError
 
 import ptcflow
 from ptcflow.core import AlreadyDecidedError, NotPausedError, UnknownCallError, WrongDecisionError
@@ -24,7 +25,7 @@ from ptcflow.temporal import (
     connect,
     open_worker,
 )
-from ptcflow.temporal._approvals import Approvals, Refusal
+from ptcflow.temporal._approvals import Approvals, ChildWaits, Refusal, route
 from ptcflow.temporal._refs import tool_ref
 from temporal import approvals
 from temporal.approvals import large, lookup, refund, refunder, wire
@@ -210,6 +211,50 @@ async def test_a_programs_denied_call_is_an_error_the_program_sees(
     assert "ask finance" in denied.data.result.error.message
 
 
+async def test_a_call_waiting_in_an_agent_used_as_a_tool_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """An orchestrator's tool call runs the refund agent (a child workflow) whose program's
+    refund of 500 waits: the top-level handle lists it (prefixed id, agent path) and
+    decides it; the wait, longer than the orchestrator's 4 s, does not count against it."""
+    tools = [approvals.refund_agent().as_tool()]
+    async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+        began = anyio.current_time()
+        handle = await trt.start(approvals.orchestrator(), "refund carol", record=True, timeout=4.0)
+        (call,) = await _waiting(handle)
+        child = f"{handle.run_id}/call_agent"
+        assert call.call_id.startswith("call_agent/") and call.call_id.endswith("/tool/1")
+        assert (call.tool, call.arguments) == ("refund", {"amount": 500})
+        assert call.agent == ("orchestrator", "refund_agent") and call.run_id == child
+        queried = await client.get_workflow_handle(handle.run_id).query(
+            "ptcflow.pending", result_type=tuple[PendingCall, ...]
+        )
+        assert queried == (call,)
+        assert len(_effects(log)) == 2  # the two small refunds ran
+        with pytest.raises(UnknownCallError, match="no call 'call_agent/nope' waits"):
+            await handle.decide({"call_agent/nope": ptcflow.Approve()})
+        with pytest.raises(WorkflowUpdateFailedError) as direct:  # the parent's own update
+            await client.get_workflow_handle(handle.run_id).execute_update(
+                "ptcflow.decide", {call.call_id: ptcflow.Approve()}
+            )
+        assert f"waits in child run {child}" in str(direct.value.cause)
+        await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
+        assert await handle.pending() == (call,)  # refusals and time changed nothing
+        assert await handle.decide({call.call_id: ptcflow.Approve()}) == (call.call_id,)
+        with pytest.raises(AlreadyDecidedError, match="decided already"):
+            await handle.decide({call.call_id: ptcflow.Approve()})
+        step = await handle.wait()
+        assert await handle.pending() == ()
+    assert step.ok, step.error
+    assert step.value == (
+        'orchestrated: {"ok":true,"result":["refunded 50","refunded 500","refunded 70"]}'
+    )
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "70"]  # once each
+    for run_id in (handle.run_id, child):
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        assert await check_determinism([history]) == 1
+
+
 async def test_cancelling_a_run_that_waits_ends_it_cancelled_and_clears_the_list(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:
@@ -295,3 +340,31 @@ def test_the_workflows_record_of_decisions_refuses_what_does_not_fit() -> None:
     book.expire("d", object())
     with pytest.raises(Refusal, match="decided already \\(expired\\)"):
         book.check({"d": ptcflow.Supply(2)})
+
+
+def test_a_childs_waiting_calls_are_listed_prefixed_and_routed_to_the_child() -> None:
+    book = Approvals()
+    book.run_id, book.agent = "R", "boss"
+    book.waiting["own"] = PendingCall(call_id="own", tool="refund", run_id="R")
+    deep = PendingCall(call_id="c2/x", tool="refund", agent=("mid", "low"), run_id="R/c1/c2")
+    mid = PendingCall(call_id="p/tool/1", tool="refund", agent=("mid",), run_id="R/c1")
+    book.children["c1"] = ChildWaits(run_id="R/c1", pending=(mid, deep), decided={"y": "deny"})
+    listed = book.pending()
+    assert [(p.call_id, p.agent) for p in listed] == [
+        ("own", ()),
+        ("c1/p/tool/1", ("boss", "mid")),
+        ("c1/c2/x", ("boss", "mid", "low")),
+    ]
+    assert [route("R", p) for p in listed] == [
+        ("R", "own"),
+        ("R/c1", "p/tool/1"),  # each call goes to the run that waits for it, unprefixed
+        ("R/c1/c2", "x"),
+    ]
+    with pytest.raises(Refusal, match="waits in child run R/c1/c2") as below:
+        book.check({"c1/c2/x": ptcflow.Approve()})  # the parent's update does not take it
+    assert below.value.kind == "UnknownCallError"
+    with pytest.raises(Refusal, match="decided already \\(deny\\)"):
+        book.check({"c1/y": ptcflow.Approve()})
+    with pytest.raises(Refusal, match="waiting: 'own', 'c1/p/tool/1', 'c1/c2/x'"):
+        book.check({"c1/z": ptcflow.Approve()})
+    book.check({"own": ptcflow.Approve()})
