@@ -16,6 +16,7 @@ from ptcflow.tools import ToolContext
 REFUNDS = "You issue refunds."
 PROGRAM = "Refund the orders"
 ORCHESTRATES = "You orchestrate refunds."
+DELEGATES = "Delegate the refunds of"
 REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
 """Three refunds in parallel: the one of 500 waits for a person."""
 
@@ -61,6 +62,8 @@ def _script(req: LLMRequest) -> Any:
 
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
+    if any(m.role == "user" and DELEGATES in m.content for m in req.messages):
+        return '```clojure\n(return (call "refund_agent" {:who ctx/who}))\n```'
     if any(m.role == "user" and PROGRAM in m.content for m in req.messages):
         if last.role == "user" and PROGRAM in last.content:
             return f"```clojure\n{REFUND_PROGRAM}\n```"
@@ -115,3 +118,11 @@ def orchestrator() -> ReAct:
     """ReAct whose one tool call runs ``refund_agent`` (a child workflow) whose refund of
     500 waits for a person, then reports the agent's answer."""
     return ReAct(system_prompt=ORCHESTRATES, name="orchestrator")
+
+
+def delegator() -> SubAgent:
+    """A SubAgent whose program calls ``refund_agent`` (a child workflow in a program's
+    round), whose own program's refund of 500 waits."""
+    return SubAgent(
+        prompt=DELEGATES + " {{who}}", tools=[refund_agent().as_tool()], name="delegator"
+    )

@@ -255,6 +255,45 @@ async def test_a_call_waiting_in_an_agent_used_as_a_tool_is_decided_on_the_top_l
         assert await check_determinism([history]) == 1
 
 
+async def test_a_call_waiting_in_an_agent_a_program_calls_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """The top-level run is a program calling the refund agent (a round of the program);
+    the wait, longer than the run's 4 s, does not count against it."""
+    async with TemporalRuntime(client=client, options=options) as trt:
+        began = anyio.current_time()
+        handle = await trt.start(approvals.delegator(), {"who": "dan"}, timeout=4.0)
+        (call,) = await _waiting(handle)
+        assert call.agent == ("delegator", "refund_agent")
+        assert call.run_id.startswith(handle.run_id + "/") and call.run_id.endswith("/tool/0")
+        assert call.call_id.startswith(call.run_id[len(handle.run_id) + 1 :] + "/")
+        await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
+        step = await trt.resume(handle, {call.call_id: ptcflow.Deny("ask finance")})
+    assert step.ok, step.error
+    assert step.value == "done"  # the agent read the denial, and answered on its next turn
+    assert len(_effects(log)) == 2  # the small ones, once each; never the large one
+
+
+async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    tools = [approvals.refund_agent().as_tool()]
+    async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+        handle = await trt.start(approvals.orchestrator(), "refund carol")
+        (call,) = await _waiting(handle)
+        await handle.cancel()
+        step = await handle.wait()
+        assert await handle.pending() == ()
+        child = trt.handle(call.run_id)
+        with anyio.fail_after(20):
+            child_step = await child.wait()
+        with pytest.raises(NotPausedError):
+            await handle.decide({call.call_id: ptcflow.Approve()})
+    assert not step.ok and step.reason == "cancelled", step
+    assert not child_step.ok and child_step.reason == "cancelled", child_step
+    assert len(_effects(log)) == 2  # the large refund never ran
+
+
 async def test_cancelling_a_run_that_waits_ends_it_cancelled_and_clears_the_list(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:

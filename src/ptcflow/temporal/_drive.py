@@ -207,8 +207,8 @@ class Driver:
             else:
                 self._resume_clock()
                 timeout = None if self.deadline == math.inf else max(0.0, self.deadline - _now())
-            await self._tell(idle)
             try:
+                await self._tell(idle)  # a cancel may come while the parent is told
                 done, _ = await workflow.wait(
                     [*self.tasks, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
