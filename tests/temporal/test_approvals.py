@@ -343,6 +343,39 @@ async def test_a_worker_killed_while_a_call_waits_loses_nothing(
     assert types.count("ai.tool.result") == 2
 
 
+@pytest.mark.slow
+async def test_a_worker_killed_while_an_agents_call_waits_loses_nothing(
+    dev_server: DevServer, queue: str, tmp_path: Path
+) -> None:
+    """The orchestrator and its refund agent wait with no worker at all (killed with
+    SIGKILL); a new worker takes the decision sent through the top-level handle."""
+    from temporal.test_durability import WorkerProcess
+
+    log = tmp_path / "effects.log"
+    log.touch()
+    client = await connect(dev_server.address)
+    options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
+    extra = ("--llm", "temporal.approvals:model")
+    tools = [approvals.refund_agent().as_tool()]
+    first = WorkerProcess(dev_server.address, queue, log, *extra)
+    second = None
+    try:
+        async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+            handle = await trt.start(approvals.orchestrator(), "refund carol")
+            (call,) = await _waiting(handle)
+            first.kill()
+            assert await handle.pending() == (call,)  # the server answers, no worker needed
+            second = WorkerProcess(dev_server.address, queue, log, *extra)
+            with anyio.fail_after(60):
+                step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert step.ok, step.error
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "70"]
+
+
 def test_an_approval_tool_travels_with_its_predicate_by_path() -> None:
     ref = tool_ref(refund)
     assert ref.requires_approval == "temporal.approvals:large"
