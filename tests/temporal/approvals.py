@@ -17,6 +17,9 @@ REFUNDS = "You issue refunds."
 PROGRAM = "Refund the orders"
 ORCHESTRATES = "You orchestrate refunds."
 DELEGATES = "Delegate the refunds of"
+AGENT = "Refund all orders of"
+AGENT_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 700]))'
+"""The refund agent's program: the refunds of 500 and 700 wait, in one batch."""
 REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
 """Three refunds in parallel: the one of 500 waits for a person."""
 
@@ -64,6 +67,10 @@ def _script(req: LLMRequest) -> Any:
     last = req.messages[-1]
     if any(m.role == "user" and DELEGATES in m.content for m in req.messages):
         return '```clojure\n(return (call "refund_agent" {:who ctx/who}))\n```'
+    if any(m.role == "user" and AGENT in m.content for m in req.messages):
+        if last.role == "user" and AGENT in last.content:
+            return f"```clojure\n{AGENT_PROGRAM}\n```"
+        return '```clojure\n(return "done")\n```'
     if any(m.role == "user" and PROGRAM in m.content for m in req.messages):
         if last.role == "user" and PROGRAM in last.content:
             return f"```clojure\n{REFUND_PROGRAM}\n```"
@@ -104,9 +111,10 @@ def program_refunder() -> SubAgent:
 
 
 def refund_agent() -> SubAgent:
-    """The program refunder as an agent other agents call (``refund_agent``)."""
+    """An agent other agents call (``refund_agent``): its program refunds 50, 500 and 700
+    with ``pmap``; the last two wait."""
     return SubAgent(
-        prompt=PROGRAM + " {{who}}",
+        prompt=AGENT + " {{who}}",
         signature="(who :string) -> :any",
         tools=[refund],
         name="refund_agent",
@@ -115,14 +123,14 @@ def refund_agent() -> SubAgent:
 
 
 def orchestrator() -> ReAct:
-    """ReAct whose one tool call runs ``refund_agent`` (a child workflow) whose refund of
-    500 waits for a person, then reports the agent's answer."""
+    """ReAct whose one tool call runs ``refund_agent`` (a child workflow) whose refunds of
+    500 and 700 wait for a person, then reports the agent's answer."""
     return ReAct(system_prompt=ORCHESTRATES, name="orchestrator")
 
 
 def delegator() -> SubAgent:
     """A SubAgent whose program calls ``refund_agent`` (a child workflow in a program's
-    round), whose own program's refund of 500 waits."""
+    round), whose own program's refunds of 500 and 700 wait."""
     return SubAgent(
         prompt=DELEGATES + " {{who}}", tools=[refund_agent().as_tool()], name="delegator"
     )

@@ -215,41 +215,44 @@ async def test_a_call_waiting_in_an_agent_used_as_a_tool_is_decided_on_the_top_l
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:
     """An orchestrator's tool call runs the refund agent (a child workflow) whose program's
-    refund of 500 waits: the top-level handle lists it (prefixed id, agent path) and
-    decides it; the wait, longer than the orchestrator's 4 s, does not count against it."""
+    refunds of 500 and 700 wait: the top-level handle lists them (prefixed ids, agent
+    path) and decides them; the wait, longer than the orchestrator's 4 s, does not count
+    against it."""
     tools = [approvals.refund_agent().as_tool()]
     async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
         began = anyio.current_time()
         handle = await trt.start(approvals.orchestrator(), "refund carol", record=True, timeout=4.0)
-        (call,) = await _waiting(handle)
+        large, larger = await _waiting(handle, 2)
         child = f"{handle.run_id}/call_agent"
-        assert call.call_id.startswith("call_agent/") and call.call_id.endswith("/tool/1")
-        assert (call.tool, call.arguments) == ("refund", {"amount": 500})
-        assert call.agent == ("orchestrator", "refund_agent") and call.run_id == child
+        for call in (large, larger):
+            assert call.call_id.startswith("call_agent/") and call.tool == "refund"
+            assert call.agent == ("orchestrator", "refund_agent") and call.run_id == child
+        assert large.call_id.endswith("/tool/1") and larger.call_id.endswith("/tool/2")
+        assert (large.arguments, larger.arguments) == ({"amount": 500}, {"amount": 700})
         queried = await client.get_workflow_handle(handle.run_id).query(
             "ptcflow.pending", result_type=tuple[PendingCall, ...]
         )
-        assert queried == (call,)
-        assert len(_effects(log)) == 2  # the two small refunds ran
+        assert queried == (large, larger)
+        assert _effects(log)[0].endswith(" 50") and len(_effects(log)) == 1
         with pytest.raises(UnknownCallError, match="no call 'call_agent/nope' waits"):
             await handle.decide({"call_agent/nope": ptcflow.Approve()})
         with pytest.raises(WorkflowUpdateFailedError) as direct:  # the parent's own update
             await client.get_workflow_handle(handle.run_id).execute_update(
-                "ptcflow.decide", {call.call_id: ptcflow.Approve()}
+                "ptcflow.decide", {large.call_id: ptcflow.Approve()}
             )
         assert f"waits in child run {child}" in str(direct.value.cause)
         await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
-        assert await handle.pending() == (call,)  # refusals and time changed nothing
-        assert await handle.decide({call.call_id: ptcflow.Approve()}) == (call.call_id,)
-        with pytest.raises(AlreadyDecidedError, match="decided already"):
-            await handle.decide({call.call_id: ptcflow.Approve()})
-        step = await handle.wait()
+        assert await handle.pending() == (large, larger)  # refusals and time changed nothing
+        assert await handle.decide({large.call_id: ptcflow.Approve()}) == (large.call_id,)
+        with pytest.raises(AlreadyDecidedError, match="decided already \\(approve\\)"):
+            await handle.decide({large.call_id: ptcflow.Deny()})  # its batch still waits
+        step = await trt.resume(handle, {larger.call_id: ptcflow.Supply("refunded by hand")})
         assert await handle.pending() == ()
     assert step.ok, step.error
     assert step.value == (
-        'orchestrated: {"ok":true,"result":["refunded 50","refunded 500","refunded 70"]}'
+        'orchestrated: {"ok":true,"result":["refunded 50","refunded 500","refunded by hand"]}'
     )
-    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "70"]  # once each
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500"]  # once each
     for run_id in (handle.run_id, child):
         history = await client.get_workflow_handle(run_id).fetch_history()
         assert await check_determinism([history]) == 1
@@ -263,15 +266,18 @@ async def test_a_call_waiting_in_an_agent_a_program_calls_is_decided_on_the_top_
     async with TemporalRuntime(client=client, options=options) as trt:
         began = anyio.current_time()
         handle = await trt.start(approvals.delegator(), {"who": "dan"}, timeout=4.0)
-        (call,) = await _waiting(handle)
-        assert call.agent == ("delegator", "refund_agent")
-        assert call.run_id.startswith(handle.run_id + "/") and call.run_id.endswith("/tool/0")
-        assert call.call_id.startswith(call.run_id[len(handle.run_id) + 1 :] + "/")
+        calls = await _waiting(handle, 2)
+        for call in calls:
+            assert call.agent == ("delegator", "refund_agent")
+            assert call.run_id.startswith(handle.run_id + "/")
+            assert call.run_id.endswith("/tool/0")
+            assert call.call_id.startswith(call.run_id[len(handle.run_id) + 1 :] + "/")
         await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
-        step = await trt.resume(handle, {call.call_id: ptcflow.Deny("ask finance")})
+        decisions = {c.call_id: ptcflow.Deny("ask finance") for c in calls}
+        step = await trt.resume(handle, decisions)
     assert step.ok, step.error
-    assert step.value == "done"  # the agent read the denial, and answered on its next turn
-    assert len(_effects(log)) == 2  # the small ones, once each; never the large one
+    assert step.value == "done"  # the agent read the denials, and answered on its next turn
+    assert len(_effects(log)) == 1  # the small one, once; never the large ones
 
 
 async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
@@ -280,7 +286,7 @@ async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
     tools = [approvals.refund_agent().as_tool()]
     async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
         handle = await trt.start(approvals.orchestrator(), "refund carol")
-        (call,) = await _waiting(handle)
+        call, _ = await _waiting(handle, 2)
         await handle.cancel()
         step = await handle.wait()
         assert await handle.pending() == ()
@@ -291,7 +297,7 @@ async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
             await handle.decide({call.call_id: ptcflow.Approve()})
     assert not step.ok and step.reason == "cancelled", step
     assert not child_step.ok and child_step.reason == "cancelled", child_step
-    assert len(_effects(log)) == 2  # the large refund never ran
+    assert len(_effects(log)) == 1  # the large refunds never ran
 
 
 async def test_cancelling_a_run_that_waits_ends_it_cancelled_and_clears_the_list(
@@ -362,18 +368,18 @@ async def test_a_worker_killed_while_an_agents_call_waits_loses_nothing(
     try:
         async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
             handle = await trt.start(approvals.orchestrator(), "refund carol")
-            (call,) = await _waiting(handle)
+            calls = await _waiting(handle, 2)
             first.kill()
-            assert await handle.pending() == (call,)  # the server answers, no worker needed
+            assert await handle.pending() == calls  # the server answers, no worker needed
             second = WorkerProcess(dev_server.address, queue, log, *extra)
             with anyio.fail_after(60):
-                step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+                step = await trt.resume(handle, {c.call_id: ptcflow.Approve() for c in calls})
     finally:
         first.stop()
         if second is not None:
             second.stop()
     assert step.ok, step.error
-    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "70"]
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "700"]
 
 
 def test_an_approval_tool_travels_with_its_predicate_by_path() -> None:

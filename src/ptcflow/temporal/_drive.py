@@ -216,6 +216,7 @@ class Driver:
                 core.cancel(cancelled(f"run {core.run_id} ({core.name}) was cancelled"), _now())
                 continue
             now = _now()
+            self._resume_clock()  # before any result is settled (the next turn may stop it)
             if waiter in done:
                 self.wake.clear()
                 waiter = None
