@@ -78,6 +78,9 @@ def _script(req: LLMRequest) -> Any:
     if system == ORCHESTRATES:
         if last.role == "tool":
             return "orchestrated: " + last.content
+        (spec,) = [t for t in req.tools if t.name == "refund_agent"]
+        if "prompt" in spec.input_schema.get("properties", {}):  # a RunChild's ReAct
+            return ToolCall(id="call_agent", name="refund_agent", input={"prompt": "carol"})
         return ToolCall(id="call_agent", name="refund_agent", input={"who": "carol"})
     if system == REFUNDS:
         if last.role == "tool":

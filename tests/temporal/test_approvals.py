@@ -280,6 +280,28 @@ async def test_a_call_waiting_in_an_agent_a_program_calls_is_decided_on_the_top_
     assert len(_effects(log)) == 1  # the small one, once; never the large ones
 
 
+async def test_a_call_waiting_in_a_strategys_child_run_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """A ``RunChild`` (a strategy's child run, a child workflow) whose refund waits."""
+    from temporal.agents import Delegate
+
+    top = Delegate(
+        inner=approvals.orchestrator(), agents={"refund_agent": "refunds a customer's orders"}
+    )
+    agents = {"refund_agent": refunder()}
+    async with TemporalRuntime(client=client, options=options, tools=[refund]) as trt:
+        handle = await trt.start(top, "refund carol", agents=agents)
+        (call,) = await _waiting(handle)
+        assert call.call_id == "call_agent/call_large"
+        assert call.agent == ("orchestrator", "refund_agent")
+        assert call.run_id == f"{handle.run_id}/call_agent"
+        step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+    assert step.ok, step.error
+    assert "refunded 500" in str(step.value)
+    assert sorted(_effects(log)) == ["refund call_large 500", "refund call_small 50"]
+
+
 async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:
