@@ -15,6 +15,11 @@ from ptcflow.tools import ToolContext
 
 REFUNDS = "You issue refunds."
 PROGRAM = "Refund the orders"
+ORCHESTRATES = "You orchestrate refunds."
+DELEGATES = "Delegate the refunds of"
+AGENT = "Refund all orders of"
+AGENT_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 700]))'
+"""The refund agent's program: the refunds of 500 and 700 wait, in one batch."""
 REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
 """Three refunds in parallel: the one of 500 waits for a person."""
 
@@ -60,10 +65,23 @@ def _script(req: LLMRequest) -> Any:
 
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
+    if any(m.role == "user" and DELEGATES in m.content for m in req.messages):
+        return '```clojure\n(return (call "refund_agent" {:who ctx/who}))\n```'
+    if any(m.role == "user" and AGENT in m.content for m in req.messages):
+        if last.role == "user" and AGENT in last.content:
+            return f"```clojure\n{AGENT_PROGRAM}\n```"
+        return '```clojure\n(return "done")\n```'
     if any(m.role == "user" and PROGRAM in m.content for m in req.messages):
         if last.role == "user" and PROGRAM in last.content:
             return f"```clojure\n{REFUND_PROGRAM}\n```"
         return '```clojure\n(return "done")\n```'
+    if system == ORCHESTRATES:
+        if last.role == "tool":
+            return "orchestrated: " + last.content
+        (spec,) = [t for t in req.tools if t.name == "refund_agent"]
+        if "prompt" in spec.input_schema.get("properties", {}):  # a RunChild's ReAct
+            return ToolCall(id="call_agent", name="refund_agent", input={"prompt": "carol"})
+        return ToolCall(id="call_agent", name="refund_agent", input={"who": "carol"})
     if system == REFUNDS:
         if last.role == "tool":
             results = [m.content for m in req.messages if m.role == "tool"]
@@ -93,3 +111,29 @@ def refunder() -> ReAct:
 def program_refunder() -> SubAgent:
     """A SubAgent whose program refunds three orders with ``pmap`` (one waits)."""
     return SubAgent(prompt=PROGRAM + " {{who}}", tools=[refund], name="program-refunder")
+
+
+def refund_agent() -> SubAgent:
+    """An agent other agents call (``refund_agent``): its program refunds 50, 500 and 700
+    with ``pmap``; the last two wait."""
+    return SubAgent(
+        prompt=AGENT + " {{who}}",
+        signature="(who :string) -> :any",
+        tools=[refund],
+        name="refund_agent",
+        description="Refunds the orders of a customer.",
+    )
+
+
+def orchestrator() -> ReAct:
+    """ReAct whose one tool call runs ``refund_agent`` (a child workflow) whose refunds of
+    500 and 700 wait for a person, then reports the agent's answer."""
+    return ReAct(system_prompt=ORCHESTRATES, name="orchestrator")
+
+
+def delegator() -> SubAgent:
+    """A SubAgent whose program calls ``refund_agent`` (a child workflow in a program's
+    round), whose own program's refunds of 500 and 700 wait."""
+    return SubAgent(
+        prompt=DELEGATES + " {{who}}", tools=[refund_agent().as_tool()], name="delegator"
+    )

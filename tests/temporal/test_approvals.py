@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from temporalio.client import WorkflowUpdateFailedError
 
 import ptcflow
 from ptcflow.core import AlreadyDecidedError, NotPausedError, UnknownCallError, WrongDecisionError
@@ -24,7 +25,7 @@ from ptcflow.temporal import (
     connect,
     open_worker,
 )
-from ptcflow.temporal._approvals import Approvals, Refusal
+from ptcflow.temporal._approvals import Approvals, ChildWaits, Refusal, route
 from ptcflow.temporal._refs import tool_ref
 from temporal import approvals
 from temporal.approvals import large, lookup, refund, refunder, wire
@@ -210,6 +211,117 @@ async def test_a_programs_denied_call_is_an_error_the_program_sees(
     assert "ask finance" in denied.data.result.error.message
 
 
+async def test_a_call_waiting_in_an_agent_used_as_a_tool_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """An orchestrator's tool call runs the refund agent (a child workflow) whose program's
+    refunds of 500 and 700 wait: the top-level handle lists them (prefixed ids, agent
+    path) and decides them; the wait, longer than the orchestrator's 4 s, does not count
+    against it."""
+    tools = [approvals.refund_agent().as_tool()]
+    async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+        began = anyio.current_time()
+        handle = await trt.start(approvals.orchestrator(), "refund carol", record=True, timeout=4.0)
+        large, larger = await _waiting(handle, 2)
+        child = f"{handle.run_id}/call_agent"
+        for call in (large, larger):
+            assert call.call_id.startswith("call_agent/") and call.tool == "refund"
+            assert call.agent == ("orchestrator", "refund_agent") and call.run_id == child
+        assert large.call_id.endswith("/tool/1") and larger.call_id.endswith("/tool/2")
+        assert (large.arguments, larger.arguments) == ({"amount": 500}, {"amount": 700})
+        queried = await client.get_workflow_handle(handle.run_id).query(
+            "ptcflow.pending", result_type=tuple[PendingCall, ...]
+        )
+        assert queried == (large, larger)
+        assert _effects(log)[0].endswith(" 50") and len(_effects(log)) == 1
+        with pytest.raises(UnknownCallError, match="no call 'call_agent/nope' waits"):
+            await handle.decide({"call_agent/nope": ptcflow.Approve()})
+        with pytest.raises(WorkflowUpdateFailedError) as direct:  # the parent's own update
+            await client.get_workflow_handle(handle.run_id).execute_update(
+                "ptcflow.decide", {large.call_id: ptcflow.Approve()}
+            )
+        assert f"waits in child run {child}" in str(direct.value.cause)
+        await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
+        assert await handle.pending() == (large, larger)  # refusals and time changed nothing
+        assert await handle.decide({large.call_id: ptcflow.Approve()}) == (large.call_id,)
+        with pytest.raises(AlreadyDecidedError, match="decided already \\(approve\\)"):
+            await handle.decide({large.call_id: ptcflow.Deny()})  # its batch still waits
+        step = await trt.resume(handle, {larger.call_id: ptcflow.Supply("refunded by hand")})
+        assert await handle.pending() == ()
+    assert step.ok, step.error
+    assert step.value == (
+        'orchestrated: {"ok":true,"result":["refunded 50","refunded 500","refunded by hand"]}'
+    )
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500"]  # once each
+    for run_id in (handle.run_id, child):
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        assert await check_determinism([history]) == 1
+
+
+async def test_a_call_waiting_in_an_agent_a_program_calls_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """The top-level run is a program calling the refund agent (a round of the program);
+    the wait, longer than the run's 4 s, does not count against it."""
+    async with TemporalRuntime(client=client, options=options) as trt:
+        began = anyio.current_time()
+        handle = await trt.start(approvals.delegator(), {"who": "dan"}, timeout=4.0)
+        calls = await _waiting(handle, 2)
+        for call in calls:
+            assert call.agent == ("delegator", "refund_agent")
+            assert call.run_id.startswith(handle.run_id + "/")
+            assert call.run_id.endswith("/tool/0")
+            assert call.call_id.startswith(call.run_id[len(handle.run_id) + 1 :] + "/")
+        await anyio.sleep(max(0.0, began + 5.0 - anyio.current_time()))
+        decisions = {c.call_id: ptcflow.Deny("ask finance") for c in calls}
+        step = await trt.resume(handle, decisions)
+    assert step.ok, step.error
+    assert step.value == "done"  # the agent read the denials, and answered on its next turn
+    assert len(_effects(log)) == 1  # the small one, once; never the large ones
+
+
+async def test_a_call_waiting_in_a_strategys_child_run_is_decided_on_the_top_level_handle(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    """A ``RunChild`` (a strategy's child run, a child workflow) whose refund waits."""
+    from temporal.agents import Delegate
+
+    top = Delegate(
+        inner=approvals.orchestrator(), agents={"refund_agent": "refunds a customer's orders"}
+    )
+    agents = {"refund_agent": refunder()}
+    async with TemporalRuntime(client=client, options=options, tools=[refund]) as trt:
+        handle = await trt.start(top, "refund carol", agents=agents)
+        (call,) = await _waiting(handle)
+        assert call.call_id == "call_agent/call_large"
+        assert call.agent == ("orchestrator", "refund_agent")
+        assert call.run_id == f"{handle.run_id}/call_agent"
+        step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+    assert step.ok, step.error
+    assert "refunded 500" in str(step.value)
+    assert sorted(_effects(log)) == ["refund call_large 500", "refund call_small 50"]
+
+
+async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
+    client: Any, approval_worker: Any, options: TemporalOptions, log: Path
+) -> None:
+    tools = [approvals.refund_agent().as_tool()]
+    async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+        handle = await trt.start(approvals.orchestrator(), "refund carol")
+        call, _ = await _waiting(handle, 2)
+        await handle.cancel()
+        step = await handle.wait()
+        assert await handle.pending() == ()
+        child = trt.handle(call.run_id)
+        with anyio.fail_after(20):
+            child_step = await child.wait()
+        with pytest.raises(NotPausedError):
+            await handle.decide({call.call_id: ptcflow.Approve()})
+    assert not step.ok and step.reason == "cancelled", step
+    assert not child_step.ok and child_step.reason == "cancelled", child_step
+    assert len(_effects(log)) == 1  # the large refunds never ran
+
+
 async def test_cancelling_a_run_that_waits_ends_it_cancelled_and_clears_the_list(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:
@@ -259,6 +371,39 @@ async def test_a_worker_killed_while_a_call_waits_loses_nothing(
     assert types.count("ai.tool.result") == 2
 
 
+@pytest.mark.slow
+async def test_a_worker_killed_while_an_agents_call_waits_loses_nothing(
+    dev_server: DevServer, queue: str, tmp_path: Path
+) -> None:
+    """The orchestrator and its refund agent wait with no worker at all (killed with
+    SIGKILL); a new worker takes the decision sent through the top-level handle."""
+    from temporal.test_durability import WorkerProcess
+
+    log = tmp_path / "effects.log"
+    log.touch()
+    client = await connect(dev_server.address)
+    options = TemporalOptions(task_queue=queue, heartbeat_timeout_ms=1_000)
+    extra = ("--llm", "temporal.approvals:model")
+    tools = [approvals.refund_agent().as_tool()]
+    first = WorkerProcess(dev_server.address, queue, log, *extra)
+    second = None
+    try:
+        async with TemporalRuntime(client=client, options=options, tools=tools) as trt:
+            handle = await trt.start(approvals.orchestrator(), "refund carol")
+            calls = await _waiting(handle, 2)
+            first.kill()
+            assert await handle.pending() == calls  # the server answers, no worker needed
+            second = WorkerProcess(dev_server.address, queue, log, *extra)
+            with anyio.fail_after(60):
+                step = await trt.resume(handle, {c.call_id: ptcflow.Approve() for c in calls})
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert step.ok, step.error
+    assert sorted(line.split()[-1] for line in _effects(log)) == ["50", "500", "700"]
+
+
 def test_an_approval_tool_travels_with_its_predicate_by_path() -> None:
     ref = tool_ref(refund)
     assert ref.requires_approval == "temporal.approvals:large"
@@ -295,3 +440,31 @@ def test_the_workflows_record_of_decisions_refuses_what_does_not_fit() -> None:
     book.expire("d", object())
     with pytest.raises(Refusal, match="decided already \\(expired\\)"):
         book.check({"d": ptcflow.Supply(2)})
+
+
+def test_a_childs_waiting_calls_are_listed_prefixed_and_routed_to_the_child() -> None:
+    book = Approvals()
+    book.run_id, book.agent = "R", "boss"
+    book.waiting["own"] = PendingCall(call_id="own", tool="refund", run_id="R")
+    deep = PendingCall(call_id="c2/x", tool="refund", agent=("mid", "low"), run_id="R/c1/c2")
+    mid = PendingCall(call_id="p/tool/1", tool="refund", agent=("mid",), run_id="R/c1")
+    book.children["c1"] = ChildWaits(run_id="R/c1", pending=(mid, deep), decided={"y": "deny"})
+    listed = book.pending()
+    assert [(p.call_id, p.agent) for p in listed] == [
+        ("own", ()),
+        ("c1/p/tool/1", ("boss", "mid")),
+        ("c1/c2/x", ("boss", "mid", "low")),
+    ]
+    assert [route("R", p) for p in listed] == [
+        ("R", "own"),
+        ("R/c1", "p/tool/1"),  # each call goes to the run that waits for it, unprefixed
+        ("R/c1/c2", "x"),
+    ]
+    with pytest.raises(Refusal, match="waits in child run R/c1/c2") as below:
+        book.check({"c1/c2/x": ptcflow.Approve()})  # the parent's update does not take it
+    assert below.value.kind == "UnknownCallError"
+    with pytest.raises(Refusal, match="decided already \\(deny\\)"):
+        book.check({"c1/y": ptcflow.Approve()})
+    with pytest.raises(Refusal, match="waiting: 'own', 'c1/p/tool/1', 'c1/c2/x'"):
+        book.check({"c1/z": ptcflow.Approve()})
+    book.check({"own": ptcflow.Approve()})

@@ -49,7 +49,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._agent_tools import mission_of, plan_tools
 from ptcflow.temporal._agents import WORKERS_MODEL, WorkersModel, plan_on_temporal
-from ptcflow.temporal._approval_names import DECIDE_UPDATE, PENDING_MEMO
+from ptcflow.temporal._approval_names import DECIDE_UPDATE, PENDING_MEMO, route
 from ptcflow.temporal._connect import TemporalUnavailable, connect
 from ptcflow.temporal._follow import follow_signals
 from ptcflow.temporal._guardrails import plan_guards
@@ -139,7 +139,10 @@ class TemporalRunHandle:
 
         Read from the run's memo (``ptcflow.pending``), which the workflow keeps current
         and the server answers from without a worker (a run that waits may have none);
-        the ``ptcflow.pending`` query of the workflow gives the same list.
+        the ``ptcflow.pending`` query of the workflow gives the same list. Calls waiting
+        in child runs (agents used as tools) are listed too, their ids prefixed with the
+        call that runs the child (``"{call id}/{call id in the child}"``), their
+        ``agent`` the path of agent names from this run.
 
         Example:
             >>> for call in await handle.pending():  # doctest: +SKIP
@@ -156,19 +159,54 @@ class TemporalRunHandle:
         ptcflow.Supply(value)}``. The run goes on once all the calls of a directive are
         decided; returns the call ids decided (the update is in the run's history).
 
+        A call waiting in a child run (a prefixed id :meth:`pending` lists) is decided in
+        that run: its decision goes to the child workflow's ``ptcflow.decide`` update, whose
+        validator checks it as this run's checks its own. Decisions for several runs are
+        one update per run (this run's first): a refused one leaves those sent before it
+        applied.
+
         Raises:
             UnknownCallError: a call id that does not wait in this run.
             AlreadyDecidedError: a call decided already (or whose approval_timeout passed).
             WrongDecisionError: no decisions, or one that does not fit its call.
             NotPausedError: the run has ended.
         """
+        from temporalio.service import RPCError, RPCStatusCode
+
+        routes: dict[str, dict[str, tuple[str, Decision]]] = {}
+        listed: dict[str, PendingCall] = {}
+        if any("/" in call_id for call_id in decisions):  # may wait in a child run
+            try:
+                listed = {p.call_id: p for p in await self.pending()}
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise  # not found: the update below says so
+        for call_id, decision in decisions.items():
+            listed_call = listed.get(call_id)
+            run_id, local = (
+                (self.run_id, call_id) if listed_call is None else route(self.run_id, listed_call)
+            )
+            routes.setdefault(run_id, {})[local] = (call_id, decision)
+        own = routes.pop(self.run_id, {})
+        done: list[str] = []
+        if own or not routes:
+            done += await self._decide(self.run_id, own)
+        for run_id, part in routes.items():
+            await self._decide(run_id, part)
+            done += [call_id for call_id, _ in part.values()]
+        return tuple(done)
+
+    async def _decide(self, run_id: str, part: Mapping[str, tuple[str, Decision]]) -> list[str]:
+        """The ``ptcflow.decide`` update of run ``run_id`` with ``{local id: (listed id,
+        decision)}``; the listed ids decided."""
         from temporalio.client import WorkflowUpdateFailedError
         from temporalio.exceptions import ApplicationError
         from temporalio.service import RPCError, RPCStatusCode
 
+        handle = self._rt.client.get_workflow_handle(run_id)
         try:
-            done: tuple[str, ...] = await self._workflow().execute_update(
-                DECIDE_UPDATE, dict(decisions), result_type=tuple[str, ...]
+            await handle.execute_update(
+                DECIDE_UPDATE, {k: v for k, (_, v) in part.items()}, result_type=tuple[str, ...]
             )
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
@@ -178,11 +216,11 @@ class TemporalRunHandle:
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise NotPausedError(
-                    f"run {self.run_id} waits for no decision: it has ended, or does not "
+                    f"run {run_id} waits for no decision: it has ended, or does not "
                     f"exist ({exc.message})"
                 ) from None
             raise
-        return done
+        return [call_id for call_id, _ in part.values()]
 
 
 class TemporalRuntime:

@@ -22,13 +22,20 @@ waits, holding no worker, for the ``ptcflow.decide`` update or the calls'
 decisions (a program with its record: no completed call runs again). While every
 directive in flight waits for a person, the run's clock stops: its deadline moves on by
 the time waited.
+
+A child workflow tells its parent what waits in it (``ptcflow.child_waits``, sent from
+the loop whenever its list of waiting calls, or whether it only waits on people, changed):
+the parent lists those calls with its own, and a directive whose child only waits on
+people waits on people too (a program waiting on agent calls, when all of them do), so
+the parent's clock stops with the child's (see ``_approvals``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from temporalio import workflow
@@ -57,7 +64,7 @@ from ptcflow.signals import (
 )
 from ptcflow.temporal._activities import PAYLOAD_TOO_LARGE
 from ptcflow.temporal._activity_run import Recorded, decode_record, encode_record
-from ptcflow.temporal._approvals import Approvals, expiry_of
+from ptcflow.temporal._approvals import CHILD_WAITS_SIGNAL, Approvals, ChildWaits, expiry_of
 from ptcflow.temporal._checkpoint import checkpoint_of, resume, should_continue
 from ptcflow.temporal._family import RUN_WORKFLOW, Family
 from ptcflow.temporal._guardrails import GUARD_TOOL, run_guard
@@ -78,6 +85,8 @@ from ptcflow.temporal._spec import (
 )
 
 __all__ = ("RUN_WORKFLOW", "Driver", "Observer")
+
+_T = TypeVar("_T")
 
 
 class Observer(Protocol):
@@ -179,6 +188,13 @@ class Driver:
         """The run's guardrails (each check runs on a worker: ``_guardrails``)."""
         if self.guards is not None and self.guards.output:
             self.core.hold_end = True  # the run's successful end waits for its output guards
+        self.rounds: dict[str, set[str]] = {}
+        """The agent calls of each program waiting on them, still running, by directive id."""
+        self.told: tuple[Any, ...] = ((), {}, False)
+        """What this run last told its parent (``_tell``)."""
+        self.approvals.run_id = spec.run_id
+        self.approvals.agent = self.core.name
+        self.approvals.changed = self.wake.set
 
     async def drive(self) -> RunResult:
         core = self.core
@@ -203,7 +219,8 @@ class Driver:
                 continue
             if waiter is None:
                 waiter = asyncio.get_running_loop().create_task(self.wake.wait())
-            if all(f.directive.id in self.waits for f in self.tasks.values()):
+            idle = all(self._waits_on_people(f) for f in self.tasks.values())
+            if idle:
                 if self.paused_at is None:  # only people are awaited: the clock stops
                     self.paused_at = _now()
                 timeout = None
@@ -211,6 +228,7 @@ class Driver:
                 self._resume_clock()
                 timeout = None if self.deadline == math.inf else max(0.0, self.deadline - _now())
             try:
+                await self._tell(idle)  # a cancel may come while the parent is told
                 done, _ = await workflow.wait(
                     [*self.tasks, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -218,6 +236,7 @@ class Driver:
                 core.cancel(cancelled(f"run {core.run_id} ({core.name}) was cancelled"), _now())
                 continue
             now = _now()
+            self._resume_clock()  # before any result is settled (the next turn may stop it)
             if waiter in done:
                 self.wake.clear()
                 waiter = None
@@ -244,6 +263,41 @@ class Driver:
             salvage=salvage,
             usage_used=self.family.usage_now(),
         )
+
+    def _waits_on_people(self, flight: Flight) -> bool:
+        """``flight`` waits for decisions: its own calls', or its child's that only waits
+        on people, or (a program) all its running agent calls' children."""
+        i = flight.directive.id
+        if i in self.waits or self.approvals.idle(i):
+            return True
+        subs = self.rounds.get(i, set())
+        return bool(subs) and all(self.approvals.idle(s) for s in subs)
+
+    async def _tell(self, idle: bool) -> None:
+        """Tell the parent workflow (if any) what waits in this run, when it changed."""
+        parent = workflow.info().parent
+        if parent is None:
+            return
+        approvals = self.approvals
+        told = (approvals.pending(), approvals.decided_all(), idle)
+        if told == self.told:
+            return
+        self.told = told
+        report = ChildWaits(run_id=self.spec.run_id, pending=told[0], decided=told[1], idle=idle)
+        try:
+            await workflow.get_external_workflow_handle(parent.workflow_id).signal(
+                CHILD_WAITS_SIGNAL, report
+            )
+        except Exception:  # the parent has ended (it cancels us): nobody to tell
+            workflow.logger.debug("run %s: its parent has ended", self.spec.run_id)
+
+    async def _child(self, key: str, child: Awaitable[_T]) -> _T:
+        """Await the child workflow of call ``key``, listing what waits in it meanwhile."""
+        self.approvals.opened(key)
+        try:
+            return await child
+        finally:
+            self.approvals.closed(key)
 
     def _waited(self, directive_id: str) -> None:
         """``directive_id`` waits no more."""
@@ -322,7 +376,7 @@ class Driver:
         traceparent = flight.traceparent or self.spec.traceparent
         family = self.family
         if isinstance(d, RunChild):
-            return await family.run_child(d, self.deadline, traceparent)
+            return await self._child(d.id, family.run_child(d, self.deadline, traceparent))
         guards = self.guards
         if guards is not None and guards.tool:
             if isinstance(d, ToolExec):
@@ -344,8 +398,11 @@ class Driver:
         if isinstance(d, ToolExec) and d.tool_name in family.agent_tools:
             if family.agent_tools[d.tool_name].handoff:
                 return await self._handoff(flight, d, from_program=False)
-            return await family.agent_call(
-                d, from_program=False, deadline=self.deadline, traceparent=traceparent
+            return await self._child(
+                d.id,
+                family.agent_call(
+                    d, from_program=False, deadline=self.deadline, traceparent=traceparent
+                ),
             )
         now = _now()
         where = place(self.spec, self.tools, d, now, self.deadline)
@@ -530,15 +587,23 @@ class Driver:
         core.emit(sub, TOOL_STARTED, ToolStartedData(tool_name=p.name, arguments=p.arguments))
         self._poke()
         began = _now()
-        if self.family.agent_tools[p.name].handoff:
-            result = await self._handoff(sub, sub_d, from_program=True)
-        else:
-            result = await self.family.agent_call(
-                sub_d,
-                from_program=True,
-                deadline=self.deadline,
-                traceparent=flight.traceparent or self.spec.traceparent,
-            )
+        running = self.rounds.setdefault(d.id, set())
+        running.add(sub_d.id)
+        try:
+            if self.family.agent_tools[p.name].handoff:
+                result = await self._handoff(sub, sub_d, from_program=True)
+            else:
+                result = await self._child(
+                    sub_d.id,
+                    self.family.agent_call(
+                        sub_d,
+                        from_program=True,
+                        deadline=self.deadline,
+                        traceparent=flight.traceparent or self.spec.traceparent,
+                    ),
+                )
+        finally:
+            running.discard(sub_d.id)
         now = _now()
         ms = (now - began) * 1000.0
         core.finish(sub, result, now, duration_ms=ms)

@@ -41,7 +41,14 @@ with workflow.unsafe.imports_passed_through():
         decode_signal,
         encode_signal,
     )
-    from ptcflow.temporal._approvals import DECIDE_UPDATE, PENDING_QUERY, Approvals, Refusal
+    from ptcflow.temporal._approvals import (
+        CHILD_WAITS_SIGNAL,
+        DECIDE_UPDATE,
+        PENDING_QUERY,
+        Approvals,
+        ChildWaits,
+        Refusal,
+    )
     from ptcflow.temporal._drive import RUN_WORKFLOW, Driver
     from ptcflow.temporal._spec import RunResult, RunSpec, SignalPage
 
@@ -64,7 +71,9 @@ class AgentWorkflow:
 
     @workflow.query(name=PENDING_QUERY)
     def pending(self) -> tuple[PendingCall, ...]:
-        """The tool calls that wait for a decision now, in the order they asked."""
+        """The tool calls that wait for a decision now, in the order they asked (the
+        calls waiting in child runs after this run's, prefixed with the call running the
+        child)."""
         return self._approvals.pending()
 
     @workflow.update(name=DECIDE_UPDATE)
@@ -82,6 +91,11 @@ class AgentWorkflow:
             self._approvals.check(decisions)
         except Refusal as exc:
             raise ApplicationError(str(exc), type=exc.kind, non_retryable=True) from None
+
+    @workflow.signal(name=CHILD_WAITS_SIGNAL)
+    def child_waits(self, report: ChildWaits) -> None:
+        """A child workflow tells what waits in it (listed with this run's calls)."""
+        self._approvals.heard(report)
 
     @workflow.query(name=SIGNALS_QUERY)
     def signals(self, after: int) -> SignalPage:
