@@ -9,7 +9,8 @@ Budgets (issue 25):
   last answer) against the same work done by a plain run (the approved call's turn: one tool
   call and one model answer), both on the scripted model, measured in the same process;
 * 1,000 paused runs resumed concurrently on one Runtime take <= 1.5x the wall time of 1,000
-  fresh runs of the same shape (each a tool call and an answer).
+  fresh runs of the same shape (each a tool call and an answer); medians of 5 alternating
+  rounds.
 
     python bench/approvals.py            # all three, printed as a table
     python bench/approvals.py --quick    # fewer repeats and 200 concurrent runs (a smoke run)
@@ -141,8 +142,10 @@ def resume_cost(repeats: int) -> dict[str, float]:
     }
 
 
-def concurrent(n: int) -> dict[str, float]:
-    """Wall time of ``n`` paused runs resumed at once against ``n`` fresh runs."""
+def concurrent(n: int, rounds: int = 5) -> dict[str, float]:
+    """Wall time of ``n`` paused runs resumed at once against ``n`` fresh runs (medians of
+    ``rounds`` alternating rounds; a pause is resumed once per Runtime, and each round has a
+    Runtime of its own)."""
     tools = _tools()
 
     def script() -> list[Any]:
@@ -165,9 +168,10 @@ def concurrent(n: int) -> dict[str, float]:
         async with Runtime(tools=tools) as rt:
             start = time.perf_counter()
             async with anyio.create_task_group() as tg:
-                for step, llm in paused:
+                for step, _ in paused:  # a model of its own: what is left is the answer
                     decisions = {step.pending[0].call_id: Approve()}
-                    tg.start_soon(_resume_one, rt, step, decisions, llm)
+                    answer = ScriptedLLM(["done"], record=False)
+                    tg.start_soon(_resume_one, rt, step, decisions, answer)
             return time.perf_counter() - start
 
     async def fresh_all() -> float:
@@ -178,8 +182,11 @@ def concurrent(n: int) -> dict[str, float]:
                     tg.start_soon(_run_one, rt, ScriptedLLM(fresh_script(), record=False))
             return time.perf_counter() - start
 
-    fresh = anyio.run(fresh_all)
-    resumed = anyio.run(resume_all)
+    fresh_rounds, resumed_rounds = [], []
+    for _ in range(rounds):  # alternating, each on a Runtime of its own; medians compared
+        fresh_rounds.append(anyio.run(fresh_all))
+        resumed_rounds.append(anyio.run(resume_all))
+    fresh, resumed = statistics.median(fresh_rounds), statistics.median(resumed_rounds)
     return {"fresh_s": fresh, "resumed_s": resumed, "ratio": resumed / fresh}
 
 

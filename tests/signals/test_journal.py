@@ -24,6 +24,7 @@ from ptcflow.signals import (
     Usage,
     UsageData,
     decode_signal,
+    decode_signals,
     encode_signal,
     read_journal,
     record_journal,
@@ -53,6 +54,22 @@ def test_writer_and_reader_round_trip_a_whole_journal(batch: list[Signal]) -> No
     assert a.count == b.count == len(batch)
     assert read_journal(io.StringIO(text.getvalue()), all_runs=True) == batch
     assert read_journal(binary.getvalue().splitlines(), all_runs=True) == batch
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(signals(), max_size=8))
+def test_decoding_lines_at_once_equals_decoding_each(batch: list[Signal]) -> None:
+    lines = [encode_signal(s) for s in batch]
+    assert decode_signals(lines) == [decode_signal(line) for line in lines] == batch
+
+
+def test_decoding_lines_at_once_names_the_bad_line() -> None:
+    good = encode_signal(Signal.create("ai.usage", UsageData(usage=Usage()), run_id="r", seq=1))
+    with pytest.raises(JournalError, match="journal line 2 is not a signal"):
+        decode_signals([good, b"{not json", good])
+    bad_data = good.replace(b'"usage":{', b'"usage":{"input_tokens":"many",', 1)
+    with pytest.raises(JournalError, match=r"journal line 2: data of the 'ai.usage' signal"):
+        decode_signals([good, bad_data])
 
 
 def test_path_target_appends_when_asked_and_reads_back(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ from ptcflow.signals import (
     ToolResultData,
     ToolStartedData,
     Usage,
-    decode_signal,
+    decode_signals,
     encode_signal,
 )
 
@@ -239,15 +239,12 @@ class PausedRun(msgspec.Struct, frozen=True, kw_only=True):
         Raises:
             TamperedPauseError: a journal line is not a signal.
         """
-        out = []
-        for n, line in enumerate(journal_lines(self.journal, self.run_id), 1):
-            try:
-                out.append(decode_signal(line, lineno=n))
-            except UsageError as exc:
-                raise TamperedPauseError(
-                    f"paused run {self.run_id!r}: its journal is damaged ({exc})"
-                ) from None
-        return out
+        try:
+            return decode_signals(journal_lines(self.journal, self.run_id))
+        except UsageError as exc:
+            raise TamperedPauseError(
+                f"paused run {self.run_id!r}: its journal is damaged ({exc})"
+            ) from None
 
     def signed(self, key: bytes | None) -> PausedRun:
         """This paused run with its digest set (and its children's), under ``key``."""

@@ -102,9 +102,10 @@ async def resume_run(
     )
     run = _reopen(rt, agent, start, chosen)
     rebuilt = _rebuilt(run, paused, signals)
+    pending = waiting(paused, rebuilt)
     if isinstance(step, Step):
-        _check_shown(step, paused, rebuilt)
-    checked = _check_decisions(paused, rebuilt, decisions)
+        _check_shown(step, paused, pending)
+    checked = _check_decisions(paused, rebuilt, pending, decisions)
     rt._resuming[paused.digest] = None
     while len(rt._resuming) > _REMEMBERED:
         del rt._resuming[next(iter(rt._resuming))]
@@ -255,11 +256,11 @@ def _check_agent(run: LocalRun, paused: PausedRun) -> None:
         )
 
 
-def _check_shown(step: Step, paused: PausedRun, rebuilt: Rebuilt) -> None:
-    """The calls the Step shows are those its journal says wait (a client that changed the
-    arguments it was shown must not get a decision on other ones)."""
+def _check_shown(step: Step, paused: PausedRun, pending: Mapping[str, PendingCall]) -> None:
+    """The calls the Step shows are those its journal says wait (``pending``: a client that
+    changed the arguments it was shown must not get a decision on other ones)."""
     shown = {p.call_id: (p.tool, p.arguments) for p in step.pending}
-    known = {k: (p.tool, p.arguments) for k, p in waiting(paused, rebuilt).items()}
+    known = {k: (p.tool, p.arguments) for k, p in pending.items()}
     if shown != known:
         raise TamperedPauseError(
             f"paused run {paused.run_id}: the Step's pending calls differ from those its "
@@ -268,16 +269,18 @@ def _check_shown(step: Step, paused: PausedRun, rebuilt: Rebuilt) -> None:
 
 
 def _check_decisions(
-    paused: PausedRun, rebuilt: Rebuilt, decisions: Mapping[str, Any]
+    paused: PausedRun,
+    rebuilt: Rebuilt,
+    pending: Mapping[str, PendingCall],
+    decisions: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The decisions by call id, checked; plus ``EXPIRED`` for undecided calls past their
-    ``approval_timeout``."""
+    """The decisions by call id, checked against the calls that wait (``pending``); plus
+    ``EXPIRED`` for undecided calls past their ``approval_timeout``."""
     if not isinstance(decisions, Mapping):
         raise WrongDecisionError(
             "rt.resume() takes the decisions as a mapping {call_id: ptcflow.Approve() | "
             f"ptcflow.Deny(reason) | ptcflow.Supply(value)}}, got {type(decisions).__name__}"
         )
-    pending = waiting(paused, rebuilt)
     checked: dict[str, Any] = {}
     for call_id, decision in decisions.items():
         if call_id not in pending:

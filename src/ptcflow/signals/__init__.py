@@ -85,6 +85,7 @@ from ptcflow.signals._envelope import (
 from ptcflow.signals._journal import (
     JournalWriter as JournalWriter,
     decode_signal as decode_signal,
+    decode_signals as decode_signals,
     encode_signal as encode_signal,
     read_journal as read_journal,
     record_journal as record_journal,
@@ -211,6 +212,7 @@ __all__ = (
     "Usage",
     "UsageData",
     "decode_signal",
+    "decode_signals",
     "encode_signal",
     "error_from_exception",
     "is_secret_key",
