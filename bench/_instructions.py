@@ -7,7 +7,8 @@ executes for one run, in C code too (msgspec, dict operations, the allocator, th
 garbage collector), which ``_opcodes.py`` does not see. Like the bytecode count it does
 not move with the machine's load, so two commits compare to a fraction of a percent
 (pass another checkout's ``src`` directory to measure it: ``... _instructions.py
-/tmp/old/src``). ``--fused`` measures the hand-fused loop of ``_fused.py`` instead: the
+/tmp/old/src``; the workload uses public names only, ``Runtime``, ``ReAct`` and
+``ScriptedLLM``, so the ``src`` of d3d3e15, early November, runs it too). ``--fused`` measures the hand-fused loop of ``_fused.py`` instead: the
 run's work without the runtime's machinery.
 
 The wall clock is frozen for the measured process (``time.time_ns`` returns one instant):
@@ -35,8 +36,9 @@ WORKLOAD = """
 import sys, time, types
 import anyio
 sys.path.insert(0, {bench!r})
-import _subject
 import ptcflow.signals._signal as signal_module
+from ptcflow import ReAct, Runtime
+from ptcflow.testing import ScriptedLLM
 FIXED = 1_800_000_000_000_000_000
 try:  # commits before the run core inlined the stamp into the run scope
     import ptcflow.runtime._scope as scope_module
@@ -47,12 +49,21 @@ frozen = types.SimpleNamespace(**{{k: getattr(time, k) for k in dir(time) if not
 frozen.time_ns = lambda: FIXED
 signal_module.time = frozen
 
+async def add(x: int, y: int) -> int:
+    'Add two integers.'
+    return x + y
+
+def answer(request):  # _subject's workload, with public names only: any commit's src runs it
+    if request.messages[-1].role == "tool":
+        return "5"
+    return ScriptedLLM.tool_call("add", x=2, y=3)
+
 async def main(n: int) -> None:
-    rt, _ = _subject.make_runtime()
-    agent = _subject.ReAct()
+    rt = Runtime(llm=ScriptedLLM(answer, record=False), tools={{"add": add}})
+    agent = ReAct()
     async with rt:
         for _ in range(n):
-            await rt.run(agent, _subject.QUESTION)
+            await rt.run(agent, "What is 2 + 3?")
 
 async def fused(n: int) -> None:
     import _fused

@@ -182,9 +182,10 @@ class LocalRun:
         """A resumed run's decisions on its waiting calls, by call id (``rt.resume``)."""
         self.program_records: dict[str, list[ProgramToolCall]] | None = None
         """A resumed run's open programs' completed tool calls (they re-run from them)."""
-        self.paused_children: dict[str, PausedRun] = {}
+        self.paused_children: dict[str, PausedRun] | None = None
         """Paused child runs (agents used as tools) by the call that runs them: kept in
-        the run's ``PausedRun`` when it pauses, resumed in place when it resumes."""
+        the run's ``PausedRun`` when it pauses, resumed in place when it resumes
+        (``None`` until a child pauses: most runs have none)."""
         self.show_signals = core.recorded is not None
         """``Step.signals`` is kept (``record=True``); a run that may pause records its
         signals all the same (its journal is its paused state)."""
@@ -329,7 +330,7 @@ class LocalRun:
     def park(self, ctx: DirectiveContext, parked: Parked, now: float) -> None:
         """The work of ``ctx`` waits for decisions (see ``RunCore.park``)."""
         if parked.child is not None:
-            self.paused_children[ctx.directive.id] = parked.child
+            self.keep_paused_child(ctx.directive.id, parked.child)
         if ctx.handed:
             ctx.handed = False  # counted as answered here: no terminal will come
             self.executor.counters.in_flight -= 1
@@ -344,6 +345,12 @@ class LocalRun:
         ctx.span = None
         self.core.park(ctx, parked.pending, now)
         self._carry_out()
+
+    def keep_paused_child(self, call_id: str, child: PausedRun) -> None:
+        """Keep the paused child run of call ``call_id`` (in the run's ``PausedRun``)."""
+        if self.paused_children is None:
+            self.paused_children = {}
+        self.paused_children[call_id] = child
 
     def finish(
         self,

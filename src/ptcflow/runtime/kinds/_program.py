@@ -74,7 +74,7 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput | Parked:
         if isinstance(result, Parked):
             waiting.extend(result.pending)
             if result.child is not None:  # an agent used as a tool paused inside it
-                run.paused_children[f"{d.id}/tool/{index}"] = result.child
+                run.keep_paused_child(f"{d.id}/tool/{index}", result.child)
             return SUSPEND
         return result
 

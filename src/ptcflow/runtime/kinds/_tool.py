@@ -69,24 +69,25 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         decided = apply_decision(ctx, decision)
         if decided is not None:
             return decided
-    elif d.id in run.paused_children:
+    elif run.paused_children is not None and d.id in run.paused_children:
         pass  # its paused child resumes in place: started (and decided) before the pause
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
         ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
-        tool = run.tools.tools.get(d.tool_name)
-        if tool is not None and (tool.deferred or tool.requires_approval is not False):
-            if tool.signature is not None:  # a person decides on a call that can run
-                checked = tool.signature.validate_input(
-                    dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
-                )
-                if not checked.ok:
-                    return _invalid_child(tool, checked.errors)
-                asked = ask_approval(ctx, tool, arguments, checked.value)
-            else:
-                asked = ask_approval(ctx, tool, arguments, arguments)
-            if asked is not None:
-                return asked
+        if run.tools.may_pause:  # some tool waits for decisions (decided with the toolbox)
+            tool = run.tools.tools.get(d.tool_name)
+            if tool is not None and (tool.deferred or tool.requires_approval is not False):
+                if tool.signature is not None:  # a person decides on a call that can run
+                    checked = tool.signature.validate_input(
+                        dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
+                    )
+                    if not checked.ok:
+                        return _invalid_child(tool, checked.errors)
+                    asked = ask_approval(ctx, tool, arguments, checked.value)
+                else:
+                    asked = ask_approval(ctx, tool, arguments, arguments)
+                if asked is not None:
+                    return asked
     if d.tool_name not in run.tools.context_names:
         return None
     try:
@@ -261,7 +262,8 @@ TOOL_KIND = Kind(
 def _child_prepare(ctx: DirectiveContext) -> Err | None:
     d = ctx.directive
     assert isinstance(d, RunChild)
-    if d.id not in ctx.run.paused_children:  # else it resumes in place: started already
+    held = ctx.run.paused_children
+    if held is None or d.id not in held:  # else it resumes in place: started already
         ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
     agents = ctx.run.agents
     if d.agent not in agents:
