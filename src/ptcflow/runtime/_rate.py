@@ -31,6 +31,7 @@ from ptcflow.signals import (
     ErrorEnvelope,
     LLMChunk,
     LLMResponse,
+    Usage,
 )
 
 __all__ = ("RateLimit", "RateLimitedLLM", "RateLimiter", "Reservation")
@@ -68,31 +69,106 @@ class RateLimit(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=Tr
             raise ConfigError("RateLimit needs requests_per_minute=, tokens_per_minute= or both")
 
 
-class _Bucket:
-    """A token bucket refilled continuously (``per_minute`` a minute, at most that many)."""
+class Reservation:
+    """The buckets of one limit key of a :class:`RateLimiter` (requests and tokens, each
+    refilled continuously: ``per_minute`` a minute, at most that many), updated together:
+    a call takes from both in one :meth:`reserve`. :meth:`RateLimiter.plan` resolves a
+    provider and model to it once; a model call then takes (:meth:`take`), waits when it
+    must (:meth:`hold`) and corrects the tokens with the usage (:meth:`settle`).
 
-    __slots__ = ("level", "per_minute", "rate", "t")
+    Levels may go below zero (later callers wait longer, in order); floats only, so no
+    int/float comparisons. The bucket of a limit not set is never touched.
 
-    def __init__(self, per_minute: int, now: float) -> None:
-        self.per_minute = float(per_minute)  # floats only: no int/float comparisons
-        self.rate = per_minute / 60.0
-        self.level = float(per_minute)
+    Attributes:
+        key: the limit's key.
+    """
+
+    __slots__ = (
+        "clock",
+        "key",
+        "limiter",
+        "requests_level",
+        "requests_per_minute",
+        "requests_rate",
+        "t",
+        "tokens_level",
+        "tokens_per_minute",
+        "tokens_rate",
+    )
+
+    def __init__(self, limiter: RateLimiter, key: str, limit: RateLimit, now: float) -> None:
+        self.limiter = limiter
+        self.clock = limiter._clock
+        self.key = key
         self.t = now
+        requests = limit.requests_per_minute
+        tokens = limit.tokens_per_minute
+        self.requests_per_minute = self.requests_level = float(requests or 0)
+        self.requests_rate = (requests or 0) / 60.0
+        self.tokens_per_minute = self.tokens_level = float(tokens or 0)
+        self.tokens_rate = (tokens or 0) / 60.0
 
-    def reserve(self, n: float, now: float) -> float:
-        """Take ``n`` (the level may go below zero: later callers wait longer, in order);
-        the seconds to wait before using them."""
-        level = self.level + (now - self.t) * self.rate
-        if level > self.per_minute:  # full: a bucket holds a minute's worth at most
-            level = self.per_minute
+    def reserve(self, tokens: float, now: float) -> float:
+        """Take one request and ``tokens`` (refilling both buckets first); the seconds to
+        wait before using them (the longer of the two waits)."""
+        elapsed = now - self.t
         self.t = now
-        self.level = level = level - n
-        return 0.0 if level >= 0 else -level / self.rate
+        wait = 0.0
+        rate = self.tokens_rate
+        if rate:
+            level = self.tokens_level + elapsed * rate
+            if level > self.tokens_per_minute:  # full: a minute's worth at most
+                level = self.tokens_per_minute
+            self.tokens_level = level = level - tokens
+            if level < 0:
+                wait = -level / rate
+        rate = self.requests_rate
+        if rate:
+            level = self.requests_level + elapsed * rate
+            if level > self.requests_per_minute:
+                level = self.requests_per_minute
+            self.requests_level = level = level - 1.0
+            if level < 0 and -level / rate > wait:
+                wait = -level / rate
+        return wait
 
-    def give(self, n: float) -> None:
-        """Correct a reservation by ``n`` (negative: more was used)."""
-        level = self.level + n
-        self.level = self.per_minute if level > self.per_minute else level
+    def give(self, tokens: float) -> None:
+        """Correct a token reservation by ``tokens`` (negative: more was used)."""
+        if self.tokens_rate:
+            level = self.tokens_level + tokens
+            top = self.tokens_per_minute
+            self.tokens_level = top if level > top else level
+
+    def undo(self, tokens: float) -> None:
+        """Give back a whole reservation (one request and ``tokens``): its call was not sent."""
+        self.give(tokens)
+        if self.requests_rate:
+            level = self.requests_level + 1.0
+            top = self.requests_per_minute
+            self.requests_level = top if level > top else level
+
+    def __repr__(self) -> str:
+        return f"<Reservation {self.key!r}>"
+
+    def take(self, request: LLMRequest) -> tuple[int, float] | Err:
+        """Reserve one request and ``request``'s estimated tokens: ``(tokens reserved,
+        seconds to wait)`` (then :meth:`hold` when the wait is not zero), or the
+        ``rate_limit_too_low`` error of a request no minute could carry."""
+        tokens = 0
+        if self.tokens_rate:
+            tokens = estimate_tokens(request)
+            if tokens > self.tokens_per_minute:
+                return _too_low(self.key, tokens, int(self.tokens_per_minute))
+        return tokens, self.reserve(tokens, self.clock())
+
+    async def hold(self, wait: float, tokens: int) -> None:
+        """Wait ``wait`` seconds for a reservation of :meth:`take` (see
+        :meth:`RateLimiter.hold`)."""
+        await self.limiter.hold(self.key, wait, self, tokens)
+
+    def settle(self, reserved: int, usage: Usage) -> None:
+        """Correct the tokens reserved with those the response used."""
+        self.give(reserved - usage.input_tokens - usage.output_tokens)
 
 
 class RateLimiter:
@@ -125,7 +201,7 @@ class RateLimiter:
         self.limits = dict(limits)
         self._clock = clock or time.monotonic
         self._sleep = sleep or anyio.sleep
-        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._windows: dict[str, Reservation] = {}
         self._wrappers: dict[int, RateLimitedLLM] = {}
         self._keys: dict[tuple[int, str], str | None] = {}
         self._plans: dict[tuple[int, str], Reservation | None] = {}
@@ -175,65 +251,46 @@ class RateLimiter:
                 break
             inner = getattr(inner, "inner", None)
         key = None if inner is not None else self.key_of(provider, model)
-        plan = None
-        if key is not None:
-            limit = self.limits[key]
-            now = self._clock()
-            plan = Reservation(
-                self,
-                key,
-                None
-                if limit.requests_per_minute is None
-                else self._bucket(key, "requests", limit.requests_per_minute, now),
-                None
-                if limit.tokens_per_minute is None
-                else self._bucket(key, "tokens", limit.tokens_per_minute, now),
-            )
+        plan = None if key is None else self._window(key)
         if len(self._plans) < 4096:
             self._plans[cache_key] = plan
         return plan
 
-    def _bucket(self, key: str, kind: str, per_minute: int, now: float) -> _Bucket:
-        bucket = self._buckets.get((key, kind))
-        if bucket is None:
-            bucket = self._buckets[(key, kind)] = _Bucket(per_minute, now)
-        return bucket
+    def _window(self, key: str) -> Reservation:
+        window = self._windows.get(key)
+        if window is None:
+            window = self._windows[key] = Reservation(self, key, self.limits[key], self._clock())
+        return window
 
-    async def acquire(self, key: str, tokens: int) -> tuple[_Bucket | None, int]:
-        """Wait for one request and ``tokens`` under ``key``'s limit; the token bucket
-        and the tokens reserved (to correct with the real usage).
+    async def acquire(self, key: str, tokens: int) -> tuple[Reservation, int]:
+        """Wait for one request and ``tokens`` under ``key``'s limit; the key's buckets
+        and the tokens reserved (to correct with the real usage: ``Reservation.give``).
 
         Raises:
             ProviderError: see :meth:`take`.
         """
-        bucket, wait = self.take(key, tokens)
+        window, wait = self.take(key, tokens)
         if wait > 0:
-            await self.hold(key, wait, bucket, tokens)
-        return bucket, tokens
+            await self.hold(key, wait, window, tokens)
+        return window, tokens
 
-    def take(self, key: str, tokens: int) -> tuple[_Bucket | None, float]:
+    def take(self, key: str, tokens: int) -> tuple[Reservation, float]:
         """Reserve one request and ``tokens`` under ``key``'s limit, without waiting: the
-        token bucket and the seconds to wait (:meth:`hold`) before sending.
+        key's buckets and the seconds to wait (:meth:`hold`) before sending.
 
         Raises:
             ProviderError: ``rate_limit_too_low`` (one request needs more tokens than a
-                minute allows), or ``rate_limited`` when the wait would pass the deadline.
+                minute allows).
         """
         limit = self.limits[key]
-        now = self._clock()
-        wait = 0.0
-        tokens_bucket = None
-        if limit.tokens_per_minute is not None:
-            if tokens > limit.tokens_per_minute:
-                raise ProviderError(_too_low(key, tokens, limit.tokens_per_minute).error)
-            tokens_bucket = self._bucket(key, "tokens", limit.tokens_per_minute, now)
-            wait = tokens_bucket.reserve(tokens, now)
-        if limit.requests_per_minute is not None:
-            bucket = self._bucket(key, "requests", limit.requests_per_minute, now)
-            wait = max(wait, bucket.reserve(1, now))
-        return tokens_bucket, wait
+        if limit.tokens_per_minute is None:
+            tokens = 0
+        elif tokens > limit.tokens_per_minute:
+            raise ProviderError(_too_low(key, tokens, limit.tokens_per_minute).error)
+        window = self._window(key)
+        return window, window.reserve(tokens, self._clock())
 
-    async def hold(self, key: str, wait: float, tokens_bucket: _Bucket | None, tokens: int) -> None:
+    async def hold(self, key: str, wait: float, window: Reservation, tokens: int) -> None:
         """Wait ``wait`` seconds for a reservation of :meth:`take` (given back when the
         wait is cancelled or would pass the deadline).
 
@@ -243,7 +300,7 @@ class RateLimiter:
         if wait > 0:
             deadline = anyio.current_effective_deadline()
             if anyio.current_time() + wait > deadline:
-                self._undo(key, tokens_bucket, tokens)
+                window.undo(tokens)
                 raise ProviderError(
                     ErrorEnvelope.make(
                         RATE_LIMITED,
@@ -259,71 +316,8 @@ class RateLimiter:
             try:
                 await self._sleep(wait)
             except BaseException:
-                self._undo(key, tokens_bucket, tokens)
+                window.undo(tokens)
                 raise
-
-    def _undo(self, key: str, tokens_bucket: _Bucket | None, tokens: int) -> None:
-        if tokens_bucket is not None:
-            tokens_bucket.give(tokens)
-        bucket = self._buckets.get((key, "requests"))
-        if bucket is not None:
-            bucket.give(1)
-
-
-class Reservation:
-    """The buckets of one limit key, as :meth:`RateLimiter.plan` resolved them for a
-    provider and model: what a model call of the runtime's model kinds takes.
-
-    Attributes:
-        key: the limit's key.
-        requests: the requests bucket (``None``: requests are not limited).
-        tokens: the tokens bucket (``None``: tokens are not limited).
-    """
-
-    __slots__ = ("clock", "key", "limiter", "requests", "tokens")
-
-    def __init__(
-        self, limiter: RateLimiter, key: str, requests: _Bucket | None, tokens: _Bucket | None
-    ) -> None:
-        self.limiter = limiter
-        self.clock = limiter._clock
-        self.key = key
-        self.requests = requests
-        self.tokens = tokens
-
-    def __repr__(self) -> str:
-        return f"<Reservation {self.key!r}>"
-
-    def take(self, request: LLMRequest) -> tuple[int, float] | Err:
-        """Reserve one request and ``request``'s estimated tokens: ``(tokens reserved,
-        seconds to wait)`` (then :meth:`hold` when the wait is not zero), or the
-        ``rate_limit_too_low`` error of a request no minute could carry."""
-        now = self.clock()
-        wait = 0.0
-        tokens = 0
-        bucket = self.tokens
-        if bucket is not None:
-            tokens = estimate_tokens(request)
-            if tokens > bucket.per_minute:
-                return _too_low(self.key, tokens, int(bucket.per_minute))
-            wait = bucket.reserve(tokens, now)
-        requests = self.requests
-        if requests is not None:
-            waited = requests.reserve(1.0, now)
-            if waited > wait:
-                wait = waited
-        return tokens, wait
-
-    async def hold(self, wait: float, tokens: int) -> None:
-        """Wait ``wait`` seconds for a reservation of :meth:`take` (see
-        :meth:`RateLimiter.hold`)."""
-        await self.limiter.hold(self.key, wait, self.tokens, tokens)
-
-    def settle(self, reserved: int, used: int) -> None:
-        """Correct the tokens reserved with those the response used."""
-        bucket = self.tokens
-        if bucket is not None:
-            bucket.give(reserved - used)
 
 
 def _too_low(key: str, tokens: int, per_minute: int) -> Err:
@@ -367,27 +361,26 @@ class RateLimitedLLM:
             return response
         limiter = self.limiter
         tokens = 0 if limiter.limits[key].tokens_per_minute is None else estimate_tokens(request)
-        bucket, wait = limiter.take(key, tokens)
+        window, wait = limiter.take(key, tokens)
         if wait > 0:
-            await limiter.hold(key, wait, bucket, tokens)
+            await limiter.hold(key, wait, window, tokens)
         response = await self.inner.generate(request)
-        if bucket is not None:
-            bucket.give(tokens - response.usage.total_tokens)
+        window.settle(tokens, response.usage)
         return response
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[LLMChunk]:
         """Wait for the limit, then stream."""
         key = self.limiter.key_of(self.inner, request.model)
-        bucket, reserved = (None, 0)
+        window, reserved = (None, 0)
         if key is not None:
-            bucket, reserved = await self.limiter.acquire(key, estimate_tokens(request))
+            window, reserved = await self.limiter.acquire(key, estimate_tokens(request))
         used = 0
         async for chunk in self.inner.stream(request):
             if chunk.usage is not None:
                 used = chunk.usage.total_tokens
             yield chunk
-        if bucket is not None and used:
-            bucket.give(reserved - used)
+        if window is not None and used:
+            window.give(reserved - used)
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         """Embed (not limited)."""
