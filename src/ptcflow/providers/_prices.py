@@ -74,8 +74,12 @@ class ModelPrice(msgspec.Struct, frozen=True, kw_only=True):
         """US dollars of one call's ``usage``, not rounded (sums of many calls are
         rounded once: :meth:`cost` rounds each)."""
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
-        fresh = max(usage.input_tokens - read - write, 0)
         price_in = self.input_per_mtok
+        if not read and not write:  # the usual case (the same sum: the cache terms are 0)
+            return (
+                usage.input_tokens * price_in + usage.output_tokens * self.output_per_mtok
+            ) / _MTOK
+        fresh = max(usage.input_tokens - read - write, 0)
         dollars = (
             fresh * price_in
             + read * (price_in if self.cache_read_per_mtok is None else self.cache_read_per_mtok)

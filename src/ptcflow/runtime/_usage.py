@@ -275,14 +275,17 @@ class UsageMeter:
         """Count ``directive`` about to be performed when it is a model call or a tool
         call; the error when that would pass a budget (``None``: within them)."""
         cls = type(directive)
-        if cls is LLMGenerate:
-            return self.admit_request()
-        if cls is ToolExec:
-            return self.admit_tool_call()
-        if isinstance(directive, LLMGenerate):
-            return self.admit_request()
-        if isinstance(directive, ToolExec):
-            return self.admit_tool_call()
+        lim = self.limits
+        # Within the budget (the usual case) the call is counted here, in one frame; the
+        # error of a call past it is admit_request's or admit_tool_call's.
+        if cls is LLMGenerate or (cls is not ToolExec and isinstance(directive, LLMGenerate)):
+            if lim.max_requests is not None and self.requests >= lim.max_requests:
+                return self.admit_request()
+            self.requests += 1
+        elif cls is ToolExec or isinstance(directive, ToolExec):
+            if lim.max_tool_calls is not None and self.tool_calls >= lim.max_tool_calls:
+                return self.admit_tool_call()
+            self.tool_calls += 1
         return None
 
 
@@ -351,10 +354,9 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
     """A directive of ``run`` answered ``result``: price a model response (the run's cost)
     and count it against the run's budget. Past a budget, the run is cancelled with the
     error, which becomes the call's result (the strategy never acts on a response past the
-    budget); its tokens still count (an ``ai.usage`` signal, the Step's usage)."""
+    budget); its tokens still count (an ``ai.usage`` signal, the Step's usage). The
+    caller calls it for model calls only (``LLMGenerate``)."""
     d = ctx.directive
-    if not isinstance(d, LLMGenerate):
-        return result
     response = result.payload
     usage: Usage = response.usage
     model = response.model or d.model or ""
