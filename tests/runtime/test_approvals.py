@@ -442,14 +442,42 @@ async def test_a_program_suspends_at_the_calls_and_re_runs_from_its_record() -> 
     assert not done.paused
 
 
-async def test_a_run_that_ends_without_the_waiting_result_answers_it_cancelled() -> None:
-    """A strategy that ends while a call waits (its outcome needs no more results) ends
-    normally: the waiting call is answered, nothing pauses."""
-    ledger = Ledger()
-    llm = two_refunds()
-    async with Runtime(llm=llm, tools=ledger.tools()) as rt:
-        step = await rt.run(ReAct(max_iterations=1), "refund A and B")
-    assert step.paused or step.reason == "max_iterations"
+async def test_a_run_cancelled_while_a_call_waits_answers_that_call_and_does_not_pause() -> None:
+    """A call waits while another still runs; the run is cancelled: it ends cancelled (not
+    paused), and the waiting call gets its one terminal signal, ``cancelled``."""
+    release = anyio.Event()
+    asked = anyio.Event()
+
+    @ptcflow.tool
+    async def slow(order: str) -> str:
+        """Look slowly."""
+        await release.wait()
+        return order
+
+    @ptcflow.tool(requires_approval=True)
+    def wipe(disk: str) -> str:
+        """Wipe a disk."""
+        raise AssertionError("never approved")
+
+    llm = ScriptedLLM(
+        [[ScriptedLLM.tool_call("slow", order="A"), ScriptedLLM.tool_call("wipe", disk="d")], "x"]
+    )
+    bus = SignalBus()
+    async with (
+        bus.subscribe("ai.approval.**") as sub,
+        Runtime(llm=llm, tools=[slow, wipe], bus=bus) as rt,
+    ):
+        handle = rt.start(ReAct(), "go", record=True)
+        async for _ in sub:  # the wipe waits; slow still runs
+            asked.set()
+            break
+        handle.cancel("stop")
+        step = await handle.wait()
+    assert asked.is_set()
+    assert not step.paused and step.error is not None and step.error.type == "cancelled"
+    wipe_results = [s for s in step.signals if s.type == TOOL_RESULT and s.data.tool_name == "wipe"]
+    assert len(wipe_results) == 1 and wipe_results[0].data.result.error.type == "cancelled"
+    assert REQUEST_PAUSED not in {s.type for s in step.signals}
 
 
 async def test_a_usage_budget_goes_on_from_what_the_run_used_before_it_paused() -> None:

@@ -156,6 +156,34 @@ class RunOptions(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
                 f"agents must be a mapping of names to strategies, got {type(self.agents).__name__}"
             )
 
+    def memory_for(self, strategy: Any, *, in_session: bool = False) -> ProgramMemory | None:
+        """Check these options fit ``strategy`` and return the program memory its run
+        starts from (a local Runtime and the Temporal client both plan runs with this).
+
+        ``history=``/``compaction=`` need a strategy that keeps a conversation;
+        ``memory=`` one whose programs keep memory, except that a session offers its memory
+        to every run (``in_session``) and a run that keeps none starts without it.
+
+        Raises:
+            UsageError: an option the strategy cannot use.
+        """
+        if (self.history or self.compaction) and not callable(
+            getattr(strategy, "conversation", None)
+        ):
+            raise UsageError(
+                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
+                "history=, session= and compaction= work with ReAct and SubAgents"
+            )
+        memory = self.memory
+        if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
+            if not in_session:
+                raise UsageError(
+                    f"{type(strategy).__name__} keeps no program memory: memory= works with "
+                    "PTC-Lisp SubAgents"
+                )
+            return None  # a session offers its memory to every run; this one keeps none
+        return memory
+
     @classmethod
     def split(cls, keywords: Mapping[str, Any]) -> RunOptions:
         """The options of ``keywords``: the run's own (the fields) and the rest, an

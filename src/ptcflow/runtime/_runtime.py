@@ -321,21 +321,7 @@ class Runtime:
                 )
             if callable(getattr(cls, "init", None)) and callable(getattr(cls, "handle", None)):
                 self._strategy_types.add(cls)  # checked once per strategy class
-        if (options.history or options.compaction) and not callable(
-            getattr(strategy, "conversation", None)
-        ):
-            raise UsageError(
-                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history=, session= and compaction= work with ReAct and SubAgents"
-            )
-        memory = options.memory
-        if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
-            if not in_session:
-                raise UsageError(
-                    f"{type(strategy).__name__} keeps no program memory: memory= works with "
-                    "PTC-Lisp SubAgents"
-                )
-            memory = None  # a session offers its memory to every run; this one keeps none
+        memory = options.memory_for(strategy, in_session=in_session)
         if isinstance(timeout, Unset):
             ms = self.limits.mission_timeout_ms
             timeout = None if ms is None else ms / 1000.0

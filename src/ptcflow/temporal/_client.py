@@ -362,21 +362,7 @@ class TemporalRuntime:
                 f"run() needs a strategy (init/handle/outcome/snapshot) or an agent, got "
                 f"{strategy!r}"
             )
-        if (options.history or options.compaction) and not callable(
-            getattr(strategy, "conversation", None)
-        ):
-            raise UsageError(
-                f"{type(strategy).__name__} keeps no conversation, so it cannot continue one: "
-                "history=, session= and compaction= work with ReAct and SubAgents"
-            )
-        memory = options.memory
-        if memory is not None and not callable(getattr(strategy, "kept_memory", None)):
-            if not in_session:
-                raise UsageError(
-                    f"{type(strategy).__name__} keeps no program memory: memory= works with "
-                    "PTC-Lisp SubAgents"
-                )
-            memory = None  # a session offers its memory to every run; this one keeps none
+        memory = options.memory_for(strategy, in_session=in_session)
         if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
             raise UsageError(f"timeout must be > 0 seconds or None, got {timeout!r}")
         toolbox = self.tools if planned.tools is None else Toolbox.build(planned.tools)
