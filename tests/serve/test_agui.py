@@ -426,10 +426,22 @@ async def test_what_waits_for_a_busy_connection_goes_out_in_one_write() -> None:
             return handles[-1]
 
         app.start = spy
+        streams = []
+        encode = app.stream
+
+        def spy_stream(request: Any, run_id: str) -> Any:
+            streams.append(encode(request, run_id))
+            return streams[-1]
+
+        app.stream = spy_stream
 
         async def slow_first_write(response: Response) -> None:
             if len(response.chunks) == 1:  # the connection is busy until the run ends
                 await handles[0].wait()
+                # and until the reader has encoded its last signal (it queues each chunk
+                # as it encodes it, without waiting: once the stream is done, all is queued)
+                while not streams[0].done:
+                    await anyio.sleep(0.005)
                 busy.set()
 
         with anyio.fail_after(10):
