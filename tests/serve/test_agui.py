@@ -426,12 +426,21 @@ async def test_what_waits_for_a_busy_connection_goes_out_in_one_write() -> None:
             return handles[-1]
 
         app.start = spy
-        streams = []
+        encoded = anyio.Event()  # the reader has encoded (and so queued) the run's last event
         encode = app.stream
 
         def spy_stream(request: Any, run_id: str) -> Any:
-            streams.append(encode(request, run_id))
-            return streams[-1]
+            stream = encode(request, run_id)
+            feed_many = stream.feed_many
+
+            def feed(signals: Any) -> bytes:
+                chunk = feed_many(signals)
+                if stream.done:
+                    encoded.set()
+                return chunk
+
+            stream.feed_many = feed  # type: ignore[method-assign]
+            return stream
 
         app.stream = spy_stream
 
@@ -440,8 +449,7 @@ async def test_what_waits_for_a_busy_connection_goes_out_in_one_write() -> None:
                 await handles[0].wait()
                 # and until the reader has encoded its last signal (it queues each chunk
                 # as it encodes it, without waiting: once the stream is done, all is queued)
-                while not streams[0].done:
-                    await anyio.sleep(0.005)
+                await encoded.wait()
                 busy.set()
 
         with anyio.fail_after(10):
