@@ -15,7 +15,6 @@ from ptcflow.core import Decision, PausedRun, RunCore, Step, TerminalTable, canc
 from ptcflow.directives import Directive
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelPrice, ModelSource, PriceTable
-from ptcflow.runtime._answering import answering_agent
 from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
@@ -26,19 +25,12 @@ from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
 from ptcflow.runtime._resume import resume_child, resume_run
 from ptcflow.runtime._run import DirectiveContext, LocalRun
+from ptcflow.runtime._session_turn import session_turn
 from ptcflow.runtime._stream import EventStream
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
 from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
-from ptcflow.sessions import (
-    Compaction,
-    Session,
-    SessionError,
-    Summary,
-    conversation_of,
-    last_summary,
-    turn_journal,
-)
+from ptcflow.sessions import Compaction, Session, Summary
 from ptcflow.signals import ProgramMemory, SignalBus, new_id
 
 __all__ = ("RunHandle", "Runtime")
@@ -505,54 +497,20 @@ class Runtime:
         """Run with ``session``'s messages as the history (and its programs' memory);
         store the run's own messages, memory and journal as the session's next turn when
         it succeeds (its lock held throughout)."""
-        async with session.turn() as turns:
-            history, memory = conversation_of(turns)
-            if history and not hasattr(type(strategy), "plan_run"):
-                # handed on in an earlier turn: the agent that answered last goes on
-                agents = (
-                    self.agents if options.agents is None else {**self.agents, **options.agents}
-                )
-                box = self._toolbox if options.tools is None else Toolbox.build(options.tools)
-                strategy, answering = answering_agent(strategy, box, agents, history)
-                if answering is not box:
-                    options = msgspec.structs.replace(options, tools=answering)
-            stored = last_summary(turns)
-            keep = session.journal
-            given = msgspec.structs.replace(
-                options,
-                session=None,
-                history=history,
-                memory=memory,
-                compaction=options.compaction or session.compaction,
-                summary=options.summary or stored,
-                record=True,
-            )
-            run = self._open(strategy, input, given, in_session=True)
+
+        async def run(agent: Any, given: RunOptions, index: int) -> Step:
+            run = self._open(agent, input, given, in_session=True)
             otel_parent = current_context() if self._tracing else None
             step: Step
             if run.guards is not None:
                 step = await guarded_drive(run, self._runs, otel_parent)
             else:
                 step = await drive(run, self._runs, start=True, otel_parent=otel_parent)
-            journal = step.signals
-            if not options.record:
-                step = msgspec.structs.replace(step, signals=())
-            if not step.ok:
-                return step  # a failed run stores nothing: retry it on the same session
-            new = step.messages[len(history) :]
-            try:
-                await session.append(
-                    len(turns),
-                    step.run_id,
-                    new,
-                    memory=step.memory,
-                    summary=step.summary if step.summary != stored else None,
-                    journal=turn_journal(journal, step.run_id) if keep else (),
-                )
-            except SessionError as exc:
-                exc.step = step
-                raise
             return step
+
+        return await session_turn(
+            session, strategy, options, agents=self.agents, tools=self._toolbox, run=run
+        )
 
     def resume(
         self,

@@ -33,6 +33,9 @@ from ptcflow.runtime._run import (
     LocalRun as LocalRun,
     ModelChoice as ModelChoice,
 )
+from ptcflow.runtime._session_turn import (
+    session_turn as session_turn,
+)
 from ptcflow.runtime._telemetry import (
     attach as attach,
     current_context as current_context,
@@ -62,6 +65,7 @@ __all__ = (
     "in_event_loop",
     "invalid_child_arguments",
     "plan_of",
+    "session_turn",
     "typed_finish",
     "wait_done",
 )

@@ -23,20 +23,13 @@ from ptcflow.providers import ModelSource
 from ptcflow.runtime import UNSET, RetryPolicy, RunOptions, Step, Telemetry, Unset
 from ptcflow.runtime.lowlevel import (
     Toolbox,
-    answering_agent,
     attach,
     current_context,
     detach,
+    session_turn,
     typed_finish,
 )
-from ptcflow.sessions import (
-    Session,
-    SessionConflictError,
-    SessionError,
-    conversation_of,
-    last_summary,
-    turn_journal,
-)
+from ptcflow.sessions import Session, SessionConflictError
 from ptcflow.signals import (
     CANCELLED,
     INTERNAL,
@@ -448,48 +441,15 @@ class TemporalRuntime:
                 "a session's run on Temporal is named by its session and turn "
                 f"({session.session_id!r}/turn-N): leave run_id out"
             )
-        async with session.turn() as turns:
-            history, memory = conversation_of(turns)
-            if history and getattr(type(target), "plan_run", None) is None:
-                # handed on in an earlier turn: the agent that answered last goes on
-                everyone = {**self.agents, **(options.agents or {})}
-                box = self.tools if options.tools is None else Toolbox.build(options.tools)
-                target, answering = answering_agent(target, box, everyone, history)
-                if answering is not box:
-                    options = msgspec.structs.replace(options, tools=answering)
-            stored = last_summary(turns)
-            index = len(turns)
-            given = msgspec.structs.replace(
-                options,
-                session=None,
-                history=history,
-                memory=memory,
-                compaction=options.compaction or session.compaction,
-                summary=options.summary or stored,
-                record=True,
-                run_id=session_run_id(session.session_id, index),
-            )
-            spec, finish = self._plan(target, input, given, in_session=True)
-            step = await self._run(spec, finish, session=(session.session_id, index))
-            journal = step.signals
-            if not options.record:
-                step = msgspec.structs.replace(step, signals=())
-            if not step.ok:
-                return step  # a failed run stores nothing: retry it on the same session
-            new = step.messages[len(history) :]
-            try:
-                await session.append(
-                    index,
-                    step.run_id,
-                    new,
-                    memory=step.memory,
-                    summary=step.summary if step.summary != stored else None,
-                    journal=turn_journal(journal, step.run_id) if session.journal else (),
-                )
-            except SessionError as exc:
-                exc.step = step
-                raise
-            return step
+
+        async def run(agent: Any, given: RunOptions, index: int) -> Step:
+            named = msgspec.structs.replace(given, run_id=session_run_id(session.session_id, index))
+            spec, finish = self._plan(agent, input, named, in_session=True)
+            return await self._run(spec, finish, session=(session.session_id, index))
+
+        return await session_turn(
+            session, target, options, agents=self.agents, tools=self.tools, run=run
+        )
 
     def _plan_args(
         self, target: Any, input: Any, keywords: Mapping[str, Any]
