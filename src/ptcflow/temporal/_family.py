@@ -237,11 +237,7 @@ class Family:
         if plan.timeout is not None:
             deadline = min(deadline, _now() + plan.timeout)
         mission = self.mission
-        budget = (
-            MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
-            if mission is not None
-            else MissionBudget(turn_budget=plan.turn_budget)
-        )
+        budget = self._budget(plan)
         spec = self.spec
         key = (call.tool_name, _ENCODER.encode(values))
         child = RunSpec(
@@ -331,11 +327,7 @@ class Family:
         if plan.timeout is not None:
             deadline = min(deadline, _now() + plan.timeout)
         mission = self.mission
-        budget = (
-            MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
-            if mission is not None
-            else MissionBudget(turn_budget=plan.turn_budget)
-        )
+        budget = self._budget(plan)
         own = not plan.caller_tools
         child = RunSpec(
             agent=plan.strategy,
@@ -422,6 +414,14 @@ class Family:
                 f"{where_} returned a history the next agent cannot continue: {exc}. Keep "
                 "every tool call with its result (or drop both)",
             )
+
+    def _budget(self, plan: AgentTool) -> MissionBudget:
+        """The turn budget a child run of ``plan`` starts with: the mission's, shared
+        (with what it used so far), or the agent's own when the run is no mission."""
+        mission = self.mission
+        if mission is not None:
+            return MissionBudget(turn_budget=mission.limits.turn_budget, used=mission.turns_used)
+        return MissionBudget(turn_budget=plan.turn_budget)
 
     def _context(self, plan: AgentTool, arguments: Any) -> dict[str, Any] | Err:
         """The child's context: the arguments checked by the tool's signature, as a
