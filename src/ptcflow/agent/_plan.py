@@ -103,7 +103,7 @@ def resolve_context(
             context_signature = _as_params(step.signature)
     if context is None:
         return {}, context_signature
-    if is_record(context):  # a typed context: a dataclass, a Struct, a pydantic model
+    if type(context) is not dict and is_record(context):  # a dataclass, a Struct, a pydantic model
         context = to_plain(context, str_keys=True)
     if not isinstance(context, Mapping):
         raise UsageError(
@@ -350,7 +350,7 @@ def build(
     return RunPlan(
         strategy=strategy,
         input=ctx,
-        tools=dict(agent.tools),
+        tools=agent._toolbox,  # normalised once, with its specs, when it was defined
         llm=source,
         timeout=UNSET if agent.mission_timeout is None else agent.mission_timeout / 1000.0,
         name=agent.name,

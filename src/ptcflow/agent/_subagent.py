@@ -25,7 +25,7 @@ from ptcflow.agent._plan import SubAgentError, execute, plan, stream_run
 from ptcflow.agent.compiled._compile import compile_agent
 from ptcflow.errors import ConfigError, UsageError
 from ptcflow.runtime import RunOptions, UsageLimits
-from ptcflow.runtime.lowlevel import in_event_loop
+from ptcflow.runtime.lowlevel import Toolbox, in_event_loop
 from ptcflow.sessions import Compaction, Session, Summary
 from ptcflow.signals import ErrorEnvelope, ProgramMemory
 from ptcflow.signature import (
@@ -140,6 +140,8 @@ class SubAgent:
     _system: tuple[str, str] = dataclasses.field(init=False, default=("", ""))
     _typed: Converter | None = dataclasses.field(init=False, default=None)
     _type_path: str | None = dataclasses.field(init=False, default=None)
+    _signature: Signature | None = dataclasses.field(init=False, default=None)
+    _toolbox: Toolbox | None = dataclasses.field(init=False, default=None)
 
     def __post_init__(self) -> None:
         where = f"SubAgent({self.name!r})"
@@ -189,7 +191,10 @@ class SubAgent:
             problems = check_placeholders(self.prompt, sig)
             _check(not problems, where, "; ".join(problems) + f" (signature: {self.signature})")
         setattr_ = object.__setattr__
-        setattr_(self, "tools", MappingProxyType(dict(_tools(self.tools, where, "tools"))))
+        setattr_(self, "_signature", sig)
+        tools = _tools(self.tools, where, "tools")
+        setattr_(self, "tools", MappingProxyType(dict(tools)))
+        setattr_(self, "_toolbox", Toolbox(dict(tools)))  # the runs' tools, built once
         setattr_(
             self,
             "tool_catalog",
@@ -626,8 +631,9 @@ class SubAgent:
 
     @property
     def parsed_signature(self) -> Signature | None:
-        """The parsed :attr:`signature` (``None`` when there is none)."""
-        return parse(self.signature) if self.signature is not None else None
+        """The parsed :attr:`signature` (``None`` when there is none), parsed once when
+        the agent is defined."""
+        return self._signature
 
     def _static_prompt(self, sig: Signature | None) -> tuple[str, str]:
         tools = [_info(t, example=True) for t in self.tools.values()]

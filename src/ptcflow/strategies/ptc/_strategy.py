@@ -95,7 +95,7 @@ _MODES: Final = frozenset(("enabled", "warn_only", "disabled", "strict"))
 _SYSTEM_TOOLS: Final = frozenset(("return", "fail"))
 
 
-class PTC(msgspec.Struct, frozen=True, kw_only=True):
+class PTC(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     """The SubAgent loop: the model writes one PTC-Lisp program per turn (a :class:`Strategy`).
 
     The run's input is its context (a mapping, read by programs as ``ctx/key``); the run's
@@ -197,9 +197,17 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             problems.append("set model or model_alias, not both")
         if problems:
             raise ConfigError(f"PTC({self.name!r}): " + "; ".join(problems))
-        for text in (self.signature, self.context_signature):
-            if text is not None:
-                parse_signature(text)
+        # Parsed once, here, where they are checked, and kept beside the fields (in the
+        # instance's ``__dict__``: not encoded, compared or hashed): the signature and the
+        # types of the context's keys (the context signature's, then the parameters').
+        sig = parse_signature(self.signature) if self.signature is not None else None
+        types: dict[str, Type] = {}
+        params = () if sig is None else sig.params
+        if self.context_signature is not None:
+            params = (*parse_signature(self.context_signature).params, *params)
+        for p in params:
+            types[p.name] = p.type
+        self.__dict__["_signatures"] = (sig, types)
 
     # -- the Strategy protocol -------------------------------------------------------
 
@@ -224,7 +232,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             expanded = Template(self.prompt).render(ctx)
         except SignatureError as exc:
             return failed(state, "missing_context", str(exc), VALIDATION), _NONE
-        sig = self.parsed_signature()
+        sig, types = self._parsed()
         if self.system_prompt is not None:
             head, tail = self.system_prompt
         else:
@@ -232,9 +240,7 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             head, tail = static_prompt(
                 tools=infos, signature=sig, max_turns=self.max_turns, judgment=judgment
             )
-        inventory = data_inventory(
-            ctx, types=self._context_types(sig), sample_chars=self.prompt_limit.sample_chars
-        )
+        inventory = data_inventory(ctx, types=types, sample_chars=self.prompt_limit.sample_chars)
         system = f"{head}\n\n{inventory}\n\n{tail}"
         kept = run.memory
         state = _replace(
@@ -379,17 +385,17 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
     # -- helpers ---------------------------------------------------------------------
 
     def parsed_signature(self) -> Signature | None:
-        """The parsed :attr:`signature` (``None`` when there is none)."""
-        return parse_signature(self.signature) if self.signature else None
+        """The parsed :attr:`signature` (``None`` when there is none), parsed once."""
+        return self._parsed()[0]
 
-    def _context_types(self, sig: Signature | None) -> dict[str, Type]:
-        types: dict[str, Type] = {}
-        for text in (self.context_signature,):
-            if text:
-                types.update({p.name: p.type for p in parse_signature(text).params})
-        if sig is not None:
-            types.update({p.name: p.type for p in sig.params})
-        return types
+    def _parsed(self) -> tuple[Signature | None, dict[str, Type]]:
+        """The signature and the context's types parsed by ``__post_init__`` (a copy made
+        without it, ``copy.copy``, parses them again)."""
+        parsed: tuple[Signature | None, dict[str, Type]] | None = self.__dict__.get("_signatures")
+        if parsed is None:
+            self.__post_init__()
+            parsed = self.__dict__["_signatures"]
+        return parsed
 
     def llm_directive(
         self, run_id: str, n: int, request_id: str | None, messages: tuple[Message, ...]
@@ -419,9 +425,9 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True):
             return _replace(
                 state, usage=state.usage + data.usage, usage_seen=True, **timed(state, signal)
             ), _NONE
+        changes = timed(state, signal)
         turn = state.turns[-1]
         turn = _replace(turn, usage=turn.usage + data.usage, started=turn.started or signal.time)
-        changes = timed(state, signal)
         return _replace(
             state,
             usage=state.usage + data.usage,
