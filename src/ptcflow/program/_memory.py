@@ -15,7 +15,7 @@ from ptcflow.directives import RunProgram
 from ptcflow.lisp import memory_from_data, memory_to_data
 from ptcflow.signature import Signature, parse, validate_return
 
-__all__ = ("ProgramCache", "memory_in", "memory_out", "return_ends_run")
+__all__ = ("ProgramCache", "memory_in", "memory_out", "return_ends_run", "return_verdict")
 
 
 class ProgramCache:
@@ -113,10 +113,30 @@ def return_ends_run(directive: RunProgram, value: Any, cache: ProgramCache) -> b
     mode = directive.return_validation
     if mode is None:
         return False
+    return validate_return(_signature(directive, cache), value, mode, warnings=False).ok
+
+
+def return_verdict(
+    directive: RunProgram, value: Any, cache: ProgramCache
+) -> tuple[str, ...] | None:
+    """:func:`return_ends_run` with the check's warnings (``warn_only``): ``None`` when
+    the run does not end with ``value`` (or the directive cannot tell), else the warnings
+    (empty in the other modes). The host puts them on the ``ProgramOutput``
+    (``return_ends_run``, ``return_warnings``), so that the strategy ends the run without
+    checking the value a second time."""
+    mode = directive.return_validation
+    if mode is None:
+        return None
+    checked = validate_return(_signature(directive, cache), value, mode)
+    return tuple(checked.warnings) if checked.ok else None
+
+
+def _signature(directive: RunProgram, cache: ProgramCache) -> Signature | None:
+    """The directive's ``return_signature``, parsed once per cache."""
     text = directive.return_signature
-    sig = None
-    if text is not None:
-        sig = cache.signatures.get(text)
-        if sig is None:
-            sig = cache.signatures[text] = parse(text)
-    return validate_return(sig, value, mode, warnings=False).ok
+    if text is None:
+        return None
+    sig = cache.signatures.get(text)
+    if sig is None:
+        sig = cache.signatures[text] = parse(text)
+    return sig

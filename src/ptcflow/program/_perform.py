@@ -33,7 +33,7 @@ from ptcflow.lisp import (
     pr_str,
     run,
 )
-from ptcflow.program._memory import ProgramCache, memory_in, memory_out, return_ends_run
+from ptcflow.program._memory import ProgramCache, memory_in, memory_out, return_verdict
 from ptcflow.signals import (
     Err,
     ErrorEnvelope,
@@ -166,6 +166,7 @@ async def perform_program(
     cache = ProgramCache() if options.cache is None else options.cache  # one run's, at least
     replay, on_call, plain_results = options.replay, options.on_call, options.plain_results
     envelopes: dict[int, Ok[Any] | Err] = {}
+    made: dict[int, tuple[Any, Any]] = {}  # index -> (arguments, as plain data): made once
     router = None
     if call is not None:
         perform = call
@@ -179,9 +180,9 @@ async def perform_program(
                 result = Ok(payload=plain_value(result.payload), effects=result.effects)
             envelopes[index] = result
             if on_call is not None:
-                on_call(
-                    ProgramToolCall(index=index, name=name, args=plain_value(args), result=result)
-                )
+                plain = plain_value(args)
+                made[index] = (args, plain)
+                on_call(ProgramToolCall(index=index, name=name, args=plain, result=result))
             return result
 
         router = route
@@ -207,8 +208,11 @@ async def perform_program(
     duration = (time.perf_counter() - start) * 1000
     value = plain_value(result.value)
     keep = result.error is None and not result.failed
-    if keep and result.returned and return_ends_run(directive, value, cache):
-        keep = False  # the run ends with this value: its memory is never read again
+    verdict = None
+    if keep and result.returned:
+        verdict = return_verdict(directive, value, cache)
+        if verdict is not None:
+            keep = False  # the run ends with this value: its memory is never read again
     too_large = False
     if keep:
         try:
@@ -235,12 +239,14 @@ async def perform_program(
         fail_value=plain_value(result.fail_value),
         prints=tuple(result.prints),
         error=_error(result),
-        tool_calls=tuple(_tool_call(r, envelopes) for r in result.tool_calls),
+        tool_calls=tuple(_tool_call(r, envelopes, made) for r in result.tool_calls),
         memory=memory,
         functions=functions,
         dropped=dropped,
         memory_bytes=size,
         duration_ms=round(duration, 3),
+        return_ends_run=verdict is not None,
+        return_warnings=verdict or (),
     )
 
 
@@ -297,17 +303,24 @@ def _error(result: LispResult) -> ProgramError | None:
     )
 
 
-def _tool_call(record: ToolCallRecord, envelopes: Mapping[int, Ok[Any] | Err]) -> ProgramToolCall:
+def _tool_call(
+    record: ToolCallRecord,
+    envelopes: Mapping[int, Ok[Any] | Err],
+    made: Mapping[int, tuple[Any, Any]],
+) -> ProgramToolCall:
     result = envelopes.get(record.index)
     if result is None:  # no router answered it (a record without envelopes)
         if record.error is None:
             result = Ok(payload=plain_value(record.result))
         else:
             result = Err(error=ErrorEnvelope.make("tool_error", record.error))
+    known = made.get(record.index)  # the router's record made them plain already
     return ProgramToolCall(
         index=record.index,
         name=record.name,
-        args=plain_value(record.args),
+        args=known[1]
+        if known is not None and known[0] is record.args
+        else plain_value(record.args),
         result=result,
         duration_ms=round(record.duration_ms, 3),
     )

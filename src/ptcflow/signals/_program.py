@@ -141,6 +141,13 @@ class ProgramOutput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         memory_bytes: the size of ``memory`` plus ``functions`` in UTF-8 bytes (what the
             SubAgent's memory limit measures).
         duration_ms: how long the run took, tool calls included.
+        return_ends_run: the host checked the value of ``return`` as the strategy does
+            (the directive's ``return_signature`` in its ``return_validation`` mode,
+            :func:`ptcflow.signature.validate_return`) and it matches: the run ends with
+            it, its memory was not written, and a SubAgent strategy ends the run without
+            checking the value again. ``False``: it does not match, or nothing checked it
+            (no ``return_validation``; an output from an older journal).
+        return_warnings: that check's warnings (``warn_only``).
     """
 
     value: Any = None
@@ -155,6 +162,8 @@ class ProgramOutput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     dropped: dict[str, str] = {}
     memory_bytes: int = 0
     duration_ms: float = 0.0
+    return_ends_run: bool = False
+    return_warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

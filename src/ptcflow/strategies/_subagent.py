@@ -144,6 +144,9 @@ def call_warnings(inputs: Mapping[str, str], name: str, args: Any) -> tuple[str,
     text = inputs.get(name)
     if text is None or not isinstance(args, Mapping):
         return ()
+    # only a string (to int, float or bool) or a float (to int) is coerced with a warning
+    if not any(isinstance(v, str | float) for v in args.values()):
+        return ()
     return tuple(parse_signature(text).validate_input(args).warnings)
 
 

@@ -112,9 +112,14 @@ def program_result(ptc: PTC, state: PtcState, signal: Signal) -> Transition:
             return ended, _NONE
         return next_turn(ptc, state, turn, checked, out)
     if out.returned or state.judgment:
-        problem, warnings = check_return(
-            ptc.parsed_signature(), out.value, ptc.signature_validation, ptc.output_type
-        )
+        if out.return_ends_run and out.returned:
+            # the host checked it as check_return would (the directive asked for this
+            # strategy's signature and mode: set only without an output_type)
+            problem, warnings = None, list(out.return_warnings)
+        else:
+            problem, warnings = check_return(
+                ptc.parsed_signature(), out.value, ptc.signature_validation, ptc.output_type
+            )
         if problem is None:
             if warnings:
                 note = ProgramError(category="validation_warning", message="; ".join(warnings))
