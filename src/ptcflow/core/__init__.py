@@ -55,6 +55,7 @@ from ptcflow.core._step import (
     step_details as step_details,
     step_memory as step_memory,
     step_messages as step_messages,
+    step_parts as step_parts,
     step_summary as step_summary,
 )
 from ptcflow.core._terminals import (
@@ -120,6 +121,7 @@ __all__ = (
     "step_details",
     "step_memory",
     "step_messages",
+    "step_parts",
     "step_summary",
     "tool_name_of",
     "tool_terminal",

@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar, cast
 import msgspec
 
 from ptcflow.core._flight import Flight, cancelled
-from ptcflow.core._frozen import is_frozen
+from ptcflow.core._frozen import FROZEN as _FROZEN, is_frozen
 from ptcflow.core._pause import PAUSE_VERSION, PausedRun, journal_of
 from ptcflow.core._protocol import Outcome, RunInfo
 from ptcflow.core._run_errors import (
@@ -38,11 +38,8 @@ from ptcflow.core._run_errors import (
 )
 from ptcflow.core._step import (
     Step,
-    step_agent,
-    step_details,
-    step_memory,
     step_messages,
-    step_summary,
+    step_parts,
 )
 from ptcflow.core._terminals import TerminalTable, journal_safe
 from ptcflow.directives import Directive, EmitRequestError, EmitToolError
@@ -493,7 +490,9 @@ class RunCore(Generic[F]):
                     self.state, directives = strategy.handle(state, signal)
                     # An immutable state handed back unchanged has the outcome it had:
                     # none (else the run would be closing). Mutable states are asked.
-                    if self.cancelling is not None or (self.state is state and is_frozen(state)):
+                    if self.cancelling is not None or (
+                        self.state is state and (_FROZEN.get(type(state)) or is_frozen(state))
+                    ):
                         outcome = None
                     else:
                         outcome = strategy.outcome(self.state)
@@ -740,7 +739,16 @@ class RunCore(Generic[F]):
         # The outcome that closed the run is the final state's when the end signal left it
         # as it was (an immutable state handed back unchanged): not built a second time.
         state, known = self.state, self._outcome
-        outcome = known[1] if known is not None and known[0] is state and is_frozen(state) else None
+        outcome = (
+            known[1]
+            if known is not None
+            and known[0] is state
+            and (_FROZEN.get(type(state)) or is_frozen(state))
+            else None
+        )
+        messages, memory, summary, agent, details = step_parts(
+            self.strategy, state, self.name, outcome
+        )
         step = Step(
             run_id=self.run_id,
             ok=ok,
@@ -752,12 +760,11 @@ class RunCore(Generic[F]):
             tool_calls=self.tool_calls,
             duration_ms=round((self._now - self.started_at) * 1000.0, 3),
             signals=tuple(self.recorded) if self.recorded is not None else (),
-            messages=step_messages(self.strategy, state),
-            memory=step_memory(self.strategy, state),
-            summary=step_summary(self.strategy, state),
-            agent=step_agent(self.strategy, state, self.name),
+            messages=messages,
+            memory=memory,
+            summary=summary,
+            agent=agent,
         )
         # A SubAgent's details replace the defaults afterwards: a call with ``**`` would
         # build a dict of every keyword for each Step (~0.6 µs; most strategies add none).
-        details = step_details(self.strategy, state, outcome)
         self.step = msgspec.structs.replace(step, **details) if details else step

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("is_frozen",)
+__all__ = ("FROZEN", "is_frozen")
 
-_FROZEN: dict[type[Any], bool] = {}
+FROZEN: dict[type[Any], bool] = {}
+"""The classes :func:`is_frozen` has answered for (a caller on a hot path reads a known
+class here, ``FROZEN.get(type(state))``, without calling it)."""
+_FROZEN = FROZEN
 _IMMUTABLE = (tuple, str, int, float, bool, bytes, frozenset, type(None))
 
 

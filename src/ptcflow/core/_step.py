@@ -22,7 +22,15 @@ from ptcflow.signals import (
     Usage,
 )
 
-__all__ = ("Step", "step_agent", "step_details", "step_memory", "step_messages", "step_summary")
+__all__ = (
+    "Step",
+    "step_agent",
+    "step_details",
+    "step_memory",
+    "step_messages",
+    "step_parts",
+    "step_summary",
+)
 
 _NO_DETAILS: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -215,3 +223,32 @@ def step_agent(strategy: Any, state: Any, name: str) -> str:
     if answered_by is None or state is None:
         return name
     return answered_by(state) or name
+
+
+StepParts = tuple[tuple[Message, ...], ProgramMemory | None, Summary | None, str, Mapping[str, Any]]
+"""What :func:`step_parts` returns: the Step's messages, memory, summary, agent and the
+fields a SubAgent adds."""
+
+
+def step_parts(strategy: Any, state: Any, name: str, outcome: Outcome | None = None) -> StepParts:
+    """What a finished run's strategy says about it, asked in one pass (the core builds
+    the Step from it): its conversation, kept memory and compaction summary, the agent that
+    answered (as :func:`step_messages`, :func:`step_memory`, :func:`step_summary`,
+    :func:`step_agent` each ask) and the fields a SubAgent adds (:func:`step_details`)."""
+    if state is None:
+        return (), None, None, name, step_details(strategy, state, outcome)
+    conversation = getattr(strategy, "conversation", None)
+    kept = getattr(strategy, "kept_memory", None)
+    summary = getattr(strategy, "compaction_summary", None)
+    answered_by = getattr(strategy, "answered_by", None)
+    messages = () if conversation is None else tuple(conversation(state))
+    memory = None if kept is None else kept(state)
+    made = None if summary is None else summary(state)
+    agent = name if answered_by is None else answered_by(state) or name
+    details = _NO_DETAILS
+    if getattr(strategy, "describes_step", False) or getattr(state, "describes_step", False):
+        if outcome is None:
+            outcome = strategy.outcome(state)
+        if outcome is not None:
+            details = {"fail": outcome.fail, "trace": outcome.trace, "signature": outcome.signature}
+    return messages, memory, made, agent, details

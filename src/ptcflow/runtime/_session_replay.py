@@ -11,11 +11,7 @@ import msgspec
 from ptcflow.core import (
     Step,
     run_info_of,
-    step_agent,
-    step_details,
-    step_memory,
-    step_messages,
-    step_summary,
+    step_parts,
 )
 from ptcflow.errors import UsageError
 from ptcflow.providers import ModelSource
@@ -156,6 +152,7 @@ def _replay_turn(
     if not isinstance(ended, RequestEndData):
         raise _diverged(session, turn, f"its end signal {end.type} carries no result", None)
     result = ended.result
+    messages, kept, summary, agent, details = step_parts(strategy, state, data.agent)
     step = Step(
         run_id=turn.run_id,
         ok=isinstance(result, Ok),
@@ -165,11 +162,11 @@ def _replay_turn(
         reason=ended.reason,
         turns=sum(1 for s in signals if s.type == LLM_RESPONSE),
         tool_calls=sum(1 for s in signals if s.type == TOOL_RESULT),
-        messages=step_messages(strategy, state),
-        memory=step_memory(strategy, state),
-        summary=step_summary(strategy, state),
-        agent=step_agent(strategy, state, data.agent),
-        **step_details(strategy, state),
+        messages=messages,
+        memory=kept,
+        summary=summary,
+        agent=agent,
+        **details,
     )
     return finish(step) if finish is not None else step
 

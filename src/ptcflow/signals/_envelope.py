@@ -9,7 +9,7 @@ the executor ever sees anything else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 import msgspec
 
@@ -112,10 +112,9 @@ class Ok(
     payload: T
     effects: tuple[Any, ...] = ()
 
-    @property
-    def ok(self) -> bool:
-        """Always True; lets callers branch without isinstance."""
-        return True
+    ok: ClassVar[bool] = True
+    """Always True; lets callers branch without isinstance (a class attribute: reading
+    it calls nothing)."""
 
 
 class Err(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag="error", tag_field="status"):
@@ -124,10 +123,8 @@ class Err(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag="error", tag_
     error: ErrorEnvelope
     effects: tuple[Any, ...] = ()
 
-    @property
-    def ok(self) -> bool:
-        """Always False; lets callers branch without isinstance."""
-        return False
+    ok: ClassVar[bool] = False
+    """Always False; lets callers branch without isinstance (a class attribute)."""
 
 
 Result: TypeAlias = "Ok[Any] | Err"
