@@ -1,5 +1,6 @@
 """Work a SubAgent run does once: the returned value checked once (by the host, the strategy
-a tool call's arguments made plain once, the Step's parts asked in one pass."""
+takes its verdict), the signature parsed once, a tool call's arguments made plain once, the
+Step's parts asked in one pass."""
 
 from __future__ import annotations
 
