@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -45,6 +45,8 @@ from ptcflow.signals import (
 )
 
 __all__ = ("ProgramOptions", "ProgramRouter", "perform_program", "plain_value")
+
+_LIMITS: Final = Limits()  # a directive without overrides: one value (frozen), not one per program
 
 
 class ProgramRouter(Protocol):
@@ -196,7 +198,7 @@ async def perform_program(
         ctx=directive.ctx,
         tool_names=directive.tool_names,
         memory=memory_in(directive.memory, cache),
-        limits=Limits(**directive.limits),
+        limits=Limits(**directive.limits) if directive.limits else _LIMITS,
         call=router,
         replay=records,
         resume=records is not None and router is not None,
