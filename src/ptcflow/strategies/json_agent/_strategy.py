@@ -109,7 +109,7 @@ class JsonState(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     last_time: str = ""
 
 
-class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
+class JsonAgent(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     """A SubAgent that answers in JSON, with native tool calls (a :class:`Strategy`).
 
     The run's input is the context (a mapping); its values are shown to the model as
@@ -172,11 +172,16 @@ class JsonAgent(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError(f"JsonAgent({self.name!r}): max_turns must be >= 1")
         if self.trace not in (True, False, "on_error"):
             raise ConfigError(f'JsonAgent({self.name!r}): trace must be True, False or "on_error"')
-        if self.signature is not None:
-            parse_signature(self.signature)
+        # parsed once, where it is checked, and kept beside the fields (not encoded,
+        # compared or hashed), as PTC does
+        sig = parse_signature(self.signature) if self.signature is not None else None
+        self.__dict__["_signature"] = sig
 
     def _sig(self) -> Signature | None:
-        return parse_signature(self.signature) if self.signature else None
+        if "_signature" not in self.__dict__:  # a copy made without __post_init__
+            self.__post_init__()
+        sig: Signature | None = self.__dict__["_signature"]
+        return sig
 
     def _react(self, system: str) -> ReAct:
         sig = self._sig()
