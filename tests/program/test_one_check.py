@@ -189,3 +189,24 @@ def test_the_steps_parts_are_asked_in_one_pass_as_one_by_one() -> None:
     assert step_parts(ptc, state, "a") == one_by_one
     assert one_by_one[0] and one_by_one[1] is not None and one_by_one[4]["trace"] is not None
     assert step_parts(object(), None, "a") == ((), None, None, "a", {})
+
+
+@pytest.mark.anyio
+async def test_an_agent_on_the_runtimes_own_provider_plans_with_the_runtimes_source() -> None:
+    """``agent.run(llm=p)`` opens a Runtime on ``p``: the plan takes its model source as is
+    (one ``ModelSource`` per run less); another model, or a function, gets its own."""
+    from ptcflow.runtime import Runtime
+    from ptcflow.testing import ScriptedLLM
+
+    own, other = ScriptedLLM(["x"]), ScriptedLLM(["y"])
+    agent = SubAgent(prompt="go", signature="{n :int}")
+    async with Runtime(llm=own) as rt:
+        assert agent.plan_run(rt, None, {"llm": own}).llm is rt.model_source
+        planned = agent.plan_run(rt, None, {"llm": other}).llm
+        assert planned is not None and planned.given is other
+
+        def answer(prompt: Any) -> str:
+            return "(return {:n 1})"
+
+        called = agent.plan_run(rt, None, {"llm": answer}).llm
+        assert called is not None and called.given is not answer  # a CallbackLLM around it

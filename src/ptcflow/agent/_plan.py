@@ -337,7 +337,11 @@ def build(
         model=chosen if isinstance(chosen, str) else None,
         stream=agent.stream if options.stream is None else options.stream,
     )
-    source = source_for(agent, chosen, ctx, llm_opts)
+    source: ModelSource | None
+    if base is not None and base.given is chosen and model_kind(chosen) == "source":
+        source = base  # the Runtime's own provider (agent.run(llm=p) opens one on p): as is
+    else:
+        source = source_for(agent, chosen, ctx, llm_opts)
     retry: LLMRetry = agent.llm_retry
     if retry.retryable_errors is not None:
         inner = source if source is not None else base
