@@ -15,15 +15,30 @@ cancellation is re-raised.
 
 from __future__ import annotations
 
+import math
+
 import anyio
 
 from ptcflow.core import Step, cancelled
 from ptcflow.runtime._run import LocalRun
 
-__all__ = ("CANCEL_GRACE_S", "drive", "wait_done")
+__all__ = ("CANCEL_GRACE_S", "drive", "new_scope", "wait_done")
 
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run waits for its directives to stop before giving up on them."""
+
+
+def new_scope(deadline: float = math.inf) -> anyio.CancelScope:
+    """A new cancel scope with ``deadline`` (``math.inf``: none), initialised once.
+
+    ``anyio.CancelScope()`` builds the backend's scope in ``__new__`` and Python then
+    runs ``__init__`` on it a second time (two sets made and dropped, ~60 bytecodes,
+    per run); ``anyio.move_on_after(None)`` returns the same scope, built once. A finite
+    deadline keeps ``CancelScope(deadline=...)``: ``move_on_after`` takes a delay.
+    """
+    if deadline == math.inf:
+        return anyio.move_on_after(None)
+    return anyio.CancelScope(deadline=deadline)
 
 
 async def drive(
@@ -46,7 +61,7 @@ async def drive(
             run.begin(otel_parent)
         performer = run.performer
         try:
-            with anyio.CancelScope(deadline=run.own_deadline) as scope:
+            with new_scope(run.own_deadline) as scope:
                 run.scope = scope
                 while run.step is None:
                     ctx = run.ready

@@ -24,6 +24,7 @@ from ptcflow.core import Parked, Step
 from ptcflow.directives import Directive, ToolExec
 from ptcflow.errors import UsageError
 from ptcflow.runtime._config import backoff_delay
+from ptcflow.runtime._driver import new_scope
 from ptcflow.runtime._executor import Executor
 from ptcflow.runtime._guards import guard_tool
 from ptcflow.runtime._run import DirectiveContext
@@ -92,7 +93,7 @@ class Performer:
         result = None
         try:
             if ctx.cancel_reason is None:
-                with anyio.CancelScope() as scope:
+                with new_scope() as scope:
                     ctx.scope = scope
                     result = await self.perform(ctx)
         finally:
@@ -359,7 +360,7 @@ class Performer:
                 elif run.meter is not None and (over := admit_subcall(run, self.executor.clock())):
                     result = over
                 else:
-                    with anyio.CancelScope() as scope:
+                    with new_scope() as scope:
                         ctx.scope = scope
                         result = await self.perform(ctx)
         finally:
