@@ -194,8 +194,9 @@ class RunCore(Generic[F]):
         self.tool_calls = 0
         self.late_results = 0
         """Results reported for flights already answered (dropped)."""
-        self.parked: dict[F, tuple[PendingCall, ...]] = {}
-        """Directives that wait for a decision (:meth:`park`), with their pending calls."""
+        self.parked: dict[F, tuple[PendingCall, ...]] | None = None
+        """Directives that wait for a decision (:meth:`park`), with their pending calls
+        (made by the first: most runs park nothing)."""
         self.started_at = 0.0
         self._now = 0.0
         self._ending: tuple[Ok[Any] | Err, Usage, str, bool] | None = None
@@ -388,6 +389,8 @@ class RunCore(Generic[F]):
                 f"run {self.run_id} ended before {flight.directive.id!r} was decided"
             )
             self._answer(flight, reason, 1, 0.0)
+        elif self.parked is None:
+            self.parked = {flight: pending}
         else:
             self.parked[flight] = pending
         if not self.flights:
@@ -604,7 +607,7 @@ class RunCore(Generic[F]):
                     leftover = cancelled(f"run {self.run_id} ended before this directive finished")
                 self._stop(flight, leftover)
         if self.parked:  # waiting for a decision nobody needs now: answered with the reason
-            parked, self.parked = self.parked, {}
+            parked, self.parked = self.parked, None
             for flight in parked:
                 self._answer(
                     flight, leftover or cancelled(f"run {self.run_id} ended undecided"), 1, 0.0
@@ -651,6 +654,7 @@ class RunCore(Generic[F]):
 
     def _pause(self) -> None:
         """Nothing runs and decisions are awaited: end the run paused (no terminal)."""
+        assert self.parked is not None
         pending = tuple(p for calls in self.parked.values() for p in calls)
         cls = type(self.strategy)
         strategy = f"{cls.__module__}.{cls.__qualname__}"

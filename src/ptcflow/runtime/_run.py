@@ -75,6 +75,7 @@ class LocalRun:
     """
 
     __slots__ = (
+        "_path",
         "accounts",
         "agents",
         "checking",
@@ -94,7 +95,6 @@ class LocalRun:
         "on_held",
         "otel_context",
         "own_deadline",
-        "path",
         "pause_key",
         "paused_children",
         "performer",
@@ -176,8 +176,7 @@ class LocalRun:
         self.turn_spans: dict[int, list[Any]] | None = None
         """With tracing on, for a strategy whose iterations are turns (``turn_spans``):
         ``{iteration: [span, otel context, directives not answered yet]}``."""
-        self.path: tuple[str, ...] = (core.name,)
-        """The agent names from the top-level run to this one (``PendingCall.agent``)."""
+        self._path: tuple[str, ...] | None = None
         self.decisions: dict[str, Any] | None = None
         """A resumed run's decisions on its waiting calls, by call id (``rt.resume``)."""
         self.program_records: dict[str, list[ProgramToolCall]] | None = None
@@ -196,6 +195,17 @@ class LocalRun:
         return f"<LocalRun {repr(self.core)[1:-1]}>"
 
     # -- what the core knows -------------------------------------------------------------------
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The agent names from the top-level run to this one (``PendingCall.agent``):
+        the run's own name unless set (a child run's, a Temporal activity's); made when
+        asked, as most runs never ask."""
+        return self._path or (self.core.name,)
+
+    @path.setter
+    def path(self, value: tuple[str, ...]) -> None:
+        self._path = value
 
     @property
     def run_id(self) -> str:
