@@ -225,7 +225,7 @@ class Performer:
     async def _timed_attempt(self, ctx: DirectiveContext, kind: Kind) -> Ok[Any] | Err:
         attempt_ms = ctx.attempt_ms
         limit = math.inf if attempt_ms is None else self.executor.clock() + attempt_ms / 1000.0
-        with anyio.CancelScope(deadline=limit) as scope:
+        with new_scope(limit) as scope:
             work = kind.call(ctx)
             if type(work) is Err:
                 return work
