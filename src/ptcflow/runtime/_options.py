@@ -21,7 +21,7 @@ from ptcflow.runtime._usage import UsageLimits
 from ptcflow.sessions import Compaction, Session, Summary, check_history
 from ptcflow.signals import ProgramMemory
 
-__all__ = ("NO_OPTIONS", "RunOptions")
+__all__ = ("RunOptions",)
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -237,5 +237,3 @@ RunOptions.KEYWORDS = RUN_KEYWORDS = tuple(
 )
 
 _DEFAULTS: Final = RunOptions()
-NO_OPTIONS: Final = _DEFAULTS
-"""The options of a run given none (frozen: ``rt.run`` shares it between such runs)."""

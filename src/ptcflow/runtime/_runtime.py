@@ -19,7 +19,7 @@ from ptcflow.runtime._config import UNSET, Limits, RetryPolicy, Unset
 from ptcflow.runtime._driver import drive, wait_done
 from ptcflow.runtime._executor import Executor, ExecutorStatistics
 from ptcflow.runtime._guards import Guardrails, guarded_drive
-from ptcflow.runtime._options import NO_OPTIONS, RunOptions
+from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._perform import Performer
 from ptcflow.runtime._plan import RunPlan, check_model, plan_of, typed_finish
 from ptcflow.runtime._rate import RateLimit, RateLimiter
@@ -462,46 +462,25 @@ class Runtime:
                 none): raised by the call itself; the run starts when the returned
                 coroutine is awaited.
         """
-        if (
-            tools is None
-            and llm is None
-            and run_id is None
-            and request_id is None
-            and timeout is UNSET
-            and agents is None
-            and record is False
-            and name is None
-            and usage_limits is None
-            and guardrails is None
-            and type(history) is tuple
-            and not history
-            and session is None
-            and memory is None
-            and compaction is None
-            and summary is None
-            and not agent_options
-        ):  # no run option given (the common call): the defaults, built and checked once
-            given = NO_OPTIONS
-        else:
-            given = RunOptions(
-                tools=tools,
-                llm=llm,
-                run_id=run_id,
-                request_id=request_id,
-                timeout=timeout,
-                agents=agents,
-                record=record,
-                name=name,
-                usage_limits=usage_limits,
-                guardrails=guardrails,
-                history=history,
-                session=session,
-                memory=memory,
-                compaction=compaction,
-                summary=summary,
-            )
-            if agent_options:  # set apart: a 16th keyword above would cost every call ~0.5 µs
-                msgspec.structs.force_setattr(given, "agent_options", agent_options)
+        given = RunOptions(
+            tools=tools,
+            llm=llm,
+            run_id=run_id,
+            request_id=request_id,
+            timeout=timeout,
+            agents=agents,
+            record=record,
+            name=name,
+            usage_limits=usage_limits,
+            guardrails=guardrails,
+            history=history,
+            session=session,
+            memory=memory,
+            compaction=compaction,
+            summary=summary,
+        )
+        if agent_options:  # set apart: a 16th keyword above would cost every call ~0.5 µs
+            msgspec.structs.force_setattr(given, "agent_options", agent_options)
         chosen = given if options is None else RunOptions.merge(options, given)
         if chosen.session is not None:
             self._check_open()
