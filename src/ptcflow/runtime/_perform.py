@@ -13,6 +13,7 @@ directive's handler makes) and starts child runs (:meth:`Performer.run_child`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -42,6 +43,9 @@ from ptcflow.signals import (
 )
 
 __all__ = ("Performer",)
+
+_UNSCOPED = contextlib.nullcontext()
+"""The "scope" of a directive without a deadline of its own (``ctx.scope`` cancels it)."""
 
 ChildRunner = Callable[[DirectiveContext, Any, Any], Awaitable[Step]]
 """``(ctx, strategy, input) -> Step``: runs a child run of ``ctx``'s run to its end."""
@@ -134,14 +138,10 @@ class Performer:
         try:
             if kind.prepare is not None and result is None:
                 result = kind.prepare(ctx)
-            # The directive's own deadline, when it has one, entered and left as a `with`
-            # statement would (PEP 343): most directives have none, and a no-op context
-            # manager (nullcontext) for them is two Python calls per directive.
-            outer = ctx.scope
-            if own is not None:
-                own.__enter__()
-                ctx.scope = own
-            try:
+            with own or _UNSCOPED:
+                outer = ctx.scope
+                if own is not None:
+                    ctx.scope = own
                 while result is None:
                     ctx.attempt += 1
                     ctx.retry_after = None
@@ -168,13 +168,7 @@ class Performer:
                         and await self._backoff(ctx, result)
                     ):
                         result = None
-            except BaseException as exc:
-                if own is None or not own.__exit__(type(exc), exc, exc.__traceback__):
-                    raise
-            else:
                 ctx.scope = outer
-                if own is not None:
-                    own.__exit__(None, None, None)
             if own is not None and own.cancelled_caught and ctx.cancel_reason is None:
                 result = self._timeout(ctx)  # its own deadline passed (not a cancellation)
         except Exception as exc:
