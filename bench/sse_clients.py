@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import gc
 import json
 import os
 import re
@@ -101,6 +102,20 @@ def serve(args: argparse.Namespace) -> None:
 
     durations: dict[str, float] = {}
     made: dict[str, int] = {}
+    # collections, timed with gc.callbacks: by generation, count / CPU / longest (wall)
+    pauses: dict[int, list[float]] = {0: [0, 0.0, 0.0], 1: [0, 0.0, 0.0], 2: [0, 0.0, 0.0]}
+    began_gc = [0.0, 0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began_gc[:] = time.perf_counter(), time.thread_time()
+            return
+        entry = pauses[info["generation"]]
+        entry[0] += 1
+        entry[1] += time.thread_time() - began_gc[1]
+        entry[2] = max(entry[2], time.perf_counter() - began_gc[0])
+
+    gc.callbacks.append(on_gc)
 
     async def main() -> None:
         bus = SignalBus()
@@ -126,6 +141,12 @@ def serve(args: argparse.Namespace) -> None:
                     return
                 if scope["path"] == "/quit":
                     server.should_exit = True
+                if scope["path"] == "/dropped":  # polled: cheap
+                    body = json.dumps({"dropped": endpoint.statistics.dropped}).encode()
+                    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]  # fmt: skip
+                    await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await send({"type": "http.response.body", "body": body})
+                    return
                 if scope["path"] in ("/stats", "/quit"):
                     stats = endpoint.statistics
                     body = json.dumps(
@@ -138,8 +159,13 @@ def serve(args: argparse.Namespace) -> None:
                             "durations": durations,
                             "subscribers": bus.statistics().subscribers,
                             "slow_words_made": made.get("slow", 0),
+                            "gc": {n: list(entry) for n, entry in pauses.items()},
+                            "http": http,
+                            "loop": type(asyncio.get_running_loop()).__module__,
                         }
                     ).encode()
+                    for entry in pauses.values():  # the longest pause since the last /stats
+                        entry[2] = 0.0
                     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]  # fmt: skip
                     await send({"type": "http.response.start", "status": 200, "headers": headers})
                     await send({"type": "http.response.body", "body": body})
@@ -152,28 +178,48 @@ def serve(args: argparse.Namespace) -> None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
             sock.bind(("127.0.0.1", 0))
             sock.listen(4096)
+            http = args.http
+            if http == "auto":  # what uvicorn picks: httptools when it is installed
+                try:
+                    import httptools  # noqa: F401
+                except ImportError:
+                    http = "h11"
+                else:
+                    http = "httptools"
             config = uvicorn.Config(
                 app,
                 lifespan="off",
                 log_level="warning",
                 backlog=4096,
-                http="h11",
-                loop="asyncio",
+                http=http,
                 timeout_keep_alive=600,  # the clients connect first, then all post at once
             )
             server = uvicorn.Server(config)
             print(sock.getsockname()[1], flush=True)
+            if args.gc_freeze:  # what is alive now (modules, the app) is never scanned again
+                gc.collect()
+                gc.freeze()
+            if args.gc_threshold:
+                gc.set_threshold(*(int(n) for n in args.gc_threshold.split(",")))
             await server.serve(sockets=[sock])
             tg.cancel_scope.cancel()
+
+    def run(coro: Any) -> None:
+        if args.loop == "uvloop":
+            import uvloop
+
+            uvloop.run(coro)
+        else:
+            asyncio.run(coro)
 
     if args.profile:
         import cProfile
 
         profile = cProfile.Profile(time.process_time)
-        profile.runcall(asyncio.run, main())
+        profile.runcall(run, main())
         profile.dump_stats(args.profile)
     else:
-        asyncio.run(main())
+        run(main())
 
 
 # -- the clients ---------------------------------------------------------------------
@@ -365,6 +411,16 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         ],
         "ramp_s": args.ramp,
         "send_spread_ms": (max(c.sent for c in clients) - min(c.sent for c in clients)) * 1e3,
+        "http": after["http"],
+        "loop": after["loop"],
+        "gc_freeze": args.gc_freeze,
+        "gc_threshold": args.gc_threshold or "700,10,10",
+        # by generation: collections, their CPU and their longest pause (ms) while measuring
+        "gc": {
+            n: [a[0] - b[0], (a[1] - b[1]) * 1e3, a[2] * 1e3]
+            for (n, a), b in zip(after["gc"].items(), before["gc"].values(), strict=True)
+        },
+        "load_average": os.getloadavg(),
     }
     if slow is not None and watcher is not None:
         result["slow"] = await slow_client(args, port, slow, await watcher)
@@ -375,7 +431,7 @@ async def watch_slow(args: argparse.Namespace, port: int, slow: Client) -> float
     """Once the server has dropped the slow client, let it read what it was sent (its
     last event waits for the connection at most ``send_timeout``, 10 s)."""
     began = time.perf_counter()
-    while (await get_json(port, "/stats"))["dropped"] < 1:
+    while (await get_json(port, "/dropped"))["dropped"] < 1:
         if time.perf_counter() - began > args.timeout:
             raise SystemExit("the slow client was never dropped")
         await asyncio.sleep(0.1)
@@ -464,6 +520,15 @@ def report(r: dict[str, Any]) -> bool:
         f"wall {r['wall_s']:.2f} s; server CPU {r['server_cpu_s']:.2f} s "
         f"({r['server_cpu_s'] / r['wall_s']:.0%} of a core; {r['server_cpu_s'] / r['clients'] * 1e3:.1f} ms a run)"
     )
+    collections = "; ".join(
+        f"gen {n}: {count} ({total:.0f} ms CPU, longest {longest:.1f} ms)"
+        for n, (count, total, longest) in r["gc"].items()
+    )
+    print(
+        f"server: uvicorn {r['http']} on {r['loop']}, gc.freeze() {'yes' if r['gc_freeze'] else 'no'}, "
+        f"gc thresholds {r['gc_threshold']}; "
+        f"collections {collections}; load average {r['load_average'][0]:.2f}"
+    )
     worst = max(r["lag_ms"])
     ok: bool = worst <= BUDGET_MS
     print(f"budget: no client > {BUDGET_MS:.0f} ms behind another: max {worst:.1f} ms {'PASS' if ok else 'MISS'}")  # fmt: skip
@@ -511,6 +576,20 @@ def main() -> int:
         help="the server sockets' send buffer (0: the kernel's autotuning, up to 4 MB)",
     )
     parser.add_argument("--no-state", action="store_true", help="AG-UI without state")
+    parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="uvicorn's HTTP implementation (auto: httptools when installed, as uvicorn picks)",
+    )
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
+    parser.add_argument("--gc-threshold", help="the server's gc.set_threshold(), e.g. 50000,20,100")
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="do not gc.freeze() the server once started",
+    )
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--profile", help="cProfile the server into this file")

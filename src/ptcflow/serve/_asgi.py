@@ -1,15 +1,15 @@
 """One run streamed to one HTTP client as server-sent events: the part every protocol shares.
 
-A request body is read (bounded) and parsed by the protocol; a subscription to the
-Runtime's bus is opened *before* the run starts (no signal is missed), scoped to the run's
-tree (``run_tree=``: the bus hands each client the signals of its own run and of its child
-runs only, so a thousand clients cost a publish no more than one); each signal is encoded
-by the protocol's encoder and sent. The subscription
-is bounded (``buffer`` signals) with the ``"error"`` policy: a client that reads slower
-than the run produces falls behind by at most ``buffer`` signals, then gets the protocol's
-error event and is dropped. The bus never waits, so the run is never blocked by a client. What is encoded
-while the connection is busy waits in the client's outbox and goes out in one send (a
-loaded server makes fewer, larger writes).
+A request body is read (bounded) and parsed by the protocol; a listener on the Runtime's
+bus is opened *before* the run starts (no signal is missed), scoped to the run's tree
+(``run_tree=``: the bus hands each client the signals of its own run and of its child
+runs only, so a thousand clients cost a publish no more than one). The bus hands each
+signal to the client's pipe inside ``publish``, in the task that publishes it; the only
+task woken is the client's writer, which encodes what waits with the protocol's encoder
+(a client behind the run gets consecutive text chunks merged) and sends it in one write.
+At most ``buffer`` signals wait for a client's connection: one more and the client gets
+the protocol's error event and is dropped, and so is a client whose connection has taken
+nothing for ``send_timeout``. The bus never waits, so the run is never blocked by a client.
 A client that goes away (or is dropped) cancels its run, or leaves it running, as
 ``on_disconnect`` says.
 
@@ -29,7 +29,7 @@ import anyio
 
 from ptcflow.errors import UsageError
 from ptcflow.runtime import Runtime
-from ptcflow.signals import Signal, SignalBus, SignalOverflowError as _Overflow, new_id
+from ptcflow.signals import Listener, Signal, SignalBus, new_id
 
 __all__ = (
     "BadRequest",
@@ -173,38 +173,57 @@ async def _watch(receive: Receive, gone: anyio.Event, scope: anyio.CancelScope) 
     scope.cancel()
 
 
-async def _fail_on(handle: StartedRun, failure: list[Exception], reading: anyio.CancelScope) -> None:  # fmt: skip
-    """Stop reading the bus when ``handle``'s run raised: its last signal may never come."""
-    try:
-        await handle.wait()
-    except Exception as exc:
-        failure.append(exc)
-        reading.cancel()
+class _Pipe:
+    """The signals of a client's run not yet encoded and sent: appended by the bus's
+    listener in the task that publishes them (no task woken but the writer's, no wait),
+    taken by the endpoint's writer, which encodes and sends them. At most ``limit`` wait:
+    one more and the client is dropped (its writer cancelled, the listener closed)."""
 
+    __slots__ = (
+        "closed",
+        "failure",
+        "limit",
+        "listener",
+        "overflowed",
+        "signals",
+        "since",
+        "waiter",
+        "writer",
+    )
 
-async def _wait_quietly(handle: StartedRun) -> None:
-    with contextlib.suppress(Exception):  # a failed run: its client was told (failed())
-        await handle.wait()
-
-
-class _Outbox:
-    """The chunks encoded for a client and not yet sent: filled without waiting by the
-    stream's reader, emptied by its writer (everything queued goes out in one send)."""
-
-    __slots__ = ("chunks", "closed", "since", "waiter")
-
-    def __init__(self) -> None:
-        self.chunks: deque[bytes] = deque()
-        self.closed = False
+    def __init__(self, limit: int, writer: anyio.CancelScope) -> None:
+        self.signals: deque[Signal] = deque()
+        self.limit = limit
+        self.writer = writer
+        self.listener: Listener | None = None
+        self.overflowed = False
+        self.closed = False  # the bus stopped calling (closed)
+        self.failure: Exception | None = None  # the run raised (StartedRun.wait)
         self.since: float | None = None  # when the send in progress began
         self.waiter: anyio.Event | None = None
 
-    def put(self, chunk: bytes) -> None:
-        self.chunks.append(chunk)
-        self.wake()
+    def put(self, signal: Signal) -> None:
+        """The listener's sink: runs inside ``bus.publish``, never waits."""
+        signals = self.signals
+        signals.append(signal)
+        if len(signals) > self.limit:  # the client fell behind: it is dropped
+            self.overflowed = True
+            signals.clear()
+            if self.listener is not None:
+                self.listener.close()
+            self.writer.cancel()
+            return
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            waiter.set()
 
     def close(self) -> None:
         self.closed = True
+        self.wake()
+
+    def fail(self, error: Exception) -> None:
+        self.failure = error
         self.wake()
 
     def wake(self) -> None:
@@ -213,38 +232,28 @@ class _Outbox:
             waiter.set()
 
 
-async def _write(
-    outbox: _Outbox, send: Send, scope: anyio.CancelScope, flushed: anyio.Event
-) -> None:
-    """Send the queued chunks (all that wait, as one body part) until the outbox closes."""
+async def _fail_on(handle: StartedRun, pipe: _Pipe) -> None:
+    """Tell the writer when ``handle``'s run raised: its last signal may never come."""
     try:
-        with scope:
-            chunks = outbox.chunks
-            while chunks or not outbox.closed:
-                if not chunks:
-                    outbox.waiter = anyio.Event()
-                    await outbox.waiter.wait()
-                    continue
-                body = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
-                chunks.clear()
-                outbox.since = anyio.current_time()
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-                outbox.since = None
-    finally:
-        flushed.set()
+        await handle.wait()
+    except Exception as exc:
+        pipe.fail(exc)
 
 
-async def _stall_watch(
-    outbox: _Outbox, stall: float, writer: anyio.CancelScope, stalled: anyio.Event
-) -> None:
+async def _wait_quietly(handle: StartedRun) -> None:
+    with contextlib.suppress(Exception):  # a failed run: its client was told (failed())
+        await handle.wait()
+
+
+async def _stall_watch(pipe: _Pipe, stall: float, stalled: anyio.Event) -> None:
     """Stop the writer once a send has taken ``stall`` seconds (the client stopped reading:
     it is dropped). One timer per client every ``stall / 2`` seconds, not one per send."""
     while True:
         await anyio.sleep(stall / 2)
-        since = outbox.since
+        since = pipe.since
         if since is not None and anyio.current_time() - since >= stall:
             stalled.set()
-            writer.cancel()
+            pipe.writer.cancel()
             return
 
 
@@ -263,8 +272,8 @@ class RunStreamEndpoint(Generic[R]):
             :class:`StartedRun`); the run must have that ``run_id``.
         stream: the protocol's encoder of one run: ``stream(request, run_id)``.
         headers: response headers besides ``content-type: text/event-stream``.
-        buffer: how many signals a client may fall behind (and how many encoded chunks
-            may wait for its connection) before it is dropped.
+        buffer: how many signals may wait for a client's connection (busy sending what
+            came before) before the client is dropped.
         on_disconnect: ``"cancel"`` (default): a client that goes away or is dropped
             cancels its run; ``"continue"``: the run goes on to its end.
         max_body: the largest request body accepted, in bytes.
@@ -357,9 +366,13 @@ class RunStreamEndpoint(Generic[R]):
         stats = self.statistics
         gone = anyio.Event()
         dropped = False
-        # subscribe before the run starts, so that no signal of it is missed
-        # (only its run tree's signals: the bus routes them, nobody filters)
-        async with bus.subscribe(run_tree=run_id, buffer=self.buffer, overflow="error") as signals:
+        writer = anyio.CancelScope()
+        pipe = _Pipe(self.buffer, writer)
+        # listen before the run starts, so that no signal of it is missed (only its run
+        # tree's signals: the bus routes them, nobody filters); the bus hands each one to
+        # the pipe in the task that publishes it, and only this task is woken to send it
+        with bus.listen(pipe.put, run_tree=run_id, on_close=pipe.close) as listener:
+            pipe.listener = listener
             handle = start(rt, request, run_id)
             self.handles[run_id] = handle
             stats.open += 1
@@ -379,53 +392,44 @@ class RunStreamEndpoint(Generic[R]):
                             ],
                         }
                     )
-                    outbox = _Outbox()
-                    writer = anyio.CancelScope()
-                    flushed, stalled = anyio.Event(), anyio.Event()
-                    tg.start_soon(_write, outbox, send, writer, flushed)
-                    tg.start_soon(_stall_watch, outbox, self.send_timeout, writer, stalled)
-                    last = b""
-                    failure: list[Exception] = []
-                    reading = anyio.CancelScope()
-                    tg.start_soon(_fail_on, handle, failure, reading)
-                    try:
-                        with reading:
-                            async for signal in signals:
-                                # with what is buffered behind it: merged where it can be
-                                batch = [signal, *signals.drain_nowait()]
-                                chunk = stream.feed_many(batch)
-                                if chunk:
-                                    if stalled.is_set():
-                                        break
-                                    if len(outbox.chunks) >= self.buffer:
-                                        raise anyio.WouldBlock
-                                    outbox.put(chunk)  # never waits for the client
-                                if stream.done:
-                                    break
-                        if failure and not stream.done:  # what it published, then why
-                            batch = list(signals.drain_nowait())
-                            chunk = stream.feed_many(batch) if batch else b""
+                    stalled = anyio.Event()
+                    tg.start_soon(_stall_watch, pipe, self.send_timeout, stalled)
+                    tg.start_soon(_fail_on, handle, pipe)
+                    signals = pipe.signals
+                    with writer:
+                        while True:
+                            if not signals:
+                                if stream.done or pipe.closed or pipe.failure is not None:
+                                    break  # (a failed run: what it published, then why)
+                                pipe.waiter = waiter = anyio.Event()
+                                await waiter.wait()
+                                continue
+                            # all that waits, in one send: merged where it can be
+                            batch = [signals.popleft()] if len(signals) == 1 else list(signals)
+                            signals.clear()
+                            chunk = stream.feed_many(batch)
                             if chunk:
-                                outbox.put(chunk)
-                            if not stream.done:
-                                error = failure[0]
-                                last = stream.failed(str(error), type(error).__name__)
-                    except (_Overflow, anyio.WouldBlock):
+                                pipe.since = anyio.current_time()
+                                await send({"type": "http.response.body", "body": chunk, "more_body": True})  # fmt: skip
+                                pipe.since = None
+                            if stream.done:
+                                break
+                    last = b""
+                    if pipe.overflowed or stalled.is_set():
                         dropped = True
                         stats.dropped += 1  # counted now, before its last event is sent
-                        writer.cancel()
-                        last = stream.dropped(
+                        why = (
                             f"the client fell more than {self.buffer} events behind the run "
                             "and was dropped; read the stream faster or raise the buffer"
                         )
-                    outbox.close()
-                    await flushed.wait()
-                    if stalled.is_set() and not dropped:
-                        dropped = True
-                        stats.dropped += 1  # counted now, before its last event is sent
-                        last = stream.dropped(
-                            f"the client read nothing for {self.send_timeout} s and was dropped"
-                        )
+                        if not pipe.overflowed:
+                            why = (
+                                f"the client read nothing for {self.send_timeout} s and was dropped"
+                            )
+                        last = stream.dropped(why)
+                    elif pipe.failure is not None and not stream.done:
+                        error = pipe.failure
+                        last = stream.failed(str(error), type(error).__name__)
                     with anyio.move_on_after(self.send_timeout):
                         await send({"type": "http.response.body", "body": last, "more_body": False})
                     tg.cancel_scope.cancel()

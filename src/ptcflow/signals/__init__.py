@@ -17,6 +17,7 @@ from ptcflow.signals._approval import (
 )
 from ptcflow.signals._bus import (
     BusStatistics as BusStatistics,
+    Listener as Listener,
     SignalBus as SignalBus,
     SignalOverflowError as SignalOverflowError,
     Subscription as Subscription,
@@ -181,6 +182,7 @@ __all__ = (
     "LLMDeltaData",
     "LLMResponse",
     "LLMResponseData",
+    "Listener",
     "Message",
     "Ok",
     "PendingCall",

@@ -13,6 +13,11 @@ segment and a ``**`` segment matches any number of segments (zero included)::
     "ai.**"            every ai.* type (and "ai" itself)
     "**"               everything
 
+A :meth:`SignalBus.listen` listener is the synchronous form: a function called with each
+matching signal inside :meth:`~SignalBus.publish`, in the publishing task (no buffer, no
+task to wake): for a consumer whose work per signal is short and never waits (queueing it
+for a writer of its own, as the SSE endpoints do).
+
 A subscription may also be restricted to one run (``run_id=``) or to one run tree
 (``run_tree=``: the run and its child runs, whose ids are ``"{parent}/{call id}"``), so a
 server streaming a thousand runs to a thousand clients hands each signal to its own
@@ -30,7 +35,7 @@ the :class:`Subscription` users hold reads it and asks its bus to remove it when
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Final, Literal, Self, TypeAlias
 
@@ -44,6 +49,7 @@ from ptcflow.signals._signal import Signal
 
 __all__ = (
     "BusStatistics",
+    "Listener",
     "Overflow",
     "SignalBus",
     "SignalOverflowError",
@@ -69,8 +75,10 @@ class SignalOverflowError(UsageError):
 class SubscriptionStatistics(msgspec.Struct, frozen=True, kw_only=True):
     """A snapshot of one subscription.
 
-    ``delivered`` counts signals accepted into the buffer, ``dropped`` those lost to the
-    overflow policy, ``buffered`` those waiting to be received.
+    ``delivered`` counts signals accepted into the buffer (handed to the sink, for a
+    :class:`Listener`), ``dropped`` those lost to the overflow policy, ``buffered`` those
+    waiting to be received. A listener shows ``listener=True``, ``buffer=0`` and
+    ``overflow="none"``.
     """
 
     pattern: str
@@ -82,6 +90,7 @@ class SubscriptionStatistics(msgspec.Struct, frozen=True, kw_only=True):
     delivered: int
     dropped: int
     closed: bool
+    listener: bool = False
 
 
 class BusStatistics(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,7 +109,8 @@ class BusStatistics(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Inbox:
-    """The bus-side half of a subscription: buffer, policy, counters, wake-up event."""
+    """The bus-side half of a subscription: buffer, policy, counters, wake-up event; or of
+    a listener: its sink (``buffer`` then stays empty)."""
 
     __slots__ = (
         "buffer",
@@ -108,12 +118,15 @@ class _Inbox:
         "closed",
         "delivered",
         "dropped",
+        "error",
+        "on_close",
         "overflow",
         "overflowed",
         "pattern",
         "run_id",
         "run_tree",
         "segments",
+        "sink",
         "waiter",
     )
 
@@ -137,6 +150,9 @@ class _Inbox:
         self.overflowed = False
         self.closed = False
         self.waiter: anyio.Event | None = None
+        self.sink: Callable[[Signal], object] | None = None
+        self.on_close: Callable[[], object] | None = None
+        self.error: Exception | None = None
 
     def matches(self, type: str) -> bool:
         return matches(self.segments, tuple(type.split(".")))
@@ -179,6 +195,7 @@ class _Inbox:
             delivered=self.delivered,
             dropped=self.dropped,
             closed=self.closed,
+            listener=self.sink is not None,
         )
 
 
@@ -291,6 +308,15 @@ class SignalBus:
         if route.by_tree and signal.run_id:
             targets += _tree_targets(route.by_tree, signal.run_id)
         for inbox in targets:
+            sink = inbox.sink
+            if sink is not None:  # a listener: called here, in the publishing task
+                inbox.delivered += 1
+                try:
+                    sink(signal)
+                except Exception as exc:  # it leaves the bus; publish never raises
+                    inbox.error = exc
+                    self._remove(inbox)
+                continue
             buffer = inbox.buffer
             if len(buffer) < inbox.capacity:  # the common case, inlined
                 buffer.append(signal)
@@ -337,8 +363,6 @@ class SignalBus:
             >>> sub.close(); bus.statistics().subscribers
             0
         """
-        if self._closed:
-            raise UsageError("cannot subscribe to a closed SignalBus; create a new bus")
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
             raise UsageError(f"subscribe(buffer=...) must be an int >= 1, got {buffer!r}")
         if overflow not in _POLICIES:
@@ -346,21 +370,73 @@ class SignalBus:
                 f"subscribe(overflow=...) must be one of {', '.join(map(repr, _POLICIES))}, "
                 f"got {overflow!r}"
             )
-        for name, run in (("run_id", run_id), ("run_tree", run_tree)):
+        inbox = self._open("subscribe", _Inbox(pattern, run_id, run_tree, buffer, overflow))
+        return Subscription(self, inbox)
+
+    def listen(
+        self,
+        sink: Callable[[Signal], object],
+        pattern: str = "**",
+        *,
+        run_id: str | None = None,
+        run_tree: str | None = None,
+        on_close: Callable[[], object] | None = None,
+    ) -> Listener:
+        """Call ``sink`` with each signal whose type matches ``pattern``, as it is published.
+
+        The synchronous form of :meth:`subscribe`: ``sink(signal)`` runs inside
+        :meth:`publish`, in the publishing task, in publish order; there is no buffer and
+        no task to wake. So the sink must be quick and must not wait (append the signal to
+        a queue of its own and wake its consumer, say); bounding what it keeps is its own
+        business. A sink that raises leaves the bus (the exception is kept in
+        :attr:`Listener.error`); :meth:`publish` still never raises.
+
+        Args:
+            sink: called with each matching signal; its return value is ignored.
+            pattern: as for :meth:`subscribe`.
+            run_id: only signals of this run.
+            run_tree: only signals of this run and of its child runs (see :meth:`subscribe`).
+            on_close: called once when the listener stops receiving: closed, its bus
+                closed, or its sink raised (what it raises is kept in
+                :attr:`Listener.error` too).
+
+        Raises:
+            UsageError: invalid pattern or run, both ``run_id`` and ``run_tree`` given, or
+                the bus is closed.
+
+        Example:
+            >>> from ptcflow.signals import Signal
+            >>> bus, seen = SignalBus(), []
+            >>> with bus.listen(seen.append, "ai.tool.*"):
+            ...     bus.publish(Signal.create("ai.tool.started"))
+            ...     bus.publish(Signal.create("ai.usage"))
+            >>> [s.type for s in seen]
+            ['ai.tool.started']
+        """
+        if not callable(sink):
+            raise UsageError(f"listen(sink) must be callable, got {sink!r}")
+        inbox = _Inbox(pattern, run_id, run_tree, 0, "none")
+        inbox.sink = sink
+        inbox.on_close = on_close
+        return Listener(self, self._open("listen", inbox))
+
+    def _open(self, method: str, inbox: _Inbox) -> _Inbox:
+        if self._closed:
+            raise UsageError(f"cannot {method} to a closed SignalBus; create a new bus")
+        for name, run in (("run_id", inbox.run_id), ("run_tree", inbox.run_tree)):
             if run is not None and (not isinstance(run, str) or not run):
-                raise UsageError(f"subscribe({name}=...) must be a non-empty string, got {run!r}")
-        if run_id is not None and run_tree is not None:
+                raise UsageError(f"{method}({name}=...) must be a non-empty string, got {run!r}")
+        if inbox.run_id is not None and inbox.run_tree is not None:
             raise UsageError(
-                "subscribe() takes run_id= (one run) or run_tree= (a run and its child runs), "
+                f"{method}() takes run_id= (one run) or run_tree= (a run and its child runs), "
                 "not both"
             )
-        inbox = _Inbox(pattern, run_id, run_tree, buffer, overflow)
         self._inboxes[inbox] = None
         for type, route in self._routes.items():  # update the cached routes in place
             if inbox.matches(type):
                 route.add(inbox)
         self._idle = False
-        return Subscription(self, inbox)
+        return inbox
 
     def close(self) -> None:
         """Close the bus: open subscriptions end after their buffered signals.
@@ -401,12 +477,21 @@ class SignalBus:
         return route
 
     def _remove(self, inbox: _Inbox) -> None:
+        closing = not inbox.closed
         inbox.closed = True
         inbox.wake()
         if self._inboxes.pop(inbox, 0) is None:
             for route in self._routes.values():
                 route.discard(inbox)
             self._idle = not self._inboxes
+        on_close = inbox.on_close
+        if closing and on_close is not None:
+            inbox.on_close = None
+            try:
+                on_close()
+            except Exception as exc:  # kept like a sink's: closing never raises
+                if inbox.error is None:
+                    inbox.error = exc
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._inboxes)} subscriptions"
@@ -546,3 +631,72 @@ class Subscription:
         i = self._inbox
         state = "closed" if i.closed else "open"
         return f"<Subscription {i.pattern!r} {state}, {len(i.buffer)}/{i.capacity} buffered>"
+
+
+class Listener:
+    """A sink called by its bus with each matching signal (see :meth:`SignalBus.listen`);
+    a context manager that closes it on exit.
+
+    Closing (:meth:`close`, leaving ``with``, or dropping the last reference to it) stops
+    the calls; so does the bus closing, or the sink raising (:attr:`error`).
+
+    Example:
+        >>> from ptcflow.signals import Signal, SignalBus
+        >>> bus, seen = SignalBus(), []
+        >>> listener = bus.listen(seen.append, run_tree="run_1")
+        >>> bus.publish(Signal.create("ai.usage", run_id="run_1/call_1"))
+        >>> bus.publish(Signal.create("ai.usage", run_id="run_2"))
+        >>> listener.close(); bus.publish(Signal.create("ai.usage", run_id="run_1"))
+        >>> [s.run_id for s in seen], listener.closed
+        (['run_1/call_1'], True)
+    """
+
+    __slots__ = ("__weakref__", "_bus", "_inbox")
+
+    def __init__(self, bus: SignalBus, inbox: _Inbox) -> None:
+        self._bus = bus
+        self._inbox = inbox
+
+    @property
+    def pattern(self) -> str:
+        """The pattern this listener was opened with."""
+        return self._inbox.pattern
+
+    @property
+    def closed(self) -> bool:
+        """True once the sink is no longer called."""
+        return self._inbox.closed
+
+    @property
+    def error(self) -> Exception | None:
+        """What the sink raised, when that closed the listener."""
+        return self._inbox.error
+
+    def close(self) -> None:
+        """Stop calling the sink (idempotent)."""
+        if not self._inbox.closed:
+            self._bus._remove(self._inbox)
+
+    def statistics(self) -> SubscriptionStatistics:
+        """Return a frozen snapshot of this listener's counters."""
+        return self._inbox.statistics()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        inbox = getattr(self, "_inbox", None)
+        if inbox is not None and not inbox.closed:
+            self._bus._remove(inbox)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._inbox.closed else "open"
+        return f"<Listener {self._inbox.pattern!r} {state}, {self._inbox.delivered} delivered>"
