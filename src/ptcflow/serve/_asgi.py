@@ -185,8 +185,9 @@ class _Pipe:
         "limit",
         "listener",
         "overflowed",
+        "sending",
+        "sends",
         "signals",
-        "since",
         "waiter",
         "writer",
     )
@@ -199,7 +200,8 @@ class _Pipe:
         self.overflowed = False
         self.closed = False  # the bus stopped calling (closed)
         self.failure: Exception | None = None  # the run raised (StartedRun.wait)
-        self.since: float | None = None  # when the send in progress began
+        self.sends = 0  # sends begun
+        self.sending = False  # one is in progress
         self.waiter: anyio.Event | None = None
 
     def put(self, signal: Signal) -> None:
@@ -246,15 +248,22 @@ async def _wait_quietly(handle: StartedRun) -> None:
 
 
 async def _stall_watch(pipe: _Pipe, stall: float, stalled: anyio.Event) -> None:
-    """Stop the writer once a send has taken ``stall`` seconds (the client stopped reading:
-    it is dropped). One timer per client every ``stall / 2`` seconds, not one per send."""
+    """Stop the writer once one send has lasted ``stall`` seconds (the client stopped
+    reading: it is dropped): seen in progress at three looks ``stall / 2`` apart (so after
+    ``stall`` to ``1.5 * stall``). One timer per client, no clock read per send."""
+    seen, looks = -1, 0
     while True:
         await anyio.sleep(stall / 2)
-        since = pipe.since
-        if since is not None and anyio.current_time() - since >= stall:
-            stalled.set()
-            pipe.writer.cancel()
-            return
+        if not pipe.sending:
+            looks = 0
+        elif pipe.sends != seen:
+            seen, looks = pipe.sends, 1
+        else:
+            looks += 1
+            if looks >= 3:
+                stalled.set()
+                pipe.writer.cancel()
+                return
 
 
 class RunStreamEndpoint(Generic[R]):
@@ -396,12 +405,16 @@ class RunStreamEndpoint(Generic[R]):
                     tg.start_soon(_stall_watch, pipe, self.send_timeout, stalled)
                     tg.start_soon(_fail_on, handle, pipe)
                     signals = pipe.signals
+                    # the running backend's Event class, once: anyio.Event() looks the
+                    # backend up on each call, which costs more than the event itself
+                    # (and constructing the class anyio.Event() returned is an Event still)
+                    Event = type(anyio.Event())
                     with writer:
                         while True:
                             if not signals:
                                 if stream.done or pipe.closed or pipe.failure is not None:
                                     break  # (a failed run: what it published, then why)
-                                pipe.waiter = waiter = anyio.Event()
+                                pipe.waiter = waiter = Event()
                                 await waiter.wait()
                                 continue
                             # all that waits, in one send: merged where it can be
@@ -409,9 +422,10 @@ class RunStreamEndpoint(Generic[R]):
                             signals.clear()
                             chunk = stream.feed_many(batch)
                             if chunk:
-                                pipe.since = anyio.current_time()
+                                pipe.sends += 1
+                                pipe.sending = True
                                 await send({"type": "http.response.body", "body": chunk, "more_body": True})  # fmt: skip
-                                pipe.since = None
+                                pipe.sending = False
                             if stream.done:
                                 break
                     last = b""
