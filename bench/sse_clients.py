@@ -161,7 +161,6 @@ def serve(args: argparse.Namespace) -> None:
                             "slow_words_made": made.get("slow", 0),
                             "gc": {n: list(entry) for n, entry in pauses.items()},
                             "http": http,
-                            "loop": type(asyncio.get_running_loop()).__module__,
                         }
                     ).encode()
                     for entry in pauses.values():  # the longest pause since the last /stats
@@ -204,22 +203,14 @@ def serve(args: argparse.Namespace) -> None:
             await server.serve(sockets=[sock])
             tg.cancel_scope.cancel()
 
-    def run(coro: Any) -> None:
-        if args.loop == "uvloop":
-            import uvloop
-
-            uvloop.run(coro)
-        else:
-            asyncio.run(coro)
-
     if args.profile:
         import cProfile
 
         profile = cProfile.Profile(time.process_time)
-        profile.runcall(run, main())
+        profile.runcall(asyncio.run, main())
         profile.dump_stats(args.profile)
     else:
-        run(main())
+        asyncio.run(main())
 
 
 # -- the clients ---------------------------------------------------------------------
@@ -412,7 +403,6 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         "ramp_s": args.ramp,
         "send_spread_ms": (max(c.sent for c in clients) - min(c.sent for c in clients)) * 1e3,
         "http": after["http"],
-        "loop": after["loop"],
         "gc_freeze": args.gc_freeze,
         "gc_threshold": args.gc_threshold or "700,10,10",
         # by generation: collections, their CPU and their longest pause (ms) while measuring
@@ -525,7 +515,7 @@ def report(r: dict[str, Any]) -> bool:
         for n, (count, total, longest) in r["gc"].items()
     )
     print(
-        f"server: uvicorn {r['http']} on {r['loop']}, gc.freeze() {'yes' if r['gc_freeze'] else 'no'}, "
+        f"server: uvicorn {r['http']}, gc.freeze() {'yes' if r['gc_freeze'] else 'no'}, "
         f"gc thresholds {r['gc_threshold']}; "
         f"collections {collections}; load average {r['load_average'][0]:.2f}"
     )
@@ -582,7 +572,6 @@ def main() -> int:
         default="auto",
         help="uvicorn's HTTP implementation (auto: httptools when installed, as uvicorn picks)",
     )
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     parser.add_argument("--gc-threshold", help="the server's gc.set_threshold(), e.g. 50000,20,100")
     parser.add_argument(
         "--no-gc-freeze",

@@ -180,6 +180,7 @@ class _Pipe:
     one more and the client is dropped (its writer cancelled, the listener closed)."""
 
     __slots__ = (
+        "asleep",
         "closed",
         "failure",
         "limit",
@@ -188,7 +189,7 @@ class _Pipe:
         "sending",
         "sends",
         "signals",
-        "waiter",
+        "wakeup",
         "writer",
     )
 
@@ -202,7 +203,11 @@ class _Pipe:
         self.failure: Exception | None = None  # the run raised (StartedRun.wait)
         self.sends = 0  # sends begun
         self.sending = False  # one is in progress
-        self.waiter: anyio.Event | None = None
+        # the writer waits on one semaphore, released by whoever wakes it: a future per
+        # wait (an Event would be five objects per wait, and one per client is always
+        # alive, so the collector would scan and promote them all the time)
+        self.wakeup = anyio.Semaphore(0, fast_acquire=True)
+        self.asleep = False
 
     def put(self, signal: Signal) -> None:
         """The listener's sink: runs inside ``bus.publish``, never waits."""
@@ -215,10 +220,9 @@ class _Pipe:
                 self.listener.close()
             self.writer.cancel()
             return
-        waiter = self.waiter
-        if waiter is not None:
-            self.waiter = None
-            waiter.set()
+        if self.asleep:
+            self.asleep = False
+            self.wakeup.release()
 
     def close(self) -> None:
         self.closed = True
@@ -229,9 +233,14 @@ class _Pipe:
         self.wake()
 
     def wake(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None:
-            waiter.set()
+        if self.asleep:
+            self.asleep = False
+            self.wakeup.release()
+
+    async def sleep(self) -> None:
+        """Wait until :meth:`put`, :meth:`close` or :meth:`fail` wakes the writer."""
+        self.asleep = True
+        await self.wakeup.acquire()
 
 
 async def _fail_on(handle: StartedRun, pipe: _Pipe) -> None:
@@ -405,17 +414,12 @@ class RunStreamEndpoint(Generic[R]):
                     tg.start_soon(_stall_watch, pipe, self.send_timeout, stalled)
                     tg.start_soon(_fail_on, handle, pipe)
                     signals = pipe.signals
-                    # the running backend's Event class, once: anyio.Event() looks the
-                    # backend up on each call, which costs more than the event itself
-                    # (and constructing the class anyio.Event() returned is an Event still)
-                    Event = type(anyio.Event())
                     with writer:
                         while True:
                             if not signals:
                                 if stream.done or pipe.closed or pipe.failure is not None:
                                     break  # (a failed run: what it published, then why)
-                                pipe.waiter = waiter = Event()
-                                await waiter.wait()
+                                await pipe.sleep()
                                 continue
                             # all that waits, in one send: merged where it can be
                             batch = [signals.popleft()] if len(signals) == 1 else list(signals)
