@@ -1,11 +1,15 @@
 """1,000 concurrent streamed runs to 1,000 SSE clients on one server process.
 
-The server (a child process): uvicorn (h11) serving :func:`ptcflow.serve.agui_endpoint` of
+The server (a child process): uvicorn serving :func:`ptcflow.serve.agui_endpoint` of
 a ``ReAct(stream=True)`` agent at ``POST /agui`` on one Runtime, on the scripted model
 paced like a real one: the first turn (a call of ``add``) after ``--latency`` seconds, then
 a 40-word answer streamed one word every ``--gap`` seconds. Each run is 53 signals and
 ~45 AG-UI events (state on, the endpoint's defaults: a 1,024-signal buffer per client,
 ``on_disconnect="continue"`` so that a dropped client's run goes on to its end).
+Deployed as docs/streaming.md says: uvicorn's ``httptools`` HTTP (``--http``; ``h11``
+where it is not installed), ``gc.freeze()`` once started (``--no-gc-freeze``) and the
+collector's thresholds at ``2000,10,1000`` (``--gc-threshold``; Python's are
+``700,10,10``). The server times each collection by generation (``gc.callbacks``).
 
 The clients (this process): ``--clients`` raw HTTP/1.1 connections on asyncio protocols
 (no HTTP library: a client's timestamps are taken in ``data_received``, as the bytes
@@ -32,6 +36,7 @@ ends with that event, and that its run ended at the pace of its script.
 
     .venv/bin/python bench/sse_clients.py                 # 1,000 clients
     .venv/bin/python bench/sse_clients.py --clients 100   # a smoke run
+    .venv/bin/python bench/sse_clients.py --http h11 --no-gc-freeze --gc-threshold 700,10,10
 """
 
 from __future__ import annotations
@@ -198,8 +203,7 @@ def serve(args: argparse.Namespace) -> None:
             if args.gc_freeze:  # what is alive now (modules, the app) is never scanned again
                 gc.collect()
                 gc.freeze()
-            if args.gc_threshold:
-                gc.set_threshold(*(int(n) for n in args.gc_threshold.split(",")))
+            gc.set_threshold(*(int(n) for n in args.gc_threshold.split(",")))
             await server.serve(sockets=[sock])
             tg.cancel_scope.cancel()
 
@@ -404,7 +408,7 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         "send_spread_ms": (max(c.sent for c in clients) - min(c.sent for c in clients)) * 1e3,
         "http": after["http"],
         "gc_freeze": args.gc_freeze,
-        "gc_threshold": args.gc_threshold or "700,10,10",
+        "gc_threshold": args.gc_threshold,
         # by generation: collections, their CPU and their longest pause (ms) while measuring
         "gc": {
             n: [a[0] - b[0], (a[1] - b[1]) * 1e3, a[2] * 1e3]
@@ -572,7 +576,11 @@ def main() -> int:
         default="auto",
         help="uvicorn's HTTP implementation (auto: httptools when installed, as uvicorn picks)",
     )
-    parser.add_argument("--gc-threshold", help="the server's gc.set_threshold(), e.g. 50000,20,100")
+    parser.add_argument(
+        "--gc-threshold",
+        default="2000,10,1000",
+        help="the server's gc.set_threshold() (Python's default: 700,10,10)",
+    )
     parser.add_argument(
         "--no-gc-freeze",
         dest="gc_freeze",
