@@ -3,7 +3,7 @@
 The server (a child process): uvicorn serving :func:`ptcflow.serve.agui_endpoint` of
 a ``ReAct(stream=True)`` agent at ``POST /agui`` on one Runtime, on the scripted model
 paced like a real one: the first turn (a call of ``add``) after ``--latency`` seconds, then
-a 40-word answer streamed one word every ``--gap`` seconds. Each run is 53 signals and
+a 40-word answer (``--words``) streamed one word every ``--gap`` seconds. Each run is 53 signals and
 ~45 AG-UI events (state on, the endpoint's defaults: a 1,024-signal buffer per client,
 ``on_disconnect="continue"`` so that a dropped client's run goes on to its end).
 Deployed as docs/streaming.md says: uvicorn's ``httptools`` HTTP (``--http``; ``h11``
@@ -57,7 +57,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 BUDGET_MS = 100.0
-WORDS = 40
 
 
 def answer(words: int) -> str:
@@ -78,7 +77,7 @@ def serve(args: argparse.Namespace) -> None:
     from ptcflow.strategies import ReAct
     from ptcflow.testing import ScriptedLLM, ScriptItem
 
-    short, slow = answer(WORDS), answer(args.slow_words)
+    short, slow = answer(args.words), answer(args.slow_words)
 
     async def add(x: int, y: int) -> int:
         """Add two integers."""
@@ -375,8 +374,8 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
                 made = float(match[2])
                 arrived = client.times[bisect.bisect_left(client.ends, match.end())]
                 words.append((n, round(made / args.gap), made, arrived))
-        if len(seen) != WORDS:
-            raise SystemExit(f"a client got {len(seen)} of the {WORDS} words")
+        if len(seen) != args.words:
+            raise SystemExit(f"a client got {len(seen)} of the {args.words} words")
     earliest: dict[int, float] = {}
     for _, tick, _, arrived in words:
         earliest[tick] = min(arrived, earliest.get(tick, arrived))
@@ -399,7 +398,8 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         "first_event_ms": [t * 1e3 for t in firsts],
         "run_ms": [t * 1e3 for t in finished],
         "gap_s": args.gap,
-        "script_s": 2 * args.latency + WORDS * args.gap,
+        "script_s": 2 * args.latency + args.words * args.gap,
+        "words": args.words,
         "free": args.free,
         "server_run_ms": [
             v * 1e3 for k, v in after["durations"].items() if not k.startswith("slow:")
@@ -554,6 +554,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--gap", type=float, default=0.25, help="seconds between words")
+    parser.add_argument("--words", type=int, default=40, help="words of each answer")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model turn")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds over which requests start")  # fmt: skip
     parser.add_argument(
