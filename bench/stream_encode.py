@@ -22,21 +22,33 @@ encoding adds at most 10% to the run (ratio to ``drain`` <= 1.10).
     .venv/bin/python bench/stream_encode.py            # 11 rounds of 400 runs
     .venv/bin/python bench/stream_encode.py --quick    # 3 rounds of 100 runs
     .venv/bin/python bench/stream_encode.py --breakdown  # where the encoding's time goes
+    .venv/bin/python bench/stream_encode.py --instructions  # callgrind counts, ~3 min
 
 ``--breakdown`` records one run's signals, then times each encoder on them alone (the
 fastest of 7 repeats of 2,000 encodings: load on the machine only ever adds time) next to
 the drained run (the fastest of its rounds), and the pieces of AG-UI's state: folding the
 signals into the mission tree (``Mission.add``), and the tree's nodes as JSON.
+
+``--instructions`` counts machine instructions under callgrind instead of CPU time: each
+variant runs 100 and 300 runs in a process of its own (the wall clock frozen, as
+``_instructions.py`` does), and the difference per run is its cost: the same ratios,
+load-independent (instructions are not cycles: garbage and cache misses are not counted).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -172,13 +184,61 @@ def breakdown(rounds: int, runs: int) -> int:
     return 0
 
 
+WORKLOAD = """
+import sys, time, types
+import anyio
+sys.path.insert(0, {bench!r})
+import stream_encode
+import ptcflow.signals._signal as signal_module
+frozen = types.SimpleNamespace(**{{k: getattr(time, k) for k in dir(time) if not k.startswith("__")}})
+frozen.time_ns = lambda: 1_800_000_000_000_000_000
+signal_module.time = frozen  # as _instructions.py: the id and time text refresh once
+anyio.run(stream_encode._measure, sys.argv[1], int(sys.argv[2]))
+"""
+
+
+def instructions(variants: list[str]) -> int:
+    """Instructions per run of each variant under callgrind (300 runs minus 100)."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: nothing measured")
+        return 0
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    counts: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "workload.py"
+        script.write_text(WORKLOAD.format(bench=str(Path(__file__).resolve().parent)))
+        for variant in variants:
+            totals = []
+            for n in (100, 300):
+                out = Path(tmp) / f"{variant}-{n}.out"
+                cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+                cmd += [sys.executable, str(script), variant, str(n)]
+                subprocess.run(cmd, check=True, env=env, capture_output=True)
+                found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+                if found is None:
+                    raise RuntimeError(f"no instruction total in {out}")
+                totals.append(int(found.group(1)))
+            counts[variant] = (totals[1] - totals[0]) / 200
+    base = counts.get("drain")
+    print("stream_encode --instructions: callgrind, instructions per streamed run (300 - 100 runs)")
+    for variant, count in counts.items():
+        ratio = f"{count / base:8.3f}" if base else ""
+        verdict = "" if variant == "drain" or not base else ("PASS" if count / base <= BUDGET else "MISS")  # fmt: skip
+        print(f"{variant:<14}{count:>12,.0f}{ratio}  {verdict}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of 100 runs")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--breakdown", action="store_true", help="where the time goes")
+    parser.add_argument("--instructions", action="store_true", help="callgrind counts")
+    parser.add_argument("--variant", action="append", help="with --instructions: only these")
     args = parser.parse_args()
+    if args.instructions:
+        return instructions(args.variant or list(VARIANTS))
     if args.breakdown:
         return breakdown(args.rounds or 5, args.runs or 400)
     rounds = args.rounds or (3 if args.quick else 11)

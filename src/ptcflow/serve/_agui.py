@@ -82,7 +82,7 @@ from ptcflow.signals import (
     Signal,
     sanitize,
 )
-from ptcflow.trace import Mission
+from ptcflow.trace import Mission, Redactor
 
 from ._asgi import BadRequest, Disconnect, Receive, RunStreamEndpoint, Send, StartedRun, _answer
 
@@ -177,6 +177,26 @@ def _content_template() -> list[bytes]:
     return parts
 
 
+_Compiled: TypeAlias = tuple[bytes, tuple[tuple[str, bytes], ...]]
+_COMPILED: dict[tuple[Any, ...], _Compiled | None] = {}
+"""(class, field names..., the fixed field's value) -> the template's head and each field
+with the bytes that follow its value (``None``: no template, the event is built)."""
+
+
+def _compile(cls: type[BaseEvent], values: dict[str, Any], fixed: str | None) -> _Compiled | None:
+    consts: tuple[tuple[str, Any], ...] = ()
+    if fixed is not None and fixed in values:
+        consts = ((fixed, values[fixed]),)
+    keys = tuple(key for key in values if key != fixed)
+    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
+    if parts is _MISSING:
+        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
+    if parts is None:
+        return None
+    order = _ORDER.get((cls, keys), keys)
+    return parts[0], tuple(zip(order, parts[1:], strict=True))
+
+
 def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
     """One event as the protocol's ``EventEncoder`` writes it. Each (class, fields) pair is
     encoded once by the protocol's types (:func:`_template`); after that only the values
@@ -184,30 +204,26 @@ def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
     if cls is StateDeltaEvent:
         return _DELTA_HEAD + _json_bytes(values["delta"]) + _DELTA_TAIL
     fixed = _FIXED.get(cls)
-    consts: tuple[tuple[str, Any], ...] = ()
-    if fixed is not None and fixed in values:
-        values = dict(values)
-        consts = ((fixed, values.pop(fixed)),)
-    keys = tuple(values)
-    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
-    if parts is _MISSING:
-        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
-    if parts is None:
-        return _ENCODER.encode(cls(**values, **dict(consts))).encode()
-    order = _ORDER.get((cls, keys), keys)
-    out = [parts[0]]
-    for n, key in enumerate(order, 1):
-        out.append(_json_bytes(values[key]))
-        out.append(parts[n])
-    return b"".join(out)
+    key = (cls, *values, values.get(fixed)) if fixed is not None else (cls, *values)
+    compiled: _Compiled | None = _COMPILED.get(key, _MISSING)
+    if compiled is _MISSING:
+        compiled = _COMPILED[key] = _compile(cls, values, fixed)
+    if compiled is None:
+        return _ENCODER.encode(cls(**values)).encode()
+    head, rest = compiled
+    return head + b"".join([_json_bytes(values[name]) + after for name, after in rest])
 
+
+_EVENTFUL = frozenset(
+    {
+        REQUEST_STARTED, REQUEST_RESUMED, REQUEST_PAUSED, REQUEST_COMPLETED, REQUEST_FAILED,
+        LLM_DELTA, LLM_RESPONSE, TOOL_STARTED, TOOL_RESULT, PROGRAM_PRINT,
+    }
+)  # fmt: skip
+"""The signals that make events without state (the others only change the state)."""
 
 _CONTENT = _content_template()
 """TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
-
-
-_PLAIN = (int, float, bool, type(None))
-"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
 
 
 class AGUIStream:
@@ -242,6 +258,8 @@ class AGUIStream:
         self.run_id = run_id or root
         self.state = state
         self.secrets = secrets if secrets else None
+        # what sanitize() then the secrets' scrub give, without a copy when nothing changes
+        self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
         self.mission = Mission(secrets=secrets) if state else None
         self.done = False
         self.started = False  # RUN_STARTED was sent
@@ -260,12 +278,6 @@ class AGUIStream:
         run = signal.run_id or ""
         return run == self.root or run.startswith(self._prefix)
 
-    def _clean(self, value: Any) -> Any:
-        if type(value) in _PLAIN and self.secrets is None:
-            return value
-        value = sanitize(value)
-        return self.secrets.scrub_value(value) if self.secrets is not None else value
-
     def _json(self, value: Any) -> str:
         return _json_bytes(self._clean(value)).decode()
 
@@ -275,12 +287,14 @@ class AGUIStream:
 
     def _specs(self, signal: Signal) -> list[_Spec]:
         """What :meth:`events` builds: each event's class and field values."""
-        if self.done or not self.owns(signal):
+        kind = signal.type
+        if self.done or (self.mission is None and kind not in _EVENTFUL):
             return []
         run = signal.run_id or ""
+        if run != self.root and not run.startswith(self._prefix):
+            return []
         sub = None if run == self.root else run
         out: list[_Spec] = []
-        kind = signal.type
         # a streamed chunk (or print) changes no node of the tree
         changed = (
             self.mission.add(signal)
@@ -554,31 +568,33 @@ class AGUIStream:
         return b"".join(out)
 
     def _batch(self, signals: Iterable[Signal], out: list[bytes]) -> None:
-        call: str | None = None
+        root = self.root
+        opened = self._open
+        call: str | None = None  # the message whose chunks are in texts
         texts: list[str] = []
         for signal in signals:
-            if signal.type == LLM_DELTA and signal.run_id == self.root:
+            if signal.type == LLM_DELTA and signal.run_id == root:
                 text = signal.data.chunk.text
-                if text and not self.done:
-                    if signal.call_id not in self._open:  # the message starts
-                        if texts:
-                            out.append(self._content(call or "", "".join(texts)))
-                            call, texts = None, []
-                        message = signal.call_id or ""
-                        self._open[message] = None
-                        out.append(_encode(*self._start_message(message, self.root, None)))
-                    if call != signal.call_id:
-                        if texts:
-                            out.append(self._content(call or "", "".join(texts)))
-                        call, texts = signal.call_id, []
-                    texts.append(text)
+                if not text or self.done:
+                    continue
+                message = signal.call_id or ""
+                if message != call:
+                    if texts:
+                        out.append(self._content(call or "", "".join(texts)))
+                        texts = []
+                    call = message
+                    if message not in opened:  # the message starts
+                        opened[message] = None
+                        out.append(_encode(*self._start_message(message, root, None)))
+                texts.append(text)
                 continue
             if texts:
                 out.append(self._content(call or "", "".join(texts)))
-                call, texts = None, []
-            chunk = self.feed(signal)
-            if chunk:
-                out.append(chunk)
+                texts = []
+            call = None  # (another signal may end the message)
+            specs = self._specs(signal)
+            if specs:
+                out.extend([_encode(cls, values) for cls, values in specs])
         if texts:
             out.append(self._content(call or "", "".join(texts)))
 
