@@ -2,9 +2,9 @@
 
 The workload: a ReAct agent streaming its answer (``ReAct(stream=True)`` on ``ScriptedLLM``):
 turn 1 asks for ``add(x=2, y=3)``, turn 2 streams a 40-word answer, one ``ai.llm.delta``
-per word: 53 signals a run. Runs go one after the other on one Runtime whose bus has one
-subscriber, in the same process; the variants differ only in what that subscriber does
-with each signal:
+per word: 53 signals a run. Runs go one after the other on one Runtime, each read by a
+subscriber of its own, in the same process; the variants differ only in what that
+subscriber does with the run's signals:
 
 * ``drain``: receives it and drops it (the baseline: a service must at least receive the
   signals it streams);
@@ -13,9 +13,10 @@ with each signal:
 * ``agui-nostate``: the same with ``state=False``;
 * ``aisdk``: ``UIMessageStream.feed`` (the AI SDK's UI message stream).
 
-The subscriber receives as the endpoint does: a signal and whatever is buffered behind
-it, encoded together (``feed_many``: consecutive chunks of one message merge into one
-event). CPU time (``time.process_time``) per run; the ratio is the median of each round's ratio; the variants
+Each run is received as the endpoint receives it: a subscription to the run's tree
+(``run_tree=``, the bus routes its signals), and what is buffered, encoded together
+(``feed_many``: consecutive chunks of one message merge into one event); ``drain`` opens
+the same subscription and drops what it receives. CPU time (``time.process_time``) per run; the ratio is the median of each round's ratio; the variants
 alternate within each round, so a noisy neighbour slows them alike. The budget of issue 28: each
 encoding adds at most 10% to the run (ratio to ``drain`` <= 1.10).
 
@@ -95,47 +96,36 @@ VARIANTS: dict[str, Callable[[str], Any] | None] = {
 }
 
 
-async def _consume(bus: SignalBus, make: Callable[[str], Any] | None, out: list[int]) -> None:
-    """Receive as the endpoint does (a signal and what is buffered behind it), encode."""
-    streams: dict[str, Any] = {}
-    sent = 0
-    async with bus.subscribe("**", buffer=1 << 16) as signals:
-        async for signal in signals:
-            batch = [signal, *signals.drain_nowait()]
-            if make is None:
-                continue
-            roots: dict[str, list[Signal]] = {}
-            for s in batch:
-                roots.setdefault((s.run_id or "").split("/", 1)[0], []).append(s)
-            for root, mine in roots.items():
-                stream = streams.get(root)
-                if stream is None:
-                    stream = streams[root] = make(root)
-                sent += len(stream.feed_many(mine))
-                if stream.done:
-                    del streams[root]
-    out.append(sent)
-
-
 async def _measure(variant: str, runs: int) -> tuple[float, int]:
-    """CPU seconds per run, and the bytes encoded."""
+    """CPU seconds per run, and the bytes encoded.
+
+    Each run is received as the endpoint receives it: a subscription to the run's tree
+    (``run_tree=``: the bus routes the run's signals to it), opened before the run starts,
+    and what it buffered, encoded together at the run's end (``feed_many``)."""
     bus = SignalBus()
-    out: list[int] = []
     make = VARIANTS[variant]
+    sent = 0
+
+    async def one(run_id: str) -> None:
+        nonlocal sent
+        async with bus.subscribe(run_tree=run_id, buffer=1 << 12, overflow="error") as signals:
+            step = await rt.run(ReAct(stream=True), "2 + 3?", run_id=run_id)
+            batch = list(signals.drain_nowait())
+        assert step.value == ANSWER and len(batch) >= 51, (step, len(batch))
+        if make is not None:
+            stream = make(run_id)
+            sent += len(stream.feed_many(batch))
+            assert stream.done
+
     async with Runtime(llm=ScriptedLLM(model), tools=[add], bus=bus) as rt:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_consume, bus, make, out)
-            await anyio.wait_all_tasks_blocked()
-            for n in range(20):  # warm-up
-                await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"w{n}")
-            gc.collect()
-            start = time.process_time()
-            for n in range(runs):
-                step = await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"r{n}")
-                assert step.value == ANSWER
-            bus.close()  # the consumer drains what is buffered, then ends
+        for n in range(20):  # warm-up
+            await one(f"w{n}")
+        gc.collect()
+        start = time.process_time()
+        for n in range(runs):
+            await one(f"r{n}")
         spent = time.process_time() - start
-    return spent / runs, out[0]
+    return spent / runs, sent
 
 
 async def _record() -> list[Signal]:
