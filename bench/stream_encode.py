@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -194,21 +195,24 @@ def instructions(variants: list[str]) -> int:
         return 0
     env = dict(os.environ, PYTHONHASHSEED="0")
     counts: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(4) as pool:
         script = Path(tmp) / "workload.py"
         script.write_text(WORKLOAD.format(bench=str(Path(__file__).resolve().parent)))
+
+        def total(variant: str, n: int) -> int:
+            out = Path(tmp) / f"{variant}-{n}.out"
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+            cmd += [sys.executable, str(script), variant, str(n)]
+            subprocess.run(cmd, check=True, env=env, capture_output=True)
+            found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+            if found is None:
+                raise RuntimeError(f"no instruction total in {out}")
+            return int(found.group(1))
+
+        jobs = {(v, n): pool.submit(total, v, n) for v in variants for n in (100, 300)}
         for variant in variants:
-            totals = []
-            for n in (100, 300):
-                out = Path(tmp) / f"{variant}-{n}.out"
-                cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-                cmd += [sys.executable, str(script), variant, str(n)]
-                subprocess.run(cmd, check=True, env=env, capture_output=True)
-                found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
-                if found is None:
-                    raise RuntimeError(f"no instruction total in {out}")
-                totals.append(int(found.group(1)))
-            counts[variant] = (totals[1] - totals[0]) / 200
+            small, large = jobs[(variant, 100)].result(), jobs[(variant, 300)].result()
+            counts[variant] = (large - small) / 200
     base = counts.get("drain")
     print("stream_encode --instructions: callgrind, instructions per streamed run (300 - 100 runs)")
     for variant, count in counts.items():

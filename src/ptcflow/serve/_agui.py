@@ -221,6 +221,8 @@ _EVENTFUL = frozenset(
     }
 )  # fmt: skip
 """The signals that make events without state (the others only change the state)."""
+_STATEFUL = _EVENTFUL | {PROGRAM_RESULT}
+"""The signals that make events with state."""
 
 _CONTENT = _content_template()
 """TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
@@ -301,6 +303,10 @@ class AGUIStream:
             if self.mission is not None and kind != LLM_DELTA and kind != PROGRAM_PRINT
             else []
         )
+        if kind not in _STATEFUL:  # no event: only the tree changed
+            if changed and kind != USAGE:  # usage comes right before the response that sends it
+                return self._changed(changed)
+            return []
         data: Any = signal.data
         call = signal.call_id or ""
         ending = False
@@ -421,16 +427,21 @@ class AGUIStream:
                             code=result.error.type,
                         )
                     )
-        if changed and kind != USAGE:  # usage comes right before the response that sends it
-            for node in changed:
-                self._dirty[node.id] = node
-            if not self._batching:
-                out.append(self._nodes_delta())
+        if changed:
+            out.extend(self._changed(changed))
         if ending:
             if self._dirty:
                 out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _changed(self, nodes: list[Any]) -> list[_Spec]:
+        """Mark ``nodes`` to be sent; their ``STATE_DELTA`` now unless in a batch (sent at
+        its end)."""
+        dirty = self._dirty
+        for node in nodes:
+            dirty[node.id] = node
+        return [] if self._batching else [self._nodes_delta()]
 
     def _subagent_started(self, run: str, parent: str | None) -> _Spec:
         return _E(
