@@ -116,7 +116,11 @@ _Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
 
 
 def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
-    return cls, {k: v for k, v in values.items() if v is not None}
+    if values.get("subagent_run_id", 0) is None:  # the usual None: an event of the run
+        del values["subagent_run_id"]
+    if None in values.values():
+        values = {k: v for k, v in values.items() if v is not None}
+    return cls, values
 
 
 def _delta(ops: list[dict[str, Any]]) -> _Spec:
@@ -211,7 +215,10 @@ def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
     if compiled is None:
         return _ENCODER.encode(cls(**values)).encode()
     head, rest = compiled
-    return head + b"".join([_json_bytes(values[name]) + after for name, after in rest])
+    out = [head]
+    for name, after in rest:
+        out += (_json_bytes(values[name]), after)
+    return b"".join(out)
 
 
 _EVENTFUL = frozenset(
@@ -581,31 +588,34 @@ class AGUIStream:
     def _batch(self, signals: Iterable[Signal], out: list[bytes]) -> None:
         root = self.root
         opened = self._open
+        done = self.done  # (only a signal that is not a chunk ends the stream)
         call: str | None = None  # the message whose chunks are in texts
         texts: list[str] = []
+        add = texts.append
         for signal in signals:
             if signal.type == LLM_DELTA and signal.run_id == root:
                 text = signal.data.chunk.text
-                if not text or self.done:
+                if not text or done:
                     continue
                 message = signal.call_id or ""
                 if message != call:
                     if texts:
                         out.append(self._content(call or "", "".join(texts)))
-                        texts = []
+                        texts.clear()
                     call = message
                     if message not in opened:  # the message starts
                         opened[message] = None
                         out.append(_encode(*self._start_message(message, root, None)))
-                texts.append(text)
+                add(text)
                 continue
             if texts:
                 out.append(self._content(call or "", "".join(texts)))
-                texts = []
+                texts.clear()
             call = None  # (another signal may end the message)
             specs = self._specs(signal)
             if specs:
                 out.extend([_encode(cls, values) for cls, values in specs])
+                done = self.done
         if texts:
             out.append(self._content(call or "", "".join(texts)))
 
