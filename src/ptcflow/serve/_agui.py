@@ -501,11 +501,11 @@ class AGUIStream:
     def _finish(self, signal: Signal) -> list[_Spec]:
         """Close what is open, then the run's last event."""
         self.done = True
-        out: list[_Spec] = [
-            _E(TextMessageEndEvent, message_id=message, subagent_run_id=sub)
-            for message, sub in self._open.items()
-        ]
-        self._open.clear()
+        out: list[_Spec] = []
+        if self._open:
+            for message, sub in self._open.items():
+                out.append(_E(TextMessageEndEvent, message_id=message, subagent_run_id=sub))
+            self._open.clear()
         if signal.type == REQUEST_PAUSED:
             pending = signal.data.pending
             if pending:
@@ -614,7 +614,8 @@ class AGUIStream:
             call = None  # (another signal may end the message)
             specs = self._specs(signal)
             if specs:
-                out.extend([_encode(cls, values) for cls, values in specs])
+                for cls, values in specs:  # (a loop: a comprehension is a call of its own)
+                    out.append(_encode(cls, values))
                 done = self.done
         if texts:
             out.append(self._content(call or "", "".join(texts)))

@@ -137,19 +137,26 @@ class Mission:
         if fold is not None:
             fold(self, signal, run_id, data, t, changed)
         self._last[run_id] = t
-        # the turns of the calls that changed span them (each turn once, once all changed)
-        turns = [
-            node.parent
-            for node in changed
-            if node.kind != "turn" and node.parent is not None and "|turn/" in node.parent
-        ]
-        if turns:
-            nodes = self.nodes
-            for turn in dict.fromkeys(turns):
-                self._update_turn(nodes[turn], changed)
+        # the turns of the calls that changed span them (each turn once, once all changed;
+        # loops, not comprehensions: a comprehension is a call of its own)
+        turns: list[str] = []
+        for node in changed:
+            parent = node.parent
+            if (
+                parent is not None
+                and node.kind != "turn"
+                and "|turn/" in parent
+                and parent not in turns
+            ):
+                turns.append(parent)
+        for turn in turns:
+            self._update_turn(self.nodes[turn], changed)
         if len(changed) == 1:
             return changed
-        return list({id(node): node for node in changed}.values())
+        unique: dict[int, Node] = {}
+        for node in changed:
+            unique[id(node)] = node
+        return list(unique.values())
 
     def _tool_started(
         self, signal: Signal, run_id: str, data: ToolStartedData, t: float, changed: list[Node]
