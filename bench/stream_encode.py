@@ -2,9 +2,9 @@
 
 The workload: a ReAct agent streaming its answer (``ReAct(stream=True)`` on ``ScriptedLLM``):
 turn 1 asks for ``add(x=2, y=3)``, turn 2 streams a 40-word answer, one ``ai.llm.delta``
-per word: 53 signals a run. Runs go one after the other on one Runtime whose bus has one
-subscriber, in the same process; the variants differ only in what that subscriber does
-with each signal:
+per word: 53 signals a run. Runs go one after the other on one Runtime, each read by a
+subscriber of its own, in the same process; the variants differ only in what that
+subscriber does with the run's signals:
 
 * ``drain``: receives it and drops it (the baseline: a service must at least receive the
   signals it streams);
@@ -13,30 +13,44 @@ with each signal:
 * ``agui-nostate``: the same with ``state=False``;
 * ``aisdk``: ``UIMessageStream.feed`` (the AI SDK's UI message stream).
 
-The subscriber receives as the endpoint does: a signal and whatever is buffered behind
-it, encoded together (``feed_many``: consecutive chunks of one message merge into one
-event). CPU time (``time.process_time``) per run; the ratio is the median of each round's ratio; the variants
+Each run is received as the endpoint receives it: a subscription to the run's tree
+(``run_tree=``, the bus routes its signals), and what is buffered, encoded together
+(``feed_many``: consecutive chunks of one message merge into one event); ``drain`` opens
+the same subscription and drops what it receives. CPU time (``time.process_time``) per run; the ratio is the median of each round's ratio; the variants
 alternate within each round, so a noisy neighbour slows them alike. The budget of issue 28: each
 encoding adds at most 10% to the run (ratio to ``drain`` <= 1.10).
 
     .venv/bin/python bench/stream_encode.py            # 11 rounds of 400 runs
     .venv/bin/python bench/stream_encode.py --quick    # 3 rounds of 100 runs
     .venv/bin/python bench/stream_encode.py --breakdown  # where the encoding's time goes
+    .venv/bin/python bench/stream_encode.py --instructions  # callgrind counts, ~3 min
 
 ``--breakdown`` records one run's signals, then times each encoder on them alone (the
 fastest of 7 repeats of 2,000 encodings: load on the machine only ever adds time) next to
 the drained run (the fastest of its rounds), and the pieces of AG-UI's state: folding the
 signals into the mission tree (``Mission.add``), and the tree's nodes as JSON.
+
+``--instructions`` counts machine instructions under callgrind instead of CPU time: each
+variant runs 100 and 300 runs in a process of its own (the wall clock frozen, as
+``_instructions.py`` does), and the difference per run is its cost: the same ratios,
+load-independent (instructions are not cycles: garbage and cache misses are not counted).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -83,47 +97,36 @@ VARIANTS: dict[str, Callable[[str], Any] | None] = {
 }
 
 
-async def _consume(bus: SignalBus, make: Callable[[str], Any] | None, out: list[int]) -> None:
-    """Receive as the endpoint does (a signal and what is buffered behind it), encode."""
-    streams: dict[str, Any] = {}
-    sent = 0
-    async with bus.subscribe("**", buffer=1 << 16) as signals:
-        async for signal in signals:
-            batch = [signal, *signals.drain_nowait()]
-            if make is None:
-                continue
-            roots: dict[str, list[Signal]] = {}
-            for s in batch:
-                roots.setdefault((s.run_id or "").split("/", 1)[0], []).append(s)
-            for root, mine in roots.items():
-                stream = streams.get(root)
-                if stream is None:
-                    stream = streams[root] = make(root)
-                sent += len(stream.feed_many(mine))
-                if stream.done:
-                    del streams[root]
-    out.append(sent)
-
-
 async def _measure(variant: str, runs: int) -> tuple[float, int]:
-    """CPU seconds per run, and the bytes encoded."""
+    """CPU seconds per run, and the bytes encoded.
+
+    Each run is received as the endpoint receives it: a subscription to the run's tree
+    (``run_tree=``: the bus routes the run's signals to it), opened before the run starts,
+    and what it buffered, encoded together at the run's end (``feed_many``)."""
     bus = SignalBus()
-    out: list[int] = []
     make = VARIANTS[variant]
+    sent = 0
+
+    async def one(run_id: str) -> None:
+        nonlocal sent
+        async with bus.subscribe(run_tree=run_id, buffer=1 << 12, overflow="error") as signals:
+            step = await rt.run(ReAct(stream=True), "2 + 3?", run_id=run_id)
+            batch = list(signals.drain_nowait())
+        assert step.value == ANSWER and len(batch) >= 51, (step, len(batch))
+        if make is not None:
+            stream = make(run_id)
+            sent += len(stream.feed_many(batch))
+            assert stream.done
+
     async with Runtime(llm=ScriptedLLM(model), tools=[add], bus=bus) as rt:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_consume, bus, make, out)
-            await anyio.wait_all_tasks_blocked()
-            for n in range(20):  # warm-up
-                await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"w{n}")
-            gc.collect()
-            start = time.process_time()
-            for n in range(runs):
-                step = await rt.run(ReAct(stream=True), "2 + 3?", run_id=f"r{n}")
-                assert step.value == ANSWER
-            bus.close()  # the consumer drains what is buffered, then ends
+        for n in range(20):  # warm-up
+            await one(f"w{n}")
+        gc.collect()
+        start = time.process_time()
+        for n in range(runs):
+            await one(f"r{n}")
         spent = time.process_time() - start
-    return spent / runs, out[0]
+    return spent / runs, sent
 
 
 async def _record() -> list[Signal]:
@@ -172,13 +175,64 @@ def breakdown(rounds: int, runs: int) -> int:
     return 0
 
 
+WORKLOAD = """
+import sys, time, types
+import anyio
+sys.path.insert(0, {bench!r})
+import stream_encode
+import ptcflow.signals._signal as signal_module
+frozen = types.SimpleNamespace(**{{k: getattr(time, k) for k in dir(time) if not k.startswith("__")}})
+frozen.time_ns = lambda: 1_800_000_000_000_000_000
+signal_module.time = frozen  # as _instructions.py: the id and time text refresh once
+anyio.run(stream_encode._measure, sys.argv[1], int(sys.argv[2]))
+"""
+
+
+def instructions(variants: list[str]) -> int:
+    """Instructions per run of each variant under callgrind (300 runs minus 100)."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: nothing measured")
+        return 0
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    counts: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(4) as pool:
+        script = Path(tmp) / "workload.py"
+        script.write_text(WORKLOAD.format(bench=str(Path(__file__).resolve().parent)))
+
+        def total(variant: str, n: int) -> int:
+            out = Path(tmp) / f"{variant}-{n}.out"
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+            cmd += [sys.executable, str(script), variant, str(n)]
+            subprocess.run(cmd, check=True, env=env, capture_output=True)
+            found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+            if found is None:
+                raise RuntimeError(f"no instruction total in {out}")
+            return int(found.group(1))
+
+        jobs = {(v, n): pool.submit(total, v, n) for v in variants for n in (100, 300)}
+        for variant in variants:
+            small, large = jobs[(variant, 100)].result(), jobs[(variant, 300)].result()
+            counts[variant] = (large - small) / 200
+    base = counts.get("drain")
+    print("stream_encode --instructions: callgrind, instructions per streamed run (300 - 100 runs)")
+    for variant, count in counts.items():
+        ratio = f"{count / base:8.3f}" if base else ""
+        verdict = "" if variant == "drain" or not base else ("PASS" if count / base <= BUDGET else "MISS")  # fmt: skip
+        print(f"{variant:<14}{count:>12,.0f}{ratio}  {verdict}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of 100 runs")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--breakdown", action="store_true", help="where the time goes")
+    parser.add_argument("--instructions", action="store_true", help="callgrind counts")
+    parser.add_argument("--variant", action="append", help="with --instructions: only these")
     args = parser.parse_args()
+    if args.instructions:
+        return instructions(args.variant or list(VARIANTS))
     if args.breakdown:
         return breakdown(args.rounds or 5, args.runs or 400)
     rounds = args.rounds or (3 if args.quick else 11)

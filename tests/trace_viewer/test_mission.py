@@ -253,3 +253,21 @@ def test_a_time_that_does_not_parse_takes_the_latest_time_seen() -> None:
     odd = msgspec.structs.replace(usage, time="soon")
     mission = Mission.from_signals([first, odd])
     assert mission.nodes["r|r/llm/1"].start_ms == mission.nodes["r"].start_ms
+
+
+class _MyUsage(UsageData):
+    """A subclass of a signal's data (a provider's own usage record, say)."""
+
+
+def test_data_of_a_subclass_folds_as_its_base_type() -> None:
+    import msgspec
+
+    sig = SignalFactory("r")
+    first = sig.request_started("hi")
+    usage = sig.make(
+        "ai.usage", UsageData(usage=Usage(input_tokens=3)), call="r/llm/1", iteration=1
+    )
+    own = msgspec.structs.replace(usage, data=_MyUsage(usage=Usage(input_tokens=3)))
+    base, subclass = Mission.from_signals([first, usage]), Mission.from_signals([first, own])
+    assert subclass.nodes["r|r/llm/1"].input_tokens == 3
+    assert [n.to_json() for n in subclass.walk()] == [n.to_json() for n in base.walk()]

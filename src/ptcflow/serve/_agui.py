@@ -82,7 +82,7 @@ from ptcflow.signals import (
     Signal,
     sanitize,
 )
-from ptcflow.trace import Mission
+from ptcflow.trace import Mission, Redactor
 
 from ._asgi import BadRequest, Disconnect, Receive, RunStreamEndpoint, Send, StartedRun, _answer
 
@@ -116,7 +116,11 @@ _Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
 
 
 def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
-    return cls, {k: v for k, v in values.items() if v is not None}
+    if values.get("subagent_run_id", 0) is None:  # the usual None: an event of the run
+        del values["subagent_run_id"]
+    if None in values.values():
+        values = {k: v for k, v in values.items() if v is not None}
+    return cls, values
 
 
 def _delta(ops: list[dict[str, Any]]) -> _Spec:
@@ -177,6 +181,26 @@ def _content_template() -> list[bytes]:
     return parts
 
 
+_Compiled: TypeAlias = tuple[bytes, tuple[tuple[str, bytes], ...]]
+_COMPILED: dict[tuple[Any, ...], _Compiled | None] = {}
+"""(class, field names..., the fixed field's value) -> the template's head and each field
+with the bytes that follow its value (``None``: no template, the event is built)."""
+
+
+def _compile(cls: type[BaseEvent], values: dict[str, Any], fixed: str | None) -> _Compiled | None:
+    consts: tuple[tuple[str, Any], ...] = ()
+    if fixed is not None and fixed in values:
+        consts = ((fixed, values[fixed]),)
+    keys = tuple(key for key in values if key != fixed)
+    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
+    if parts is _MISSING:
+        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
+    if parts is None:
+        return None
+    order = _ORDER.get((cls, keys), keys)
+    return parts[0], tuple(zip(order, parts[1:], strict=True))
+
+
 def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
     """One event as the protocol's ``EventEncoder`` writes it. Each (class, fields) pair is
     encoded once by the protocol's types (:func:`_template`); after that only the values
@@ -184,30 +208,31 @@ def _encode(cls: type[BaseEvent], values: dict[str, Any]) -> bytes:
     if cls is StateDeltaEvent:
         return _DELTA_HEAD + _json_bytes(values["delta"]) + _DELTA_TAIL
     fixed = _FIXED.get(cls)
-    consts: tuple[tuple[str, Any], ...] = ()
-    if fixed is not None and fixed in values:
-        values = dict(values)
-        consts = ((fixed, values.pop(fixed)),)
-    keys = tuple(values)
-    parts = _TEMPLATES.get((cls, keys, consts), _MISSING)
-    if parts is _MISSING:
-        parts = _TEMPLATES[(cls, keys, consts)] = _template(cls, keys, consts)
-    if parts is None:
-        return _ENCODER.encode(cls(**values, **dict(consts))).encode()
-    order = _ORDER.get((cls, keys), keys)
-    out = [parts[0]]
-    for n, key in enumerate(order, 1):
-        out.append(_json_bytes(values[key]))
-        out.append(parts[n])
+    key = (cls, *values, values.get(fixed)) if fixed is not None else (cls, *values)
+    compiled: _Compiled | None = _COMPILED.get(key, _MISSING)
+    if compiled is _MISSING:
+        compiled = _COMPILED[key] = _compile(cls, values, fixed)
+    if compiled is None:
+        return _ENCODER.encode(cls(**values)).encode()
+    head, rest = compiled
+    out = [head]
+    for name, after in rest:
+        out += (_json_bytes(values[name]), after)
     return b"".join(out)
 
 
+_EVENTFUL = frozenset(
+    {
+        REQUEST_STARTED, REQUEST_RESUMED, REQUEST_PAUSED, REQUEST_COMPLETED, REQUEST_FAILED,
+        LLM_DELTA, LLM_RESPONSE, TOOL_STARTED, TOOL_RESULT, PROGRAM_PRINT,
+    }
+)  # fmt: skip
+"""The signals that make events without state (the others only change the state)."""
+_STATEFUL = _EVENTFUL | {PROGRAM_RESULT}
+"""The signals that make events with state."""
+
 _CONTENT = _content_template()
 """TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
-
-
-_PLAIN = (int, float, bool, type(None))
-"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
 
 
 class AGUIStream:
@@ -242,6 +267,8 @@ class AGUIStream:
         self.run_id = run_id or root
         self.state = state
         self.secrets = secrets if secrets else None
+        # what sanitize() then the secrets' scrub give, without a copy when nothing changes
+        self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
         self.mission = Mission(secrets=secrets) if state else None
         self.done = False
         self.started = False  # RUN_STARTED was sent
@@ -260,12 +287,6 @@ class AGUIStream:
         run = signal.run_id or ""
         return run == self.root or run.startswith(self._prefix)
 
-    def _clean(self, value: Any) -> Any:
-        if type(value) in _PLAIN and self.secrets is None:
-            return value
-        value = sanitize(value)
-        return self.secrets.scrub_value(value) if self.secrets is not None else value
-
     def _json(self, value: Any) -> str:
         return _json_bytes(self._clean(value)).decode()
 
@@ -275,18 +296,24 @@ class AGUIStream:
 
     def _specs(self, signal: Signal) -> list[_Spec]:
         """What :meth:`events` builds: each event's class and field values."""
-        if self.done or not self.owns(signal):
+        kind = signal.type
+        if self.done or (self.mission is None and kind not in _EVENTFUL):
             return []
         run = signal.run_id or ""
+        if run != self.root and not run.startswith(self._prefix):
+            return []
         sub = None if run == self.root else run
         out: list[_Spec] = []
-        kind = signal.type
         # a streamed chunk (or print) changes no node of the tree
         changed = (
             self.mission.add(signal)
             if self.mission is not None and kind != LLM_DELTA and kind != PROGRAM_PRINT
             else []
         )
+        if kind not in _STATEFUL:  # no event: only the tree changed
+            if changed and kind != USAGE:  # usage comes right before the response that sends it
+                return self._changed(changed)
+            return []
         data: Any = signal.data
         call = signal.call_id or ""
         ending = False
@@ -407,16 +434,21 @@ class AGUIStream:
                             code=result.error.type,
                         )
                     )
-        if changed and kind != USAGE:  # usage comes right before the response that sends it
-            for node in changed:
-                self._dirty[node.id] = node
-            if not self._batching:
-                out.append(self._nodes_delta())
+        if changed:
+            out.extend(self._changed(changed))
         if ending:
             if self._dirty:
                 out.append(self._nodes_delta())
             out.extend(self._finish(signal))
         return out
+
+    def _changed(self, nodes: list[Any]) -> list[_Spec]:
+        """Mark ``nodes`` to be sent; their ``STATE_DELTA`` now unless in a batch (sent at
+        its end)."""
+        dirty = self._dirty
+        for node in nodes:
+            dirty[node.id] = node
+        return [] if self._batching else [self._nodes_delta()]
 
     def _subagent_started(self, run: str, parent: str | None) -> _Spec:
         return _E(
@@ -469,11 +501,11 @@ class AGUIStream:
     def _finish(self, signal: Signal) -> list[_Spec]:
         """Close what is open, then the run's last event."""
         self.done = True
-        out: list[_Spec] = [
-            _E(TextMessageEndEvent, message_id=message, subagent_run_id=sub)
-            for message, sub in self._open.items()
-        ]
-        self._open.clear()
+        out: list[_Spec] = []
+        if self._open:
+            for message, sub in self._open.items():
+                out.append(_E(TextMessageEndEvent, message_id=message, subagent_run_id=sub))
+            self._open.clear()
         if signal.type == REQUEST_PAUSED:
             pending = signal.data.pending
             if pending:
@@ -554,31 +586,37 @@ class AGUIStream:
         return b"".join(out)
 
     def _batch(self, signals: Iterable[Signal], out: list[bytes]) -> None:
-        call: str | None = None
+        root = self.root
+        opened = self._open
+        done = self.done  # (only a signal that is not a chunk ends the stream)
+        call: str | None = None  # the message whose chunks are in texts
         texts: list[str] = []
+        add = texts.append
         for signal in signals:
-            if signal.type == LLM_DELTA and signal.run_id == self.root:
+            if signal.type == LLM_DELTA and signal.run_id == root:
                 text = signal.data.chunk.text
-                if text and not self.done:
-                    if signal.call_id not in self._open:  # the message starts
-                        if texts:
-                            out.append(self._content(call or "", "".join(texts)))
-                            call, texts = None, []
-                        message = signal.call_id or ""
-                        self._open[message] = None
-                        out.append(_encode(*self._start_message(message, self.root, None)))
-                    if call != signal.call_id:
-                        if texts:
-                            out.append(self._content(call or "", "".join(texts)))
-                        call, texts = signal.call_id, []
-                    texts.append(text)
+                if not text or done:
+                    continue
+                message = signal.call_id or ""
+                if message != call:
+                    if texts:
+                        out.append(self._content(call or "", "".join(texts)))
+                        texts.clear()
+                    call = message
+                    if message not in opened:  # the message starts
+                        opened[message] = None
+                        out.append(_encode(*self._start_message(message, root, None)))
+                add(text)
                 continue
             if texts:
                 out.append(self._content(call or "", "".join(texts)))
-                call, texts = None, []
-            chunk = self.feed(signal)
-            if chunk:
-                out.append(chunk)
+                texts.clear()
+            call = None  # (another signal may end the message)
+            specs = self._specs(signal)
+            if specs:
+                for cls, values in specs:  # (a loop: a comprehension is a call of its own)
+                    out.append(_encode(cls, values))
+                done = self.done
         if texts:
             out.append(self._content(call or "", "".join(texts)))
 

@@ -48,8 +48,8 @@ from ptcflow.signals import (
     Ok,
     Secrets,
     Signal,
-    sanitize,
 )
+from ptcflow.trace import Redactor
 
 from ._asgi import BadRequest, Disconnect, RunStreamEndpoint, StartedRun
 
@@ -75,8 +75,13 @@ def _text_delta(id: str, delta: str) -> bytes:
     return _sse({"type": "text-delta", "id": id, "delta": delta})
 
 
-_PLAIN = (int, float, bool, type(None))
-"""Values ``sanitize`` returns as they are (strings may be cut: they go through it)."""
+_CHUNKY = frozenset(
+    {
+        REQUEST_STARTED, REQUEST_PAUSED, REQUEST_COMPLETED, REQUEST_FAILED,
+        LLM_DELTA, LLM_RESPONSE, TOOL_STARTED, TOOL_RESULT, PROGRAM_PRINT,
+    }
+)  # fmt: skip
+"""The signals that make chunks (the others are skipped at once)."""
 
 
 class UIMessageStream:
@@ -93,6 +98,8 @@ class UIMessageStream:
     def __init__(self, root: str, *, secrets: Secrets | None = None) -> None:
         self.root = root
         self.secrets = secrets if secrets else None
+        # what sanitize() then the secrets' scrub give, without a copy when nothing changes
+        self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
         self.done = False
         self._prefix = root + "/"
         self._open: set[str] = set()
@@ -105,18 +112,13 @@ class UIMessageStream:
         run = signal.run_id or ""
         return run == self.root or run.startswith(self._prefix)
 
-    def _clean(self, value: Any) -> Any:
-        if type(value) in _PLAIN and self.secrets is None:
-            return value
-        value = sanitize(value)
-        return self.secrets.scrub_value(value) if self.secrets is not None else value
-
     def chunks(self, signal: Signal) -> list[dict[str, Any]]:
         """The chunks for one signal (none for a signal of another run)."""
-        if self.done or not self.owns(signal):
+        kind = signal.type
+        if self.done or kind not in _CHUNKY or not self.owns(signal):
             return []
         run = signal.run_id or ""
-        kind, data, call = signal.type, signal.data, signal.call_id or ""
+        data, call = signal.data, signal.call_id or ""
         out: list[dict[str, Any]] = []
         if kind == REQUEST_STARTED:
             self._names[run] = getattr(data, "agent", "") or ""
@@ -256,7 +258,7 @@ class UIMessageStream:
         chunks = self.chunks(signal)
         if not chunks:
             return b""
-        body = b"".join(_sse(chunk) for chunk in chunks)
+        body = b"".join([_sse(chunk) for chunk in chunks])
         return body + _DONE if self.done else body
 
     def feed_many(self, signals: Iterable[Signal]) -> bytes:
@@ -265,8 +267,13 @@ class UIMessageStream:
         out: list[bytes] = []
         call: str | None = None
         texts: list[str] = []
+        root, opened = self.root, self._open
         for signal in signals:
-            if signal.type == LLM_DELTA and signal.call_id in self._open and self.owns(signal):
+            if (
+                signal.type == LLM_DELTA
+                and signal.call_id in opened
+                and (signal.run_id == root or self.owns(signal))
+            ):
                 text = signal.data.chunk.text
                 if text and not self.done:
                     if call != signal.call_id:
