@@ -56,8 +56,10 @@ def serve_example(
     app_module = importlib.import_module("service_app")
     app = app_module.create_app(latency=latency_ms / 1000.0, data_dir=data_dir)
     print(f"ptcflow example service on http://{host}:{port} (Ctrl-C stops it)", flush=True)
-    # what is alive now (the modules, the app) is never scanned by the collector again:
-    # shorter collections with many streams open (docs/streaming.md, serving many clients)
+    # what is alive now (the modules, the app) is never scanned by the collector again,
+    # and full collections (100-250 ms with a thousand streams open, no client served
+    # meanwhile) come rarely: docs/streaming.md, "Serving many clients"
+    gc.set_threshold(2000, 10, 1000)
     gc.collect()
     gc.freeze()
     uvicorn.run(app, host=host, port=port, log_level="warning")
