@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, strategies as st
 
@@ -177,3 +178,56 @@ async def test_the_trace_summary_prices_cache_tokens() -> None:
     [row] = summarize(mission, Prices.default())
     assert row.cost == pytest.approx(step.cost_usd)
     assert ptcflow.PriceTable is PriceTable
+
+
+class _Models:
+    """A provider whose responses name the models of ``models`` in turn (one run may call
+    several), with the usage of ``usages`` in turn (cache tokens or not)."""
+
+    name = "models"
+    model = "a"
+
+    def __init__(self, models: list[str], usages: list[Usage]) -> None:
+        self.inner = ScriptedLLM(_turns(len(models) - 1))
+        self.models, self.usages = models, usages
+
+    async def generate(self, request: Any) -> Any:
+        response = await self.inner.generate(request)
+        n = self.inner.calls - 1
+        return msgspec.structs.replace(
+            response, model=self.models[n], usage=self.usages[n % len(self.usages)]
+        )
+
+
+FLAT = Usage(input_tokens=1234, output_tokens=567)
+
+
+async def test_a_run_on_several_models_is_priced_call_by_call() -> None:
+    # every response priced with its own model's price, as ModelPrice.dollars prices it
+    # (a run's model at its flat price without a call, the others looked up), to the bit
+    b = ModelPrice(input_per_mtok=0.3, output_per_mtok=1.7, cache_read_per_mtok=0.03)
+    table = PriceTable({"a": PRICE, "b": b}, catalogue=False)
+    models = ["a", "a", "b", "a", "b", "b"]
+    usages = [FLAT, USAGE, Usage(input_tokens=7, output_tokens=3)]
+    prices = {"a": PRICE, "b": b}
+    expected = before_last = 0.0
+    for i, m in enumerate(models):
+        before_last = expected
+        expected += prices[m].dollars(usages[i % len(usages)])
+    for _ in range(2):  # the second run starts from the table's last flat price: b
+        step = await _run(_Models(models, usages), prices=table)
+        assert step.ok and step.cost_usd == round(expected, 12)
+    budget = UsageLimits(max_cost_usd=(before_last + expected) / 2)  # passed by the last call
+    llm = _Models(models, usages)
+    step = await _run(llm, prices=table, usage_limits=budget)
+    assert step.error is not None and step.error.details["budget"] == "max_cost_usd"
+    assert llm.inner.calls == len(models)
+    assert step.cost_usd == round(expected, 12)
+
+
+async def test_a_run_that_also_calls_an_unpriced_model_has_an_unknown_cost() -> None:
+    table = PriceTable({"a": PRICE}, catalogue=False)
+    step = await _run(_Models(["a", "x", "a"], [FLAT]), prices=table)
+    assert step.ok and step.cost_usd is None and step.unpriced_models == ("x",)
+    step = await _run(_Models(["a", "a"], [FLAT]), prices=table)
+    assert step.ok and step.cost_usd == round(2 * PRICE.dollars(FLAT), 12)

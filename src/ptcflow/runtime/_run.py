@@ -491,9 +491,12 @@ class LocalRun:
         if self.checking is not None and self.checking is not True:
             self.checking.cancel()  # ended another way (cancelled) while they ran
         costs = self.costs
-        if costs is not None:
+        if costs is not None:  # its total (RunCost.total), in this frame
+            unpriced = costs.unpriced
             step = msgspec.structs.replace(
-                step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
+                step,
+                cost_usd=None if unpriced else round(costs.usd, 12),
+                unpriced_models=tuple(unpriced) if unpriced else (),
             )
         if step.paused_run is not None:
             paused = step.paused_run

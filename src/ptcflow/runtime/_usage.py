@@ -37,6 +37,8 @@ __all__ = (
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 """The error type of a run that passed one of its :class:`UsageLimits`."""
 
+_MTOK: Final = 1_000_000.0
+
 PRICE_UNKNOWN: Final = "price_unknown"
 """The error type of a run with a ``max_cost_usd`` budget that called a model with no price."""
 
@@ -158,7 +160,12 @@ class UsageMeter:
 
     def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
-        self.checks_tokens = limits.checks_tokens
+        self.checks_tokens = (  # UsageLimits.checks_tokens, without the property's frame
+            limits.max_input_tokens is not None
+            or limits.max_output_tokens is not None
+            or limits.max_total_tokens is not None
+            or limits.max_cost_usd is not None
+        )
         """Whether responses are counted (decided once: a token or cost limit is set)."""
         self.requests = 0
         self.tool_calls = 0
@@ -317,31 +324,44 @@ class RunCost:
     """The cost of one run's own model calls (``Step.cost_usd``), priced with a
     :class:`~ptcflow.providers.PriceTable`.
 
+    A response of the model whose flat price the record holds (:attr:`model`; at first
+    the table's :attr:`~ptcflow.providers.PriceTable.recent`), without cache tokens, is
+    priced by :func:`account` itself, with the very sum ``ModelPrice.dollars`` computes;
+    any other goes through :meth:`add`.
+
     Attributes:
         prices: the table.
         usd: dollars of the priced calls.
         unpriced: models called that have no price (then the run's cost is unknown).
+        model: the model whose flat price follows (``None``: none yet).
+        input_per_mtok: its input price.
+        output_per_mtok: its output price.
     """
 
-    __slots__ = ("prices", "unpriced", "usd")
+    __slots__ = ("input_per_mtok", "model", "output_per_mtok", "prices", "unpriced", "usd")
 
     def __init__(self, prices: PriceTable) -> None:
         self.prices = prices
         self.usd = 0.0
         self.unpriced: list[str] = []
+        self.model, self.input_per_mtok, self.output_per_mtok = prices.recent
 
     def __repr__(self) -> str:
         return f"<RunCost usd={self.usd:.6f} unpriced={self.unpriced}>"
 
     def add(self, model: str, usage: Usage) -> float | None:
         """Price one call; its dollars (not rounded: :attr:`total` is), ``None`` when
-        ``model`` has no price."""
+        ``model`` has no price. A flat price found becomes :attr:`model`'s."""
         cost = self.prices.dollars(model, usage)
         if cost is None:
             if model not in self.unpriced:
                 self.unpriced.append(model)
-        else:
-            self.usd += cost
+            return None
+        self.usd += cost
+        if model != self.model and (flat := self.prices.flat(model)) is not None:
+            self.model = model
+            self.input_per_mtok = flat.input_per_mtok
+            self.output_per_mtok = flat.output_per_mtok
         return cost
 
     @property
@@ -356,12 +376,21 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
     error, which becomes the call's result (the strategy never acts on a response past the
     budget); its tokens still count (an ``ai.usage`` signal, the Step's usage). The
     caller calls it for model calls only (``LLMGenerate``)."""
-    d = ctx.directive
     response = result.payload
     usage: Usage = response.usage
-    model = response.model or d.model or ""
+    model = response.model or ctx.directive.model or ""
     costs: RunCost | None = run.costs
-    cost = None if costs is None else costs.add(model, usage)
+    cost = None
+    if costs is not None:
+        if model == costs.model and not usage.cache_read_tokens and not usage.cache_write_tokens:
+            # the run's model at its flat price: ModelPrice.dollars' sum, without the calls
+            cost = (
+                usage.input_tokens * costs.input_per_mtok
+                + usage.output_tokens * costs.output_per_mtok
+            ) / _MTOK
+            costs.usd += cost
+        else:
+            cost = costs.add(model, usage)
     meter: UsageMeter | None = run.meter
     if meter is None or not meter.checks_tokens:
         return result

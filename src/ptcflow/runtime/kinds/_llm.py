@@ -164,7 +164,11 @@ def _generate_call(ctx: DirectiveContext) -> Any:
             ctx.reserved = (plan, tokens)
     target = provider
     if type(provider) is FallbackModel:
-        target, request = _fallback_first(ctx, provider, request)
+        if provider.primary is not None and request.model:  # no circuit open: the first
+            target = provider.primary
+            ctx.fallback = (provider, provider.entries, 0, request)
+        else:
+            target, request = _fallback_first(ctx, provider, request)
     limiter = _limiter(ctx, provider) if run.executor.provider_limited else None
     if limiter is None and not wait:
         return target.generate(request)
