@@ -340,7 +340,7 @@ def _too_low(key: str, tokens: int, per_minute: int) -> Err:
 
 def estimate_tokens(request: LLMRequest) -> int:
     """About how many input tokens ``request`` sends (4 characters a token)."""
-    chars = 0
+    chars = 0  # a loop: faster than map() over an attrgetter on these Structs
     for m in request.messages:
         chars += len(m.content)
     return chars // 4 + 1

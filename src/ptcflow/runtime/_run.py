@@ -496,7 +496,7 @@ class LocalRun:
             step = msgspec.structs.replace(
                 step,
                 cost_usd=None if unpriced else round(costs.usd, 12),
-                unpriced_models=tuple(unpriced) if unpriced else (),
+                unpriced_models=unpriced,
             )
         if step.paused_run is not None:
             paused = step.paused_run
