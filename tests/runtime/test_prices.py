@@ -231,3 +231,31 @@ async def test_a_run_that_also_calls_an_unpriced_model_has_an_unknown_cost() -> 
     assert step.ok and step.cost_usd is None and step.unpriced_models == ("x",)
     step = await _run(_Models(["a", "a"], [FLAT]), prices=table)
     assert step.ok and step.cost_usd == round(2 * PRICE.dollars(FLAT), 12)
+
+
+@pytest.mark.parametrize(
+    ("budget", "calls"),
+    [("max_total_tokens", 3), ("max_input_tokens", 2), ("max_output_tokens", 4)],
+)
+async def test_token_budgets_of_a_priced_run_stop_at_the_call_that_passes_them(
+    budget: str, calls: int
+) -> None:
+    # a priced run counts each response where it prices it: the budget stops the run at
+    # the response that passes it, as an unpriced run's does
+    per_call = {
+        "max_total_tokens": FLAT.input_tokens + FLAT.output_tokens,
+        "max_input_tokens": FLAT.input_tokens,
+        "max_output_tokens": FLAT.output_tokens,
+    }[budget]
+    limits = UsageLimits(**{budget: per_call * calls - 1, "max_cost_usd": 1e6})
+    table = PriceTable({"a": PRICE}, catalogue=False)
+    llm = _Models(["a"] * 6, [FLAT])
+    step = await _run(llm, prices=table, usage_limits=limits)
+    assert step.error is not None and step.error.type == "usage_limit_exceeded"
+    assert step.error.details == {
+        "budget": budget,
+        "used": per_call * calls,
+        "allowed": per_call * calls - 1,
+    }
+    assert llm.inner.calls == calls
+    assert step.cost_usd == round(sum(PRICE.dollars(FLAT) for _ in range(calls)), 12)
