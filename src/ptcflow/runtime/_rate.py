@@ -211,7 +211,7 @@ class RateLimiter:
         self._windows: dict[str, Reservation] = {}
         self._wrappers: dict[int, RateLimitedLLM] = {}
         self._keys: dict[tuple[int, str], str | None] = {}
-        self._plans: dict[tuple[int, str], Reservation | None] = {}
+        self._plans: dict[int, dict[str, Reservation | None]] = {}
 
     def __repr__(self) -> str:
         return f"RateLimiter({self.limits!r})"
@@ -248,10 +248,11 @@ class RateLimiter:
         """The buckets a call of ``model`` on ``provider`` takes from (``None``: no limit
         applies, or ``provider`` is under these limits already). Made once per provider
         and model, so a call costs two bucket updates and no lookups of keys."""
-        cache_key = (id(provider), model)
-        found: Any = self._plans.get(cache_key, _NO_KEY)
-        if found is not _NO_KEY:
-            return found  # type: ignore[no-any-return]
+        plans = self._plans.get(id(provider))  # by provider, then model: no key tuple
+        if plans is not None:
+            found: Any = plans.get(model, _NO_KEY)
+            if found is not _NO_KEY:
+                return found  # type: ignore[no-any-return]
         inner = provider
         while inner is not None:  # a provider wrapped by these limits already
             if isinstance(inner, RateLimitedLLM) and inner.limiter is self:
@@ -259,8 +260,10 @@ class RateLimiter:
             inner = getattr(inner, "inner", None)
         key = None if inner is not None else self.key_of(provider, model)
         plan = None if key is None else self._window(key)
-        if len(self._plans) < 4096:
-            self._plans[cache_key] = plan
+        if plans is None and len(self._plans) < 1024:
+            plans = self._plans[id(provider)] = {}
+        if plans is not None and len(plans) < 1024:
+            plans[model] = plan
         return plan
 
     def _window(self, key: str) -> Reservation:

@@ -162,6 +162,9 @@ class UsageMeter:
         usage: tokens of the answered model calls.
         cost_usd: dollars of the priced calls.
         unpriced: models called that have no price (their cost is unknown).
+        request_bound: ``max_requests`` (a count no run reaches when not set): a call
+            while ``requests`` is below it is within the budget.
+        tool_call_bound: ``max_tool_calls`` likewise.
 
     Example:
         >>> m = UsageMeter(UsageLimits(max_requests=1))
@@ -174,8 +177,6 @@ class UsageMeter:
         "_max_cost",
         "_max_input",
         "_max_output",
-        "_max_requests",
-        "_max_tool_calls",
         "_max_total",
         "_output",
         "_read",
@@ -183,7 +184,9 @@ class UsageMeter:
         "checks_tokens",
         "cost_usd",
         "limits",
+        "request_bound",
         "requests",
+        "tool_call_bound",
         "tool_calls",
         "unpriced",
     )
@@ -198,8 +201,8 @@ class UsageMeter:
         # whether responses are counted (a token or cost limit is set).
         (
             self.checks_tokens,
-            self._max_requests,
-            self._max_tool_calls,
+            self.request_bound,
+            self.tool_call_bound,
             self._max_input,
             self._max_output,
             self._max_total,
@@ -333,11 +336,11 @@ class UsageMeter:
         # Within the budget (the usual case) the call is counted here, in one frame; the
         # error of a call past it is admit_request's or admit_tool_call's.
         if cls is LLMGenerate or (cls is not ToolExec and isinstance(directive, LLMGenerate)):
-            if self.requests >= self._max_requests:
+            if self.requests >= self.request_bound:
                 return self.admit_request()
             self.requests += 1
         elif cls is ToolExec or isinstance(directive, ToolExec):
-            if self.tool_calls >= self._max_tool_calls:
+            if self.tool_calls >= self.tool_call_bound:
                 return self.admit_tool_call()
             self.tool_calls += 1
         return None
