@@ -247,7 +247,9 @@ async def test_token_budgets_of_a_priced_run_stop_at_the_call_that_passes_them(
         "max_input_tokens": FLAT.input_tokens,
         "max_output_tokens": FLAT.output_tokens,
     }[budget]
-    limits = UsageLimits(**{budget: per_call * calls - 1, "max_cost_usd": 1e6})
+    limits = msgspec.structs.replace(
+        UsageLimits(max_cost_usd=1e6), **{budget: per_call * calls - 1}
+    )
     table = PriceTable({"a": PRICE}, catalogue=False)
     llm = _Models(["a"] * 6, [FLAT])
     step = await _run(llm, prices=table, usage_limits=limits)

@@ -212,6 +212,7 @@ class RateLimiter:
         self._wrappers: dict[int, RateLimitedLLM] = {}
         self._keys: dict[tuple[int, str], str | None] = {}
         self._plans: dict[int, dict[str, Reservation | None]] = {}
+        self._memo: tuple[Any, str, Reservation | None] = (_NO_KEY, "", None)
 
     def __repr__(self) -> str:
         return f"RateLimiter({self.limits!r})"
@@ -248,10 +249,14 @@ class RateLimiter:
         """The buckets a call of ``model`` on ``provider`` takes from (``None``: no limit
         applies, or ``provider`` is under these limits already). Made once per provider
         and model, so a call costs two bucket updates and no lookups of keys."""
+        memo = self._memo  # the last plan found (a Runtime has few models)
+        if memo[0] is provider and memo[1] == model:
+            return memo[2]
         plans = self._plans.get(id(provider))  # by provider, then model: no key tuple
         if plans is not None:
             found: Any = plans.get(model, _NO_KEY)
             if found is not _NO_KEY:
+                self._memo = (provider, model, found)
                 return found  # type: ignore[no-any-return]
         inner = provider
         while inner is not None:  # a provider wrapped by these limits already
@@ -264,6 +269,7 @@ class RateLimiter:
             plans = self._plans[id(provider)] = {}
         if plans is not None and len(plans) < 1024:
             plans[model] = plan
+        self._memo = (provider, model, plan)
         return plan
 
     def _window(self, key: str) -> Reservation:

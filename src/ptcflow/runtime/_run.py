@@ -499,11 +499,10 @@ class LocalRun:
         costs = self.costs
         if costs is not None:  # its total (RunCost.total), in this frame
             unpriced = costs.unpriced
-            step = msgspec.structs.replace(
-                step,
-                cost_usd=None if unpriced else round(costs.usd, 12),
-                unpriced_models=unpriced,
-            )
+            if unpriced:
+                step = msgspec.structs.replace(step, cost_usd=None, unpriced_models=unpriced)
+            else:  # the core's Step has no unpriced models
+                step = msgspec.structs.replace(step, cost_usd=round(costs.usd, 12))
         if step.paused_run is not None:
             paused = step.paused_run
             if self.paused_children:

@@ -449,12 +449,12 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
             return result
         meter._input = inp = meter._input + usage.input_tokens
         meter._output = out = meter._output + usage.output_tokens
-        meter.cost_usd += cost
+        meter.cost_usd = spent = meter.cost_usd + cost
         if (
             inp <= meter._max_input
             and out <= meter._max_output
             and inp + out <= meter._max_total
-            and meter.cost_usd <= meter._max_cost
+            and spent <= meter._max_cost
         ):
             return result
         over = meter._past(model, inp, out, cost)
