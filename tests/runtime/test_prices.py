@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, strategies as st
 
@@ -177,3 +178,86 @@ async def test_the_trace_summary_prices_cache_tokens() -> None:
     [row] = summarize(mission, Prices.default())
     assert row.cost == pytest.approx(step.cost_usd)
     assert ptcflow.PriceTable is PriceTable
+
+
+class _Models:
+    """A provider whose responses name the models of ``models`` in turn (one run may call
+    several), with the usage of ``usages`` in turn (cache tokens or not)."""
+
+    name = "models"
+    model = "a"
+
+    def __init__(self, models: list[str], usages: list[Usage]) -> None:
+        self.inner = ScriptedLLM(_turns(len(models) - 1))
+        self.models, self.usages = models, usages
+
+    async def generate(self, request: Any) -> Any:
+        response = await self.inner.generate(request)
+        n = self.inner.calls - 1
+        return msgspec.structs.replace(
+            response, model=self.models[n], usage=self.usages[n % len(self.usages)]
+        )
+
+
+FLAT = Usage(input_tokens=1234, output_tokens=567)
+
+
+async def test_a_run_on_several_models_is_priced_call_by_call() -> None:
+    # every response priced with its own model's price, as ModelPrice.dollars prices it
+    # (a run's model at its flat price without a call, the others looked up), to the bit
+    b = ModelPrice(input_per_mtok=0.3, output_per_mtok=1.7, cache_read_per_mtok=0.03)
+    table = PriceTable({"a": PRICE, "b": b}, catalogue=False)
+    models = ["a", "a", "b", "a", "b", "b"]
+    usages = [FLAT, USAGE, Usage(input_tokens=7, output_tokens=3)]
+    prices = {"a": PRICE, "b": b}
+    expected = before_last = 0.0
+    for i, m in enumerate(models):
+        before_last = expected
+        expected += prices[m].dollars(usages[i % len(usages)])
+    for _ in range(2):  # the second run starts from the table's last flat price: b
+        step = await _run(_Models(models, usages), prices=table)
+        assert step.ok and step.cost_usd == round(expected, 12)
+    budget = UsageLimits(max_cost_usd=(before_last + expected) / 2)  # passed by the last call
+    llm = _Models(models, usages)
+    step = await _run(llm, prices=table, usage_limits=budget)
+    assert step.error is not None and step.error.details["budget"] == "max_cost_usd"
+    assert llm.inner.calls == len(models)
+    assert step.cost_usd == round(expected, 12)
+
+
+async def test_a_run_that_also_calls_an_unpriced_model_has_an_unknown_cost() -> None:
+    table = PriceTable({"a": PRICE}, catalogue=False)
+    step = await _run(_Models(["a", "x", "a"], [FLAT]), prices=table)
+    assert step.ok and step.cost_usd is None and step.unpriced_models == ("x",)
+    step = await _run(_Models(["a", "a"], [FLAT]), prices=table)
+    assert step.ok and step.cost_usd == round(2 * PRICE.dollars(FLAT), 12)
+
+
+@pytest.mark.parametrize(
+    ("budget", "calls"),
+    [("max_total_tokens", 3), ("max_input_tokens", 2), ("max_output_tokens", 4)],
+)
+async def test_token_budgets_of_a_priced_run_stop_at_the_call_that_passes_them(
+    budget: str, calls: int
+) -> None:
+    # a priced run counts each response where it prices it: the budget stops the run at
+    # the response that passes it, as an unpriced run's does
+    per_call = {
+        "max_total_tokens": FLAT.input_tokens + FLAT.output_tokens,
+        "max_input_tokens": FLAT.input_tokens,
+        "max_output_tokens": FLAT.output_tokens,
+    }[budget]
+    limits = msgspec.structs.replace(
+        UsageLimits(max_cost_usd=1e6), **{budget: per_call * calls - 1}
+    )
+    table = PriceTable({"a": PRICE}, catalogue=False)
+    llm = _Models(["a"] * 6, [FLAT])
+    step = await _run(llm, prices=table, usage_limits=limits)
+    assert step.error is not None and step.error.type == "usage_limit_exceeded"
+    assert step.error.details == {
+        "budget": budget,
+        "used": per_call * calls,
+        "allowed": per_call * calls - 1,
+    }
+    assert llm.inner.calls == calls
+    assert step.cost_usd == round(sum(PRICE.dollars(FLAT) for _ in range(calls)), 12)

@@ -122,3 +122,31 @@ async def test_a_wait_past_the_deadline_fails_at_once() -> None:
             step = await rt.run(ReAct(llm_max_retries=0), "q", timeout=5)
     assert not step.ok and step.error is not None and step.error.type == "rate_limited"
     assert "past its deadline" in step.error.message and llm.calls == 1
+
+
+class _Other:
+    """Another provider (only its name matters here)."""
+
+    name = "other"
+
+
+def test_each_model_takes_from_its_own_limit_whatever_the_order_of_calls() -> None:
+    # plans are remembered per provider and model (the last one without a lookup): a
+    # call alternating between models and providers still finds its own key's buckets
+    limiter = RateLimiter(
+        {
+            "scripted:a": RateLimit(requests_per_minute=1),
+            "scripted": RateLimit(requests_per_minute=2),
+            "other": RateLimit(requests_per_minute=3),
+        }
+    )
+    p, q = ScriptedLLM(["x"]), _Other()
+    for _ in range(2):
+        for provider, model, key in [
+            (p, "a", "scripted:a"),
+            (p, "b", "scripted"),
+            (q, "a", "other"),
+        ]:
+            plan = limiter.plan(provider, model)
+            assert plan is not None and plan.key == key
+    assert limiter.plan(limiter.wrap(p), "a") is None  # already under these limits

@@ -141,7 +141,13 @@ class FallbackModel:
         if not isinstance(cooldown_s, int | float) or cooldown_s < 0:
             raise ConfigError(f"FallbackModel(cooldown_s=...) must be >= 0, got {cooldown_s!r}")
         self._entries = tuple(_Entry(m) for m in models)
+        self.entries = self._entries
+        """The models (each with its ``label`` and circuit), in order."""
         self._opened = False
+        self.primary: Any = self._entries[0].provider
+        """The first model's provider while no circuit was ever opened (``None`` once one
+        was, or when the first model is a name to resolve): a call of a named model then
+        goes to it as it is (what :meth:`first` says, without working it out)."""
         self.failures = failures
         self.cooldown_s = float(cooldown_s)
         self._clock = clock
@@ -218,6 +224,7 @@ class FallbackModel:
             entry.open_until = self._now() + self.cooldown_s
             entry.streak = 0
             self._opened = True
+            self.primary = None
         return error_type(exc) in self.on
 
     @staticmethod

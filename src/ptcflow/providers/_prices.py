@@ -115,7 +115,7 @@ class PriceTable:
         True
     """
 
-    __slots__ = ("_found", "catalogue", "prices")
+    __slots__ = ("_found", "catalogue", "prices", "recent")
 
     def __init__(
         self,
@@ -138,7 +138,11 @@ class PriceTable:
             checked[str(model)] = price
         self.prices = checked
         self.catalogue = catalogue
-        self._found: dict[str, Cost | None] = {}
+        self._found: dict[str, ModelPrice | Cost | None] = {}
+        self.recent: tuple[str | None, float, float] = (None, 0.0, 0.0)
+        """``(model, input_per_mtok, output_per_mtok)`` of the last flat price
+        :meth:`flat` found (``(None, 0.0, 0.0)``: none yet): a run's cost record starts
+        from it, so each response of a run on one model is priced with one multiply-add."""
 
     def __repr__(self) -> str:
         return f"PriceTable({len(self.prices)} models, catalogue={self.catalogue})"
@@ -172,18 +176,41 @@ class PriceTable:
         found = self._found.get(model, _MISSING)
         if found is _MISSING:
             found = self._found[model] = self._lookup(model)
-        return None if found is None else found(usage)
+        if found is None:
+            return None
+        return found.dollars(usage) if type(found) is ModelPrice else found(usage)
+
+    def flat(self, model: str) -> ModelPrice | None:
+        """The price of ``model`` when it is one rate per token kind (yours, or the
+        catalogue's without tiers): a call without cache tokens then costs
+        ``(input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1e6``;
+        ``None`` when the model has no price or a tiered one. Remembered in
+        :attr:`recent`.
+
+        Example:
+            >>> table = PriceTable({"m": ModelPrice(input_per_mtok=1, output_per_mtok=2)},
+            ...                    catalogue=False)
+            >>> table.flat("m").output_per_mtok, table.recent
+            (2, ('m', 1, 2))
+        """
+        found = self._found.get(model, _MISSING)
+        if found is _MISSING:
+            found = self._found[model] = self._lookup(model)
+        if type(found) is not ModelPrice:
+            return None
+        self.recent = (model, found.input_per_mtok, found.output_per_mtok)
+        return found
 
     def known(self, model: str) -> bool:
         """True when ``model`` has a price."""
         self.cost(model, Usage())
         return self._found.get(model) is not None
 
-    def _lookup(self, model: str) -> Cost | None:
+    def _lookup(self, model: str) -> ModelPrice | Cost | None:
         bare = model.split(":", 1)[1] if ":" in model else model
         own = self.prices.get(model) or self.prices.get(bare)
         if own is not None:
-            return own.dollars
+            return own
         if not self.catalogue or not model:
             return None
         provider = model.split(":", 1)[0] if ":" in model else None
@@ -193,7 +220,7 @@ class PriceTable:
 _MISSING: Final[Any] = object()
 
 
-def _catalogue(model: str, provider: str | None) -> Cost | None:
+def _catalogue(model: str, provider: str | None) -> ModelPrice | Cost | None:
     """genai-prices' price of ``model`` (``None``: not installed, or no such model)."""
     try:
         import genai_prices
@@ -218,7 +245,7 @@ def _catalogue(model: str, provider: str | None) -> Cost | None:
             cache_read_per_mtok=None if rates[2] is None else float(rates[2]),
             cache_write_per_mtok=None if rates[3] is None else float(rates[3]),
         )
-        return flat.dollars
+        return flat
 
     def tiered(usage: Usage) -> float:  # prices by tier: genai-prices computes them
         calc = price.calc_price(

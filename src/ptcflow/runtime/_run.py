@@ -22,7 +22,7 @@ import anyio
 import msgspec
 
 from ptcflow.core import Flight, Parked, PausedRun, RunCore, Step
-from ptcflow.directives import Directive, LLMGenerate
+from ptcflow.directives import Directive, LLMGenerate, ToolExec
 from ptcflow.program import ProgramCache
 from ptcflow.providers import ModelSource
 from ptcflow.runtime._executor import Executor
@@ -441,8 +441,14 @@ class LocalRun:
         """Give a new directive to the driver when it is idle, else to a task."""
         ctx.handed = True
         meter = self.meter
-        if meter is not None and (over := meter.admit(ctx.directive)) is not None:
-            self.cancel(over, self.executor.clock())
+        if meter is not None:  # UsageMeter.admit, its usual cases in this frame
+            cls = type(ctx.directive)
+            if cls is LLMGenerate and meter.requests < meter.request_bound:
+                meter.requests += 1
+            elif cls is ToolExec and meter.tool_calls < meter.tool_call_bound:
+                meter.tool_calls += 1
+            elif (over := meter.admit(ctx.directive)) is not None:
+                self.cancel(over, self.executor.clock())
         counters = self.executor.counters
         counters.started += 1
         counters.in_flight = n = counters.in_flight + 1
@@ -491,10 +497,12 @@ class LocalRun:
         if self.checking is not None and self.checking is not True:
             self.checking.cancel()  # ended another way (cancelled) while they ran
         costs = self.costs
-        if costs is not None:
-            step = msgspec.structs.replace(
-                step, cost_usd=costs.total, unpriced_models=tuple(costs.unpriced)
-            )
+        if costs is not None:  # its total (RunCost.total), in this frame
+            unpriced = costs.unpriced
+            if unpriced:
+                step = msgspec.structs.replace(step, cost_usd=None, unpriced_models=unpriced)
+            else:  # the core's Step has no unpriced models
+                step = msgspec.structs.replace(step, cost_usd=round(costs.usd, 12))
         if step.paused_run is not None:
             paused = step.paused_run
             if self.paused_children:

@@ -37,6 +37,10 @@ __all__ = (
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 """The error type of a run that passed one of its :class:`UsageLimits`."""
 
+_MTOK: Final = 1_000_000.0
+_NEVER: Final = 1 << 62
+"""A count bound no run reaches: the bound of a limit not set."""
+
 PRICE_UNKNOWN: Final = "price_unknown"
 """The error type of a run with a ``max_cost_usd`` budget that called a model with no price."""
 
@@ -121,6 +125,28 @@ def exceeded(budget: str, used: Any, allowed: Any, detail: str = "") -> Err:
     )
 
 
+_Bounds = tuple[bool, int, int, int, int, int, float]
+_BOUNDS: dict[UsageLimits, _Bounds] = {}
+"""The bounds of recent limits (a Runtime's budget is the same object run after run)."""
+
+
+def _bounds(limits: UsageLimits) -> _Bounds:
+    """``limits`` as a :class:`UsageMeter` compares counts with them (remembered)."""
+    found = (
+        limits.checks_tokens,
+        _NEVER if limits.max_requests is None else limits.max_requests,
+        _NEVER if limits.max_tool_calls is None else limits.max_tool_calls,
+        _NEVER if limits.max_input_tokens is None else limits.max_input_tokens,
+        _NEVER if limits.max_output_tokens is None else limits.max_output_tokens,
+        _NEVER if limits.max_total_tokens is None else limits.max_total_tokens,
+        math.inf if limits.max_cost_usd is None else float(limits.max_cost_usd),
+    )
+    if len(_BOUNDS) >= 256:  # bounded: limits made per run are not all kept
+        _BOUNDS.clear()
+    _BOUNDS[limits] = found
+    return found
+
+
 class UsageMeter:
     """What a run and its children have used, against their :class:`UsageLimits`.
 
@@ -136,6 +162,9 @@ class UsageMeter:
         usage: tokens of the answered model calls.
         cost_usd: dollars of the priced calls.
         unpriced: models called that have no price (their cost is unknown).
+        request_bound: ``max_requests`` (a count no run reaches when not set): a call
+            while ``requests`` is below it is within the budget.
+        tool_call_bound: ``max_tool_calls`` likewise.
 
     Example:
         >>> m = UsageMeter(UsageLimits(max_requests=1))
@@ -145,21 +174,40 @@ class UsageMeter:
 
     __slots__ = (
         "_input",
+        "_max_cost",
+        "_max_input",
+        "_max_output",
+        "_max_total",
         "_output",
         "_read",
         "_write",
         "checks_tokens",
         "cost_usd",
         "limits",
+        "request_bound",
         "requests",
+        "tool_call_bound",
         "tool_calls",
         "unpriced",
     )
 
     def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
-        self.checks_tokens = limits.checks_tokens
-        """Whether responses are counted (decided once: a token or cost limit is set)."""
+        found = _BOUNDS.get(limits)
+        if found is None:
+            found = _bounds(limits)
+        # The limits as bounds that are always compared (a limit not set: one no count
+        # reaches), so a call within them is told by comparisons alone; checks_tokens:
+        # whether responses are counted (a token or cost limit is set).
+        (
+            self.checks_tokens,
+            self.request_bound,
+            self.tool_call_bound,
+            self._max_input,
+            self._max_output,
+            self._max_total,
+            self._max_cost,
+        ) = found
         self.requests = 0
         self.tool_calls = 0
         self._input = self._output = self._read = self._write = 0
@@ -208,8 +256,22 @@ class UsageMeter:
             self._write += usage.cache_write_tokens
         if cost is None:
             self.unpriced.add(model)
+            if self.limits.max_cost_usd is not None:
+                return self._past(model, inp, out, cost)
         else:
             self.cost_usd += cost
+        if (
+            inp > self._max_input
+            or out > self._max_output
+            or inp + out > self._max_total
+            or self.cost_usd > self._max_cost
+        ):
+            return self._past(model, inp, out, cost)
+        return None
+
+    def _past(self, model: str, inp: int, out: int, cost: float | None) -> Err:
+        """The error of a response that passed a budget (:meth:`charge`), in the order
+        the budgets are checked."""
         lim = self.limits
         if lim.max_input_tokens is not None and inp > lim.max_input_tokens:
             return exceeded("max_input_tokens", inp, lim.max_input_tokens)
@@ -217,24 +279,20 @@ class UsageMeter:
             return exceeded("max_output_tokens", out, lim.max_output_tokens)
         if lim.max_total_tokens is not None and inp + out > lim.max_total_tokens:
             return exceeded("max_total_tokens", inp + out, lim.max_total_tokens)
-        if lim.max_cost_usd is not None:
-            if cost is None:
-                return Err(
-                    error=ErrorEnvelope.make(
-                        PRICE_UNKNOWN,
-                        f"the run has a cost budget (max_cost_usd={lim.max_cost_usd}) but "
-                        f"model {model!r} has no price, so its cost is unknown (not counted "
-                        "as free). Give it one: Runtime(prices={" + repr(model) + ": "
-                        "ModelPrice(input_per_mtok=..., output_per_mtok=...)})",
-                        {"budget": "max_cost_usd", "model": model},
-                        retryable=False,
-                    )
+        assert lim.max_cost_usd is not None
+        if cost is None:
+            return Err(
+                error=ErrorEnvelope.make(
+                    PRICE_UNKNOWN,
+                    f"the run has a cost budget (max_cost_usd={lim.max_cost_usd}) but "
+                    f"model {model!r} has no price, so its cost is unknown (not counted "
+                    "as free). Give it one: Runtime(prices={" + repr(model) + ": "
+                    "ModelPrice(input_per_mtok=..., output_per_mtok=...)})",
+                    {"budget": "max_cost_usd", "model": model},
+                    retryable=False,
                 )
-            if self.cost_usd > lim.max_cost_usd:
-                return exceeded(
-                    "max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars"
-                )
-        return None
+            )
+        return exceeded("max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars")
 
     def add_counts(
         self,
@@ -275,15 +333,14 @@ class UsageMeter:
         """Count ``directive`` about to be performed when it is a model call or a tool
         call; the error when that would pass a budget (``None``: within them)."""
         cls = type(directive)
-        lim = self.limits
         # Within the budget (the usual case) the call is counted here, in one frame; the
         # error of a call past it is admit_request's or admit_tool_call's.
         if cls is LLMGenerate or (cls is not ToolExec and isinstance(directive, LLMGenerate)):
-            if lim.max_requests is not None and self.requests >= lim.max_requests:
+            if self.requests >= self.request_bound:
                 return self.admit_request()
             self.requests += 1
         elif cls is ToolExec or isinstance(directive, ToolExec):
-            if lim.max_tool_calls is not None and self.tool_calls >= lim.max_tool_calls:
+            if self.tool_calls >= self.tool_call_bound:
                 return self.admit_tool_call()
             self.tool_calls += 1
         return None
@@ -317,31 +374,44 @@ class RunCost:
     """The cost of one run's own model calls (``Step.cost_usd``), priced with a
     :class:`~ptcflow.providers.PriceTable`.
 
+    A response of the model whose flat price the record holds (:attr:`model`; at first
+    the table's :attr:`~ptcflow.providers.PriceTable.recent`), without cache tokens, is
+    priced by :func:`account` itself, with the very sum ``ModelPrice.dollars`` computes;
+    any other goes through :meth:`add`.
+
     Attributes:
         prices: the table.
         usd: dollars of the priced calls.
         unpriced: models called that have no price (then the run's cost is unknown).
+        model: the model whose flat price follows (``None``: none yet).
+        input_per_mtok: its input price.
+        output_per_mtok: its output price.
     """
 
-    __slots__ = ("prices", "unpriced", "usd")
+    __slots__ = ("input_per_mtok", "model", "output_per_mtok", "prices", "unpriced", "usd")
 
     def __init__(self, prices: PriceTable) -> None:
         self.prices = prices
         self.usd = 0.0
-        self.unpriced: list[str] = []
+        self.unpriced: tuple[str, ...] = ()
+        self.model, self.input_per_mtok, self.output_per_mtok = prices.recent
 
     def __repr__(self) -> str:
         return f"<RunCost usd={self.usd:.6f} unpriced={self.unpriced}>"
 
     def add(self, model: str, usage: Usage) -> float | None:
         """Price one call; its dollars (not rounded: :attr:`total` is), ``None`` when
-        ``model`` has no price."""
+        ``model`` has no price. A flat price found becomes :attr:`model`'s."""
         cost = self.prices.dollars(model, usage)
         if cost is None:
             if model not in self.unpriced:
-                self.unpriced.append(model)
-        else:
-            self.usd += cost
+                self.unpriced += (model,)
+            return None
+        self.usd += cost
+        if model != self.model and (flat := self.prices.flat(model)) is not None:
+            self.model = model
+            self.input_per_mtok = flat.input_per_mtok
+            self.output_per_mtok = flat.output_per_mtok
         return cost
 
     @property
@@ -356,18 +426,46 @@ def account(run: Any, ctx: Any, result: Ok[Any], now: float) -> Ok[Any] | Err:
     error, which becomes the call's result (the strategy never acts on a response past the
     budget); its tokens still count (an ``ai.usage`` signal, the Step's usage). The
     caller calls it for model calls only (``LLMGenerate``)."""
-    d = ctx.directive
     response = result.payload
     usage: Usage = response.usage
-    model = response.model or d.model or ""
+    model = response.model or ctx.directive.model or ""
     costs: RunCost | None = run.costs
-    cost = None if costs is None else costs.add(model, usage)
     meter: UsageMeter | None = run.meter
-    if meter is None or not meter.checks_tokens:
-        return result
-    over = meter.charge(model, usage, cost)
-    if over is None:
-        return result
+    if meter is not None and not meter.checks_tokens:
+        meter = None  # it counts calls only: admit did
+    if (
+        costs is not None
+        and model == costs.model
+        and not usage.cache_read_tokens
+        and not usage.cache_write_tokens
+    ):
+        # The usual response, all in this frame: the run's model at its flat price
+        # (ModelPrice.dollars' sum), counted as UsageMeter.charge counts it.
+        cost = (
+            usage.input_tokens * costs.input_per_mtok + usage.output_tokens * costs.output_per_mtok
+        ) / _MTOK
+        costs.usd += cost
+        if meter is None:
+            return result
+        meter._input = inp = meter._input + usage.input_tokens
+        meter._output = out = meter._output + usage.output_tokens
+        meter.cost_usd = spent = meter.cost_usd + cost
+        if (
+            inp <= meter._max_input
+            and out <= meter._max_output
+            and inp + out <= meter._max_total
+            and spent <= meter._max_cost
+        ):
+            return result
+        over = meter._past(model, inp, out, cost)
+    else:
+        priced = None if costs is None else costs.add(model, usage)
+        if meter is None:
+            return result
+        charged = meter.charge(model, usage, priced)
+        if charged is None:
+            return result
+        over = charged
     run.cancel(over, now)
     run.emit(ctx, USAGE, UsageData(usage=usage, model=response.model))
     core = run.core  # the response is answered with the error: its tokens still count

@@ -164,7 +164,11 @@ def _generate_call(ctx: DirectiveContext) -> Any:
             ctx.reserved = (plan, tokens)
     target = provider
     if type(provider) is FallbackModel:
-        target, request = _fallback_first(ctx, provider, request)
+        if provider.primary is not None and request.model:  # no circuit open: the first
+            target = provider.primary
+            ctx.fallback = (provider, provider.entries, 0, request)
+        else:
+            target, request = _fallback_first(ctx, provider, request)
     limiter = _limiter(ctx, provider) if run.executor.provider_limited else None
     if limiter is None and not wait:
         return target.generate(request)
@@ -246,7 +250,9 @@ def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
         if i:
             _report_attempt(ctx, order[i].label, "ok", None)
     reserved = ctx.reserved
-    if reserved is not None and isinstance(response, LLMResponse):
+    if reserved is not None and (
+        type(response) is LLMResponse or isinstance(response, LLMResponse)
+    ):
         reserved[0].settle(reserved[1], response.usage)
     return _check_response(response, choice.provider, choice.name, LLMResponse)
 
