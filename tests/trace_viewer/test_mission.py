@@ -255,7 +255,7 @@ def test_a_time_that_does_not_parse_takes_the_latest_time_seen() -> None:
     assert mission.nodes["r|r/llm/1"].start_ms == mission.nodes["r"].start_ms
 
 
-class _MyUsage(UsageData):
+class _MyUsage(UsageData, frozen=True):
     """A subclass of a signal's data (a provider's own usage record, say)."""
 
 
