@@ -250,9 +250,7 @@ def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
         if i:
             _report_attempt(ctx, order[i].label, "ok", None)
     reserved = ctx.reserved
-    if reserved is not None and (
-        type(response) is LLMResponse or isinstance(response, LLMResponse)
-    ):
+    if reserved is not None and isinstance(response, LLMResponse):
         reserved[0].settle(reserved[1], response.usage)
     return _check_response(response, choice.provider, choice.name, LLMResponse)
 
