@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import ptcflow.directives
 from ptcflow import SubAgent
@@ -21,13 +20,10 @@ from ptcflow.program import (
     ProgramRouter,
     perform_program,
     plain_value,
-    return_ends_run,
 )
 from ptcflow.runtime import Runtime
 from ptcflow.signals import Err, LLMResponse, Ok, ProgramToolCall
-from ptcflow.signature import parse
 from ptcflow.strategies import PTC, JsonAgent, RunInfo
-from ptcflow.strategies._subagent import check_return
 from ptcflow.testing import ScriptedLLM, SignalFactory
 
 pytestmark = pytest.mark.anyio
@@ -105,33 +101,6 @@ async def test_options_with_keywords_too_is_misuse() -> None:
 def test_a_router_is_any_async_callable_of_the_shape() -> None:
     router: ProgramRouter = add
     assert callable(router)
-
-
-SIG = "(q :string) -> {n :int, tags [:string]?}"
-VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.sampled_from(["n", "tags", "x"]), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    value=VALUES,
-    mode=st.sampled_from(["enabled", "strict", "warn_only", "disabled", ":strict"]),
-    signature=st.sampled_from([SIG, None]),
-)
-def test_the_host_and_the_strategy_give_one_answer(
-    value: Any, mode: str, signature: str | None
-) -> None:
-    """Whether a return ends the run: the host (to skip writing memory) and the strategy (to
-    end the run) ask the same function, so they cannot disagree."""
-    d = program(return_signature=signature, return_validation=mode)
-    problem, _ = check_return(None if signature is None else parse(signature), value, mode)
-    assert return_ends_run(d, value, ProgramCache()) == (problem is None)
 
 
 def test_plain_value_turns_real_keywords_into_names() -> None:

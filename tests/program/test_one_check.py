@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from ptcflow import SubAgent
 from ptcflow.directives import RunProgram
 from ptcflow.program import ProgramCache, perform_program
-from ptcflow.program._memory import return_verdict
+from ptcflow.program._memory import return_ends_run, return_verdict
 from ptcflow.signals import Err, Ok, ProgramOutput, ProgramToolCall
 from ptcflow.signature import parse
 from ptcflow.strategies import PTC, RunInfo
@@ -48,6 +48,7 @@ def test_the_hosts_verdict_is_the_strategys_check(
     problem, warnings = check_return(None if signature is None else parse(signature), value, mode)
     verdict = return_verdict(d, value, ProgramCache())
     assert (verdict is not None) == (problem is None)
+    assert return_ends_run(d, value, ProgramCache()) == (problem is None)
     if verdict is not None:
         assert list(verdict) == warnings
 

@@ -110,10 +110,7 @@ def return_ends_run(directive: RunProgram, value: Any, cache: ProgramCache) -> b
     ``return_validation`` (one from an older journal, or a debug run that keeps every
     turn's memory) cannot tell: ``False``, and the memory is written as it always was.
     """
-    mode = directive.return_validation
-    if mode is None:
-        return False
-    return validate_return(_signature(directive, cache), value, mode, warnings=False).ok
+    return return_verdict(directive, value, cache) is not None
 
 
 def return_verdict(
