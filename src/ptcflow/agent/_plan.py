@@ -378,6 +378,19 @@ async def execute(
         if resume is not None:
             return await runtime.resume(*resume, agent=agent, options=options)
         return await runtime.run(agent, options=options)
+    async with _own_runtime(agent, options) as rt:
+        if resume is not None:
+            return await rt.resume(*resume, agent=agent, options=options)
+        return await rt.run(agent, options=options)
+
+
+@contextlib.asynccontextmanager
+async def _own_runtime(
+    agent: SubAgent, options: RunOptions, bus: SignalBus | None = None
+) -> AsyncIterator[Runtime]:
+    """The open Runtime an agent run given no ``runtime=`` gets: its model (the agent's,
+    else the options'), with the model registry of ``ptcflow.toml`` when that is a name,
+    and the agent's retry backoff."""
     chosen = agent.llm if agent.llm is not None else options.llm
     if chosen is None:
         raise UsageError(
@@ -390,10 +403,8 @@ async def execute(
         # A provider is the Runtime's model too: the agents it calls that name a model
         # (SubAgent(llm="opus")) send that name to it.
         base = chosen if model_kind(chosen) == "source" else registry
-        async with Runtime(llm=base, retry=policy) as rt:
-            if resume is not None:
-                return await rt.resume(*resume, agent=agent, options=options)
-            return await rt.run(agent, options=options)
+        async with Runtime(llm=base, retry=policy, bus=bus) as rt:
+            yield rt
 
 
 @contextlib.asynccontextmanager
@@ -407,19 +418,11 @@ async def stream_run(
         async with runtime.stream(agent, options=options, buffer=buffer) as events:
             yield events
         return
-    chosen = agent.llm if agent.llm is not None else options.llm
-    if chosen is None:
-        raise UsageError(
-            f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
-            "or alias, or a function) or set SubAgent(llm=...)"
-        )
-    retry: LLMRetry = agent.llm_retry
-    policy = RetryPolicy(multiplier=1.0) if retry.backoff == "linear" else UNSET
-    async with _registry(chosen) as registry:
-        base = chosen if model_kind(chosen) == "source" else registry
-        rt = Runtime(llm=base, retry=policy, bus=SignalBus())
-        async with rt, rt.stream(agent, options=options, buffer=buffer) as events:
-            yield events
+    async with (
+        _own_runtime(agent, options, SignalBus()) as rt,
+        rt.stream(agent, options=options, buffer=buffer) as events,
+    ):
+        yield events
 
 
 @contextlib.asynccontextmanager
