@@ -498,7 +498,43 @@ class SignalBus:
         return f"<SignalBus {state}, {self._published} published>"
 
 
-class Subscription:
+class _Attached:
+    """What a :class:`Subscription` and a :class:`Listener` share: the bus and the inbox
+    they read, their pattern, state and counters, and leaving the bus when closed or
+    dropped (so a forgotten one never leaks)."""
+
+    __slots__ = ("__weakref__", "_bus", "_inbox")
+
+    def __init__(self, bus: SignalBus, inbox: _Inbox) -> None:
+        self._bus = bus
+        self._inbox = inbox
+
+    @property
+    def pattern(self) -> str:
+        """The pattern it was opened with."""
+        return self._inbox.pattern
+
+    @property
+    def closed(self) -> bool:
+        """True once no new signal reaches it."""
+        return self._inbox.closed
+
+    def close(self) -> None:
+        """Leave the bus: no new signal reaches it (idempotent)."""
+        if not self._inbox.closed:
+            self._bus._remove(self._inbox)
+
+    def statistics(self) -> SubscriptionStatistics:
+        """Return a frozen snapshot of its counters."""
+        return self._inbox.statistics()
+
+    def __del__(self) -> None:
+        inbox = getattr(self, "_inbox", None)
+        if inbox is not None and not inbox.closed:
+            self._bus._remove(inbox)
+
+
+class Subscription(_Attached):
     """An open subscription: an async iterator of signals and an async context manager.
 
     Created by :meth:`SignalBus.subscribe`; it receives signals from that moment on.
@@ -520,16 +556,7 @@ class Subscription:
         [0, 1]
     """
 
-    __slots__ = ("__weakref__", "_bus", "_inbox")
-
-    def __init__(self, bus: SignalBus, inbox: _Inbox) -> None:
-        self._bus = bus
-        self._inbox = inbox
-
-    @property
-    def pattern(self) -> str:
-        """The pattern this subscription was opened with."""
-        return self._inbox.pattern
+    __slots__ = ()
 
     @property
     def run_id(self) -> str | None:
@@ -541,11 +568,6 @@ class Subscription:
         """The run whose tree (itself and its child runs) this subscription is restricted
         to, if any."""
         return self._inbox.run_tree
-
-    @property
-    def closed(self) -> bool:
-        """True once the subscription no longer receives new signals."""
-        return self._inbox.closed
 
     def receive_nowait(self) -> Signal:
         """Return the next buffered signal without waiting.
@@ -595,12 +617,7 @@ class Subscription:
 
     def close(self) -> None:
         """Unsubscribe: no new signals arrive; buffered ones can still be received."""
-        if not self._inbox.closed:
-            self._bus._remove(self._inbox)
-
-    def statistics(self) -> SubscriptionStatistics:
-        """Return a frozen snapshot of this subscription's counters."""
-        return self._inbox.statistics()
+        super().close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -622,18 +639,13 @@ class Subscription:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    def __del__(self) -> None:
-        inbox = getattr(self, "_inbox", None)
-        if inbox is not None and not inbox.closed:
-            self._bus._remove(inbox)
-
     def __repr__(self) -> str:
         i = self._inbox
         state = "closed" if i.closed else "open"
         return f"<Subscription {i.pattern!r} {state}, {len(i.buffer)}/{i.capacity} buffered>"
 
 
-class Listener:
+class Listener(_Attached):
     """A sink called by its bus with each matching signal (see :meth:`SignalBus.listen`);
     a context manager that closes it on exit.
 
@@ -651,35 +663,12 @@ class Listener:
         (['run_1/call_1'], True)
     """
 
-    __slots__ = ("__weakref__", "_bus", "_inbox")
-
-    def __init__(self, bus: SignalBus, inbox: _Inbox) -> None:
-        self._bus = bus
-        self._inbox = inbox
-
-    @property
-    def pattern(self) -> str:
-        """The pattern this listener was opened with."""
-        return self._inbox.pattern
-
-    @property
-    def closed(self) -> bool:
-        """True once the sink is no longer called."""
-        return self._inbox.closed
+    __slots__ = ()
 
     @property
     def error(self) -> Exception | None:
         """What the sink raised, when that closed the listener."""
         return self._inbox.error
-
-    def close(self) -> None:
-        """Stop calling the sink (idempotent)."""
-        if not self._inbox.closed:
-            self._bus._remove(self._inbox)
-
-    def statistics(self) -> SubscriptionStatistics:
-        """Return a frozen snapshot of this listener's counters."""
-        return self._inbox.statistics()
 
     def __enter__(self) -> Self:
         return self
@@ -691,11 +680,6 @@ class Listener:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        inbox = getattr(self, "_inbox", None)
-        if inbox is not None and not inbox.closed:
-            self._bus._remove(inbox)
 
     def __repr__(self) -> str:
         state = "closed" if self._inbox.closed else "open"
