@@ -220,9 +220,7 @@ class _Pipe:
                 self.listener.close()
             self.writer.cancel()
             return
-        if self.asleep:
-            self.asleep = False
-            self.wakeup.release()
+        self.wake()
 
     def close(self) -> None:
         self.closed = True
