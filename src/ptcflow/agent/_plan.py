@@ -250,6 +250,7 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             llm=chosen,
             base=base,
             options=opts.inherited(),
+            root=True,
         )
     keep_trace = opts.trace
     if mode == "warn_only" and keep_trace is not True:
@@ -360,6 +361,9 @@ def build(
         name=agent.name,
         inherit=lineage,
         finish=None if lineage is None else lineage.finish,
+        # the mission's first run counts its tree's turns before a pause (a child's are
+        # in its parent's paused run)
+        resumed=lineage.resumed if lineage is not None and lineage.root else None,
     )
 
 
