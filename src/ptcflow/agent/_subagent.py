@@ -729,6 +729,8 @@ class SubAgent:
         """The pure strategy that runs this agent (:class:`PTC`, or :class:`JsonAgent`).
 
         Use it with :func:`ptcflow.strategies.replay` to rebuild a recorded run's state.
+        With the default options it is the one built when the agent was defined (strategies
+        are immutable: every run shares it).
 
         Args:
             context_signature: types of the context's keys, as a signature.
