@@ -146,5 +146,26 @@ def test_the_static_prompt_is_rendered_once_per_definition() -> None:
     assert first.system_prompt is second.system_prompt
 
 
+@pytest.mark.parametrize("output", ["ptc", "json"])
+def test_a_default_options_run_shares_the_strategy_built_with_the_definition(output: str) -> None:
+    agent = SubAgent(prompt="Find {{user}}", signature="(user :string) -> :int", output=output)
+    shared = agent.strategy()
+    assert agent.strategy(llm_opts={}, trace=True, stream=False) is shared
+    others = [
+        agent.strategy(trace=False),
+        agent.strategy(debug=True),
+        agent.strategy(model="haiku"),
+        agent.strategy(llm_opts={"temperature": 0}),
+        agent.strategy(signature_validation="warn_only"),
+        agent.strategy(context_signature="(user :string) -> :any"),
+    ]
+    assert all(other is not shared for other in others)
+    assert all(other != shared for other in others[:5])
+    if output == "ptc":  # a JSON agent neither streams nor types its context's keys
+        assert others[5] != shared and agent.strategy(stream=True) != shared
+    # the same strategy as one built for those options
+    assert msgspec.structs.replace(others[0], trace=True) == shared
+
+
 def test_config_errors_are_usage_errors() -> None:
     assert issubclass(ConfigError, UsageError)

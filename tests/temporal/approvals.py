@@ -20,6 +20,8 @@ DELEGATES = "Delegate the refunds of"
 AGENT = "Refund all orders of"
 AGENT_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 700]))'
 """The refund agent's program: the refunds of 500 and 700 wait, in one batch."""
+LOOPS = "Refund, then keep going"
+"""The looping refunder's task: its second turn's refund waits; no turn returns."""
 REFUND_PROGRAM = '(return (pmap #(call "refund" {:amount %}) [50 500 70]))'
 """Three refunds in parallel: the one of 500 waits for a person."""
 
@@ -65,6 +67,11 @@ def _script(req: LLMRequest) -> Any:
 
     system = req.messages[0].content if req.messages[0].role == "system" else ""
     last = req.messages[-1]
+    if any(m.role == "user" and LOOPS in m.content for m in req.messages):
+        turn = 1 + sum(1 for m in req.messages if m.role == "assistant")
+        if turn == 2:
+            return '```clojure\n(call "refund" {:amount 500})\n```'
+        return f"```clojure\n(+ {turn} 1)\n```"  # no return: another turn
     if any(m.role == "user" and DELEGATES in m.content for m in req.messages):
         return '```clojure\n(return (call "refund_agent" {:who ctx/who}))\n```'
     if any(m.role == "user" and AGENT in m.content for m in req.messages):
@@ -137,3 +144,9 @@ def delegator() -> SubAgent:
     return SubAgent(
         prompt=DELEGATES + " {{who}}", tools=[refund_agent().as_tool()], name="delegator"
     )
+
+
+def looping_refunder() -> SubAgent:
+    """A SubAgent that never returns: its second turn refunds 500 (which waits), every
+    other turn computes and goes on (the mission's turn budget ends it)."""
+    return SubAgent(prompt=LOOPS, tools=[refund], name="looping-refunder", max_turns=50)

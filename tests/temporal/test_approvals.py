@@ -302,6 +302,25 @@ async def test_a_call_waiting_in_a_strategys_child_run_is_decided_on_the_top_lev
     assert sorted(_effects(log)) == ["refund call_large 500", "refund call_small 50"]
 
 
+async def test_a_wait_does_not_reset_the_missions_turn_budget(
+    client: Any, queue: str, options: TemporalOptions, log: Path
+) -> None:
+    """The workflow keeps its mission's turns while a call waits (locally, ``rt.resume``
+    reads them back from the paused run's journal)."""
+    llm = approvals.model()
+    async with (
+        open_worker(client, task_queue=queue, llm=llm),
+        TemporalRuntime(client=client, options=options) as trt,
+    ):
+        handle = await trt.start(approvals.looping_refunder(), mission_limits={"turn_budget": 4})
+        (call,) = await _waiting(handle)
+        assert len(llm.requests) == 2
+        step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+    assert _effects(log) == [f"refund {call.call_id} 500"]
+    assert len(llm.requests) == 4  # 4 - 2 more, not 4
+    assert step.fail is not None and step.fail.reason == "turn_budget_exceeded"
+
+
 async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:

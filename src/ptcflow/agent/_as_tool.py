@@ -74,6 +74,7 @@ class AgentCall:
         """
         agent = self.agent
         up = parent.inherit if isinstance(parent.inherit, Lineage) else None
+        root = up is None
         if up is not None:
             mission, depth, inherited = up.mission, up.depth + 1, up.llm
             base, options = up.base, up.options
@@ -115,6 +116,7 @@ class AgentCall:
                 llm=chosen,
                 base=base,
                 options=options,
+                root=root,
             )
             opts = AgentOptions(**options)
             return build(agent, ctx, None, opts, chosen=chosen, base=base, lineage=lineage)

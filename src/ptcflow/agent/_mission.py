@@ -9,6 +9,8 @@ its trace when it ends). Turns are counted where they happen, at the model: the 
 of each run's model are wrapped (:class:`BudgetedLLM`, applied with
 ``ModelSource.wrapped``) so that every model call of the tree takes one turn from the shared budget, and a call past it fails with
 ``turn_budget_exceeded`` (not retried), which ends that agent's run with that reason.
+A mission's run resumed after a pause (``rt.resume``) counts on from the model calls its
+paused run had answered (:meth:`Lineage.resumed`, read from the journal).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any, Final
 
 import msgspec
 
+from ptcflow.core import PausedRun
 from ptcflow.errors import ConfigError
 from ptcflow.providers import EmbedRequest, LLMRequest, ModelSource, ProviderError
 from ptcflow.runtime import Step
-from ptcflow.signals import EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse
+from ptcflow.signals import LLM_RESPONSE, EmbedResponse, ErrorEnvelope, LLMChunk, LLMResponse, Ok
 from ptcflow.strategies import Trace
 
 __all__ = (
@@ -31,6 +34,7 @@ __all__ = (
     "Lineage",
     "Mission",
     "MissionLimits",
+    "answered_calls",
     "attach_children",
 )
 
@@ -157,10 +161,12 @@ class Lineage:
         llm: the model choice this run's children inherit (``None``: the Runtime's).
         base: the Runtime's model (what ``llm=None`` and model names resolve with).
         options: run options the children inherit (``trace``, ``debug``).
+        root: the run started the mission (its first agent, or an agent called by a plain
+            strategy): resumed, it counts the turns its tree used before the pause.
         children: the Steps of the agents this run called, by tool-call id.
     """
 
-    __slots__ = ("agent", "base", "children", "depth", "llm", "mission", "options")
+    __slots__ = ("agent", "base", "children", "depth", "llm", "mission", "options", "root")
 
     def __init__(
         self,
@@ -171,8 +177,10 @@ class Lineage:
         llm: Any,
         base: ModelSource | None,
         options: Mapping[str, Any],
+        root: bool = False,
     ) -> None:
         self.mission = mission
+        self.root = root
         self.agent = agent
         self.depth = depth
         self.llm = llm
@@ -183,6 +191,11 @@ class Lineage:
     def __repr__(self) -> str:
         return f"<Lineage {self.agent!r} depth={self.depth} children={len(self.children)}>"
 
+    def resumed(self, paused: PausedRun) -> None:
+        """The run goes on from ``paused`` (``RunPlan.resumed``, on ``rt.resume``): the
+        model calls answered before the pause count on the mission's turn budget."""
+        self.mission.turns_used += answered_calls(paused)
+
     def finish(self, step: Step) -> Step:
         """The run's Step with each child's Step on the tool call that ran it.
 
@@ -192,6 +205,25 @@ class Lineage:
         attached = attach_children(step, self.children)
         self.children.clear()
         return attached
+
+
+def answered_calls(paused: PausedRun) -> int:
+    """The model calls answered in ``paused`` and its paused child runs, from their
+    journals (a failed call gave its turn back: it is not counted).
+
+    Child agents that had ended before the pause are not in the paused run's journal
+    (their Steps were its tool results): their calls are not counted.
+
+    Example:
+        >>> answered_calls(PausedRun(version=1, run_id="r", agent="a", strategy="S"))
+        0
+    """
+    own = sum(
+        1
+        for s in paused.signals()
+        if s.type == LLM_RESPONSE and s.run_id == paused.run_id and type(s.data.result) is Ok
+    )
+    return own + sum(answered_calls(child) for child in paused.children.values())
 
 
 def attach_children(step: Step, children: Mapping[str, Step]) -> Step:

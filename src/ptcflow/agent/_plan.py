@@ -32,7 +32,16 @@ from ptcflow.runtime import (
     Step,
 )
 from ptcflow.signals import SignalBus
-from ptcflow.signature import Fields, Template, is_record, parse, render_type, to_plain
+from ptcflow.signature import (
+    Fields,
+    Signature,
+    Template,
+    ValidationResult,
+    is_record,
+    parse,
+    render_type,
+    to_plain,
+)
 
 if TYPE_CHECKING:
     from ptcflow.agent._subagent import SubAgent
@@ -230,9 +239,11 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
                 "the context was given twice (as the input and as context=); pass it once"
             )
         context = input
-    ctx, ctx_sig = resolve_context(context, opts.context_signature)
     mode = str(opts.signature_validation).lstrip(":")
-    ctx = check_context(agent, ctx, mode)
+    sig = agent.parsed_signature
+    ctx, ctx_sig = resolve_context(context, opts.context_signature)
+    if sig is not None and sig.params and mode != "disabled":  # checked as ``as_tool`` checks
+        ctx = check_context(agent, sig, sig.validate_input(ctx, mode))
     chosen = agent.llm if agent.llm is not None else opts.llm
     base: ModelSource | None = runtime.model_source
     if chosen is None and base is None:
@@ -250,6 +261,7 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
             llm=chosen,
             base=base,
             options=opts.inherited(),
+            root=True,
         )
     keep_trace = opts.trace
     if mode == "warn_only" and keep_trace is not True:
@@ -268,18 +280,14 @@ def plan(agent: SubAgent, runtime: Runtime, input: Any, options: Mapping[str, An
     return dataclasses.replace(planned, finish=finish)
 
 
-def check_context(agent: SubAgent, ctx: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The context of a top-level run checked against the agent's parameters, as
-    ``as_tool`` checks its arguments: strings holding numbers coerced, wrong types and
-    missing parameters refused (``warn_only``: logged; ``disabled``: not checked).
+def check_context(agent: SubAgent, sig: Signature, checked: ValidationResult) -> dict[str, Any]:
+    """The context of a top-level run, as ``checked`` against ``sig``, the agent's
+    (``Signature.validate_input``, as ``as_tool`` checks its arguments): strings holding
+    numbers coerced, wrong types and missing parameters refused (``warn_only``: logged).
 
     Raises:
         UsageError: the context does not match (every problem, by key).
     """
-    sig = agent.parsed_signature
-    if sig is None or not sig.params or mode == "disabled":
-        return ctx
-    checked = sig.validate_input(ctx, mode)
     if not checked.ok:
         params = ", ".join(f"{p.name} {render_type(p.type)}" for p in sig.params)
         raise UsageError(
@@ -360,38 +368,54 @@ def build(
         name=agent.name,
         inherit=lineage,
         finish=None if lineage is None else lineage.finish,
+        # the mission's first run counts its tree's turns before a pause (a child's are
+        # in its parent's paused run)
+        resumed=lineage.resumed if lineage is not None and lineage.root else None,
     )
 
 
 async def execute(
     agent: SubAgent,
-    options: RunOptions,
+    given: Mapping[str, Any],
     *,
     runtime: Runtime | None = None,
     resume: tuple[Step | PausedRun, Mapping[str, Decision]] | None = None,
 ) -> Step:
-    """Run ``agent`` once with ``options`` and return its Step (failures are on the Step,
-    not raised): on ``runtime``, or in a Runtime of its own (with the model registry of
-    ``ptcflow.toml`` when the model is a name). ``resume``: continue that paused run with
-    those decisions instead (``Runtime.resume``)."""
-    if runtime is not None:
-        if resume is not None:
-            return await runtime.resume(*resume, agent=agent, options=options)
-        return await runtime.run(agent, options=options)
-    async with _own_runtime(agent, options) as rt:
-        if resume is not None:
-            return await rt.resume(*resume, agent=agent, options=options)
-        return await rt.run(agent, options=options)
+    """Run ``agent`` once with the options ``given`` (:class:`~ptcflow.runtime.RunOptions`'
+    keywords) and return its Step (failures are on the Step, not raised): on ``runtime``,
+    or in a Runtime of its own (with the model registry of ``ptcflow.toml`` when the model
+    is a name). ``resume``: continue that paused run with those decisions instead
+    (``Runtime.resume``).
+
+    The options are packed where the run is handed over, once the agent has chosen its
+    model and opened its Runtime: the agent does its part, then the runtime does its.
+    """
+    if runtime is None:
+        async with _own_runtime(agent, given.get("llm")) as rt:
+            return await _hand_over(rt, agent, RunOptions(**given), resume)
+    return await _hand_over(runtime, agent, RunOptions(**given), resume)
+
+
+async def _hand_over(
+    rt: Runtime,
+    agent: SubAgent,
+    options: RunOptions,
+    resume: tuple[Step | PausedRun, Mapping[str, Decision]] | None,
+) -> Step:
+    """``rt.run(agent)``, or ``rt.resume`` of the paused run ``resume`` names."""
+    if resume is not None:
+        return await rt.resume(*resume, agent=agent, options=options)
+    return await rt.run(agent, options=options)
 
 
 @contextlib.asynccontextmanager
 async def _own_runtime(
-    agent: SubAgent, options: RunOptions, bus: SignalBus | None = None
+    agent: SubAgent, llm: Any, bus: SignalBus | None = None
 ) -> AsyncIterator[Runtime]:
     """The open Runtime an agent run given no ``runtime=`` gets: its model (the agent's,
-    else the options'), with the model registry of ``ptcflow.toml`` when that is a name,
-    and the agent's retry backoff."""
-    chosen = agent.llm if agent.llm is not None else options.llm
+    else ``llm``, the run's), with the model registry of ``ptcflow.toml`` when that is a
+    name, and the agent's retry backoff."""
+    chosen = agent.llm if agent.llm is not None else llm
     if chosen is None:
         raise UsageError(
             f"SubAgent({agent.name!r}) has no LLM: pass llm= (a provider, a model name "
@@ -419,7 +443,7 @@ async def stream_run(
             yield events
         return
     async with (
-        _own_runtime(agent, options, SignalBus()) as rt,
+        _own_runtime(agent, options.llm, SignalBus()) as rt,
         rt.stream(agent, options=options, buffer=buffer) as events,
     ):
         yield events

@@ -142,6 +142,9 @@ class SubAgent:
     _type_path: str | None = dataclasses.field(init=False, default=None)
     _signature: Signature | None = dataclasses.field(init=False, default=None)
     _toolbox: Toolbox | None = dataclasses.field(init=False, default=None)
+    _strategy: PTC | JsonAgent | None = dataclasses.field(
+        init=False, default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         where = f"SubAgent({self.name!r})"
@@ -213,6 +216,8 @@ class SubAgent:
         setattr_(self, "program_limits", MappingProxyType(limits))
         if self.output == "ptc":
             setattr_(self, "_system", self._static_prompt(sig))
+        # the strategy of a run with the default options, built once (most runs use it)
+        setattr_(self, "_strategy", self.strategy())
 
     def _set_output_type(self, where: str) -> None:
         hint = self.output_type
@@ -343,17 +348,17 @@ class SubAgent:
                 a failed Step as context, or ``"strict"`` validation with tools that
                 have no signature.
         """
-        options = RunOptions(
-            llm=llm,
-            run_id=run_id,
-            record=record,
-            usage_limits=usage_limits,
-            history=history,
-            session=session,
-            memory=memory,
-            compaction=compaction,
-            summary=summary,
-            agent_options={
+        given = {
+            "llm": llm,
+            "run_id": run_id,
+            "record": record,
+            "usage_limits": usage_limits,
+            "history": history,
+            "session": session,
+            "memory": memory,
+            "compaction": compaction,
+            "summary": summary,
+            "agent_options": {
                 "context": context,
                 "llm_opts": llm_opts,
                 "context_signature": context_signature,
@@ -363,8 +368,8 @@ class SubAgent:
                 **({} if mission_limits is None else {"mission_limits": mission_limits}),
                 **({} if stream is None else {"stream": stream}),
             },
-        )
-        return await execute(self, options, runtime=runtime)
+        }
+        return await execute(self, given, runtime=runtime)  # packed as RunOptions there
 
     async def resume(
         self,
@@ -409,11 +414,11 @@ class SubAgent:
             ResumeError: the subclass saying what does not fit (see ``Runtime.resume``).
             UsageError: no LLM anywhere.
         """
-        options = RunOptions(
-            llm=llm,
-            record=record,
-            usage_limits=usage_limits,
-            agent_options={
+        given = {
+            "llm": llm,
+            "record": record,
+            "usage_limits": usage_limits,
+            "agent_options": {
                 "context": context,
                 "llm_opts": llm_opts,
                 "context_signature": context_signature,
@@ -422,8 +427,8 @@ class SubAgent:
                 "signature_validation": signature_validation,
                 **({} if mission_limits is None else {"mission_limits": mission_limits}),
             },
-        )
-        return await execute(self, options, runtime=runtime, resume=(step, decisions or {}))
+        }
+        return await execute(self, given, runtime=runtime, resume=(step, decisions or {}))
 
     def resume_sync(
         self,
@@ -724,6 +729,8 @@ class SubAgent:
         """The pure strategy that runs this agent (:class:`PTC`, or :class:`JsonAgent`).
 
         Use it with :func:`ptcflow.strategies.replay` to rebuild a recorded run's state.
+        With the default options it is the one built when the agent was defined (strategies
+        are immutable: every run shares it).
 
         Args:
             context_signature: types of the context's keys, as a signature.
@@ -735,6 +742,18 @@ class SubAgent:
             stream: stream the model's text and the programs' output (``None``: the
                 definition's :attr:`stream`; a JSON agent does not stream).
         """
+        default = self._strategy
+        if (
+            default is not None
+            and context_signature is None
+            and not llm_opts
+            and signature_validation == "enabled"
+            and trace is True
+            and debug is False
+            and model is None
+            and (stream is None or stream is self.stream)
+        ):
+            return default  # the options' defaults: built when the agent was defined
         retry: LLMRetry = self.llm_retry
         if signature_validation.lstrip(":") == "strict":
             loose = {n: t.untyped for n, t in self.tools.items() if t.untyped}

@@ -20,7 +20,7 @@ from ptcflow.runtime._config import UNSET, Unset
 from ptcflow.runtime._options import RunOptions
 
 if TYPE_CHECKING:
-    from ptcflow.core import Step
+    from ptcflow.core import PausedRun, Step
     from ptcflow.signals import Message
 
 __all__ = ("Plannable", "RunPlan", "check_model", "plan_of", "typed_finish")
@@ -47,6 +47,10 @@ class RunPlan:
         history: the conversation the run continues (``RunInfo.history``; a handoff's).
         handoffs: for a run taking a conversation handed on (a handoff): the agents that
             handed it on, first to last (counted against ``Limits.max_handoffs``).
+        resumed: called with the :class:`~ptcflow.core.PausedRun` the run is rebuilt from
+            (``rt.resume``; a paused child run resumed in place by its parent's call),
+            before it goes on: a SubAgent's mission counts the model calls made before
+            the pause.
 
     Example:
         >>> from ptcflow.strategies import ReAct
@@ -64,6 +68,7 @@ class RunPlan:
     finish: Callable[[Step], Step] | None = None
     history: tuple[Message, ...] = ()
     handoffs: tuple[str, ...] = ()
+    resumed: Callable[[PausedRun], None] | None = None
 
 
 @runtime_checkable

@@ -117,6 +117,8 @@ async def resume_run(
             input_tokens=rebuilt.usage.input_tokens,
             output_tokens=rebuilt.usage.output_tokens,
         )
+    if run.resumed is not None:  # an agent's plan counts on too (a mission's turns)
+        run.resumed(paused)
     now = run.executor.clock()
     begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
     return await drive(run, rt._runs)
@@ -164,6 +166,8 @@ def resume_child(
     signals = paused.signals()
     rebuilt = _rebuilt(child, paused, signals)
     _restore(child, paused, signals, rebuilt, decisions)
+    if child.resumed is not None:  # a child that started a mission (called by a strategy)
+        child.resumed(paused)
     now = child.executor.clock()
     begin_resumed(child, rebuilt, tuple(decisions), now - paused.elapsed_ms / 1000.0, otel_parent)
 

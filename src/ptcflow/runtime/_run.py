@@ -102,6 +102,7 @@ class LocalRun:
         "programs",
         "rate",
         "ready",
+        "resumed",
         "scope",
         "show_signals",
         "span",
@@ -153,6 +154,8 @@ class LocalRun:
         """The agents that handed the conversation on to reach this run (``RunPlan.handoffs``)."""
         self.finish_step: Callable[[Step], Step] | None = None
         """Turns the run's Step into the one its caller gets (``RunPlan.finish``)."""
+        self.resumed: Callable[[PausedRun], None] | None = None
+        """Told the paused run ``rt.resume`` rebuilds this run from (``RunPlan.resumed``)."""
         self.guards: Any = None
         """The run's :class:`~ptcflow.runtime.Guardrails` (its tool guards run here)."""
         self.costs: RunCost | None = None

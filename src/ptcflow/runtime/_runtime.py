@@ -363,6 +363,7 @@ class Runtime:
         if plan is not None:
             run.inherit = plan.inherit
             run.finish_step = plan.finish
+            run.resumed = plan.resumed
         else:
             run.finish_step = typed_finish(strategy)
         run.guards = options.guardrails or self.guardrails
@@ -744,6 +745,7 @@ class Runtime:
         if plan is not None:
             child.inherit = plan.inherit
             child.finish_step = plan.finish
+            child.resumed = plan.resumed
             child.handoffs = plan.handoffs
         else:
             child.finish_step = typed_finish(strategy)

@@ -295,15 +295,16 @@ def _schema_type(schema: Any) -> str:
 def data_inventory(
     ctx: Mapping[str, Any],
     *,
-    types: Mapping[str, Type],
+    types: Mapping[str, str],
     sample_chars: int,
 ) -> str:
     """The ``## Data`` section: each ``ctx/`` key with its type and a truncated sample.
 
     Args:
         ctx: the run's context.
-        types: declared types by key (from the agent's or the context's signature);
-            other keys get a type inferred from their value.
+        types: declared types by key (from the agent's or the context's signature), as
+            the prompt shows them (``render_type(t, "prompt")``, rendered once per
+            strategy); other keys get a type inferred from their value.
         sample_chars: the longest sample shown.
 
     Example:
@@ -320,7 +321,7 @@ def data_inventory(
             lines.append(f"- ctx/{key} <Firewalled> (use it in programs; its value is not shown)")
             continue
         declared = types.get(key)
-        kind = render_type(declared, "prompt") if declared is not None else infer_type(value)
+        kind = declared if declared is not None else infer_type(value)
         sample, _ = preview(value, sample_chars)
         size = ""
         if isinstance(value, list | tuple):

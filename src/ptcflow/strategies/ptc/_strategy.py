@@ -69,7 +69,13 @@ from ptcflow.signals import (
     Summary,
     UsageData,
 )
-from ptcflow.signature import Signature, SignatureError, Template, Type, parse as parse_signature
+from ptcflow.signature import (
+    Signature,
+    SignatureError,
+    Template,
+    parse as parse_signature,
+    render_type,
+)
 from ptcflow.strategies._subagent import coercible_inputs
 from ptcflow.strategies.ptc._feedback import PromptLimit
 from ptcflow.strategies.ptc._history import conversation_of, with_earlier_turns, with_kept_memory
@@ -199,14 +205,15 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True, dict=True):
             raise ConfigError(f"PTC({self.name!r}): " + "; ".join(problems))
         # Parsed once, here, where they are checked, and kept beside the fields (in the
         # instance's ``__dict__``: not encoded, compared or hashed): the signature and the
-        # types of the context's keys (the context signature's, then the parameters').
+        # types of the context's keys (the context signature's, then the parameters'), as
+        # the data inventory shows them.
         sig = parse_signature(self.signature) if self.signature is not None else None
-        types: dict[str, Type] = {}
+        types: dict[str, str] = {}
         params = () if sig is None else sig.params
         if self.context_signature is not None:
             params = (*parse_signature(self.context_signature).params, *params)
         for p in params:
-            types[p.name] = p.type
+            types[p.name] = render_type(p.type, "prompt")
         self.__dict__["_signatures"] = (sig, types)
 
     # -- the Strategy protocol -------------------------------------------------------
@@ -388,10 +395,10 @@ class PTC(msgspec.Struct, frozen=True, kw_only=True, dict=True):
         """The parsed :attr:`signature` (``None`` when there is none), parsed once."""
         return self._parsed()[0]
 
-    def _parsed(self) -> tuple[Signature | None, dict[str, Type]]:
+    def _parsed(self) -> tuple[Signature | None, dict[str, str]]:
         """The signature and the context's types parsed by ``__post_init__`` (a copy made
         without it, ``copy.copy``, parses them again)."""
-        parsed: tuple[Signature | None, dict[str, Type]] | None = self.__dict__.get("_signatures")
+        parsed: tuple[Signature | None, dict[str, str]] | None = self.__dict__.get("_signatures")
         if parsed is None:
             self.__post_init__()
             parsed = self.__dict__["_signatures"]
