@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -74,6 +74,8 @@ __all__ = ("Flight", "RunCore", "cancelled")
 F = TypeVar("F", bound=Flight)
 
 _NO_USAGE = Usage()
+_FLIGHT: Callable[[Directive, Any, Any], Any] = Flight
+"""The default ``make_flight`` (typed once here: no ``typing.cast`` call per core)."""
 _RESULTS = (Ok, Err)
 _ANSWERED_HERE = (EmitToolError, EmitRequestError)
 """Directives that perform nothing: the core answers them with their own error."""
@@ -169,7 +171,7 @@ class RunCore(Generic[F]):
         self._stamp = stamp
         self._terminals = terminals or TerminalTable()
         self._log = log
-        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or cast(Any, Flight)
+        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or _FLIGHT
         """Makes the flights (an attribute: a driver may replace it, say once the run is
         over, when only sub-calls of work that outlived the run can still be opened)."""
         self.state: Any = None
