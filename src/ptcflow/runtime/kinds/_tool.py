@@ -5,10 +5,10 @@ answers them itself.)"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
+import anyio
 import msgspec
 
 from ptcflow.core import Parked, ResumeError, Step, journal_safe
@@ -37,9 +37,6 @@ from ptcflow.signals import (
 from ptcflow.tools import Tool, call_tool, render_tool_signature
 
 __all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
-
-_UNLIMITED = contextlib.nullcontext()
-
 
 # -- ToolExec ---------------------------------------------------------------------------------
 
@@ -108,7 +105,8 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
 
 def _tool_call(ctx: DirectiveContext) -> Any:
     """One attempt's work: the tool's call (a known tool without a context parameter or
-    a limit goes straight to ``call_tool``, which never raises)."""
+    a limit goes straight to ``call_tool``, which never raises; the others to the
+    toolbox, under the tool's limiter when it has one)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
@@ -120,7 +118,10 @@ def _tool_call(ctx: DirectiveContext) -> Any:
         return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
     if tool is not None and d.tool_name in tools.child_names:
         return _child_tool(ctx, tool)
-    return _via_toolbox(ctx)
+    limiter = ex.tool_limiter(d.tool_name) if ex.tool_limited else None
+    if limiter is None:
+        return _via_toolbox(ctx)
+    return _limited(limiter, ctx)
 
 
 async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Parked:
@@ -222,26 +223,29 @@ def _invalid_child(tool: Tool, errors: list[str]) -> Err:
     return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
 
 
-async def _via_toolbox(ctx: DirectiveContext) -> Any:
-    """A tool taking a ``ToolContext``, a limited tool, or an unknown one."""
+def _via_toolbox(ctx: DirectiveContext) -> Awaitable[Any]:
+    """The call of a tool taking a ``ToolContext``, a limited tool, or an unknown one
+    (the toolbox's coroutine, not started)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
-    ex = run.executor
-    name = d.tool_name
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
-    limiter = ex.tool_limiter(name) if ex.tool_limited else None
-    async with limiter if limiter is not None else _UNLIMITED:
-        return await run.tools.call(
-            name,
-            d.arguments,
-            call_id=d.id,
-            run_id=run.run_id,
-            state=ctx.snapshot,
-            metadata=metadata,
-            run_sync=ex.threads.run_sync,
-        )
+    return run.tools.call(
+        d.tool_name,
+        d.arguments,
+        call_id=d.id,
+        run_id=run.run_id,
+        state=ctx.snapshot,
+        metadata=metadata,
+        run_sync=run.executor.threads.run_sync,
+    )
+
+
+async def _limited(limiter: anyio.CapacityLimiter, ctx: DirectiveContext) -> Any:
+    """The call of a limited tool, once ``limiter`` has a slot for it."""
+    async with limiter:
+        return await _via_toolbox(ctx)
 
 
 TOOL_KIND = Kind(
