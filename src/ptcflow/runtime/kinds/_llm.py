@@ -81,7 +81,8 @@ def _report_attempt(
     it failed."""
     kind = error_type(exc) if exc is not None else ""
     message = f"{type(exc).__name__}: {exc}" if exc is not None else ""
-    ctx.emit(
+    ctx.run.emit(
+        ctx,
         LLM_FALLBACK,
         {"model": model, "outcome": outcome, "error_type": kind, "message": message[:500]},
     )
@@ -317,7 +318,7 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
                 return checked
             ctx.no_retry = True  # deltas are visible now: a retry would repeat them
             assembler.add(checked.payload)
-            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=checked.payload))
+            ctx.run.emit(ctx, LLM_DELTA, LLMDeltaData(chunk=checked.payload))
     except Exception as exc:
         return _classify(exc, provider, ctx)
     finally:

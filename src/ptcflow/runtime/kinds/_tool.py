@@ -70,7 +70,7 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         pass  # its paused child resumes in place: started (and decided) before the pause
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
-        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
+        run.emit(ctx, TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
         if run.tools.may_pause:  # some tool waits for decisions (decided with the toolbox)
             tool = run.tools.tools.get(d.tool_name)
             if tool is not None and (tool.deferred or tool.requires_approval is not False):
@@ -200,7 +200,7 @@ def _handed_off(ctx: DirectiveContext, tool_name: str, planned: Any) -> None:
         messages=len(planned.history),
         chain=planned.handoffs,
     )
-    ctx.emit(HANDOFF, data)
+    ctx.run.emit(ctx, HANDOFF, data)
     span = ctx.span
     if span is not None:
         attrs = {"ptcflow.handoff.from": run.name, "ptcflow.handoff.to": to_agent}
@@ -268,7 +268,9 @@ def _child_prepare(ctx: DirectiveContext) -> Err | None:
     assert isinstance(d, RunChild)
     held = ctx.run.paused_children
     if held is None or d.id not in held:  # else it resumes in place: started already
-        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
+        ctx.run.emit(
+            ctx, TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input))
+        )
     agents = ctx.run.agents
     if d.agent not in agents:
         known = ", ".join(agents) or "none"
