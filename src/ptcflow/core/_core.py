@@ -520,7 +520,7 @@ class RunCore(Generic[F]):
         """Fold what was queued while folding was held off (``start``)."""
         if self._queue:
             self._fold(self._queue.pop(0))  # the rest follow it, in order
-        else:
+        elif not self.flights:  # else the run goes on: nothing to settle
             self._settle()
 
     def _accept(self, directives: Iterable[Any], outcome: Outcome | None) -> None:
