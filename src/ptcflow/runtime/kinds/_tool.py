@@ -41,9 +41,14 @@ __all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
 # -- ToolExec ---------------------------------------------------------------------------------
 
 
-def _tool_prepare_sync(ctx: DirectiveContext) -> None:
+def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
+    """The tool's own retry and attempt options; ``ai.tool.started``; a call that must
+    wait for a decision parks (``Parked``), a decided one (on resume) applies its
+    decision; then the strategy's snapshot for a tool taking a context (its ``Err`` when
+    ``snapshot()`` raised: the tool is not called)."""
     d: Any = ctx.directive  # ToolExec
-    tool = ctx.run.tools.tools.get(d.tool_name)
+    run = ctx.run
+    tool = run.tools.tools.get(d.tool_name)
     if tool is not None:
         # A tool's own options win over the directive's: its author knows whether a
         # retry is safe and how long one call may take.
@@ -52,14 +57,6 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
         if tool.timeout_ms is not None:
             at = ctx.attempt_ms
             ctx.attempt_ms = tool.timeout_ms if at is None else min(at, tool.timeout_ms)
-
-
-def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
-    """``ai.tool.started``; a call that must wait for a decision parks (``Parked``), a
-    decided one (on resume) applies its decision; then the strategy's snapshot for a tool
-    taking a context (its ``Err`` when ``snapshot()`` raised: the tool is not called)."""
-    d: Any = ctx.directive  # ToolExec
-    run = ctx.run
     decisions = run.decisions
     decision = decisions.get(d.id) if decisions is not None else None
     if decision is not None:
@@ -71,20 +68,22 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
         run.emit(ctx, TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
-        if run.tools.may_pause:  # some tool waits for decisions (decided with the toolbox)
-            tool = run.tools.tools.get(d.tool_name)
-            if tool is not None and (tool.deferred or tool.requires_approval is not False):
-                if tool.signature is not None:  # a person decides on a call that can run
-                    checked = tool.signature.validate_input(
-                        dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
-                    )
-                    if not checked.ok:
-                        return _invalid_child(tool, checked.errors)
-                    asked = ask_approval(ctx, tool, arguments, checked.value)
-                else:
-                    asked = ask_approval(ctx, tool, arguments, arguments)
-                if asked is not None:
-                    return asked
+        if (  # a tool that waits for a decision (the toolbox knows whether it has one)
+            run.tools.may_pause
+            and tool is not None
+            and (tool.deferred or tool.requires_approval is not False)
+        ):
+            if tool.signature is not None:  # a person decides on a call that can run
+                checked = tool.signature.validate_input(
+                    dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
+                )
+                if not checked.ok:
+                    return _invalid_child(tool, checked.errors)
+                asked = ask_approval(ctx, tool, arguments, checked.value)
+            else:
+                asked = ask_approval(ctx, tool, arguments, arguments)
+            if asked is not None:
+                return asked
     if d.tool_name not in run.tools.context_names:
         return None
     try:
@@ -251,7 +250,6 @@ async def _limited(limiter: anyio.CapacityLimiter, ctx: DirectiveContext) -> Any
 TOOL_KIND = Kind(
     "ToolExec",
     call=_tool_call,
-    prepare_sync=_tool_prepare_sync,
     prepare=_tool_prepare,
     open_span=tool_span,
     close_span=tool_close,
