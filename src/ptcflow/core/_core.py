@@ -730,7 +730,10 @@ class RunCore(Generic[F]):
         """Publish the end signal, fold it into the strategy, build the Step."""
         assert self._ending is not None
         result, usage, reason, route = self._ending
-        ok = isinstance(result, Ok)
+        if isinstance(result, Ok):
+            ok, value, error = True, result.payload, None
+        else:
+            ok, value, error = False, None, result.error
         reason = reason or ("completed" if ok else "failed")
         end = self._signal(
             REQUEST_COMPLETED if ok else REQUEST_FAILED,
@@ -758,8 +761,8 @@ class RunCore(Generic[F]):
         step = Step(
             run_id=self.run_id,
             ok=ok,
-            value=result.payload if isinstance(result, Ok) else None,
-            error=None if isinstance(result, Ok) else result.error,
+            value=value,
+            error=error,
             usage=usage,
             reason=reason,
             turns=self.turns,
