@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -74,6 +74,8 @@ __all__ = ("Flight", "RunCore", "cancelled")
 F = TypeVar("F", bound=Flight)
 
 _NO_USAGE = Usage()
+_FLIGHT: Callable[[Directive, Any, Any], Any] = Flight
+"""The default ``make_flight`` (typed once here: no ``typing.cast`` call per core)."""
 _RESULTS = (Ok, Err)
 _ANSWERED_HERE = (EmitToolError, EmitRequestError)
 """Directives that perform nothing: the core answers them with their own error."""
@@ -169,7 +171,7 @@ class RunCore(Generic[F]):
         self._stamp = stamp
         self._terminals = terminals or TerminalTable()
         self._log = log
-        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or cast(Any, Flight)
+        self.make_flight: Callable[[Directive, Any, F | None], F] = make_flight or _FLIGHT
         """Makes the flights (an attribute: a driver may replace it, say once the run is
         over, when only sub-calls of work that outlived the run can still be opened)."""
         self.state: Any = None
@@ -518,7 +520,7 @@ class RunCore(Generic[F]):
         """Fold what was queued while folding was held off (``start``)."""
         if self._queue:
             self._fold(self._queue.pop(0))  # the rest follow it, in order
-        else:
+        elif not self.flights:  # else the run goes on: nothing to settle
             self._settle()
 
     def _accept(self, directives: Iterable[Any], outcome: Outcome | None) -> None:
@@ -728,7 +730,10 @@ class RunCore(Generic[F]):
         """Publish the end signal, fold it into the strategy, build the Step."""
         assert self._ending is not None
         result, usage, reason, route = self._ending
-        ok = isinstance(result, Ok)
+        if isinstance(result, Ok):
+            ok, value, error = True, result.payload, None
+        else:
+            ok, value, error = False, None, result.error
         reason = reason or ("completed" if ok else "failed")
         end = self._signal(
             REQUEST_COMPLETED if ok else REQUEST_FAILED,
@@ -756,8 +761,8 @@ class RunCore(Generic[F]):
         step = Step(
             run_id=self.run_id,
             ok=ok,
-            value=result.payload if isinstance(result, Ok) else None,
-            error=None if isinstance(result, Ok) else result.error,
+            value=value,
+            error=error,
             usage=usage,
             reason=reason,
             turns=self.turns,

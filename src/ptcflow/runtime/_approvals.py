@@ -91,7 +91,7 @@ def ask_approval(
         run_id=run.run_id,
         expires_at=expires,
     )
-    ctx.emit(APPROVAL_REQUESTED, ApprovalRequestedData(pending=pending))
+    ctx.run.emit(ctx, APPROVAL_REQUESTED, ApprovalRequestedData(pending=pending))
     tel = run.executor.telemetry
     if tel is not None and ctx.span is not None:
         tel.approval_requested(ctx.span, pending)
@@ -100,7 +100,7 @@ def ask_approval(
 
 def _resolved(ctx: DirectiveContext, data: ApprovalResolvedData) -> None:
     """``ai.approval.resolved``, and the decision on the call's span."""
-    ctx.emit(APPROVAL_RESOLVED, data)
+    ctx.run.emit(ctx, APPROVAL_RESOLVED, data)
     tel = ctx.run.executor.telemetry
     if tel is not None and ctx.span is not None:
         tel.approval_resolved(ctx.span, data.decision, data.reason)

@@ -28,6 +28,7 @@ import anyio.to_thread
 import msgspec
 
 from ptcflow.errors import ConfigError
+from ptcflow.runtime._driver import drive, new_scope
 from ptcflow.signals import Err, ErrorEnvelope, Ok
 
 __all__ = (
@@ -272,8 +273,6 @@ async def guard_tool(ctx: Any) -> Err | None:
 async def guarded_drive(run: Any, registry: dict[Any, None], otel_parent: Any) -> Any:
     """Drive ``run`` (``Runtime.run``) with its input guards before it starts (or beside
     it) and its output guards on its Step."""
-    from ptcflow.runtime._driver import drive
-
     guards: Guardrails = run.guards
     records: list[dict[str, Any]] = []
     info = GuardInfo(run_id=run.run_id, agent=run.name, stage="input")
@@ -315,7 +314,7 @@ async def check_output(run: Any) -> None:
     journal), then release the end with the value, a rewrite or the guard's error."""
     result = run.core.ending_result
     records: list[dict[str, Any]] = []
-    with anyio.CancelScope() as scope:
+    with new_scope() as scope:
         run.checking = scope  # the run's end (a cancellation) cancels the check
         info = GuardInfo(run_id=run.run_id, agent=run.name, stage="output")
         value, error = await check(run.guards, "output", result.payload, info, run, records)

@@ -129,7 +129,6 @@ class Performer:
                 tel.metadata(ctx.span, ctx.directive.metadata)
             token = attach(ctx.otel_context)
         result: Ok[Any] | Err | Parked | None = checked
-        guarded = self.limited or ctx.attempt_ms is not None
         own = (
             anyio.CancelScope(deadline=ctx.deadline)
             if ctx.deadline < ctx.run.core.deadline
@@ -137,7 +136,8 @@ class Performer:
         )
         try:
             if kind.prepare is not None and result is None:
-                result = kind.prepare(ctx)
+                result = kind.prepare(ctx)  # may set the attempt options (a tool's own)
+            guarded = self.limited or ctx.attempt_ms is not None
             with own or _UNSCOPED:
                 outer = ctx.scope
                 if own is not None:

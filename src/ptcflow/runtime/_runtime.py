@@ -371,8 +371,11 @@ class Runtime:
         limits = options.usage_limits or self.usage_limits
         if limits is not None:
             run.meter = UsageMeter(limits)
-        run.costs = self._costs(run.meter)
-        run.accounts = run.costs is not None or (run.meter is not None and run.meter.checks_tokens)
+        if run.meter is not None or self.prices is not None:  # else nothing to price or count
+            run.costs = self._costs(run.meter)
+            run.accounts = run.costs is not None or (
+                run.meter is not None and run.meter.checks_tokens
+            )
         return run
 
     def _costs(self, meter: UsageMeter | None) -> RunCost | None:

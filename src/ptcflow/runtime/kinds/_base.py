@@ -67,7 +67,8 @@ class Kind:
             an awaitable, more work the attempt goes on with (the next model of a
             fallback), settled and failed in the same way.
         prepare_sync: before the span opens (resolve a model, take a snapshot).
-        prepare: after the span opens, before the first attempt; returns an ``Ok`` or
+        prepare: after the span opens, before the first attempt (it may set the attempt
+            options: a tool's own ``max_retries`` and ``attempt_ms``); returns an ``Ok`` or
             ``Err`` to end the directive with it, a ``Parked`` when it waits for a
             decision, or ``None`` to go on.
         open_span / close_span: the directive's span (no-ops by default).

@@ -81,7 +81,8 @@ def _report_attempt(
     it failed."""
     kind = error_type(exc) if exc is not None else ""
     message = f"{type(exc).__name__}: {exc}" if exc is not None else ""
-    ctx.emit(
+    ctx.run.emit(
+        ctx,
         LLM_FALLBACK,
         {"model": model, "outcome": outcome, "error_type": kind, "message": message[:500]},
     )
@@ -149,7 +150,8 @@ def _generate_call(ctx: DirectiveContext) -> Any:
     first model's ``generate`` is the work; :func:`_llm_fail` goes on with the next)."""
     if ctx.refused is not None:
         return ctx.refused
-    choice = _chosen(ctx)
+    choice = ctx.model  # resolved: its work started
+    assert choice is not None
     provider = choice.provider
     request = _llm_request(ctx, choice.name)
     run = ctx.run
@@ -233,15 +235,9 @@ async def _limited(limiter: Any, fn: Any, *args: Any) -> Any:
         return await fn(*args)
 
 
-def _chosen(ctx: DirectiveContext) -> ModelChoice:
-    """The model ``ctx`` resolved to (its work started: it resolved one)."""
-    choice = ctx.model
-    assert choice is not None
-    return choice
-
-
 def _generate_settle(ctx: DirectiveContext, response: Any) -> Any:
-    choice = _chosen(ctx)
+    choice = ctx.model  # resolved: its work started
+    assert choice is not None
     fallback = ctx.fallback
     if fallback is not None:
         model, order, i, _ = fallback
@@ -261,7 +257,9 @@ def _llm_fail(ctx: DirectiveContext, exc: Exception) -> Any:
         work = _fallback_next(ctx, exc)
         if work is not None:
             return work
-    return _classify(exc, _chosen(ctx).provider, ctx)
+    choice = ctx.model
+    assert choice is not None
+    return _classify(exc, choice.provider, ctx)
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -298,7 +296,8 @@ def _check_response(resp: Any, provider: Any, model: str, cls: type[Any]) -> Any
 def _stream_call(ctx: DirectiveContext) -> Any:
     if ctx.refused is not None:  # the model could not be resolved
         return ctx.refused
-    choice = _chosen(ctx)
+    choice = ctx.model  # resolved: its work started
+    assert choice is not None
     provider = choice.provider
     if ctx.run.rate is not None:  # streams wait for the limit in its provider wrapper
         provider = ctx.run.rate.wrap(provider)
@@ -319,7 +318,7 @@ async def _consume(ctx: DirectiveContext, provider: Any, req: LLMRequest) -> Any
                 return checked
             ctx.no_retry = True  # deltas are visible now: a retry would repeat them
             assembler.add(checked.payload)
-            ctx.emit(LLM_DELTA, LLMDeltaData(chunk=checked.payload))
+            ctx.run.emit(ctx, LLM_DELTA, LLMDeltaData(chunk=checked.payload))
     except Exception as exc:
         return _classify(exc, provider, ctx)
     finally:
@@ -404,7 +403,8 @@ def _llm_close(ctx: DirectiveContext, tel: Telemetry, result: Any, duration: flo
 def _embed_call(ctx: DirectiveContext) -> Any:
     if ctx.refused is not None:  # the model could not be resolved
         return ctx.refused
-    choice = _chosen(ctx)
+    choice = ctx.model  # resolved: its work started
+    assert choice is not None
     provider = choice.provider
     d = ctx.directive
     assert isinstance(d, LLMEmbed)
@@ -416,7 +416,8 @@ def _embed_call(ctx: DirectiveContext) -> Any:
 
 
 def _embed_settle(ctx: DirectiveContext, response: Any) -> Any:
-    choice = _chosen(ctx)
+    choice = ctx.model  # resolved: its work started
+    assert choice is not None
     return _check_response(response, choice.provider, choice.name, EmbedResponse)
 
 

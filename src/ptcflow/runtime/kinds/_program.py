@@ -87,7 +87,7 @@ async def _perform(ctx: DirectiveContext) -> ProgramOutput | Parked:
 
         def emit_print(text: str) -> None:
             nonlocal printed
-            ctx.emit(PROGRAM_PRINT, ProgramPrintData(text=text, index=printed))
+            ctx.run.emit(ctx, PROGRAM_PRINT, ProgramPrintData(text=text, index=printed))
             printed += 1
 
         on_print = emit_print

@@ -5,10 +5,10 @@ answers them itself.)"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
+import anyio
 import msgspec
 
 from ptcflow.core import Parked, ResumeError, Step, journal_safe
@@ -38,15 +38,17 @@ from ptcflow.tools import Tool, call_tool, render_tool_signature
 
 __all__ = ("TOOL_KIND", "builtin_kinds", "custom_kind", "unknown_kind")
 
-_UNLIMITED = contextlib.nullcontext()
-
-
 # -- ToolExec ---------------------------------------------------------------------------------
 
 
-def _tool_prepare_sync(ctx: DirectiveContext) -> None:
+def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
+    """The tool's own retry and attempt options; ``ai.tool.started``; a call that must
+    wait for a decision parks (``Parked``), a decided one (on resume) applies its
+    decision; then the strategy's snapshot for a tool taking a context (its ``Err`` when
+    ``snapshot()`` raised: the tool is not called)."""
     d: Any = ctx.directive  # ToolExec
-    tool = ctx.run.tools.tools.get(d.tool_name)
+    run = ctx.run
+    tool = run.tools.tools.get(d.tool_name)
     if tool is not None:
         # A tool's own options win over the directive's: its author knows whether a
         # retry is safe and how long one call may take.
@@ -55,14 +57,6 @@ def _tool_prepare_sync(ctx: DirectiveContext) -> None:
         if tool.timeout_ms is not None:
             at = ctx.attempt_ms
             ctx.attempt_ms = tool.timeout_ms if at is None else min(at, tool.timeout_ms)
-
-
-def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
-    """``ai.tool.started``; a call that must wait for a decision parks (``Parked``), a
-    decided one (on resume) applies its decision; then the strategy's snapshot for a tool
-    taking a context (its ``Err`` when ``snapshot()`` raised: the tool is not called)."""
-    d: Any = ctx.directive  # ToolExec
-    run = ctx.run
     decisions = run.decisions
     decision = decisions.get(d.id) if decisions is not None else None
     if decision is not None:
@@ -73,21 +67,23 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
         pass  # its paused child resumes in place: started (and decided) before the pause
     else:
         arguments = json_safe(d.arguments)  # as the journal reads them back
-        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
-        if run.tools.may_pause:  # some tool waits for decisions (decided with the toolbox)
-            tool = run.tools.tools.get(d.tool_name)
-            if tool is not None and (tool.deferred or tool.requires_approval is not False):
-                if tool.signature is not None:  # a person decides on a call that can run
-                    checked = tool.signature.validate_input(
-                        dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
-                    )
-                    if not checked.ok:
-                        return _invalid_child(tool, checked.errors)
-                    asked = ask_approval(ctx, tool, arguments, checked.value)
-                else:
-                    asked = ask_approval(ctx, tool, arguments, arguments)
-                if asked is not None:
-                    return asked
+        run.emit(ctx, TOOL_STARTED, ToolStartedData(tool_name=d.tool_name, arguments=arguments))
+        if (  # a tool that waits for a decision (the toolbox knows whether it has one)
+            run.tools.may_pause
+            and tool is not None
+            and (tool.deferred or tool.requires_approval is not False)
+        ):
+            if tool.signature is not None:  # a person decides on a call that can run
+                checked = tool.signature.validate_input(
+                    dict(arguments) if isinstance(arguments, Mapping) else arguments, "enabled"
+                )
+                if not checked.ok:
+                    return _invalid_child(tool, checked.errors)
+                asked = ask_approval(ctx, tool, arguments, checked.value)
+            else:
+                asked = ask_approval(ctx, tool, arguments, arguments)
+            if asked is not None:
+                return asked
     if d.tool_name not in run.tools.context_names:
         return None
     try:
@@ -108,7 +104,8 @@ def _tool_prepare(ctx: DirectiveContext) -> Ok[Any] | Err | Parked | None:
 
 def _tool_call(ctx: DirectiveContext) -> Any:
     """One attempt's work: the tool's call (a known tool without a context parameter or
-    a limit goes straight to ``call_tool``, which never raises)."""
+    a limit goes straight to ``call_tool``, which never raises; the others to the
+    toolbox, under the tool's limiter when it has one)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
     ex = run.executor
@@ -120,7 +117,10 @@ def _tool_call(ctx: DirectiveContext) -> Any:
         return call_tool(tool, d.id, d.arguments, run_sync=ex.threads.run_sync)
     if tool is not None and d.tool_name in tools.child_names:
         return _child_tool(ctx, tool)
-    return _via_toolbox(ctx)
+    limiter = ex.tool_limiter(d.tool_name) if ex.tool_limited else None
+    if limiter is None:
+        return _via_toolbox(ctx)
+    return _limited(limiter, ctx)
 
 
 async def _child_tool(ctx: DirectiveContext, tool: Tool) -> Ok[Any] | Err | Parked:
@@ -199,7 +199,7 @@ def _handed_off(ctx: DirectiveContext, tool_name: str, planned: Any) -> None:
         messages=len(planned.history),
         chain=planned.handoffs,
     )
-    ctx.emit(HANDOFF, data)
+    ctx.run.emit(ctx, HANDOFF, data)
     span = ctx.span
     if span is not None:
         attrs = {"ptcflow.handoff.from": run.name, "ptcflow.handoff.to": to_agent}
@@ -222,32 +222,34 @@ def _invalid_child(tool: Tool, errors: list[str]) -> Err:
     return invalid_child_arguments(tool.name, render_tool_signature(tool), errors)
 
 
-async def _via_toolbox(ctx: DirectiveContext) -> Any:
-    """A tool taking a ``ToolContext``, a limited tool, or an unknown one."""
+def _via_toolbox(ctx: DirectiveContext) -> Awaitable[Any]:
+    """The call of a tool taking a ``ToolContext``, a limited tool, or an unknown one
+    (the toolbox's coroutine, not started)."""
     d: Any = ctx.directive  # ToolExec
     run = ctx.run
-    ex = run.executor
-    name = d.tool_name
     metadata = d.context
     if RESERVED_CONTEXT_KEY in metadata:
         metadata = {k: v for k, v in metadata.items() if k != RESERVED_CONTEXT_KEY}
-    limiter = ex.tool_limiter(name) if ex.tool_limited else None
-    async with limiter if limiter is not None else _UNLIMITED:
-        return await run.tools.call(
-            name,
-            d.arguments,
-            call_id=d.id,
-            run_id=run.run_id,
-            state=ctx.snapshot,
-            metadata=metadata,
-            run_sync=ex.threads.run_sync,
-        )
+    return run.tools.call(
+        d.tool_name,
+        d.arguments,
+        call_id=d.id,
+        run_id=run.run_id,
+        state=ctx.snapshot,
+        metadata=metadata,
+        run_sync=run.executor.threads.run_sync,
+    )
+
+
+async def _limited(limiter: anyio.CapacityLimiter, ctx: DirectiveContext) -> Any:
+    """The call of a limited tool, once ``limiter`` has a slot for it."""
+    async with limiter:
+        return await _via_toolbox(ctx)
 
 
 TOOL_KIND = Kind(
     "ToolExec",
     call=_tool_call,
-    prepare_sync=_tool_prepare_sync,
     prepare=_tool_prepare,
     open_span=tool_span,
     close_span=tool_close,
@@ -264,7 +266,9 @@ def _child_prepare(ctx: DirectiveContext) -> Err | None:
     assert isinstance(d, RunChild)
     held = ctx.run.paused_children
     if held is None or d.id not in held:  # else it resumes in place: started already
-        ctx.emit(TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input)))
+        ctx.run.emit(
+            ctx, TOOL_STARTED, ToolStartedData(tool_name=d.agent, arguments=json_safe(d.input))
+        )
     agents = ctx.run.agents
     if d.agent not in agents:
         known = ", ".join(agents) or "none"
