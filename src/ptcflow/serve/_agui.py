@@ -14,8 +14,10 @@
 * ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
   whose events carry ``subagentRunId``;
 * ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
-  ``{"mission": {node id: node}, "memory": {run id: {name: PTC-Lisp text}}}``: the mission
-  tree of :mod:`ptcflow.trace` and each SubAgent's memory after each program.
+  ``{"memory": {run id: {name: PTC-Lisp text}}}``: each SubAgent's memory after each
+  program (the agent's shared state, as AG-UI clients use it); with ``mission=True`` the
+  state also holds ``"mission": {node id: node}``, the mission tree of
+  :mod:`ptcflow.trace` (what the example page draws; it costs a fold of every signal).
 
 Content is redacted as the live page redacts it (``sanitize``; known ``secrets``
 scrubbed).
@@ -242,8 +244,19 @@ class AGUIStream:
         root: the ptcflow run id of the top-level run.
         thread_id: the AG-UI thread id (from the client's ``RunAgentInput``).
         run_id: the AG-UI run id (from the client's ``RunAgentInput``; default ``root``).
-        state: send ``STATE_SNAPSHOT`` / ``STATE_DELTA`` of the mission tree and memory.
+        state: send the SubAgents' memory as AG-UI state: ``STATE_SNAPSHOT`` of
+            ``{"memory": {}}`` after ``RUN_STARTED``, then a ``STATE_DELTA`` each time a
+            program changes its run's memory.
+        mission: add the mission tree (:class:`ptcflow.trace.Mission`) to the state under
+            ``"mission"``: each node in the snapshot, then each changed node in a
+            ``STATE_DELTA`` (what the example page draws). It folds every signal into
+            the tree, and repeats tool arguments, results and text in the state: a
+            client that only reads the agent's state does not need it. Needs
+            ``state=True``.
         secrets: secret values scrubbed from what is sent.
+
+    Raises:
+        UsageError: ``mission=True`` with ``state=False``.
 
     Example:
         >>> from ptcflow.signals import RequestStartedData
@@ -260,8 +273,14 @@ class AGUIStream:
         thread_id: str,
         run_id: str | None = None,
         state: bool = True,
+        mission: bool = False,
         secrets: Secrets | None = None,
     ) -> None:
+        if mission and not state:
+            raise UsageError(
+                "AGUIStream(state=False, mission=True): the mission tree is sent as part of "
+                "the AG-UI state; give state=True to send it, or leave mission=False"
+            )
         self.root = root
         self.thread_id = thread_id
         self.run_id = run_id or root
@@ -269,7 +288,10 @@ class AGUIStream:
         self.secrets = secrets if secrets else None
         # what sanitize() then the secrets' scrub give, without a copy when nothing changes
         self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
-        self.mission = Mission(secrets=secrets) if state else None
+        self.mission = Mission(secrets=secrets) if mission else None
+        """The mission tree folded so far (``None`` unless ``mission=True``)."""
+        # the signals that can make an event when no tree is folded (the others are skipped)
+        self._kinds = _STATEFUL if state else _EVENTFUL
         self.done = False
         self.started = False  # RUN_STARTED was sent
         self._prefix = root + "/"
@@ -297,7 +319,7 @@ class AGUIStream:
     def _specs(self, signal: Signal) -> list[_Spec]:
         """What :meth:`events` builds: each event's class and field values."""
         kind = signal.type
-        if self.done or (self.mission is None and kind not in _EVENTFUL):
+        if self.done or (self.mission is None and kind not in self._kinds):
             return []
         run = signal.run_id or ""
         if run != self.root and not run.startswith(self._prefix):
@@ -324,9 +346,8 @@ class AGUIStream:
                 self.resumed = True
                 if not self.started:
                     out.append(self._run_started())
-                    if self.mission is not None:
-                        snapshot = {n.id: n.to_json() for n in self.mission.walk()}
-                        out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))  # fmt: skip
+                    if self.state:
+                        out.append(self._snapshot())
                         changed = []
             elif run not in self._names:
                 self._names[run] = ""
@@ -345,9 +366,8 @@ class AGUIStream:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
                 out.append(self._run_started())
-                if self.mission is not None:
-                    snapshot = {n.id: n.to_json() for n in self.mission.walk()}
-                    out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
+                if self.state:
+                    out.append(self._snapshot())
                     changed = []
             else:
                 out.append(self._subagent_started(run, signal.parent_run_id))
@@ -405,7 +425,7 @@ class AGUIStream:
                 self._printed[call] = index + 1
                 value = {"programId": call, "text": self._clean(data.text), "index": index}
                 out.append(_E(CustomEvent, name=PRINT_EVENT, value=value, subagent_run_id=sub))
-        elif kind == PROGRAM_RESULT and self.mission is not None:
+        elif kind == PROGRAM_RESULT and self.state:
             result = data.result
             if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
                 memory = dict(result.payload.memory)
@@ -467,6 +487,14 @@ class AGUIStream:
             run_id=self.run_id,
             metadata={"ptcflow": {"run_id": self.root}},
         )
+
+    def _snapshot(self) -> _Spec:
+        """``STATE_SNAPSHOT`` of the state so far: the memory (empty: no program has run
+        yet), and the mission tree's nodes when it is sent."""
+        if self.mission is None:
+            return _E(StateSnapshotEvent, snapshot={"memory": {}})
+        nodes = {n.id: n.to_json() for n in self.mission.walk()}
+        return _E(StateSnapshotEvent, snapshot={"mission": nodes, "memory": {}})
 
     def _nodes_delta(self) -> _Spec:
         """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
@@ -1057,6 +1085,7 @@ def agui_endpoint(
     paused: PausedRuns | None = None,
     input: Callable[[RunAgentInput], Any] = last_user_text,
     state: bool = True,
+    mission: bool = False,
     buffer: int = 1024,
     on_disconnect: Disconnect = "cancel",
     secrets: Secrets | None = None,
@@ -1078,7 +1107,11 @@ def agui_endpoint(
             :class:`MemoryPausedRuns` of 1,000 threads).
         input: the run's input from the AG-UI input (default: the last user message's
             text).
-        state: send the mission tree and the SubAgents' memory as AG-UI state.
+        state: send the SubAgents' memory as AG-UI state (``STATE_SNAPSHOT`` then
+            ``STATE_DELTA``; see :class:`AGUIStream`).
+        mission: add the mission tree to the state under ``"mission"`` (what the
+            example page draws; it folds every signal: see docs/streaming.md for its
+            cost). Needs ``state=True``.
         buffer: signals a client may fall behind before it gets ``RUN_ERROR``
             (``client_too_slow``) and is dropped; the run never waits for a client.
         on_disconnect: ``"cancel"`` (default): a client that goes away (or is dropped)
@@ -1096,6 +1129,11 @@ def agui_endpoint(
         raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
     if agent is not None and resume is not None:
         raise UsageError("agui_endpoint resumes the agent it runs: give resume= only with start=")
+    if mission and not state:
+        raise UsageError(
+            "agui_endpoint(state=False, mission=True): the mission tree is sent as part of "
+            "the AG-UI state; give state=True to send it, or leave mission=False"
+        )
 
     def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> StartedRun:
         if start is not None:
@@ -1113,6 +1151,7 @@ def agui_endpoint(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
             state=state,
+            mission=mission,
             secrets=secrets,
         )
 
