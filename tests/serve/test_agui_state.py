@@ -190,3 +190,63 @@ async def test_the_endpoint_sends_the_mission_tree_only_when_asked(mission: bool
         kinds = {node["k"] for node in state.pop("mission").values()}
         assert {"run", "llm", "tool"} <= kinds
     assert state == {}
+
+
+@pytest.mark.parametrize("cut", range(13))
+def test_a_batch_merges_each_messages_chunks_and_drops_what_follows_the_end(cut: int) -> None:
+    from ptcflow.signals import LLMChunk, LLMDeltaData, RequestEndData, Usage, UsageData
+
+    def chunk(message: str | None, text: str) -> Signal:
+        data = LLMDeltaData(chunk=LLMChunk(text=text))
+        return Signal.create("ai.llm.delta", data, run_id="r", call_id=message)
+
+    started = Signal.create("ai.request.started", RequestStartedData(input="go"), run_id="r")
+    ended = Signal.create("ai.request.completed", RequestEndData(result=Ok(payload="ab")), run_id="r")  # fmt: skip
+    usage = Signal.create("ai.usage", UsageData(usage=Usage()), run_id="r")
+    signals = [
+        started, chunk("m1", ""), chunk("m1", "a"), chunk("m1", ""), chunk("m1", "b"),
+        chunk("m2", "c"), chunk(None, "d"), chunk(None, "e"), chunk("m1", "f"), usage,
+        chunk("m1", "g"), ended, chunk("m1", "late"),
+    ]  # fmt: skip
+    fed = AGUIStream("r", thread_id="t")
+    one_by_one = events_of(b"".join(fed.feed(s) for s in signals))
+    stream = AGUIStream("r", thread_id="t")
+    batched = events_of(stream.feed_many(signals[:cut]) + stream.feed_many(signals[cut:]))
+
+    def merged(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for e in events:
+            if e["type"] == "TEXT_MESSAGE_CONTENT":
+                if out and out[-1][0] == e["messageId"]:
+                    out[-1] = (e["messageId"], out[-1][1] + e["delta"])
+                else:
+                    out.append((e["messageId"], e["delta"]))
+        return out
+
+    assert merged(batched) == merged(one_by_one) == [
+        ("m1", "ab"), ("m2", "c"), ("", "de"), ("m1", "fg"),
+    ]  # fmt: skip
+    others = [e for e in one_by_one if e["type"] != "TEXT_MESSAGE_CONTENT"]
+    assert [e for e in batched if e["type"] != "TEXT_MESSAGE_CONTENT"] == others
+    assert others[-1]["type"] == "RUN_FINISHED" and stream.done
+
+
+def test_a_none_value_and_an_unnamed_agent_leave_their_fields_out() -> None:
+    from ptcflow.signals import LLMChunk, LLMDeltaData, RequestEndData
+
+    signals = [
+        Signal.create("ai.request.started", RequestStartedData(input="go"), run_id="r"),
+        Signal.create(
+            "ai.llm.delta", LLMDeltaData(chunk=LLMChunk(text="hi")), run_id="r", call_id="m"
+        ),
+        Signal.create("ai.request.completed", RequestEndData(result=Ok(payload=None)), run_id="r"),
+    ]
+    fed, built = AGUIStream("r", thread_id="t"), AGUIStream("r", thread_id="t")
+    sse = b"".join(fed.feed(s) for s in signals)
+    encoder = EventEncoder()
+    assert sse == "".join(encoder.encode(e) for s in signals for e in built.events(s)).encode()
+    events = events_of(sse)
+    start = next(e for e in events if e["type"] == "TEXT_MESSAGE_START")
+    assert "name" not in start and start["role"] == "assistant"
+    assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    assert events_of(AGUIStream("r", thread_id="t").feed_many(signals))[-1] == events[-1]

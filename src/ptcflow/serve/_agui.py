@@ -118,8 +118,16 @@ _Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
 
 
 def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
-    if values.get("subagent_run_id", 0) is None:  # the usual None: an event of the run
+    """An event whose values are never ``None``, but for ``subagent_run_id`` (``None``:
+    an event of the run itself, the usual case). A field that may be ``None``:
+    :func:`_E_some`."""
+    if values.get("subagent_run_id", 0) is None:
         del values["subagent_run_id"]
+    return cls, values
+
+
+def _E_some(cls: type[BaseEvent], /, **values: Any) -> _Spec:
+    """An event, its ``None`` values left out (as the encoder leaves them out)."""
     if None in values.values():
         values = {k: v for k, v in values.items() if v is not None}
     return cls, values
@@ -235,6 +243,11 @@ _STATEFUL = _EVENTFUL | {PROGRAM_RESULT}
 
 _CONTENT = _content_template()
 """TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
+_CLEAN: Callable[[Any], Any] = Redactor().value
+"""Content cleaned without secrets to scrub: one redactor for every stream (it keeps
+nothing of a stream's)."""
+_NO_MESSAGE: Any = object()
+"""In ``feed_many``: no message's chunks are being merged (equal to no call id)."""
 
 
 class AGUIStream:
@@ -287,7 +300,9 @@ class AGUIStream:
         self.state = state
         self.secrets = secrets if secrets else None
         # what sanitize() then the secrets' scrub give, without a copy when nothing changes
-        self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
+        self._clean: Callable[[Any], Any] = (
+            _CLEAN if self.secrets is None else Redactor(self.secrets).value
+        )
         self.mission = Mission(secrets=secrets) if mission else None
         """The mission tree folded so far (``None`` unless ``mission=True``)."""
         # the signals that can make an event when no tree is folded (the others are skipped)
@@ -439,7 +454,7 @@ class AGUIStream:
             if sub is not None:
                 if isinstance(result, Ok):
                     out.append(
-                        _E(
+                        _E_some(
                             SubagentFinishedEvent,
                             subagent_run_id=run,
                             result=self._clean(result.payload),
@@ -471,7 +486,7 @@ class AGUIStream:
         return [] if self._batching else [self._nodes_delta()]
 
     def _subagent_started(self, run: str, parent: str | None) -> _Spec:
-        return _E(
+        return _E_some(
             SubagentStartedEvent,
             subagent_run_id=run,
             name=self._names.get(run) or "agent",
@@ -506,11 +521,14 @@ class AGUIStream:
         return _delta(ops)
 
     def _start_message(self, message_id: str, run: str, sub: str | None) -> _Spec:
+        name = self._names.get(run)
+        if not name:  # (an agent without a name: the field is left out)
+            return _E(TextMessageStartEvent, message_id=message_id, role="assistant", subagent_run_id=sub)  # fmt: skip
         return _E(
             TextMessageStartEvent,
             message_id=message_id,
             role="assistant",
-            name=self._names.get(run) or None,
+            name=name,
             subagent_run_id=sub,
         )
 
@@ -551,14 +569,13 @@ class AGUIStream:
             return out
         result = signal.data.result
         if isinstance(result, Ok):
-            out.append(
-                _E(
-                    RunFinishedEvent,
-                    thread_id=self.thread_id,
-                    run_id=self.run_id,
-                    result=self._clean(result.payload),
+            value = self._clean(result.payload)
+            if value is None:  # (the field is left out)
+                out.append(_E(RunFinishedEvent, thread_id=self.thread_id, run_id=self.run_id))
+            else:
+                out.append(
+                    _E(RunFinishedEvent, thread_id=self.thread_id, run_id=self.run_id, result=value)
                 )
-            )
         elif isinstance(result, Err) and result.error.type == "cancelled":
             out.append(
                 _E(
@@ -617,18 +634,23 @@ class AGUIStream:
         root = self.root
         opened = self._open
         done = self.done  # (only a signal that is not a chunk ends the stream)
-        call: str | None = None  # the message whose chunks are in texts
+        # the signals that may make an event (None: all, each changes the tree)
+        kinds = self._kinds if self.mission is None else None
+        call: Any = _NO_MESSAGE  # the message whose chunks are in texts
         texts: list[str] = []
         add = texts.append
         for signal in signals:
             if signal.type == LLM_DELTA and signal.run_id == root:
+                if signal.call_id == call:  # the next chunk of the message (not done)
+                    add(signal.data.chunk.text)  # ("" adds nothing)
+                    continue
                 text = signal.data.chunk.text
                 if not text or done:
                     continue
                 message = signal.call_id or ""
                 if message != call:
                     if texts:
-                        out.append(self._content(call or "", "".join(texts)))
+                        out.append(self._content(call, "".join(texts)))
                         texts.clear()
                     call = message
                     if message not in opened:  # the message starts
@@ -637,16 +659,18 @@ class AGUIStream:
                 add(text)
                 continue
             if texts:
-                out.append(self._content(call or "", "".join(texts)))
+                out.append(self._content(call, "".join(texts)))
                 texts.clear()
-            call = None  # (another signal may end the message)
+            call = _NO_MESSAGE  # (another signal may end the message)
+            if kinds is not None and signal.type not in kinds:
+                continue  # (ai.usage...: no event, no state)
             specs = self._specs(signal)
             if specs:
                 for cls, values in specs:  # (a loop: a comprehension is a call of its own)
                     out.append(_encode(cls, values))
                 done = self.done
         if texts:
-            out.append(self._content(call or "", "".join(texts)))
+            out.append(self._content(call, "".join(texts)))
 
     def dropped(self, message: str) -> bytes:
         """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client
