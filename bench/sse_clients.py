@@ -4,7 +4,9 @@ The server (a child process): uvicorn serving :func:`ptcflow.serve.agui_endpoint
 a ``ReAct(stream=True)`` agent at ``POST /agui`` on one Runtime, on the scripted model
 paced like a real one: the first turn (a call of ``add``) after ``--latency`` seconds, then
 a 40-word answer (``--words``) streamed one word every ``--gap`` seconds. Each run is 53 signals and
-~45 AG-UI events (state on, the endpoint's defaults: a 1,024-signal buffer per client,
+~45 AG-UI events (the endpoint's defaults: the SubAgents' memory as state (``--mission``
+adds the mission tree, as every figure before 2026-11-28 05:00 UTC had it; ``--no-state``
+none), a 1,024-signal buffer per client,
 ``on_disconnect="continue"`` so that a dropped client's run goes on to its end).
 Deployed as docs/streaming.md says: uvicorn's ``httptools`` HTTP (``--http``; ``h11``
 where it is not installed), ``gc.freeze()`` once started (``--no-gc-freeze``) and the
@@ -138,7 +140,7 @@ def serve(args: argparse.Namespace) -> None:
                 tg.start_soon(watch, handle, ("slow:" if "slow" in text else "") + run_id, time.perf_counter())  # fmt: skip
                 return handle
 
-            endpoint = agui_endpoint(rt, start=start, on_disconnect="continue", state=not args.no_state)  # fmt: skip
+            endpoint = agui_endpoint(rt, start=start, on_disconnect="continue", state=not args.no_state, mission=args.mission)  # fmt: skip
 
             async def app(scope: Any, receive: Any, send: Any) -> None:
                 if scope["type"] == "lifespan":
@@ -571,6 +573,7 @@ def main() -> int:
         help="the server sockets' send buffer (0: the kernel's autotuning, up to 4 MB)",
     )
     parser.add_argument("--no-state", action="store_true", help="AG-UI without state")
+    parser.add_argument("--mission", action="store_true", help="the mission tree in the state")
     parser.add_argument(
         "--http",
         choices=("auto", "h11", "httptools"),

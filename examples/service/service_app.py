@@ -14,8 +14,8 @@ Routes:
   ``/missions/stream`` instead (no conversation).
 * ``POST /agui``: the mission over the AG-UI protocol: an AG-UI ``RunAgentInput`` in (its
   last user message is the question, its ``threadId`` the conversation), an SSE stream of
-  AG-UI events out (run, text messages, tool calls, sub-agents, the mission tree as
-  state); a client that goes away cancels its mission here too
+  AG-UI events out (run, text messages, tool calls, sub-agents, the mission tree and the
+  SubAgents' memory as state: ``mission=True``); a client that goes away cancels its mission here too
   (``ptcflow.serve.agui_endpoint``). The planner runs with ``session=`` the thread's
   :class:`ptcflow.Session`, so a follow-up question sees the earlier turns, and a
   successful mission is stored as the next turn. An input with no user message runs
@@ -464,7 +464,10 @@ def create_app(
         assert service.runtime is not None, "the app's lifespan opens the Runtime"
         return service.runtime
 
-    agui = agui_endpoint(runtime, start=service.start_in_session, resume=service.resume_in_session)
+    # the page draws the mission tree: it is sent as AG-UI state (mission=True)
+    agui = agui_endpoint(
+        runtime, start=service.start_in_session, resume=service.resume_in_session, mission=True
+    )
     app = Starlette(
         routes=[
             Route("/", index),

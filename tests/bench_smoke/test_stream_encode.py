@@ -19,7 +19,7 @@ def test_the_bench_runs_and_reports_each_variant() -> None:
         check=False,
     )
     assert out.returncode in (0, 1), out.stderr  # 1: a budget missed on a loaded machine
-    for variant in ("drain", "agui", "agui-nostate", "aisdk"):
+    for variant in ("drain", "agui", "agui-mission", "agui-nostate", "aisdk"):
         assert f"\n{variant} " in out.stdout
     assert "budget: each encoding <= 1.10x" in out.stdout
 
@@ -33,5 +33,5 @@ def test_the_breakdown_reports_each_piece() -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    for piece in ("agui (with state)", "agui-nostate", "aisdk", "Mission.add", "to_json"):
+    for piece in ("agui (memory state)", "agui-mission", "agui-nostate", "aisdk", "Mission.add"):
         assert piece in out.stdout

@@ -139,7 +139,7 @@ async def test_a_failed_tool_is_a_result_and_a_failed_run_is_run_error() -> None
 async def test_state_is_the_mission_tree_then_json_patches() -> None:
     llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "5"])
     async with Runtime(llm=llm, tools=[add], bus=SignalBus()) as rt:
-        response = await call(agui_endpoint(rt, ReAct()), body())
+        response = await call(agui_endpoint(rt, ReAct(), mission=True), body())
     validated(response)
     events = response.events()
     assert events[1]["type"] == "STATE_SNAPSHOT"

@@ -78,14 +78,14 @@ async def run_node(
     return out
 
 
-async def _run(llm: ScriptedLLM, agent: Any, tools: list[Callable[..., Any]], q: str) -> dict[str, Any]:  # fmt: skip
+async def _run(llm: ScriptedLLM, agent: Any, tools: list[Callable[..., Any]], q: str, **options: Any) -> dict[str, Any]:  # fmt: skip
     async with Runtime(llm=llm, tools=tools, bus=SignalBus()) as rt:
-        return await run_node(agui_endpoint(rt, agent), q)
+        return await run_node(agui_endpoint(rt, agent, **options), q)
 
 
 async def test_the_real_client_reads_a_streamed_react_run() -> None:
     llm = ScriptedLLM([ScriptedLLM.tool_call("add", x=2, y=3), "The sum is 5"])
-    out = await _run(llm, ReAct(stream=True), [add], "What is 2 + 3?")
+    out = await _run(llm, ReAct(stream=True), [add], "What is 2 + 3?", mission=True)
     assert out["ok"], out
     types = [e["type"] for e in out["events"]]
     assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED"

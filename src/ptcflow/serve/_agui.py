@@ -14,8 +14,10 @@
 * ``SUBAGENT_STARTED`` / ``FINISHED`` / ``ERROR`` for child runs (agents called as tools),
   whose events carry ``subagentRunId``;
 * ``STATE_SNAPSHOT`` then ``STATE_DELTA`` (JSON Patch) of the state
-  ``{"mission": {node id: node}, "memory": {run id: {name: PTC-Lisp text}}}``: the mission
-  tree of :mod:`ptcflow.trace` and each SubAgent's memory after each program.
+  ``{"memory": {run id: {name: PTC-Lisp text}}}``: each SubAgent's memory after each
+  program (the agent's shared state, as AG-UI clients use it); with ``mission=True`` the
+  state also holds ``"mission": {node id: node}``, the mission tree of
+  :mod:`ptcflow.trace` (what the example page draws; it costs a fold of every signal).
 
 Content is redacted as the live page redacts it (``sanitize``; known ``secrets``
 scrubbed).
@@ -116,8 +118,16 @@ _Spec: TypeAlias = tuple[type[BaseEvent], dict[str, Any]]
 
 
 def _E(cls: type[BaseEvent], /, **values: Any) -> _Spec:
-    if values.get("subagent_run_id", 0) is None:  # the usual None: an event of the run
+    """An event whose values are never ``None``, but for ``subagent_run_id`` (``None``:
+    an event of the run itself, the usual case). A field that may be ``None``:
+    :func:`_E_some`."""
+    if values.get("subagent_run_id", 0) is None:
         del values["subagent_run_id"]
+    return cls, values
+
+
+def _E_some(cls: type[BaseEvent], /, **values: Any) -> _Spec:
+    """An event, its ``None`` values left out (as the encoder leaves them out)."""
     if None in values.values():
         values = {k: v for k, v in values.items() if v is not None}
     return cls, values
@@ -233,6 +243,11 @@ _STATEFUL = _EVENTFUL | {PROGRAM_RESULT}
 
 _CONTENT = _content_template()
 """TEXT_MESSAGE_CONTENT cut around its messageId and delta."""
+_CLEAN: Callable[[Any], Any] = Redactor().value
+"""Content cleaned without secrets to scrub: one redactor for every stream (it keeps
+nothing of a stream's)."""
+_NO_MESSAGE: Any = object()
+"""In ``feed_many``: no message's chunks are being merged (equal to no call id)."""
 
 
 class AGUIStream:
@@ -242,8 +257,19 @@ class AGUIStream:
         root: the ptcflow run id of the top-level run.
         thread_id: the AG-UI thread id (from the client's ``RunAgentInput``).
         run_id: the AG-UI run id (from the client's ``RunAgentInput``; default ``root``).
-        state: send ``STATE_SNAPSHOT`` / ``STATE_DELTA`` of the mission tree and memory.
+        state: send the SubAgents' memory as AG-UI state: ``STATE_SNAPSHOT`` of
+            ``{"memory": {}}`` after ``RUN_STARTED``, then a ``STATE_DELTA`` each time a
+            program changes its run's memory.
+        mission: add the mission tree (:class:`ptcflow.trace.Mission`) to the state under
+            ``"mission"``: each node in the snapshot, then each changed node in a
+            ``STATE_DELTA`` (what the example page draws). It folds every signal into
+            the tree, and repeats tool arguments, results and text in the state: a
+            client that only reads the agent's state does not need it. Needs
+            ``state=True``.
         secrets: secret values scrubbed from what is sent.
+
+    Raises:
+        UsageError: ``mission=True`` with ``state=False``.
 
     Example:
         >>> from ptcflow.signals import RequestStartedData
@@ -260,16 +286,27 @@ class AGUIStream:
         thread_id: str,
         run_id: str | None = None,
         state: bool = True,
+        mission: bool = False,
         secrets: Secrets | None = None,
     ) -> None:
+        if mission and not state:
+            raise UsageError(
+                "AGUIStream(state=False, mission=True): the mission tree is sent as part of "
+                "the AG-UI state; give state=True to send it, or leave mission=False"
+            )
         self.root = root
         self.thread_id = thread_id
         self.run_id = run_id or root
         self.state = state
         self.secrets = secrets if secrets else None
         # what sanitize() then the secrets' scrub give, without a copy when nothing changes
-        self._clean: Callable[[Any], Any] = Redactor(self.secrets).value
-        self.mission = Mission(secrets=secrets) if state else None
+        self._clean: Callable[[Any], Any] = (
+            _CLEAN if self.secrets is None else Redactor(self.secrets).value
+        )
+        self.mission = Mission(secrets=secrets) if mission else None
+        """The mission tree folded so far (``None`` unless ``mission=True``)."""
+        # the signals that can make an event when no tree is folded (the others are skipped)
+        self._kinds = _STATEFUL if state else _EVENTFUL
         self.done = False
         self.started = False  # RUN_STARTED was sent
         self._prefix = root + "/"
@@ -297,7 +334,7 @@ class AGUIStream:
     def _specs(self, signal: Signal) -> list[_Spec]:
         """What :meth:`events` builds: each event's class and field values."""
         kind = signal.type
-        if self.done or (self.mission is None and kind not in _EVENTFUL):
+        if self.done or (self.mission is None and kind not in self._kinds):
             return []
         run = signal.run_id or ""
         if run != self.root and not run.startswith(self._prefix):
@@ -324,9 +361,8 @@ class AGUIStream:
                 self.resumed = True
                 if not self.started:
                     out.append(self._run_started())
-                    if self.mission is not None:
-                        snapshot = {n.id: n.to_json() for n in self.mission.walk()}
-                        out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))  # fmt: skip
+                    if self.state:
+                        out.append(self._snapshot())
                         changed = []
             elif run not in self._names:
                 self._names[run] = ""
@@ -345,9 +381,8 @@ class AGUIStream:
             self._names[run] = getattr(data, "agent", "") or ""
             if sub is None:
                 out.append(self._run_started())
-                if self.mission is not None:
-                    snapshot = {n.id: n.to_json() for n in self.mission.walk()}
-                    out.append(_E(StateSnapshotEvent, snapshot={"mission": snapshot, "memory": {}}))
+                if self.state:
+                    out.append(self._snapshot())
                     changed = []
             else:
                 out.append(self._subagent_started(run, signal.parent_run_id))
@@ -405,7 +440,7 @@ class AGUIStream:
                 self._printed[call] = index + 1
                 value = {"programId": call, "text": self._clean(data.text), "index": index}
                 out.append(_E(CustomEvent, name=PRINT_EVENT, value=value, subagent_run_id=sub))
-        elif kind == PROGRAM_RESULT and self.mission is not None:
+        elif kind == PROGRAM_RESULT and self.state:
             result = data.result
             if isinstance(result, Ok) and isinstance(result.payload, ProgramOutput):
                 memory = dict(result.payload.memory)
@@ -419,7 +454,7 @@ class AGUIStream:
             if sub is not None:
                 if isinstance(result, Ok):
                     out.append(
-                        _E(
+                        _E_some(
                             SubagentFinishedEvent,
                             subagent_run_id=run,
                             result=self._clean(result.payload),
@@ -451,7 +486,7 @@ class AGUIStream:
         return [] if self._batching else [self._nodes_delta()]
 
     def _subagent_started(self, run: str, parent: str | None) -> _Spec:
-        return _E(
+        return _E_some(
             SubagentStartedEvent,
             subagent_run_id=run,
             name=self._names.get(run) or "agent",
@@ -468,6 +503,14 @@ class AGUIStream:
             metadata={"ptcflow": {"run_id": self.root}},
         )
 
+    def _snapshot(self) -> _Spec:
+        """``STATE_SNAPSHOT`` of the state so far: the memory (empty: no program has run
+        yet), and the mission tree's nodes when it is sent."""
+        if self.mission is None:
+            return _E(StateSnapshotEvent, snapshot={"memory": {}})
+        nodes = {n.id: n.to_json() for n in self.mission.walk()}
+        return _E(StateSnapshotEvent, snapshot={"mission": nodes, "memory": {}})
+
     def _nodes_delta(self) -> _Spec:
         """``STATE_DELTA`` of the nodes changed since the last one (each node once)."""
         ops = [
@@ -478,11 +521,14 @@ class AGUIStream:
         return _delta(ops)
 
     def _start_message(self, message_id: str, run: str, sub: str | None) -> _Spec:
+        name = self._names.get(run)
+        if not name:  # (an agent without a name: the field is left out)
+            return _E(TextMessageStartEvent, message_id=message_id, role="assistant", subagent_run_id=sub)  # fmt: skip
         return _E(
             TextMessageStartEvent,
             message_id=message_id,
             role="assistant",
-            name=self._names.get(run) or None,
+            name=name,
             subagent_run_id=sub,
         )
 
@@ -523,14 +569,13 @@ class AGUIStream:
             return out
         result = signal.data.result
         if isinstance(result, Ok):
-            out.append(
-                _E(
-                    RunFinishedEvent,
-                    thread_id=self.thread_id,
-                    run_id=self.run_id,
-                    result=self._clean(result.payload),
+            value = self._clean(result.payload)
+            if value is None:  # (the field is left out)
+                out.append(_E(RunFinishedEvent, thread_id=self.thread_id, run_id=self.run_id))
+            else:
+                out.append(
+                    _E(RunFinishedEvent, thread_id=self.thread_id, run_id=self.run_id, result=value)
                 )
-            )
         elif isinstance(result, Err) and result.error.type == "cancelled":
             out.append(
                 _E(
@@ -589,18 +634,23 @@ class AGUIStream:
         root = self.root
         opened = self._open
         done = self.done  # (only a signal that is not a chunk ends the stream)
-        call: str | None = None  # the message whose chunks are in texts
+        # the signals that may make an event (None: all, each changes the tree)
+        kinds = self._kinds if self.mission is None else None
+        call: Any = _NO_MESSAGE  # the message whose chunks are in texts
         texts: list[str] = []
         add = texts.append
         for signal in signals:
             if signal.type == LLM_DELTA and signal.run_id == root:
+                if signal.call_id == call:  # the next chunk of the message (not done)
+                    add(signal.data.chunk.text)  # ("" adds nothing)
+                    continue
                 text = signal.data.chunk.text
                 if not text or done:
                     continue
                 message = signal.call_id or ""
                 if message != call:
                     if texts:
-                        out.append(self._content(call or "", "".join(texts)))
+                        out.append(self._content(call, "".join(texts)))
                         texts.clear()
                     call = message
                     if message not in opened:  # the message starts
@@ -609,16 +659,18 @@ class AGUIStream:
                 add(text)
                 continue
             if texts:
-                out.append(self._content(call or "", "".join(texts)))
+                out.append(self._content(call, "".join(texts)))
                 texts.clear()
-            call = None  # (another signal may end the message)
+            call = _NO_MESSAGE  # (another signal may end the message)
+            if kinds is not None and signal.type not in kinds:
+                continue  # (ai.usage...: no event, no state)
             specs = self._specs(signal)
             if specs:
                 for cls, values in specs:  # (a loop: a comprehension is a call of its own)
                     out.append(_encode(cls, values))
                 done = self.done
         if texts:
-            out.append(self._content(call or "", "".join(texts)))
+            out.append(self._content(call, "".join(texts)))
 
     def dropped(self, message: str) -> bytes:
         """``RUN_ERROR`` (code ``client_too_slow``), encoded: the last event of a client
@@ -1057,6 +1109,7 @@ def agui_endpoint(
     paused: PausedRuns | None = None,
     input: Callable[[RunAgentInput], Any] = last_user_text,
     state: bool = True,
+    mission: bool = False,
     buffer: int = 1024,
     on_disconnect: Disconnect = "cancel",
     secrets: Secrets | None = None,
@@ -1078,7 +1131,11 @@ def agui_endpoint(
             :class:`MemoryPausedRuns` of 1,000 threads).
         input: the run's input from the AG-UI input (default: the last user message's
             text).
-        state: send the mission tree and the SubAgents' memory as AG-UI state.
+        state: send the SubAgents' memory as AG-UI state (``STATE_SNAPSHOT`` then
+            ``STATE_DELTA``; see :class:`AGUIStream`).
+        mission: add the mission tree to the state under ``"mission"`` (what the
+            example page draws; it folds every signal: see docs/streaming.md for its
+            cost). Needs ``state=True``.
         buffer: signals a client may fall behind before it gets ``RUN_ERROR``
             (``client_too_slow``) and is dropped; the run never waits for a client.
         on_disconnect: ``"cancel"`` (default): a client that goes away (or is dropped)
@@ -1096,6 +1153,11 @@ def agui_endpoint(
         raise UsageError("agui_endpoint needs an agent to run or a start= function (one of them)")
     if agent is not None and resume is not None:
         raise UsageError("agui_endpoint resumes the agent it runs: give resume= only with start=")
+    if mission and not state:
+        raise UsageError(
+            "agui_endpoint(state=False, mission=True): the mission tree is sent as part of "
+            "the AG-UI state; give state=True to send it, or leave mission=False"
+        )
 
     def _start(rt: Runtime, run_input: RunAgentInput, run_id: str) -> StartedRun:
         if start is not None:
@@ -1113,6 +1175,7 @@ def agui_endpoint(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
             state=state,
+            mission=mission,
             secrets=secrets,
         )
 
