@@ -92,6 +92,9 @@ class Mission:
         self._redact = Redactor(secrets, content)
         self._last: dict[str, float] = {}  # run id -> time of its latest signal
         self._subcalls: set[str] = set()  # programs whose calls came as signals
+        # the turns whose calls the signal being folded changed (ids, in the order they
+        # changed): add spans each turn over its calls once the signal is folded
+        self._touched: list[str] = []
         self._seconds = _SECONDS  # shared: a live stream folds each run into its own Mission
 
     # -- building ------------------------------------------------------------------------
@@ -130,6 +133,7 @@ class Mission:
             self.last_ms = t
         run_id = signal.run_id or "run"
         changed: list[Node] = []
+        touched = self._touched = []
         data = signal.data
         fold = _FOLD.get(type(data))
         if fold is None:  # a subclass of a signal's data (or data the tree does not show)
@@ -137,23 +141,11 @@ class Mission:
         if fold is not None:
             fold(self, signal, run_id, data, t, changed)
         self._last[run_id] = t
-        # the turns of the calls that changed span them (each turn once, once all changed;
-        # loops, not comprehensions: a comprehension is a call of its own)
-        turns: list[str] = []
-        for node in changed:
-            parent = node.parent
-            if (
-                parent is not None
-                and node.kind != "turn"
-                and "|turn/" in parent
-                and parent not in turns
-            ):
-                turns.append(parent)
-        for turn in turns:
+        for turn in touched:  # each turn once, once all its calls changed
             self._update_turn(self.nodes[turn], changed)
-        if len(changed) == 1:
+        if len(changed) == 1 or len(set(map(id, changed))) == len(changed):
             return changed
-        unique: dict[int, Node] = {}
+        unique: dict[int, Node] = {}  # a node changed twice: where it first changed
         for node in changed:
             unique[id(node)] = node
         return list(unique.values())
@@ -367,6 +359,8 @@ class Mission:
             if node.run_id == run_id and node.status == "waiting":
                 node.status, node.end_ms = "running", None
                 changed.append(node)
+                if node.kind != "turn":
+                    self._touch(node)
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -419,27 +413,43 @@ class Mission:
         elif iteration and node.parent == run_id:  # a placeholder learns its turn
             self._move(node, self._turn(self.nodes[run_id], iteration, t, changed))
         changed.append(node)
+        self._touch(node)
         return node
 
-    def _llm(self, signal: Signal, run_id: str, data: Any, t: float, changed: list[Node]) -> None:
+    def _usage(
+        self, signal: Signal, run_id: str, data: UsageData, t: float, changed: list[Node]
+    ) -> None:
         node = self._call_of(signal, run_id, "llm", "model", t, changed)
-        if isinstance(data, UsageData):
-            node.input_tokens += data.usage.input_tokens
-            node.output_tokens += data.usage.output_tokens
-            node.cache_read_tokens += data.usage.cache_read_tokens
-            node.cache_write_tokens += data.usage.cache_write_tokens
-            node.model = data.model or node.model
-            node.name = node.model or node.name
-            return
-        if isinstance(data, LLMDeltaData):
-            return
+        usage = data.usage
+        node.input_tokens += usage.input_tokens
+        node.output_tokens += usage.output_tokens
+        node.cache_read_tokens += usage.cache_read_tokens
+        node.cache_write_tokens += usage.cache_write_tokens
+        node.model = data.model or node.model
+        node.name = node.model or node.name
+
+    def _llm_delta(
+        self, signal: Signal, run_id: str, data: LLMDeltaData, t: float, changed: list[Node]
+    ) -> None:
+        self._call_of(signal, run_id, "llm", "model", t, changed)  # the call, seen started
+
+    def _embed_result(
+        self, signal: Signal, run_id: str, data: EmbedResultData, t: float, changed: list[Node]
+    ) -> None:
+        node = self._call_of(signal, run_id, "llm", "model", t, changed)
         node.end_ms = t
         node.attempts = data.attempts
         self._settle(node, data.result)
-        if isinstance(data, EmbedResultData):
-            node.name = f"embeddings {node.model}".strip()
-            return
+        node.name = f"embeddings {node.model}".strip()
+
+    def _llm_response(
+        self, signal: Signal, run_id: str, data: LLMResponseData, t: float, changed: list[Node]
+    ) -> None:
+        node = self._call_of(signal, run_id, "llm", "model", t, changed)
+        node.end_ms = t
+        node.attempts = data.attempts
         result = data.result
+        self._settle(node, result)
         if isinstance(result, Ok) and isinstance(result.payload, LLMResponse):
             response = result.payload
             node.model = response.model or node.model
@@ -457,7 +467,7 @@ class Mission:
     ) -> None:
         call_id = signal.call_id or ""
         result = data.result
-        if _PROGRAM.search(call_id) and isinstance(result, Ok):
+        if "/program/" in call_id and _PROGRAM.search(call_id) and isinstance(result, Ok):
             output = _program_output(result.payload)
             if output is not None:  # a custom RunProgram handler: published as a tool result
                 self._program(
@@ -548,6 +558,12 @@ class Mission:
         except LispError:
             return None
 
+    def _touch(self, call: Node) -> None:
+        """Note the turn of ``call`` (if it is in one) as one to span again."""
+        parent = call.parent
+        if parent is not None and "|turn/" in parent and parent not in self._touched:
+            self._touched.append(parent)
+
     def _update_turn(self, turn: Node, changed: list[Node]) -> None:
         """A turn spans its calls; it failed when one of them did."""
         nodes = self.nodes
@@ -631,10 +647,10 @@ def _program_output(payload: Any) -> ProgramOutput | None:
 _FOLD: Final[dict[type, Any]] = {
     RequestStartedData: Mission._run_started,
     RequestEndData: Mission._run_ended,
-    UsageData: Mission._llm,
-    LLMDeltaData: Mission._llm,
-    LLMResponseData: Mission._llm,
-    EmbedResultData: Mission._llm,
+    UsageData: Mission._usage,
+    LLMDeltaData: Mission._llm_delta,
+    LLMResponseData: Mission._llm_response,
+    EmbedResultData: Mission._embed_result,
     ToolStartedData: Mission._tool_started,
     ToolResultData: Mission._tool_result,
     ProgramResultData: Mission._program_result,

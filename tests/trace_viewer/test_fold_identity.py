@@ -1,0 +1,75 @@
+"""``Mission.add`` gives what the fold gave before it was made faster (2026-11-28): the same nodes
+(``to_json`` of each in ``walk`` order), roots, first and last times, and the same nodes
+returned by each ``add``, in order, after every signal of varied recorded runs (the expected
+outputs in ``data/fold/expected.json``, made by ``make_fold.py`` with the reference copy of
+the old fold, ``reference_mission.py``) and of any order, subset or mix of their signals."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ptcflow.signals import Signal
+from ptcflow.trace import Mission
+
+from .make_fold import EXPECTED, OPTIONS, fold_record, journals
+from .reference_mission import Mission as Reference
+
+JOURNALS = journals()
+EXPECTED_RECORDS: dict[str, Any] = json.loads(EXPECTED.read_bytes())
+
+
+def test_the_expected_outputs_cover_every_journal_kind_of_node_and_status() -> None:
+    assert set(EXPECTED_RECORDS) == {f"{j}/{o}" for j in JOURNALS for o in OPTIONS}
+    nodes = [n for record in EXPECTED_RECORDS.values() for n in record["nodes"]]
+    shown = {(n["k"], n["st"]) for n in nodes}
+    for kind in ("turn", "program", "tool"):
+        assert {(kind, "ok"), (kind, "error"), (kind, "cancelled")} <= shown, kind
+    assert {("run", "ok"), ("run", "cancelled"), ("llm", "ok"), ("llm", "running")} <= shown
+    assert any("pauses" in n.get("d", {}) for n in nodes)  # paused, then resumed
+    assert any("approval" in n.get("d", {}) for n in nodes)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED_RECORDS))
+def test_each_journal_folds_to_its_expected_outputs_signal_by_signal(key: str) -> None:
+    journal, option = key.split("/")
+    got = fold_record(Mission, JOURNALS[journal], **OPTIONS[option])
+    want = EXPECTED_RECORDS[key]
+    for n, (step, expected_step) in enumerate(zip(got["steps"], want["steps"], strict=True)):
+        assert step == expected_step, f"{key}: signal {n} ({JOURNALS[journal][n].type})"
+    assert json.loads(json.dumps(got)) == want
+
+
+def _fold_both(signals: list[Signal], options: dict[str, Any]) -> tuple[Mission, Reference]:
+    mission, reference = Mission(**options), Reference(**options)
+    for n, signal in enumerate(signals):
+        changed, expected = mission.add(signal), reference.add(signal)
+        assert [c.to_json() for c in changed] == [e.to_json() for e in expected], n
+    return mission, reference
+
+
+@st.composite
+def mixes(draw: st.DrawFn) -> list[Signal]:
+    """Signals of one or two journals: a subset in order, or any signals in any order
+    (repeats included)."""
+    names = draw(st.lists(st.sampled_from(sorted(JOURNALS)), min_size=1, max_size=2))
+    pool = [JOURNALS[name][i] for name in names for i in range(len(JOURNALS[name]))]
+    indices = st.integers(0, len(pool) - 1)
+    if draw(st.booleans()):
+        return [pool[i] for i in sorted(draw(st.sets(indices)))]
+    return [pool[i] for i in draw(st.lists(indices, max_size=60))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(mixes(), st.sampled_from(sorted(OPTIONS)))
+def test_any_mix_of_signals_folds_as_the_reference_folds_it(
+    signals: list[Signal], option: str
+) -> None:
+    mission, reference = _fold_both(signals, OPTIONS[option])
+    assert [n.to_json() for n in mission.walk()] == [n.to_json() for n in reference.walk()]
+    assert mission.roots == reference.roots
+    assert (mission.first_ms, mission.last_ms) == (reference.first_ms, reference.last_ms)
+    assert mission.ended == reference.ended
