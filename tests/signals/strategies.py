@@ -56,6 +56,7 @@ from ptcflow.signals import (
     ToolStartedData,
     Usage,
     UsageData,
+    UsageSpent,
 )
 
 text = st.text(max_size=12)
@@ -203,7 +204,17 @@ DATA_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
         reason=text,
     ),
     REQUEST_PAUSED: st.builds(
-        RequestPausedData, pending=st.lists(pending_calls, max_size=3).map(tuple)
+        RequestPausedData,
+        pending=st.lists(pending_calls, max_size=3).map(tuple),
+        spent=st.none()
+        | st.builds(
+            UsageSpent,
+            requests=counts,
+            tool_calls=counts,
+            usage=usages,
+            cost_usd=floats,
+            unpriced=st.dictionaries(text, usages, max_size=2),
+        ),
     ),
     REQUEST_RESUMED: st.builds(RequestResumedData, decided=st.lists(text, max_size=3).map(tuple)),
     HANDOFF: st.builds(

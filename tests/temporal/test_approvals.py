@@ -321,6 +321,29 @@ async def test_a_wait_does_not_reset_the_missions_turn_budget(
     assert step.fail is not None and step.fail.reason == "turn_budget_exceeded"
 
 
+async def test_a_wait_does_not_reset_the_usage_budget(
+    client: Any, queue: str, options: TemporalOptions, log: Path
+) -> None:
+    """The workflow keeps its usage meter while a call waits: the model calls and the tool
+    call before the wait count on (locally, ``rt.resume`` reads them back from the paused
+    run's journal: tests/runtime/test_resume_usage.py)."""
+    llm = approvals.model()
+    async with (
+        open_worker(client, task_queue=queue, llm=llm),
+        TemporalRuntime(client=client, options=options) as trt,
+    ):
+        handle = await trt.start(
+            approvals.looping_refunder(), usage_limits=ptcflow.UsageLimits(max_requests=4)
+        )
+        (call,) = await _waiting(handle)
+        assert len(llm.requests) == 2
+        step = await trt.resume(handle, {call.call_id: ptcflow.Approve()})
+    assert _effects(log) == [f"refund {call.call_id} 500"]
+    assert len(llm.requests) == 4  # 4 - 2 more, not 4
+    assert not step.ok and step.error is not None
+    assert step.error.details == {"budget": "max_requests", "used": 5, "allowed": 4}
+
+
 async def test_cancelling_an_orchestrator_whose_agent_waits_cancels_both(
     client: Any, approval_worker: Any, options: TemporalOptions, log: Path
 ) -> None:

@@ -65,6 +65,7 @@ from ptcflow.signals import (
     Summary,
     ToolSpec,
     Usage,
+    UsageSpent,
     json_safe,
     stamp as default_stamp,
 )
@@ -124,8 +125,8 @@ class RunCore(Generic[F]):
         "_ending", "_folding", "_log", "_now", "_outcome", "_publish", "_queue", "_refused",
         "_stamp", "_terminals", "answered", "cancelling", "closing", "compaction", "deadline",
         "flights", "held", "history", "hold_end", "input", "late_results", "make_flight", "memory", "name",
-        "parent_run_id", "parked", "recorded", "request_id", "run_id", "seq", "started_at",
-        "state", "step", "strategy", "summary", "to_cancel", "to_perform", "tool_calls",
+        "parent_run_id", "parked", "recorded", "request_id", "run_id", "seq", "spent",
+        "started_at", "state", "step", "strategy", "summary", "to_cancel", "to_perform", "tool_calls",
         "tool_specs", "traceparent", "turns", "usage",
     )
     # fmt: on
@@ -200,6 +201,9 @@ class RunCore(Generic[F]):
         """Directives that wait for a decision (:meth:`park`), with their pending calls
         (made by the first: most runs park nothing)."""
         self.started_at = 0.0
+        self.spent: Callable[[], UsageSpent] | None = None
+        """Called when the run pauses: what its whole tree used so far, journaled on its
+        ``ai.request.paused`` (set by a driver that meters a top-level run)."""
         self._now = 0.0
         self._ending: tuple[Ok[Any] | Err, Usage, str, bool] | None = None
         self._outcome: tuple[Any, Outcome] | None = None
@@ -661,7 +665,10 @@ class RunCore(Generic[F]):
         cls = type(self.strategy)
         strategy = f"{cls.__module__}.{cls.__qualname__}"
         elapsed = round((self._now - self.started_at) * 1000.0, 3)
-        data = RequestPausedData(pending=pending, strategy=strategy, elapsed_ms=elapsed)
+        spent = None if self.spent is None else self.spent()
+        data = RequestPausedData(
+            pending=pending, strategy=strategy, elapsed_ms=elapsed, spent=spent
+        )
         paused = self._signal(REQUEST_PAUSED, data, None)
         run = PausedRun(
             version=PAUSE_VERSION,

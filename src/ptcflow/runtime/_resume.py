@@ -32,16 +32,23 @@ from ptcflow.core import (
     open_programs,
     rebuild,
 )
+from ptcflow.directives import ToolExec
 from ptcflow.runtime._approvals import EXPIRED
 from ptcflow.runtime._config import Unset
 from ptcflow.runtime._driver import drive
 from ptcflow.runtime._options import RunOptions
 from ptcflow.runtime._run import LocalRun
 from ptcflow.signals import (
+    REQUEST_PAUSED,
     REQUEST_RESUMED,
+    USAGE,
+    Err,
     PendingCall,
+    RequestPausedData,
     RequestResumedData,
     Signal,
+    UsageData,
+    UsageSpent,
     json_safe,
 )
 
@@ -110,18 +117,68 @@ async def resume_run(
     while len(rt._resuming) > _REMEMBERED:
         del rt._resuming[next(iter(rt._resuming))]
     _restore(run, paused, signals, rebuilt, checked)
-    if run.meter is not None:  # the budget goes on from what the run used before it paused
-        run.meter.add_counts(
+    over = _count_on(run, paused, signals, rebuilt)
+    if run.resumed is not None:  # an agent's plan counts on too (a mission's turns)
+        run.resumed(paused)
+    now = run.executor.clock()
+    begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
+    if over is not None:  # the tree had used the resume's budget already: nothing more runs
+        run.cancel(over, now)
+    return await drive(run, rt._runs)
+
+
+def _count_on(
+    run: LocalRun, paused: PausedRun, signals: list[Signal], rebuilt: Rebuilt
+) -> Err | None:
+    """The budget (and the run's cost) goes on from what was used before the pause: the
+    whole tree's counts, journaled on the run's ``ai.request.paused`` (a journal without
+    them, from an older ptcflow: the run's own). The error when they pass the budget."""
+    if run.costs is not None:  # Step.cost_usd: the run's own calls, before the pause too
+        _price_own(run, signals, paused.run_id)
+    meter = run.meter
+    if meter is None:
+        return None
+    spent = _spent_of(signals, paused.run_id)
+    if spent is None:
+        meter.add_counts(
             requests=rebuilt.turns,
             tool_calls=rebuilt.tool_calls,
             input_tokens=rebuilt.usage.input_tokens,
             output_tokens=rebuilt.usage.output_tokens,
         )
-    if run.resumed is not None:  # an agent's plan counts on too (a mission's turns)
-        run.resumed(paused)
-    now = run.executor.clock()
-    begin_resumed(run, rebuilt, tuple(checked), now - paused.elapsed_ms / 1000.0)
-    return await drive(run, rt._runs)
+        return None
+    over = meter.carry(spent, None if run.costs is None else run.costs.prices)
+    meter.carried = True
+    meter.tool_calls -= started_again(rebuilt, paused)
+    return over
+
+
+def _spent_of(signals: list[Signal], run_id: str) -> UsageSpent | None:
+    """What the tree had used, as the run's last ``ai.request.paused`` says."""
+    for s in reversed(signals):
+        if s.run_id == run_id and s.type == REQUEST_PAUSED:
+            data = s.data
+            return data.spent if isinstance(data, RequestPausedData) else None
+    return None
+
+
+def _price_own(run: LocalRun, signals: list[Signal], run_id: str) -> None:
+    """Price the run's own model calls made before the pause (``Step.cost_usd``)."""
+    costs = run.costs
+    assert costs is not None
+    for s in signals:
+        if s.run_id == run_id and s.type == USAGE and isinstance(s.data, UsageData):
+            costs.add(s.data.model, s.data.usage)
+
+
+def started_again(rebuilt: Rebuilt, paused: PausedRun) -> int:
+    """The tool calls of a rebuilt run that are started again as it resumes, counted on
+    the meter once already before the pause: its open tool calls (they wait, or run a
+    paused child) and its programs' calls that wait (or run a paused child)."""
+    opened = rebuilt.open
+    tools = sum(1 for d in opened.values() if isinstance(d, ToolExec))
+    subcalls = {k for k in (*rebuilt.pending, *paused.children) if k not in opened}
+    return tools + len(subcalls)
 
 
 def _reopen(rt: Any, agent: Any, start: Signal, options: RunOptions) -> LocalRun:
@@ -166,6 +223,11 @@ def resume_child(
     signals = paused.signals()
     rebuilt = _rebuilt(child, paused, signals)
     _restore(child, paused, signals, rebuilt, decisions)
+    if child.costs is not None:
+        _price_own(child, signals, paused.run_id)
+    meter = child.meter
+    if meter is not None and meter.carried:  # its started calls were counted: once
+        meter.tool_calls -= started_again(rebuilt, paused)
     if child.resumed is not None:  # a child that started a mission (called by a strategy)
         child.resumed(paused)
     now = child.executor.clock()

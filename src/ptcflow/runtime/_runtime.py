@@ -29,7 +29,7 @@ from ptcflow.runtime._session_turn import session_turn
 from ptcflow.runtime._stream import EventStream
 from ptcflow.runtime._telemetry import Telemetry, current_context
 from ptcflow.runtime._toolbox import Toolbox
-from ptcflow.runtime._usage import RunCost, UsageLimits, UsageMeter
+from ptcflow.runtime._usage import NO_LIMITS, RunCost, UsageLimits, UsageMeter
 from ptcflow.sessions import Compaction, Session, Summary
 from ptcflow.signals import ProgramMemory, SignalBus, new_id
 
@@ -369,8 +369,11 @@ class Runtime:
         run.guards = options.guardrails or self.guardrails
         run.rate = self.rate_limiter
         limits = options.usage_limits or self.usage_limits
-        if limits is not None:
-            run.meter = UsageMeter(limits)
+        if limits is not None or toolbox.may_pause:
+            # a run that may pause journals what its tree used: a resume's budget goes on
+            run.meter = UsageMeter(limits or NO_LIMITS, tally=toolbox.may_pause)
+            if toolbox.may_pause:
+                core.spent = run.meter.spent
         if run.meter is not None or self.prices is not None:  # else nothing to price or count
             run.costs = self._costs(run.meter)
             run.accounts = run.costs is not None or (

@@ -20,9 +20,10 @@ import msgspec
 from ptcflow.directives import LLMGenerate, ToolExec
 from ptcflow.errors import ConfigError
 from ptcflow.providers import PriceTable
-from ptcflow.signals import USAGE, Err, ErrorEnvelope, Ok, Usage, UsageData
+from ptcflow.signals import USAGE, Err, ErrorEnvelope, Ok, Usage, UsageData, UsageSpent
 
 __all__ = (
+    "NO_LIMITS",
     "PRICE_UNKNOWN",
     "USAGE_LIMIT_EXCEEDED",
     "RunCost",
@@ -38,6 +39,7 @@ USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 """The error type of a run that passed one of its :class:`UsageLimits`."""
 
 _MTOK: Final = 1_000_000.0
+_NO_USAGE: Final = Usage()
 _NEVER: Final = 1 << 62
 """A count bound no run reaches: the bound of a limit not set."""
 
@@ -111,6 +113,11 @@ class UsageLimits(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=
         )
 
 
+NO_LIMITS: Final = UsageLimits()
+"""No budget: the limits of a meter that only counts (a run that may pause journals what
+its tree used, for the budget of a resume)."""
+
+
 def exceeded(budget: str, used: Any, allowed: Any, detail: str = "") -> Err:
     """The error of a run past ``budget``: what was used and what was allowed."""
     return Err(
@@ -155,6 +162,8 @@ class UsageMeter:
 
     Args:
         limits: the budgets.
+        tally: count tokens even without a token or cost limit, and the tokens of each
+            model with no price (a run that may pause journals them: :meth:`spent`).
 
     Attributes:
         requests: model calls started.
@@ -162,6 +171,8 @@ class UsageMeter:
         usage: tokens of the answered model calls.
         cost_usd: dollars of the priced calls.
         unpriced: models called that have no price (their cost is unknown).
+        unpriced_usage: the tokens of each of them (counted by a ``tally`` meter).
+        carried: True once it counts what a paused tree had used (:meth:`carry`).
         request_bound: ``max_requests`` (a count no run reaches when not set): a call
             while ``requests`` is below it is within the budget.
         tool_call_bound: ``max_tool_calls`` likewise.
@@ -181,6 +192,7 @@ class UsageMeter:
         "_output",
         "_read",
         "_write",
+        "carried",
         "checks_tokens",
         "cost_usd",
         "limits",
@@ -189,9 +201,10 @@ class UsageMeter:
         "tool_call_bound",
         "tool_calls",
         "unpriced",
+        "unpriced_usage",
     )
 
-    def __init__(self, limits: UsageLimits) -> None:
+    def __init__(self, limits: UsageLimits, *, tally: bool = False) -> None:
         self.limits = limits
         found = _BOUNDS.get(limits)
         if found is None:
@@ -213,6 +226,11 @@ class UsageMeter:
         self._input = self._output = self._read = self._write = 0
         self.cost_usd = 0.0
         self.unpriced: set[str] = set()
+        self.unpriced_usage: dict[str, Usage] | None = None
+        self.carried = False
+        if tally:
+            self.checks_tokens = True
+            self.unpriced_usage = {}
 
     @property
     def usage(self) -> Usage:
@@ -256,6 +274,8 @@ class UsageMeter:
             self._write += usage.cache_write_tokens
         if cost is None:
             self.unpriced.add(model)
+            if self.unpriced_usage is not None:
+                self.unpriced_usage[model] = self.unpriced_usage.get(model, _NO_USAGE) + usage
             if self.limits.max_cost_usd is not None:
                 return self._past(model, inp, out, cost)
         else:
@@ -281,18 +301,59 @@ class UsageMeter:
             return exceeded("max_total_tokens", inp + out, lim.max_total_tokens)
         assert lim.max_cost_usd is not None
         if cost is None:
-            return Err(
-                error=ErrorEnvelope.make(
-                    PRICE_UNKNOWN,
-                    f"the run has a cost budget (max_cost_usd={lim.max_cost_usd}) but "
-                    f"model {model!r} has no price, so its cost is unknown (not counted "
-                    "as free). Give it one: Runtime(prices={" + repr(model) + ": "
-                    "ModelPrice(input_per_mtok=..., output_per_mtok=...)})",
-                    {"budget": "max_cost_usd", "model": model},
-                    retryable=False,
-                )
-            )
+            return self._price_unknown(model)
         return exceeded("max_cost_usd", round(self.cost_usd, 9), lim.max_cost_usd, " US dollars")
+
+    def _price_unknown(self, model: str, before: str = "") -> Err:
+        """The error of a cost budget and a model with no price (``before``: its calls were
+        made before the run paused)."""
+        return Err(
+            error=ErrorEnvelope.make(
+                PRICE_UNKNOWN,
+                f"the run has a cost budget (max_cost_usd={self.limits.max_cost_usd}) but "
+                f"model {model!r}{before} has no price, so its cost is unknown (not counted "
+                "as free). Give it one: Runtime(prices={" + repr(model) + ": "
+                "ModelPrice(input_per_mtok=..., output_per_mtok=...)})",
+                {"budget": "max_cost_usd", "model": model},
+                retryable=False,
+            )
+        )
+
+    def spent(self) -> UsageSpent:
+        """What was counted so far, as a paused run journals it (``ai.request.paused``)."""
+        return UsageSpent(
+            requests=self.requests,
+            tool_calls=self.tool_calls,
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            unpriced=dict(self.unpriced_usage or {}),
+        )
+
+    def carry(self, spent: UsageSpent, prices: PriceTable | None) -> Err | None:
+        """Count what the tree had used before it paused (``spent``, from its journal);
+        the error when that passes a budget already (``None``: it does not). The tokens of
+        models that had no price are priced with ``prices`` (the resumed run's); with a
+        cost budget, a model still without one is the ``price_unknown`` error."""
+        self.add_counts(requests=spent.requests, tool_calls=spent.tool_calls)
+        used = spent.usage
+        self._input += used.input_tokens
+        self._output += used.output_tokens
+        self._read += used.cache_read_tokens
+        self._write += used.cache_write_tokens
+        self.cost_usd += spent.cost_usd
+        missing = ""
+        for model, usage in spent.unpriced.items():
+            cost = None if prices is None else prices.dollars(model, usage)
+            if cost is not None:
+                self.cost_usd += cost
+                continue
+            missing = missing or model
+            self.unpriced.add(model)
+            if self.unpriced_usage is not None:
+                self.unpriced_usage[model] = self.unpriced_usage.get(model, _NO_USAGE) + usage
+        if missing and self.limits.max_cost_usd is not None:
+            return self._price_unknown(missing, " (called before the run paused)")
+        return self.over()
 
     def add_counts(
         self,

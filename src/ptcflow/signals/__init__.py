@@ -14,6 +14,7 @@ from ptcflow.signals._approval import (
     PendingCall as PendingCall,
     RequestPausedData as RequestPausedData,
     RequestResumedData as RequestResumedData,
+    UsageSpent as UsageSpent,
 )
 from ptcflow.signals._bus import (
     BusStatistics as BusStatistics,
@@ -213,6 +214,7 @@ __all__ = (
     "ToolStartedData",
     "Usage",
     "UsageData",
+    "UsageSpent",
     "decode_signal",
     "decode_signals",
     "encode_signal",

@@ -13,6 +13,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from ptcflow.signals._messages import Usage
+
 APPROVAL_DENIED: Final = "approval_denied"
 """The error type a denied call ends with (the model sees it with the reason given)."""
 APPROVAL_EXPIRED: Final = "approval_expired"
@@ -26,6 +28,7 @@ __all__ = (
     "PendingCall",
     "RequestPausedData",
     "RequestResumedData",
+    "UsageSpent",
 )
 
 
@@ -78,15 +81,44 @@ class ApprovalResolvedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     reason: str = ""
 
 
+class UsageSpent(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """What a paused run's whole tree had used (the run, its child agents, ended or paused),
+    as its usage meter counted it: a resume's ``UsageLimits`` budget goes on from here.
+
+    Attributes:
+        requests: model calls started.
+        tool_calls: tool calls started, those that wait for a decision included (they
+            are started again on resume: the resume does not count them twice).
+        usage: tokens of the answered model calls.
+        cost_usd: dollars of the priced calls.
+        unpriced: the tokens of each model that had no price (a resume with a cost
+            budget prices them with its own prices, or ends with ``price_unknown``).
+
+    Example:
+        >>> UsageSpent(requests=2, usage=Usage(input_tokens=10))
+        UsageSpent(requests=2, tool_calls=0, usage=Usage(input_tokens=10, output_tokens=0, \
+cache_read_tokens=0, cache_write_tokens=0), cost_usd=0.0, unpriced={})
+    """
+
+    requests: int = 0
+    tool_calls: int = 0
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    unpriced: dict[str, Usage] = {}
+
+
 class RequestPausedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """``ai.request.paused``: the run stopped to wait for decisions on these calls.
 
     ``strategy`` (the strategy class, ``module.QualName``) and ``elapsed_ms`` (the time the
-    run had been active) let a paused run be rebuilt from the journal alone."""
+    run had been active) let a paused run be rebuilt from the journal alone; ``spent`` (a
+    top-level run that may pause: what its whole tree had used) lets its usage budget go
+    on where it was (``None``: not counted, as in a child run's pause)."""
 
     pending: tuple[PendingCall, ...]
     strategy: str = ""
     elapsed_ms: float = 0.0
+    spent: UsageSpent | None = None
 
 
 class RequestResumedData(msgspec.Struct, frozen=True, gc=False, kw_only=True):
