@@ -80,3 +80,13 @@ def test_any_mix_of_signals_folds_into_a_consistent_tree(
     if mission.signals:
         assert mission.first_ms is not None and mission.last_ms is not None
         assert mission.first_ms <= mission.last_ms
+
+
+def test_a_program_result_folded_twice_adds_its_recorded_calls_once() -> None:
+    # found by the mixes above: the same ai.program.result twice (a journal read twice)
+    # listed each recorded call twice under its program
+    result = next(s for s in JOURNALS["handmade"] if s.type == "ai.program.result")
+    once, twice = Mission.from_signals([result]), Mission.from_signals([result, result])
+    assert [n.to_json() for n in twice.walk()] == [n.to_json() for n in once.walk()]
+    program = twice.nodes[f"{result.run_id}|{result.call_id}"]
+    assert len(program.children) == len(set(program.children)) == 1

@@ -526,12 +526,17 @@ class Mission:
 
     def _recorded_calls(self, program: Node, output: ProgramOutput, changed: list[Node]) -> None:
         """Tool calls known only from the program's record (no sub-call signals): laid out
-        one after the other from the program's start, each with its own duration."""
+        one after the other from the program's start, each with its own duration. A record
+        folded again (the same result twice: a journal read twice) adds no bar twice."""
         at = program.start_ms
         for call in output.tool_calls:
             call_id = f"{program.call_id}/tool/{call.index}"
+            node_id = f"{program.run_id}|{call_id}"
+            if node_id in self.nodes:
+                at += call.duration_ms
+                continue
             node = Node(
-                id=f"{program.run_id}|{call_id}",
+                id=node_id,
                 kind="tool",
                 name=call.name,
                 run_id=program.run_id,
