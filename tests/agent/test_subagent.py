@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 import msgspec
@@ -165,6 +166,12 @@ def test_a_default_options_run_shares_the_strategy_built_with_the_definition(out
         assert others[5] != shared and agent.strategy(stream=True) != shared
     # the same strategy as one built for those options
     assert msgspec.structs.replace(others[0], trace=True) == shared
+    # every option is tested above: an option added to strategy() must join its test for
+    # the defaults too, else a run given it would get the shared strategy
+    options = set(inspect.signature(SubAgent.strategy).parameters) - {"self"}
+    assert options == {
+        "context_signature", "llm_opts", "signature_validation", "trace", "debug", "model", "stream",
+    }  # fmt: skip
 
 
 def test_config_errors_are_usage_errors() -> None:
